@@ -1,0 +1,63 @@
+"""Errors as RFC 9457 problem details, mapped from the domain's error classes in one place."""
+
+from __future__ import annotations
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse, Response
+
+from .. import errors
+from ..formats import negotiate
+from ..graphs import KnowledgeGraphInvalid
+
+STATUS: dict[type[errors.ServiceError], int] = {
+    errors.BadRequest: 400,
+    errors.Unauthenticated: 401,
+    errors.Forbidden: 403,
+    errors.NotFound: 404,
+    errors.NotAcceptable: 406,
+    errors.Conflict: 409,
+    errors.PayloadTooLarge: 413,
+    errors.UnsupportedMediaType: 415,
+    errors.Unprocessable: 422,
+    errors.StoreUnavailable: 503,
+}
+
+PROBLEM = "application/problem+json"
+
+
+def problem(status: int, title: str, message: str, **extra: object) -> JSONResponse:
+    headers = {"WWW-Authenticate": 'Bearer realm="ob-caie"'} if status == 401 else None
+    body = {"type": "about:blank", "status": status, "title": title, "detail": message, **extra}
+    return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
+
+
+def _status_of(error: errors.ServiceError) -> int:
+    for cls in type(error).__mro__:
+        if cls in STATUS:
+            return STATUS[cls]
+    return 500
+
+
+async def _service_error(request: Request, error: errors.ServiceError) -> Response:
+    status = _status_of(error)
+    title = type(error).__name__
+    if isinstance(error, KnowledgeGraphInvalid):
+        outcome = error.detail
+        wanted = negotiate(request.headers.get("accept"), [PROBLEM, "application/json", "text/turtle", "application/ld+json"])
+        if wanted in ("text/turtle", "application/ld+json"):
+            rdflib_format = "turtle" if wanted == "text/turtle" else "json-ld"
+            return Response(outcome.report.serialize(format=rdflib_format), status_code=status, media_type=wanted)
+        return problem(status, title, error.message, **outcome.to_json())
+    extra = {"errors": error.detail} if error.detail is not None else {}
+    return problem(status, title, error.message, **extra)
+
+
+async def _validation_error(request: Request, error: RequestValidationError) -> Response:
+    messages = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()]
+    return problem(422, "Unprocessable", "; ".join(messages), errors=error.errors())
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(errors.ServiceError, _service_error)  # type: ignore[arg-type]
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]

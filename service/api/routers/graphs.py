@@ -1,0 +1,72 @@
+"""``/graphs``: the catalog, and each named graph by kind and identifier (replace, append, read, delete)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query, Request, Response
+from fastapi.responses import HTMLResponse, JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ... import html
+from ...formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
+from ...graphs import WriteMode
+from ...namespaces import PREFIXES
+from ..body import read_body
+from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, StoreDep, WriterDep
+from ..rdf_response import rdf_response
+
+router = APIRouter(prefix="/graphs", tags=["graphs"])
+
+TitleQuery = Annotated[str | None, Query(max_length=500, description="Title for the catalog; defaults to the graph's own.")]
+DsoQuery = Annotated[str | None, Query(description="Identifier of the DSO graph a knowledge graph is checked against.")]
+
+
+@router.get("", summary="The catalog of named graphs (DCAT + PROV)")
+async def list_graphs(request: Request, catalog: CatalogDep, graphs: GraphsDep, _: ReaderDep) -> Response:
+    wanted = negotiate(request.headers.get("accept"), [JSON, HTML, "application/ld+json", "text/turtle", *GRAPH_FORMATS[2:]])
+    if wanted == JSON:
+        entries = await run_in_threadpool(graphs.catalog)
+        return JSONResponse({"catalog": catalog.graph.value, "graphs": [e.to_json() for e in entries]})
+    if wanted == HTML:
+        entries = await run_in_threadpool(graphs.catalog)
+        return HTMLResponse(html.catalog_page(entries, request.app.state.settings.base_url))
+    triples = await run_in_threadpool(catalog.triples)
+    return rdf_response(triples, wanted, catalog.graph)
+
+
+@router.get("/{kind}/{identifier}", summary="One named graph, in the RDF syntax the client accepts")
+async def get_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, _: ReaderDep) -> Response:
+    ref = graphs.ref(kind, identifier)
+    wanted = negotiate(request.headers.get("accept"), GRAPH_FORMATS)
+    body = await run_in_threadpool(graphs.read, ref, RDF_FORMATS[wanted], PREFIXES)
+    return Response(body, media_type=wanted, headers={"Vary": "Accept"})
+
+
+async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                 agent: WriterDep, mode: WriteMode, title: str | None, dso: str | None) -> JSONResponse:
+    ref = graphs.ref(kind, identifier)
+    rdf_format = rdf_format_for(request.headers.get("content-type"))
+    data = await read_body(request, settings.max_body_bytes)
+    result = await run_in_threadpool(graphs.write, ref, data, rdf_format, agent, mode=mode, title=title, dso=dso)
+    location = f"/graphs/{kind}/{identifier}"
+    return JSONResponse(result.entry.to_json(), status_code=201 if result.created else 200, headers={"Location": location})
+
+
+@router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new)", status_code=201)
+async def put_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                    agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
+    return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.REPLACE, title, dso)
+
+
+@router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new)", status_code=201)
+async def post_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                     agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
+    return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.APPEND, title, dso)
+
+
+@router.delete("/{kind}/{identifier}", summary="Delete a named graph and its catalog record", status_code=204)
+async def delete_graph(kind: str, identifier: str, graphs: GraphsDep, _: WriterDep) -> Response:
+    ref = graphs.ref(kind, identifier)
+    await run_in_threadpool(graphs.delete, ref)
+    return Response(status_code=204)

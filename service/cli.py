@@ -1,0 +1,166 @@
+"""``caie``: serve, load, query and validate from the command line."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from .config import Settings
+from .errors import ServiceError
+
+DEMO_ROLES = {
+    "admin": ["admin"],
+    "annie": ["domain_expert"],
+    "theo": ["evaluation_operator"],
+    "dana": ["organizational_expert"],
+}
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    overrides: dict[str, object] = {}
+    if getattr(args, "data_dir", None):
+        overrides["data_dir"] = Path(args.data_dir)
+    if getattr(args, "base_url", None):
+        overrides["base_url"] = args.base_url
+    return Settings(**overrides)  # type: ignore[arg-type]
+
+
+def _demo_tokens(data_dir: Path) -> Path:
+    """A tokens file of random tokens for the demo agents, made once per data directory."""
+    path = data_dir / "tokens.json"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        tokens = {secrets.token_urlsafe(24): {"agent": agent, "roles": roles} for agent, roles in DEMO_ROLES.items()}
+        path.write_text(json.dumps(tokens, indent=2), encoding="utf-8")
+        path.chmod(0o600)
+    return path
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from .api import create_app
+    from .bootstrap import load_spec_files
+
+    settings = _settings(args)
+    if args.examples and settings.data_dir and settings.tokens is None and settings.tokens_file is None:
+        settings = settings.model_copy(update={"tokens_file": _demo_tokens(settings.data_dir)})
+    app = create_app(settings)
+    if args.examples:
+        count = load_spec_files(app.state.graphs, print)
+        print(f"specification files: {count} loaded, the rest unchanged")
+    url = f"http://{args.host}:{args.port}"
+    print(f"\nOB-CAIE is serving at {url}/  (store: {settings.store}, {settings.data_dir or 'in memory'})")
+    print(f"  catalog      {url}/graphs")
+    print(f"  EPO          {url}/epo   e.g. {url}/epo/AcceptanceCriterion")
+    print(f"  SPARQL       {url}/sparql?query=...")
+    print(f"  API docs     {url}/docs")
+    if settings.tokens_file:
+        print(f"  write tokens {settings.tokens_file} (agent and roles per token)")
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    return 0
+
+
+def load(args: argparse.Namespace) -> int:
+    from .bootstrap import SYSTEM
+    from .catalog import Catalog
+    from .formats import rdf_format_for_path
+    from .graphs import GraphService, WriteMode
+    from .store import open_store
+
+    settings = _settings(args)
+    store = open_store(settings)
+    try:
+        catalog = Catalog(store, settings.base_url)
+        graphs = GraphService(store, catalog, bulk_threshold=settings.bulk_threshold)
+        graph = args.graph.removeprefix(settings.base_url)
+        kind, _, identifier = graph.partition("/")
+        ref = graphs.ref(kind, identifier)
+        path = Path(args.file)
+        mode = WriteMode.APPEND if args.append else WriteMode.REPLACE
+        result = graphs.write(ref, path.read_bytes(), rdf_format_for_path(path.name), SYSTEM, mode=mode, title=args.title, dso=args.dso)
+        print(json.dumps(result.entry.to_json(), indent=2))
+    finally:
+        store.close()
+    return 0
+
+
+def query(args: argparse.Namespace) -> int:
+    from .formats import GRAPH_FORMATS, RESULT_FORMATS
+    from .sparql import query_form
+    from .store import open_store
+
+    settings = _settings(args)
+    store = open_store(settings)
+    try:
+        text = Path(args.query[1:]).read_text(encoding="utf-8") if args.query.startswith("@") else args.query
+        media = args.format or ("text/turtle" if query_form(text).returns_graph else "text/tab-separated-values")
+        if media not in (*GRAPH_FORMATS, *RESULT_FORMATS):
+            raise SystemExit(f"unknown format {media}")
+        sys.stdout.write(store.answer(text, media, union=True).body.decode("utf-8"))
+    finally:
+        store.close()
+    return 0
+
+
+def validate(args: argparse.Namespace) -> int:
+    import rdflib
+
+    from . import validation
+
+    kg, dso = rdflib.Graph().parse(args.kg), rdflib.Graph().parse(args.dso)
+    outcome = validation.validate_kg(kg, dso, validation.default_kg_shapes())
+    print(json.dumps(outcome.to_json(), indent=2))
+    return 0 if outcome.conforms else 1
+
+
+def parser() -> argparse.ArgumentParser:
+    main_parser = argparse.ArgumentParser(prog="caie", description="OB-CAIE linked-data service")
+    commands = main_parser.add_subparsers(dest="command", required=True)
+
+    def with_store(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sub.add_argument("--data-dir", help="embedded store directory (default: CAIE_DATA_DIR, else in memory)")
+        sub.add_argument("--base-url", help="deployment base URL (default: CAIE_BASE_URL)")
+        return sub
+
+    serve_parser = with_store(commands.add_parser("serve", help="run the HTTP service"))
+    serve_parser.add_argument("--host", default="127.0.0.1")
+    serve_parser.add_argument("--port", type=int, default=8000)
+    serve_parser.add_argument("--examples", action="store_true", help="load the EPO, DSO, KGs and shapes (idempotent)")
+    serve_parser.set_defaults(run=serve)
+
+    load_parser = with_store(commands.add_parser("load", help="load an RDF file into a named graph"))
+    load_parser.add_argument("file")
+    load_parser.add_argument("--graph", required=True, help="graph IRI under the base, or KIND/ID (e.g. kg/kenya)")
+    load_parser.add_argument("--title")
+    load_parser.add_argument("--dso", help="identifier of the DSO a knowledge graph is checked against")
+    load_parser.add_argument("--append", action="store_true", help="append instead of replacing")
+    load_parser.set_defaults(run=load)
+
+    query_parser = with_store(commands.add_parser("query", help="run a read-only SPARQL query ('@file.rq' reads a file)"))
+    query_parser.add_argument("query")
+    query_parser.add_argument("--format", help="result media type (default TSV, or Turtle for graphs)")
+    query_parser.set_defaults(run=query)
+
+    validate_parser = commands.add_parser("validate", help="check a knowledge graph file against a DSO file")
+    validate_parser.add_argument("kg")
+    validate_parser.add_argument("--dso", required=True)
+    validate_parser.set_defaults(run=validate)
+    return main_parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except ServiceError as error:
+        print(f"caie: {error.message}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

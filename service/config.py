@@ -1,0 +1,59 @@
+"""Settings, read once from the environment (prefix ``CAIE_``) and injected where needed."""
+
+from __future__ import annotations
+
+import json
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+class Credential(BaseModel):
+    """Who a bearer token speaks for and which roles it holds."""
+
+    agent: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    name: str | None = None
+    roles: frozenset[str] = frozenset()
+
+
+class Settings(BaseSettings):
+    """Deployment configuration. Every field is an environment variable ``CAIE_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="CAIE_", extra="ignore")
+
+    base_url: str = "http://localhost:8000/"
+    store: Literal["embedded", "remote"] = "embedded"
+    data_dir: Path | None = None
+    """Directory of the embedded store; ``None`` keeps it in memory (tests)."""
+    remote_query_url: str | None = None
+    remote_update_url: str | None = None
+    remote_store_url: str | None = None
+    """SPARQL 1.1 Graph Store Protocol endpoint of the remote store."""
+    remote_timeout_s: float = 60.0
+    tokens: str | None = None
+    """JSON object mapping bearer tokens to credentials: ``{"token": {"agent": "annie", "roles": [...]}}``."""
+    tokens_file: Path | None = None
+    public_reads: bool = True
+    max_body_bytes: int = 512 * 1024 * 1024
+    bulk_threshold: int = 100_000
+    """Loads into a new graph at least this many triples use the journaled bulk path."""
+
+    @field_validator("base_url")
+    @classmethod
+    def _ends_with_slash(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("base_url must be an absolute http(s) URL")
+        return value if value.endswith("/") else value + "/"
+
+    @cached_property
+    def credentials(self) -> dict[str, Credential]:
+        """Bearer token to credential; empty when no tokens are configured (then every write is refused)."""
+        raw: dict[str, object] = {}
+        if self.tokens_file is not None:
+            raw.update(json.loads(self.tokens_file.read_text(encoding="utf-8")))
+        if self.tokens:
+            raw.update(json.loads(self.tokens))
+        return {token: Credential.model_validate(value) for token, value in raw.items()}

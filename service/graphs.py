@@ -1,0 +1,212 @@
+"""Named graphs as the user manages them: replace, append, read, delete, each checked before storing.
+
+Nothing reaches the store until the body has parsed and, for a knowledge graph, conformed to its
+DSO; the graph and its catalog record are then written in one transaction (or, for a large new
+graph, bulk-loaded under the catalog's journal).
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from dataclasses import dataclass
+from enum import Enum
+
+from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
+
+from . import validation
+from .catalog import Catalog, CatalogEntry, GraphKind, now
+from .config import Credential
+from .digest import graph_digest
+from .errors import BadRequest, Conflict, NotFound, Unprocessable
+from .namespaces import DCTERMS, OWL, RDF, RDFS, SH
+from .rdf import parse_triples, to_rdflib
+from .store import ChangeSet, Store
+
+_IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_TYPE = RDF + "type"
+
+
+class WriteMode(Enum):
+    REPLACE = "replace"
+    APPEND = "append"
+
+
+@dataclass(frozen=True)
+class GraphRef:
+    kind: GraphKind
+    identifier: str
+    iri: NamedNode
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    entry: CatalogEntry
+    created: bool
+
+
+class KnowledgeGraphInvalid(Unprocessable):
+    """A knowledge graph that violates its DSO; ``detail`` is the :class:`validation.ValidationOutcome`."""
+
+
+class GraphService:
+    """Graph management over one store and its catalog."""
+
+    def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000) -> None:
+        self._store = store
+        self._catalog = catalog
+        self._bulk_threshold = bulk_threshold
+        self._writes = threading.Lock()
+
+    def ref(self, kind: str, identifier: str) -> GraphRef:
+        """The graph ``{base}{kind}/{identifier}``, or 404/400 naming what is wrong with the path."""
+        graph_kind = GraphKind.from_segment(kind)
+        if graph_kind is None:
+            known = ", ".join(k.value for k in GraphKind)
+            raise NotFound(f"unknown graph kind {kind!r}: the kinds are {known}")
+        if not _IDENTIFIER.match(identifier):
+            raise BadRequest(
+                f"invalid graph identifier {identifier!r}: use 1-128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+            )
+        return GraphRef(graph_kind, identifier, self._catalog.graph_iri(graph_kind, identifier))
+
+    def write(
+        self,
+        ref: GraphRef,
+        data: bytes,
+        rdf_format: RdfFormat,
+        agent: Credential,
+        *,
+        mode: WriteMode = WriteMode.REPLACE,
+        title: str | None = None,
+        dso: str | None = None,
+    ) -> WriteResult:
+        """Replace or append to a graph after checking the body; returns the new catalog record."""
+        incoming = parse_triples(data, rdf_format, ref.iri.value)
+        with self._writes:
+            exists = self._store.graph_exists(ref.iri)
+            existing = self._store.graph_triples(ref.iri) if exists and mode is WriteMode.APPEND else []
+            content = existing + incoming
+            conforms_to = self._check(ref, content, dso)
+            entry = CatalogEntry(
+                graph=ref.iri.value,
+                kind=ref.kind,
+                identifier=ref.identifier,
+                title=title or _title_of(content, ref),
+                agent=agent.agent,
+                modified=now(),
+                triples=len({(t.subject, t.predicate, t.object) for t in content}),
+                digest=graph_digest(content),
+                conforms_to=conforms_to,
+                defines_ontology=_ontology_of(content) if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) else None,
+            )
+            if not exists and len(incoming) >= self._bulk_threshold:
+                marker = self._catalog.begin_bulk_load(ref.iri)
+                self._store.bulk_load_new_graph(ref.iri, data, rdf_format, ref.iri.value)
+                changes = self._catalog.replace_entry(entry)
+                changes.delete.append(marker)
+                self._store.apply(changes)
+                return WriteResult(entry, created=True)
+            changes = self._catalog.replace_entry(entry)
+            if mode is WriteMode.REPLACE and exists:
+                changes.drop_graphs.append(ref.iri)
+            changes.insert.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in incoming)
+            self._store.apply(changes)
+            return WriteResult(entry, created=not exists)
+
+    def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
+        """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""
+        if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) and _ontology_of(content) is None:
+            raise Unprocessable(f"a graph of kind {ref.kind.value!r} must declare one owl:Ontology")
+        if ref.kind is GraphKind.SHAPES and not any(
+            t.predicate.value == _TYPE and t.object.value.startswith(SH) for t in content
+        ):
+            raise Unprocessable("a shapes graph must declare at least one sh:NodeShape or sh:PropertyShape")
+        if ref.kind is not GraphKind.KG:
+            return None
+        dso_entry = self._dso_for(content, dso)
+        outcome = validation.validate_kg(
+            to_rdflib(content),
+            to_rdflib(self._store.graph_triples(NamedNode(dso_entry.graph))),
+            validation.default_kg_shapes(),
+        )
+        if not outcome.conforms:
+            count = len(outcome.violations)
+            first = outcome.violations[0].message if outcome.violations else "see the report"
+            raise KnowledgeGraphInvalid(
+                f"the knowledge graph violates its DSO <{dso_entry.defines_ontology}>: {count} violation(s), first: {first}",
+                detail=outcome,
+            )
+        return dso_entry.defines_ontology
+
+    def _dso_for(self, content: list[Triple], dso: str | None) -> CatalogEntry:
+        if dso is not None:
+            entry = self._catalog.entry(self.ref(GraphKind.DSO.value, dso).iri)
+            if entry is None:
+                raise Unprocessable(f"no DSO graph {dso!r} is loaded: load it under /graphs/dso/{dso} first")
+            return entry
+        declared = {t.object.value for t in content if t.predicate.value == DCTERMS + "conformsTo" and isinstance(t.object, NamedNode)}
+        for ontology in sorted(declared):
+            entry = self._catalog.graph_defining(ontology, GraphKind.DSO)
+            if entry is not None:
+                return entry
+        if declared:
+            raise Unprocessable(f"the knowledge graph conforms to {', '.join(sorted(declared))}, but no loaded DSO defines it")
+        raise Unprocessable("a knowledge graph must name its DSO: dcterms:conformsTo <DSO ontology IRI>, or ?dso=<id>")
+
+    def read(self, ref: GraphRef, rdf_format: RdfFormat, prefixes: dict[str, str] | None = None) -> bytes:
+        self._require(ref)
+        return self._store.export_graph(ref.iri, rdf_format, prefixes)
+
+    def find(self, ref: GraphRef) -> CatalogEntry | None:
+        """The catalog record of ``ref``, if the graph exists."""
+        return self._catalog.entry(ref.iri)
+
+    def entry(self, ref: GraphRef) -> CatalogEntry:
+        entry = self._catalog.entry(ref.iri)
+        if entry is None:
+            raise NotFound(f"no graph <{ref.iri.value}>")
+        return entry
+
+    def _require(self, ref: GraphRef) -> None:
+        if self._catalog.entry(ref.iri) is None:
+            raise NotFound(f"no graph <{ref.iri.value}>: GET /graphs lists the graphs")
+
+    def delete(self, ref: GraphRef) -> None:
+        with self._writes:
+            self._require(ref)
+            dependants = self._dependants(ref)
+            if dependants:
+                raise Conflict(f"knowledge graphs conform to this DSO: {', '.join(dependants)}; delete them first")
+            changes = ChangeSet(drop_graphs=[ref.iri], delete=self._catalog.current_quads(ref.iri))
+            changes.delete.extend(self._catalog.dataset_link(ref.iri))
+            self._store.apply(changes)
+
+    def _dependants(self, ref: GraphRef) -> list[str]:
+        """Knowledge graphs checked against the DSO ``ref`` (they would lose their DSO)."""
+        if ref.kind is not GraphKind.DSO:
+            return []
+        ontology = self.entry(ref).defines_ontology
+        return [e.graph for e in self._catalog.entries() if e.kind is GraphKind.KG and e.conforms_to == ontology]
+
+    def catalog(self) -> list[CatalogEntry]:
+        return self._catalog.entries()
+
+
+def _ontology_of(content: list[Triple]) -> str | None:
+    ontologies = sorted(
+        t.subject.value
+        for t in content
+        if t.predicate.value == _TYPE and t.object.value == OWL + "Ontology" and isinstance(t.subject, NamedNode)
+    )
+    return ontologies[0] if ontologies else None
+
+
+def _title_of(content: list[Triple], ref: GraphRef) -> str:
+    """The graph's own title: of the graph IRI or its ontology, else ``kind/id``."""
+    subjects = {ref.iri.value, _ontology_of(content)}
+    for predicate in (DCTERMS + "title", RDFS + "label"):
+        for triple in content:
+            if triple.predicate.value == predicate and triple.subject.value in subjects and not isinstance(triple.subject, BlankNode):
+                return triple.object.value
+    return f"{ref.kind.value}/{ref.identifier}"

@@ -1,0 +1,173 @@
+"""The one store interface the service is written against; two backends implement it.
+
+Every read goes through SPARQL 1.1 Query; every write is a :class:`ChangeSet` applied atomically,
+or a bulk load into a graph that does not exist yet (see :meth:`Store.bulk_load_new_graph`).
+Terms are pyoxigraph's value classes on both backends.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Union
+
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, RdfFormat, Triple
+
+Term = Union[NamedNode, BlankNode, Literal, Triple]
+Row = dict[str, Term]
+Bindings = Mapping[str, Term]
+
+
+@dataclass
+class ChangeSet:
+    """Writes that belong together: graphs dropped first, then quads deleted, then quads inserted."""
+
+    drop_graphs: list[NamedNode] = field(default_factory=list)
+    delete: list[Quad] = field(default_factory=list)
+    insert: list[Quad] = field(default_factory=list)
+
+    def is_empty(self) -> bool:
+        return not (self.drop_graphs or self.delete or self.insert)
+
+
+@dataclass(frozen=True)
+class QueryAnswer:
+    """A query's answer serialized for a client, with its media type."""
+
+    body: bytes
+    media_type: str
+
+
+_VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def check_bindings(bindings: Bindings | None) -> Bindings:
+    """Refuse binding names that are not SPARQL variable names (they are never user text)."""
+    for name in bindings or {}:
+        if not _VARIABLE.match(name):
+            raise ValueError(f"not a SPARQL variable name: {name!r}")
+    return bindings or {}
+
+
+class Store(ABC):
+    """A SPARQL 1.1 dataset of named graphs."""
+
+    @abstractmethod
+    def select(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Row]:
+        """Rows of a SELECT query; ``bindings`` fix variables to terms; ``union`` makes the default graph the union of all graphs."""
+
+    @abstractmethod
+    def ask(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> bool:
+        """The answer of an ASK query."""
+
+    @abstractmethod
+    def construct(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Triple]:
+        """The triples of a CONSTRUCT or DESCRIBE query."""
+
+    @abstractmethod
+    def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
+        """A client's query (any read-only form), serialized as ``media_type`` (results or RDF)."""
+
+    @abstractmethod
+    def graph_triples(self, graph: NamedNode) -> list[Triple]:
+        """All triples of one named graph."""
+
+    @abstractmethod
+    def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
+        """One named graph serialized (TriG and N-Quads keep the graph name)."""
+
+    @abstractmethod
+    def graph_exists(self, graph: NamedNode) -> bool:
+        """Whether the named graph holds at least one triple."""
+
+    @abstractmethod
+    def apply(self, changes: ChangeSet) -> None:
+        """Apply all of ``changes`` or none of them."""
+
+    @abstractmethod
+    def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
+        """Load a large, already validated document into an empty graph, fast but not atomically.
+
+        Callers journal the load first (see :mod:`service.catalog`) so that a crash is rolled back.
+        """
+
+    @abstractmethod
+    def close(self) -> None:
+        """Release the store."""
+
+
+RESULTS_MEDIA: dict[str, QueryResultsFormat] = {
+    "application/sparql-results+json": QueryResultsFormat.JSON,
+    "application/sparql-results+xml": QueryResultsFormat.XML,
+    "text/csv": QueryResultsFormat.CSV,
+    "text/tab-separated-values": QueryResultsFormat.TSV,
+}
+
+
+def _where_brace(query: str) -> int:
+    """Index of the ``{`` opening the outermost WHERE group, skipping comments, IRIs and strings."""
+    index, length = 0, len(query)
+    seen_where = False
+    while index < length:
+        char = query[index]
+        if char == "#":
+            end = query.find("\n", index)
+            index = length if end < 0 else end
+        elif char == "<" and not seen_where:
+            end = query.find(">", index)
+            index = length if end < 0 else end + 1
+            continue
+        elif char in "\"'":
+            end = index + 1
+            while end < length and query[end] != char:
+                end += 2 if query[end] == "\\" else 1
+            index = end + 1
+            continue
+        elif not seen_where and query[index : index + 5].upper() == "WHERE" and not query[index - 1 : index].isalnum():
+            seen_where = True
+            index += 5
+            continue
+        elif seen_where and char == "{":
+            return index
+        index += 1
+    raise ValueError("a parameterized query needs an explicit WHERE { ... } clause")
+
+
+def bind(query: str, bindings: Bindings | None) -> str:
+    """The query with ``bindings`` as a VALUES block heading its outermost WHERE group.
+
+    Terms are serialized by pyoxigraph (N-Triples syntax, escaped), so no caller text is ever pasted
+    into the query; both backends bind the same way so a query means the same on both.
+    """
+    bindings = check_bindings(bindings)
+    if not bindings:
+        return query
+    names = " ".join(f"?{name}" for name in bindings)
+    terms = " ".join(str(term) for term in bindings.values())
+    brace = _where_brace(query)
+    return f"{query[: brace + 1]}\n  VALUES ({names}) {{ ({terms}) }}\n{query[brace + 1 :]}"
+
+
+def quads_block(quads: Sequence[Quad]) -> str:
+    """Quads as the body of INSERT DATA / DELETE DATA, grouped by graph, in N-Triples term syntax."""
+    by_graph: dict[str, list[str]] = {}
+    for quad in quads:
+        key = str(quad.graph_name) if isinstance(quad.graph_name, NamedNode) else ""
+        by_graph.setdefault(key, []).append(f"{quad.subject} {quad.predicate} {quad.object} .")
+    parts = []
+    for graph, lines in by_graph.items():
+        body = "\n".join(lines)
+        parts.append(f"GRAPH {graph} {{\n{body}\n}}" if graph else body)
+    return "\n".join(parts)
+
+
+def update_text(changes: ChangeSet) -> str:
+    """One SPARQL 1.1 Update request that performs a change set (operations run in order)."""
+    operations = [f"DROP SILENT GRAPH {graph}" for graph in changes.drop_graphs]
+    if changes.delete:
+        operations.append(f"DELETE DATA {{\n{quads_block(changes.delete)}\n}}")
+    if changes.insert:
+        operations.append(f"INSERT DATA {{\n{quads_block(changes.insert)}\n}}")
+    return " ;\n".join(operations)

@@ -1,0 +1,102 @@
+"""The embedded backend: pyoxigraph on disk (or in memory for tests), in this process.
+
+pyoxigraph 0.5 facts this module relies on: ``extend`` and ``update`` are each one transaction;
+``bulk_load`` is not; RocksDB lets one process open a directory read-write.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from pyoxigraph import (
+    NamedNode,
+    QueryBoolean,
+    QuerySolutions,
+    QueryTriples,
+    RdfFormat,
+    Store as OxStore,
+    Triple,
+    serialize,
+)
+
+from ..errors import BadRequest, StoreUnavailable
+from ..formats import RDF_FORMATS
+from .base import RESULTS_MEDIA, Bindings, ChangeSet, QueryAnswer, Row, Store, bind, update_text
+
+
+class EmbeddedStore(Store):
+    """pyoxigraph ``Store`` in ``directory``, or in memory when ``directory`` is ``None``."""
+
+    def __init__(self, directory: Path | None = None) -> None:
+        try:
+            if directory is None:
+                self._store = OxStore()
+            else:
+                directory.mkdir(parents=True, exist_ok=True)
+                self._store = OxStore(str(directory))
+        except OSError as error:
+            raise StoreUnavailable(f"cannot open the embedded store at {directory}: {error}") from error
+        self._writes = threading.Lock()
+
+    def _run(self, query: str, bindings: Bindings | None, union: bool) -> QuerySolutions | QueryBoolean | QueryTriples:
+        try:
+            return self._store.query(bind(query, bindings), use_default_graph_as_union=union)
+        except SyntaxError as error:
+            raise BadRequest(f"SPARQL syntax error: {error}") from error
+
+    def select(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Row]:
+        solutions = self._run(query, bindings, union)
+        if not isinstance(solutions, QuerySolutions):
+            raise TypeError("select() needs a SELECT query")
+        names = [variable.value for variable in solutions.variables]
+        return [{name: row[name] for name in names if row[name] is not None} for row in solutions]
+
+    def ask(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> bool:
+        return bool(self._run(query, bindings, union))
+
+    def construct(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Triple]:
+        triples = self._run(query, bindings, union)
+        if not isinstance(triples, QueryTriples):
+            raise TypeError("construct() needs a CONSTRUCT or DESCRIBE query")
+        return list(triples)
+
+    def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
+        result = self._run(query, None, union)
+        if isinstance(result, QueryTriples):
+            return QueryAnswer(result.serialize(format=RDF_FORMATS[media_type]), media_type)
+        return QueryAnswer(result.serialize(format=RESULTS_MEDIA[media_type]), media_type)
+
+    def graph_triples(self, graph: NamedNode) -> list[Triple]:
+        return [quad.triple for quad in self._store.quads_for_pattern(None, None, None, graph)]
+
+    def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
+        if rdf_format.supports_datasets:
+            return serialize(self._store.quads_for_pattern(None, None, None, graph), format=rdf_format)
+        return self._store.dump(format=rdf_format, from_graph=graph, prefixes=dict(prefixes or {}))
+
+    def graph_exists(self, graph: NamedNode) -> bool:
+        return any(True for _ in self._store.quads_for_pattern(None, None, None, graph))
+
+    def apply(self, changes: ChangeSet) -> None:
+        if changes.is_empty():
+            return
+        with self._writes:
+            try:
+                if changes.drop_graphs or changes.delete:
+                    self._store.update(update_text(changes))
+                else:
+                    self._store.extend(changes.insert)
+            except OSError as error:
+                raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
+
+    def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
+        with self._writes:
+            self._store.bulk_load(data, format=rdf_format, base_iri=base_iri, to_graph=graph)
+            self._store.flush()
+
+    def close(self) -> None:
+        self._store.flush()
+        del self._store
+

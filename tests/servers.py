@@ -1,0 +1,82 @@
+"""Real processes for the tests: an ``oxigraph serve`` store and the service under uvicorn, on free loopback ports."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+import uvicorn
+from fastapi import FastAPI
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes] | None = None, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process is not None and process.poll() is not None:
+            raise RuntimeError(f"the process serving {url} exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=1.0)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.05)
+    raise RuntimeError(f"nothing answered at {url} within {seconds} s")
+
+
+def oxigraph_binary() -> str:
+    """The ``oxigraph`` CLI installed beside this interpreter (PyPI package ``oxigraph``)."""
+    candidate = Path(sys.executable).with_name("oxigraph")
+    found = str(candidate) if candidate.exists() else shutil.which("oxigraph")
+    if not found:
+        raise RuntimeError("the oxigraph CLI is missing: pip install oxigraph (make test installs it)")
+    return found
+
+
+@contextmanager
+def oxigraph_server() -> Iterator[str]:
+    """A real ``oxigraph serve`` on a fresh directory; yields its base URL."""
+    port = free_port()
+    directory = tempfile.mkdtemp(prefix="caie-oxigraph-")
+    process = subprocess.Popen(
+        [oxigraph_binary(), "serve", "--location", directory, "--bind", f"127.0.0.1:{port}"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url + "/query?query=ASK%7B%7D", process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextmanager
+def app_server(app: FastAPI) -> Iterator[str]:
+    """The app served by uvicorn in a thread on a free port; yields its URL."""
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url + "/health")
+        yield url
+    finally:
+        server.should_exit = True
+        thread.join(timeout=10)

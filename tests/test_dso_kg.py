@@ -1,0 +1,415 @@
+"""The vaccine-education DSO, the four country knowledge graphs, the KG and record shapes, and
+service.validation (no HTTP)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rdflib import BNode, Graph, Literal, Namespace, URIRef
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS
+
+from service.namespaces import DSO_VACCINE
+from service.validation import (
+    ValidationOutcome,
+    default_kg_shapes,
+    default_record_shapes,
+    load_shapes,
+    validate_kg,
+    validate_record,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DSO_PATH = ROOT / "ontologies" / "dso" / "vaccine-education.ttl"
+DSO_IRI = URIRef("https://w3id.org/ob-caie/dso/vaccine-education")
+COUNTRIES = ("nigeria", "kenya", "india", "bangladesh")
+VE = Namespace(DSO_VACCINE)
+EPO = Namespace("https://w3id.org/ob-caie/epo/")
+EARL = Namespace("http://www.w3.org/ns/earl#")
+PROV = Namespace("http://www.w3.org/ns/prov#")
+EX = Namespace("https://example.org/record/")
+# plain Namespace objects: pytest's collector trips over rdflib's closed DefinedNamespace for these two
+DCAT = Namespace("http://www.w3.org/ns/dcat#")
+XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
+
+# The measles schedule each KG must state: dose number -> (vaccine, recommended age in months, end of window).
+EXPECTED_SCHEDULES = {
+    "nigeria": {1: (VE.MCV, 9, None), 2: (VE.MCV, 15, None)},
+    "kenya": {1: (VE.MR, 9, None), 2: (VE.MR, 18, None)},
+    "india": {1: (VE.MR, 9, 12), 2: (VE.MR, 16, 24)},
+    "bangladesh": {1: (VE.MR, 9, None), 2: (VE.MR, 15, None)},
+}
+
+
+@pytest.fixture(scope="module")
+def dso() -> Graph:
+    return Graph().parse(DSO_PATH)
+
+
+@pytest.fixture(scope="module")
+def kg_shapes() -> Graph:
+    return default_kg_shapes()
+
+
+def kg_path(country: str) -> Path:
+    return ROOT / "ontologies" / "kg" / f"{country}.ttl"
+
+
+def load_kg(country: str) -> Graph:
+    return Graph().parse(kg_path(country))
+
+
+def kg_ns(country: str) -> Namespace:
+    return Namespace(f"https://w3id.org/ob-caie/kg/{country}/")
+
+
+# ---------------------------------------------------------------------------------------------- the DSO
+
+def test_dso_header(dso: Graph) -> None:
+    assert (DSO_IRI, RDF.type, OWL.Ontology) in dso
+    assert dso.value(DSO_IRI, OWL.versionInfo) == Literal("0.1.0")
+    assert dso.value(DSO_IRI, DCTERMS.license) == URIRef("https://creativecommons.org/licenses/by/4.0/")
+    assert dso.value(DSO_IRI, RDFS.label) is not None and dso.value(DSO_IRI, RDFS.comment) is not None
+
+
+def dso_terms(dso: Graph) -> set[URIRef]:
+    return {s for s in dso.subjects() if isinstance(s, URIRef) and str(s).startswith(DSO_VACCINE)}
+
+
+def test_every_dso_term_has_label_comment_and_is_defined_by(dso: Graph) -> None:
+    terms = dso_terms(dso)
+    assert len(terms) > 100
+    for term in terms:
+        labels = [lab for lab in dso.objects(term, RDFS.label) if isinstance(lab, Literal) and lab.language == "en"]
+        assert labels, f"{term} has no English rdfs:label"
+        assert dso.value(term, RDFS.comment) is not None, f"{term} has no rdfs:comment"
+        assert dso.value(term, RDFS.isDefinedBy) == DSO_IRI, f"{term} has no rdfs:isDefinedBy"
+
+
+def test_dso_concepts_are_in_schemes_with_pref_labels(dso: Graph) -> None:
+    concepts = set(dso.subjects(RDF.type, SKOS.Concept))
+    assert {VE.Infant, VE.Unvaccinated, VE.NeverInfected, VE.Immune, VE.Measles, VE.MR, VE.PublicTransportSetting,
+            VE.VaccineSafety, VE.Minibus} <= concepts
+    for concept in concepts:
+        assert dso.value(concept, SKOS.prefLabel) is not None, concept
+        scheme = dso.value(concept, SKOS.inScheme)
+        assert (scheme, RDF.type, SKOS.ConceptScheme) in dso, concept
+
+
+def test_dso_declares_the_main_vocabulary(dso: Graph) -> None:
+    for cls in (VE.Person, VE.Persona, VE.Caregiver, VE.PregnantPerson, VE.HealthWorker, VE.Commuter, VE.Student,
+                VE.Elder, VE.AgeGroup, VE.VaccinationStatus, VE.InfectionHistory, VE.ImmunityStatus, VE.Disease,
+                VE.Vaccine, VE.VaccinationSchedule, VE.ScheduledDose, VE.TransmissionSetting, VE.InformationNeed,
+                VE.Country, VE.Language, VE.HealthService, VE.Clinic, VE.HealthLine, VE.TransportMode,
+                VE.ImmuneWithoutCause):
+        assert (cls, RDF.type, OWL.Class) in dso, cls
+    for prop in (VE.hasAgeGroup, VE.hasVaccinationStatus, VE.hasInfectionHistory, VE.hasImmunityStatus,
+                 VE.isPregnant, VE.livesIn):
+        assert (prop, RDF.type, OWL.FunctionalProperty) in dso, prop
+        assert dso.value(prop, RDFS.domain) == VE.Person
+    assert dso.value(VE.isPregnant, RDFS.range) == XSD.boolean
+    assert (VE.ImmuneWithoutCause, RDFS.subClassOf, VE.InconsistentCombination) in dso
+    assert (VE.InconsistentCombination, RDFS.subClassOf, OWL.Nothing) in dso
+
+
+# ---------------------------------------------------------------------------------------------- the KGs
+
+@pytest.mark.parametrize("country", COUNTRIES)
+def test_kg_header(country: str) -> None:
+    kg = load_kg(country)
+    dataset = URIRef(f"https://w3id.org/ob-caie/kg/{country}")
+    assert (dataset, RDF.type, DCAT.Dataset) in kg
+    assert kg.value(dataset, DCTERMS.conformsTo) == DSO_IRI
+    assert kg.value(dataset, RDFS.label) is not None and kg.value(dataset, RDFS.comment) is not None
+    for s in kg.subjects():
+        if isinstance(s, URIRef) and s != dataset and "ob-caie" in str(s):
+            assert str(s).startswith(f"https://w3id.org/ob-caie/kg/{country}/"), s
+
+
+@pytest.mark.parametrize("country", COUNTRIES)
+def test_kg_conforms_to_dso(country: str, dso: Graph, kg_shapes: Graph) -> None:
+    start = time.perf_counter()
+    outcome = validate_kg(load_kg(country), dso, kg_shapes)
+    elapsed = time.perf_counter() - start
+    assert outcome.conforms, outcome.to_json()
+    assert outcome.violations == ()  # not even warnings
+    assert (None, SH.conforms, Literal(True)) in outcome.report
+    assert elapsed < 15, f"validate_kg took {elapsed:.1f}s"
+
+
+@pytest.mark.parametrize("country", COUNTRIES)
+def test_schedule_facts_are_sourced_or_illustrative(country: str) -> None:
+    kg = load_kg(country)
+    nodes = set(kg.subjects(RDF.type, VE.VaccinationSchedule)) | set(kg.subjects(RDF.type, VE.ScheduledDose))
+    assert len(nodes) >= 3
+    for node in nodes:
+        sources = list(kg.objects(node, DCTERMS.source))
+        illustrative = (node, VE.illustrative, Literal(True)) in kg
+        assert sources or illustrative, node
+        for source in sources:
+            assert isinstance(source, URIRef) and str(source).startswith(("https://", "http://"))
+            assert kg.value(source, DCTERMS.title) is not None, source
+
+
+@pytest.mark.parametrize("country", COUNTRIES)
+def test_kg_states_the_national_measles_schedule(country: str) -> None:
+    kg = load_kg(country)
+    schedule = kg_ns(country)["measles-schedule"]
+    assert kg.value(schedule, VE.about) == VE.Measles
+    doses = {int(kg.value(d, VE.doseNumber)): d for d in kg.objects(schedule, VE.dose)}  # type: ignore[arg-type]
+    assert set(doses) == set(EXPECTED_SCHEDULES[country])
+    for number, (vaccine, age, age_max) in EXPECTED_SCHEDULES[country].items():
+        dose = doses[number]
+        assert kg.value(dose, VE.vaccine) == vaccine
+        assert kg.value(dose, VE.recommendedAgeMonths).toPython() == age  # type: ignore[union-attr]
+        end = kg.value(dose, VE.recommendedAgeMonthsMax)
+        assert (end.toPython() if end is not None else None) == age_max  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("country", COUNTRIES)
+def test_every_fact_node_is_sourced_or_illustrative(country: str) -> None:
+    kg = load_kg(country)
+    for cls in (VE.Country, VE.Language, VE.HealthService, VE.Clinic, VE.HealthLine, VE.TransportMode,
+                VE.TransmissionSetting, VE.Person, VE.Caregiver, VE.Commuter, VE.Student, VE.PregnantPerson):
+        for node in kg.subjects(RDF.type, cls):
+            assert kg.value(node, DCTERMS.source) is not None or (node, VE.illustrative, Literal(True)) in kg, node
+
+
+# ---------------------------------------------------------------------------------------------- broken KGs
+
+K = kg_ns("nigeria")
+
+
+def undeclared_class(g: Graph) -> None:
+    g.add((K["persona-kano-infant"], RDF.type, VE.Spaceship))
+
+
+def undeclared_property(g: Graph) -> None:
+    g.add((K["measles-dose-1"], VE.colour, Literal("blue")))
+
+
+def two_vaccination_statuses(g: Graph) -> None:
+    g.add((K["persona-kano-infant"], VE.hasVaccinationStatus, VE.FullyVaccinated))
+
+
+def disjointness(g: Graph) -> None:
+    g.add((K["lang-ha"], RDF.type, VE.Disease))
+
+
+def duplicate_dose_numbers(g: Graph) -> None:
+    g.set((K["measles-dose-2"], VE.doseNumber, Literal(1)))
+
+
+def decreasing_ages(g: Graph) -> None:
+    g.set((K["measles-dose-2"], VE.recommendedAgeMonths, Literal(6)))
+
+
+def class_range(g: Graph) -> None:
+    g.set((K["persona-kano-infant"], VE.livesIn, K["lang-en"]))
+
+
+def datatype_range(g: Graph) -> None:
+    g.set((K["persona-lagos-commuter-parent"], VE.isPregnant, Literal("no")))
+
+
+def ill_formed_literal(g: Graph) -> None:
+    g.set((K["measles-dose-1"], VE.recommendedAgeMonths, Literal("nine", datatype=XSD.integer)))
+
+
+def domain(g: Graph) -> None:
+    g.add((K["lang-en"], VE.hasAgeGroup, VE.Adult))
+
+
+def scheme_membership(g: Graph) -> None:
+    g.add((K["persona-kano-infant"], VE.hasVaccinationStatus, K["made-up-status"]))
+    g.remove((K["persona-kano-infant"], VE.hasVaccinationStatus, VE.Unvaccinated))
+    g.add((K["made-up-status"], RDF.type, VE.VaccinationStatus))
+    g.add((K["made-up-status"], VE.illustrative, Literal(True)))
+
+
+def immune_without_cause(g: Graph) -> None:
+    g.set((K["persona-kano-infant"], VE.hasImmunityStatus, VE.Immune))
+
+
+def elder_infant(g: Graph) -> None:
+    g.add((K["persona-kano-infant"], RDF.type, VE.Elder))
+    g.add((K["persona-kano-infant"], VE.illustrative, Literal(True)))
+
+
+def pregnant_infant(g: Graph) -> None:
+    g.add((K["persona-kano-infant"], VE.isPregnant, Literal(True)))
+
+
+def elder_adult(g: Graph) -> None:
+    g.add((K["persona-lagos-commuter-parent"], RDF.type, VE.Elder))
+
+
+def no_language(g: Graph) -> None:
+    g.remove((K.country, VE.officialLanguage, None))
+    g.remove((K.country, VE.majorLanguage, None))
+
+
+def unsourced_dose(g: Graph) -> None:
+    g.remove((K["measles-dose-2"], DCTERMS.source, None))
+
+
+BROKEN: list[tuple[str, Callable[[Graph], None], str, str]] = [
+    # (name, change, focus node local name, a phrase the message must contain)
+    ("undeclared class", undeclared_class, "persona-kano-infant", "does not declare as a class"),
+    ("undeclared property", undeclared_property, "measles-dose-1", "does not declare as a property"),
+    ("two vaccination statuses", two_vaccination_statuses, "persona-kano-infant", "which the DSO declares functional"),
+    ("disjoint classes", disjointness, "lang-ha", "declares disjoint"),
+    ("duplicate dose numbers", duplicate_dose_numbers, "measles-schedule", "same dose number"),
+    ("decreasing ages", decreasing_ages, "measles-schedule", "not earlier than dose"),
+    ("class range", class_range, "persona-kano-infant", "whose rdfs:range is https://w3id.org/ob-caie/dso/vaccine-education/Country"),
+    ("datatype range", datatype_range, "persona-lagos-commuter-parent", "is the datatype http://www.w3.org/2001/XMLSchema#boolean"),
+    ("ill-formed literal", ill_formed_literal, "measles-dose-1", "not valid for its datatype"),
+    ("domain", domain, "lang-en", "whose rdfs:domain is https://w3id.org/ob-caie/dso/vaccine-education/Person"),
+    ("scheme membership", scheme_membership, "persona-kano-infant", "not a concept of the scheme"),
+    ("immune without cause", immune_without_cause, "persona-kano-infant", "ImmuneWithoutCause"),
+    ("elder infant", elder_infant, "persona-kano-infant", "declared different (owl:AllDifferent)"),
+    ("pregnant infant", pregnant_infant, "persona-kano-infant", "PregnantInfant"),
+    ("elder who is an adult", elder_adult, "persona-lagos-commuter-parent", "declared different (owl:AllDifferent)"),
+    ("country without language", no_language, "country", "at least one official or major language"),
+    ("unsourced dose", unsourced_dose, "measles-dose-2", "neither cites a source"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "focus", "phrase"), BROKEN, ids=[b[0] for b in BROKEN])
+def test_broken_kg_is_reported(name: str, change: Callable[[Graph], None], focus: str, phrase: str,
+                               dso: Graph, kg_shapes: Graph) -> None:
+    kg = load_kg("nigeria")
+    change(kg)
+    outcome = validate_kg(kg, dso, kg_shapes)
+    assert not outcome.conforms, name
+    hits = [v for v in outcome.violations if v.focus_node == K[focus].n3() and phrase in v.message]
+    assert hits, f"{name}: no violation on {focus} containing {phrase!r}: {outcome.to_json()}"
+    assert all(v.severity in {"Violation", "Warning", "Info"} for v in outcome.violations)
+    # only KG nodes are ever reported, never DSO terms
+    assert all(not v.focus_node.startswith("<" + DSO_VACCINE) for v in outcome.violations)
+    assert (None, SH.conforms, Literal(False)) in outcome.report
+
+
+def test_owl_rl_names_the_blocking_axiom(dso: Graph, kg_shapes: Graph) -> None:
+    kg = load_kg("nigeria")
+    immune_without_cause(kg)
+    outcome = validate_kg(kg, dso, kg_shapes)
+    reasoned = [v for v in outcome.violations if v.constraint == "owl-rl:cls-nothing2"]
+    assert reasoned and VE.ImmuneWithoutCause.n3() in reasoned[0].message
+    shacl = [v for v in outcome.violations if v.constraint == "sh:SPARQLConstraintComponent"]
+    assert shacl, "the SHACL restatement of the rule fires too"
+
+
+def test_owl_rl_detects_functional_clash(dso: Graph, kg_shapes: Graph) -> None:
+    kg = load_kg("nigeria")
+    two_vaccination_statuses(kg)
+    outcome = validate_kg(kg, dso, kg_shapes)
+    assert any(v.constraint == "owl-rl:eq-diff2" for v in outcome.violations), outcome.to_json()
+
+
+def test_kg_defining_its_own_class_is_still_undeclared(dso: Graph, kg_shapes: Graph) -> None:
+    kg = load_kg("nigeria")
+    kg.add((K.Spaceship, RDF.type, OWL.Class))
+    kg.add((K["persona-kano-infant"], RDF.type, K.Spaceship))
+    outcome = validate_kg(kg, dso, kg_shapes)
+    assert any("does not declare as a class" in v.message for v in outcome.violations)
+
+
+def test_validate_kg_does_not_modify_inputs(dso: Graph, kg_shapes: Graph) -> None:
+    kg = load_kg("kenya")
+    before_kg, before_dso = len(kg), len(dso)
+    validate_kg(kg, dso, kg_shapes)
+    assert (len(kg), len(dso)) == (before_kg, before_dso)
+
+
+def test_outcome_json_shape(dso: Graph, kg_shapes: Graph) -> None:
+    kg = load_kg("nigeria")
+    duplicate_dose_numbers(kg)
+    data = validate_kg(kg, dso, kg_shapes).to_json()
+    assert data["conforms"] is False
+    keys = {"focus_node", "path", "value", "message", "severity", "source_shape", "constraint"}
+    assert data["violations"] and all(set(v) == keys for v in data["violations"])
+
+
+# ---------------------------------------------------------------------------------------------- shapes files
+
+@pytest.mark.parametrize("name", ["kg-dso.ttl", "vaccine-education-kg.ttl", "record.ttl"])
+def test_every_shape_has_label_comment_message(name: str) -> None:
+    shapes = load_shapes(ROOT / "shapes" / name)
+    nodes = set(shapes.subjects(RDF.type, SH.NodeShape)) | set(shapes.subjects(RDF.type, SH.PropertyShape))
+    nodes |= set(shapes.objects(None, SH.property))
+    assert nodes
+    for shape in nodes:
+        assert shapes.value(shape, RDFS.label) is not None, shape
+        assert shapes.value(shape, RDFS.comment) is not None, shape
+        has_message = shapes.value(shape, SH.message) is not None or all(
+            shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql))
+        assert has_message, shape
+    for constraint in shapes.objects(None, SH.sparql):
+        assert shapes.value(constraint, SH.message) is not None, constraint
+
+
+# ---------------------------------------------------------------------------------------------- records
+
+def minimal_record() -> Graph:
+    g = Graph()
+    g.add((EX.a1, RDF.type, EPO.AcceptanceCriterion))
+    g.add((EX.a1, EPO.weight, Literal("2.0", datatype=XSD.decimal)))
+    g.add((EX.att1, RDF.type, EPO.Attestation))
+    result = BNode()
+    g.add((EX.att1, EARL.result, result))
+    g.add((result, EARL.outcome, EARL.passed))
+    g.add((EX.att1, EARL.assertedBy, EX.annie))
+    g.add((EX.att1, PROV.generatedAtTime, Literal("2026-08-11T09:10:00Z", datatype=XSD.dateTime)))
+    g.add((EX.att2, RDF.type, EPO.Attestation))
+    g.add((EX.att2, EARL.outcome, EARL.cantTell))
+    g.add((EX.att2, EARL.assertedBy, EX.annie))
+    g.add((EX.att2, PROV.generatedAtTime, Literal("2026-08-11T09:20:00Z", datatype=XSD.dateTime)))
+    return g
+
+
+def test_minimal_record_conforms() -> None:
+    outcome = validate_record(minimal_record(), default_record_shapes())
+    assert outcome.conforms and outcome.violations == (), outcome.to_json()
+
+
+def test_integer_weight_is_accepted() -> None:
+    g = minimal_record()
+    g.set((EX.a1, EPO.weight, Literal(2)))
+    assert validate_record(g, default_record_shapes()).conforms
+
+
+def _drop_outcome(g: Graph) -> None:
+    for result in list(g.objects(EX.att1, EARL.result)):
+        g.remove((result, EARL.outcome, None))
+
+
+def _two_outcomes(g: Graph) -> None:
+    g.add((EX.att1, EARL.outcome, EARL.failed))
+
+
+BROKEN_RECORDS: list[tuple[str, Callable[[Graph], None], str, str]] = [
+    ("zero weight", lambda g: g.set((EX.a1, EPO.weight, Literal("0", datatype=XSD.decimal))), "a1", "weight"),
+    ("negative weight", lambda g: g.set((EX.a1, EPO.weight, Literal("-1.5", datatype=XSD.decimal))), "a1", "weight"),
+    ("missing weight", lambda g: g.remove((EX.a1, EPO.weight, None)), "a1", "weight"),
+    ("string weight", lambda g: g.set((EX.a1, EPO.weight, Literal("2"))), "a1", "weight"),
+    ("two weights", lambda g: g.add((EX.a1, EPO.weight, Literal("3.0", datatype=XSD.decimal))), "a1", "weight"),
+    ("no outcome", _drop_outcome, "att1", "outcome"),
+    ("two outcomes", _two_outcomes, "att1", "outcome"),
+    ("untested outcome", lambda g: g.set((EX.att2, EARL.outcome, EARL.untested)), "att2", "outcome"),
+    ("no attestor", lambda g: g.remove((EX.att1, EARL.assertedBy, None)), "att1", "attestor"),
+    ("no time", lambda g: g.remove((EX.att2, PROV.generatedAtTime, None)), "att2", "time"),
+    ("date not dateTime", lambda g: g.set((EX.att2, PROV.generatedAtTime, Literal("2026-08-11", datatype=XSD.date))),
+     "att2", "time"),
+]
+
+
+@pytest.mark.parametrize(("name", "change", "focus", "phrase"), BROKEN_RECORDS, ids=[b[0] for b in BROKEN_RECORDS])
+def test_broken_record_fails(name: str, change: Callable[[Graph], None], focus: str, phrase: str) -> None:
+    g = minimal_record()
+    change(g)
+    outcome: ValidationOutcome = validate_record(g, default_record_shapes())
+    assert not outcome.conforms, name
+    assert any(v.focus_node == EX[focus].n3() and phrase in v.message for v in outcome.violations), outcome.to_json()
