@@ -47,6 +47,9 @@ def serve(args: argparse.Namespace) -> int:
     from .bootstrap import load_spec_files
 
     settings = _settings(args)
+    if not args.base_url and "base_url" not in settings.model_fields_set:
+        host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0", "::") else args.host
+        settings = settings.model_copy(update={"base_url": f"http://{host}:{args.port}/"})
     if args.examples and settings.data_dir and settings.tokens is None and settings.tokens_file is None:
         settings = settings.model_copy(update={"tokens_file": _demo_tokens(settings.data_dir)})
     app = create_app(settings)

@@ -39,3 +39,9 @@ def _canonical(statements: list[Quad | Triple]) -> bytes:
 def graph_digest(statements: Iterable[Quad | Triple]) -> str:
     """Lower-case hex SHA-256 of the canonical form of one graph's statements."""
     return hashlib.sha256(canonical_nquads(statements)).hexdigest()
+
+
+def digest_and_size(statements: Iterable[Quad | Triple]) -> tuple[str, int]:
+    """The graph digest and the number of distinct triples, from one canonicalization."""
+    canonical = canonical_nquads(statements)
+    return hashlib.sha256(canonical).hexdigest(), canonical.count(b"\n")

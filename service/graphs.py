@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 
@@ -17,7 +18,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
 from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
-from .digest import graph_digest
+from .digest import digest_and_size
 from .errors import BadRequest, Conflict, NotFound, Unprocessable
 from .namespaces import DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, to_rdflib
@@ -88,6 +89,7 @@ class GraphService:
             existing = self._store.graph_triples(ref.iri) if exists and mode is WriteMode.APPEND else []
             content = existing + incoming
             conforms_to = self._check(ref, content, dso)
+            digest, size = digest_and_size(content)
             entry = CatalogEntry(
                 graph=ref.iri.value,
                 kind=ref.kind,
@@ -95,8 +97,8 @@ class GraphService:
                 title=title or _title_of(content, ref),
                 agent=agent.agent,
                 modified=now(),
-                triples=len({(t.subject, t.predicate, t.object) for t in content}),
-                digest=graph_digest(content),
+                triples=size,
+                digest=digest,
                 conforms_to=conforms_to,
                 defines_ontology=_ontology_of(content) if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) else None,
             )
@@ -113,6 +115,56 @@ class GraphService:
             changes.insert.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in incoming)
             self._store.apply(changes)
             return WriteResult(entry, created=not exists)
+
+    def member(self, kind: GraphKind, path: str) -> GraphRef:
+        """A graph the domain layer manages, e.g. ``evaluations`` + ``e1/scenarios`` (slashes allowed)."""
+        if not all(_IDENTIFIER.match(part) for part in path.split("/")):
+            raise BadRequest(f"invalid graph path {path!r}")
+        return GraphRef(kind, path, self._catalog.graph_iri(kind, path))
+
+    def triples(self, ref: GraphRef) -> list[Triple]:
+        """The graph's triples (empty if it does not exist)."""
+        return self._store.graph_triples(ref.iri)
+
+    def update(
+        self,
+        ref: GraphRef,
+        agent: Credential,
+        *,
+        insert: list[Triple] | None = None,
+        delete: list[Triple] | None = None,
+        title: str | None = None,
+        precondition: Callable[[list[Triple]], None] | None = None,
+    ) -> CatalogEntry:
+        """Delete then insert triples in one transaction with the graph's new catalog record.
+
+        ``precondition`` sees the graph's current triples under the write lock and raises to refuse
+        (e.g. a change to an approved envelope), so checks and write cannot interleave with another writer.
+        """
+        insert, delete = insert or [], delete or []
+        with self._writes:
+            current = self._store.graph_triples(ref.iri)
+            if precondition is not None:
+                precondition(current)
+            removed = {(t.subject, t.predicate, t.object) for t in delete}
+            content = [t for t in current if (t.subject, t.predicate, t.object) not in removed] + insert
+            digest, size = digest_and_size(content)
+            previous = self._catalog.entry(ref.iri)
+            entry = CatalogEntry(
+                graph=ref.iri.value,
+                kind=ref.kind,
+                identifier=ref.identifier,
+                title=title or (previous.title if previous else f"{ref.kind.value}/{ref.identifier}"),
+                agent=agent.agent,
+                modified=now(),
+                triples=size,
+                digest=digest,
+            )
+            changes = self._catalog.replace_entry(entry)
+            changes.delete.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in delete)
+            changes.insert.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in insert)
+            self._store.apply(changes)
+            return entry
 
     def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
         """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""

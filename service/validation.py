@@ -21,7 +21,7 @@ The SHACL pass deliberately does not run on the closure: under OWL semantics ``r
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -29,7 +29,7 @@ import owlrl
 import pyoxigraph as ox
 import pyshacl
 from rdflib import BNode, Graph, Literal, Namespace, URIRef
-from rdflib.namespace import OWL, RDF, RDFS, SH, XSD
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS, XSD
 from rdflib.term import Node
 
 from .namespaces import SHAPES, VOID
@@ -55,15 +55,7 @@ class Violation:
     constraint: str | None
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "focus_node": self.focus_node,
-            "path": self.path,
-            "value": self.value,
-            "message": self.message,
-            "severity": self.severity,
-            "source_shape": self.source_shape,
-            "constraint": self.constraint,
-        }
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -82,10 +74,7 @@ def load_shapes(*paths_or_graphs: str | Path | Graph) -> Graph:
     """Union of shapes graphs, given as Turtle (or other rdflib-guessable) files or as rdflib graphs."""
     shapes = Graph()
     for item in paths_or_graphs:
-        if isinstance(item, Graph):
-            shapes += item
-        else:
-            shapes.parse(str(item))
+        shapes += item if isinstance(item, Graph) else Graph().parse(str(item))
     return shapes
 
 
@@ -104,13 +93,6 @@ def _n3(term: Node | None) -> str | None:
     return None if term is None else term.n3()
 
 
-def _compact_component(term: Node | None) -> str | None:
-    if term is None:
-        return None
-    text = str(term)
-    return "sh:" + text[len(str(SH)):] if text.startswith(str(SH)) else text
-
-
 def _results(report: Graph, keep: set[Node] | None = None) -> list[Violation]:
     """Flatten the ``sh:result`` nodes of a report; with ``keep``, only those whose focus node is in it."""
     out: list[Violation] = []
@@ -119,30 +101,26 @@ def _results(report: Graph, keep: set[Node] | None = None) -> list[Violation]:
         if keep is not None and focus not in keep:
             continue
         severity = report.value(result, SH.resultSeverity)
-        shape = report.value(result, SH.sourceShape)
+        component = report.value(result, SH.sourceConstraintComponent)
         out.append(Violation(
             focus_node=_n3(focus) or "",
             path=_n3(report.value(result, SH.resultPath)),
             value=_n3(report.value(result, SH.value)),
             message=str(report.value(result, SH.resultMessage) or "validation result without message"),
             severity=str(severity).rsplit("#", 1)[-1] if severity is not None else "Violation",
-            source_shape=_n3(shape) if isinstance(shape, URIRef) else (_n3(shape) if shape is not None else None),
-            constraint=_compact_component(report.value(result, SH.sourceConstraintComponent)),
+            source_shape=_n3(report.value(result, SH.sourceShape)),
+            constraint=None if component is None else str(component).replace(str(SH), "sh:"),
         ))
     return sorted(out, key=lambda v: (v.focus_node, v.message))
 
 
 def _ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     """rdflib term to pyoxigraph term, keeping blank-node ids so report focus nodes match the input."""
-    if isinstance(term, URIRef):
-        return ox.NamedNode(str(term))
-    if isinstance(term, BNode):
-        return ox.BlankNode(str(term))
     if isinstance(term, Literal):
         if term.language:
             return ox.Literal(str(term), language=term.language)
         return ox.Literal(str(term), datatype=ox.NamedNode(str(term.datatype or XSD.string)))
-    raise TypeError(f"unsupported RDF term {term!r}")
+    return ox.BlankNode(str(term)) if isinstance(term, BNode) else ox.NamedNode(str(term))
 
 
 def _shacl(data: Graph, shapes: Graph) -> Graph:
@@ -166,19 +144,11 @@ def _shacl(data: Graph, shapes: Graph) -> Graph:
 
 
 def _prune_report(report: Graph, keep: set[Node]) -> None:
-    """Drop from ``report`` the results whose focus node is not a KG node (with their nested triples)."""
-    for report_node in list(report.subjects(RDF.type, SH.ValidationReport)):
-        for result in list(report.objects(report_node, SH.result)):
-            if report.value(result, SH.focusNode) not in keep:
-                report.remove((report_node, SH.result, result))
-                _remove_tree(report, result)
-
-
-def _remove_tree(graph: Graph, node: Node) -> None:
-    for _p, o in list(graph.predicate_objects(node)):
-        if isinstance(o, BNode):
-            _remove_tree(graph, o)
-    graph.remove((node, None, None))
+    """Drop from ``report`` the results whose focus node is not a KG node."""
+    for report_node, _p, result in list(report.triples((None, SH.result, None))):
+        if report.value(result, SH.focusNode) not in keep:
+            report.remove((report_node, SH.result, result))
+            report.remove((result, None, None))
 
 
 _INCONSISTENCY_QUERY = """
@@ -209,10 +179,8 @@ _RULE_TEXT = {
 _TO_NOTHING = (RDFS.subClassOf, OWL.equivalentClass)
 
 
-_ANNOTATIONS = (str(RDFS.label), str(RDFS.comment), str(RDFS.isDefinedBy), str(RDFS.seeAlso), str(OWL.versionInfo),
-                "http://www.w3.org/2004/02/skos/core#prefLabel", "http://www.w3.org/2004/02/skos/core#altLabel",
-                "http://www.w3.org/2004/02/skos/core#definition", "http://www.w3.org/2004/02/skos/core#note",
-                "http://purl.org/dc/terms/")
+_ANNOTATIONS = tuple(str(t) for t in (RDFS.label, RDFS.comment, RDFS.isDefinedBy, RDFS.seeAlso, OWL.versionInfo,
+                                       SKOS.prefLabel, SKOS.altLabel, SKOS.definition, SKOS.note, DCTERMS))
 
 
 def _is_annotation(predicate: Node) -> bool:
@@ -236,15 +204,8 @@ def _ancestors(dso: Graph, cls: Node) -> set[Node]:
 
 def _violation(x: Node, rule: str, a: Node | None, b: Node | None, axiom: Node | None) -> Violation:
     what = _RULE_TEXT[rule].format(a=_n3(a), b=_n3(b))
-    return Violation(
-        focus_node=_n3(x) or "",
-        path=None,
-        value=_n3(a),
-        message=f"OWL 2 RL inconsistency ({rule}): {x.n3()} {what}; axiom {_n3(axiom)}",
-        severity="Violation",
-        source_shape=OWLRL_SHAPE.n3(),
-        constraint=f"owl-rl:{rule}",
-    )
+    message = f"OWL 2 RL inconsistency ({rule}): {x.n3()} {what}; axiom {_n3(axiom)}"
+    return Violation(_n3(x) or "", None, _n3(a), message, "Violation", OWLRL_SHAPE.n3(), f"owl-rl:{rule}")
 
 
 def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[Violation]:
@@ -278,8 +239,7 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
         if x in kg_nodes:
             v = _violation(x, str(rule), a, b, axiom)
             found.setdefault((v.focus_node, v.message), v)
-    err = Namespace("http://www.daml.org/2002/03/agents/agent-ont#")
-    for message in closure.objects(None, err.error):
+    for message in closure.objects(None, URIRef("http://www.daml.org/2002/03/agents/agent-ont#error")):
         text = str(message)
         if text.startswith(("Disjoint classes", "'sameAs' and")) or "of type 'Nothing'" in text:
             continue  # found above, with the KG node named
@@ -298,13 +258,12 @@ def _add_to_report(report: Graph, violations: Iterable[Violation], kg_nodes: set
     report_node = next(report.subjects(RDF.type, SH.ValidationReport))
     for v in violations:
         result = BNode()
-        report.add((report_node, SH.result, result))
-        report.add((result, RDF.type, SH.ValidationResult))
-        report.add((result, SH.focusNode, by_n3[v.focus_node]))
-        report.add((result, SH.resultMessage, Literal(v.message)))
-        report.add((result, SH.resultSeverity, SH.Violation))
-        report.add((result, SH.sourceShape, OWLRL_SHAPE))
-        report.add((result, SH.sourceConstraintComponent, URIRef(SHAPES + str(v.constraint).replace(":", "/"))))
+        component = URIRef(SHAPES + str(v.constraint).replace(":", "/"))
+        report.addN((s, p, o, report) for s, p, o in [
+            (report_node, SH.result, result), (result, RDF.type, SH.ValidationResult),
+            (result, SH.focusNode, by_n3[v.focus_node]), (result, SH.resultMessage, Literal(v.message)),
+            (result, SH.resultSeverity, SH.Violation), (result, SH.sourceShape, OWLRL_SHAPE),
+            (result, SH.sourceConstraintComponent, component)])
 
 
 def _finish(report: Graph, violations: list[Violation]) -> ValidationOutcome:
@@ -329,11 +288,8 @@ def validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
     separately and its inconsistencies are appended to the report. Neither input graph is modified.
     """
     kg_nodes = kg_nodes_of(kg, dso)
-    data = Graph()
-    data += dso
-    data += kg
-    for node in kg_nodes:
-        data.add((node, VOIDNS.inDataset, KG_MARK))
+    data = dso + kg
+    data += ((node, VOIDNS.inDataset, KG_MARK) for node in kg_nodes)
     report = _shacl(data, shapes)
     _prune_report(report, kg_nodes)
     violations = _results(report, kg_nodes)
@@ -344,7 +300,5 @@ def validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
 
 def validate_record(record: Graph, shapes: Graph) -> ValidationOutcome:
     """Validate an evaluation record with the given shapes (pySHACL, SHACL-SPARQL enabled, no inference)."""
-    data = Graph()
-    data += record
-    report = _shacl(data, shapes)
+    report = _shacl(record, shapes)
     return _finish(report, _results(report))

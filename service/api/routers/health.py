@@ -14,5 +14,5 @@ router = APIRouter(tags=["health"])
 
 @router.get("/health", summary="Liveness and store reachability")
 async def health(store: StoreDep, settings: SettingsDep) -> JSONResponse:
-    reachable = await run_in_threadpool(store.ask, "ASK WHERE { ?s ?p ?o }", None)
+    reachable = await run_in_threadpool(lambda: store.ask("ASK WHERE { ?s ?p ?o }", union=True))
     return JSONResponse({"status": "ok", "version": __version__, "store": settings.store, "storeHasData": reachable})
