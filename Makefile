@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DATA   ?= ./data
 PORT   ?= 8000
 
-.PHONY: run test bench clean
+.PHONY: run test bench browser clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -17,7 +17,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/caie serve --data-dir $(DATA) --port $(PORT) --examples
 
-test: $(STAMP)
+# Page tests drive a real Chromium (Debian's package); install it when it is missing.
+browser:
+	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+test: $(STAMP) browser
 	$(BIN)/pytest -q
 
 bench: $(STAMP)

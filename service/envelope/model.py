@@ -1,0 +1,151 @@
+"""The scope and operational envelope of an evaluation (methodology steps 1 and 2) as plain values.
+
+IRIs are absolute strings; local identifiers (evaluation, requirement, criterion, assumption,
+out-of-scope declaration, dimension, category) are path segments the service mints IRIs from
+(:mod:`service.envelope.rdf`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from enum import Enum
+
+
+class Judge(Enum):
+    """How a criterion is to be judged; the value is the JSON name, the IRI is the EPO individual."""
+
+    HUMAN = "human"
+    RULE = "rule"
+    MODEL = "model"
+
+    @property
+    def local_name(self) -> str:
+        return {"human": "HumanJudge", "rule": "RuleJudge", "model": "ModelJudge"}[self.value]
+
+
+@dataclass(frozen=True)
+class VersionBoundary:
+    """The model release and material configuration the result represents."""
+
+    model_release: str
+    configuration: str
+
+
+@dataclass(frozen=True)
+class TestTarget:
+    name: str
+    kind: str
+    version_boundary: VersionBoundary
+
+
+@dataclass(frozen=True)
+class UseBoundary:
+    """Users (personas), tasks (information needs), languages and countries, as DSO or KG IRIs."""
+
+    statement: str
+    users: tuple[str, ...] = ()
+    tasks: tuple[str, ...] = ()
+    languages: tuple[str, ...] = ()
+    countries: tuple[str, ...] = ()
+
+    def values(self) -> list[tuple[str, str]]:
+        """(field, IRI) for every value, to check each is declared."""
+        return [(name, iri) for name in ("users", "tasks", "languages", "countries") for iri in getattr(self, name)]
+
+
+@dataclass(frozen=True)
+class Assumption:
+    id: str
+    statement: str
+
+
+@dataclass(frozen=True)
+class OperatingEnvironment:
+    statement: str
+    settings: tuple[str, ...] = ()
+    assumptions: tuple[Assumption, ...] = ()
+
+
+@dataclass(frozen=True)
+class OutOfScope:
+    """An area the evaluation claims nothing about, optionally named by DSO concepts."""
+
+    id: str
+    statement: str
+    concepts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Step 1: what is evaluated, for whom, where, with which DSO and knowledge graphs."""
+
+    id: str
+    title: str
+    dso: str
+    knowledge_graphs: tuple[str, ...]
+    test_target: TestTarget
+    use_boundary: UseBoundary
+    operating_environment: OperatingEnvironment
+    out_of_scope: tuple[OutOfScope, ...] = ()
+    risk_question: str | None = None
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """A broad rule in the stakeholders' words; ``parent`` is the requirement it refines."""
+
+    id: str
+    statement: str
+    parent: str | None = None
+    concepts: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Criterion:
+    """An acceptance criterion: checkable against one response, weighted by deployment sensitivity."""
+
+    id: str
+    requirement: str
+    statement: str
+    weight: Decimal | None
+    weight_rationale: str
+    judged_by: Judge
+    dimension: str
+    category: str
+    concepts: tuple[str, ...] = ()
+    expected_result: str | None = None
+    in_scope: bool = True
+
+
+@dataclass(frozen=True)
+class EnvelopeContent:
+    """Step 2: the requirements and criteria, as the client writes them (no version, no digest)."""
+
+    requirements: tuple[Requirement, ...]
+    criteria: tuple[Criterion, ...]
+    statement: str | None = None
+
+    def criterion(self, criterion_id: str) -> Criterion | None:
+        return next((c for c in self.criteria if c.id == criterion_id), None)
+
+
+@dataclass(frozen=True)
+class Envelope:
+    """One stored version of an evaluation's operational envelope."""
+
+    iri: str
+    version: int
+    digest: str
+    content: EnvelopeContent
+    revision_of: str | None = None
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What is stored about an evaluation: its scope and, once written, its current envelope."""
+
+    iri: str
+    scope: Scope
+    envelope: Envelope | None = None
+    versions: tuple[int, ...] = field(default=())

@@ -1,0 +1,54 @@
+"""Pages as a person sees them: a real Chromium loads them from the running service."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+from service.bootstrap import load_spec_files
+from service.catalog import Catalog
+from service.graphs import GraphService
+
+from ..browser import rendered_dom
+from ..conftest import BASE_URL, Service
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.links: list[str] = []
+        self.headings: list[str] = []
+        self._in_h1 = False
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "a":
+            self.links.extend(value for name, value in attrs if name == "href" and value)
+        self._in_h1 = tag == "h1"
+
+    def handle_data(self, data: str) -> None:
+        if self._in_h1:
+            self.headings.append(data)
+            self._in_h1 = False
+
+
+def parsed(dom: str) -> _Links:
+    links = _Links()
+    links.feed(dom)
+    return links
+
+
+def test_term_page_links_to_its_neighbours(service: Service) -> None:
+    load_spec_files(GraphService(service.store, Catalog(service.store, BASE_URL)))
+    page = parsed(rendered_dom(f"{service.url}/epo/AcceptanceCriterion"))
+    assert page.headings == ["acceptance criterion"]
+    assert "/epo/Requirement" in page.links or any(link.startswith("/epo/") for link in page.links)
+    superclass = next(link for link in page.links if link.startswith("/epo/") and link != "/epo/AcceptanceCriterion")
+    followed = parsed(rendered_dom(f"{service.url}{superclass}"))
+    assert followed.headings and followed.headings[0]
+
+
+def test_catalog_page_lists_every_graph(service: Service) -> None:
+    load_spec_files(GraphService(service.store, Catalog(service.store, BASE_URL)))
+    page = parsed(rendered_dom(f"{service.url}/graphs"))
+    assert page.headings == ["Graphs"]
+    for graph in ("/graphs/ontologies/epo", "/graphs/dso/vaccine-education", "/graphs/kg/kenya"):
+        assert graph in page.links
