@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
@@ -54,8 +55,9 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
 
 
 async def _validation_error(request: Request, error: RequestValidationError) -> Response:
-    messages = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in error.errors()]
-    return problem(422, "Unprocessable", "; ".join(messages), errors=error.errors())
+    details = jsonable_encoder(error.errors(include_context=False))
+    messages = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in details]
+    return problem(422, "Unprocessable", "; ".join(messages), errors=details)
 
 
 def install(app: FastAPI) -> None:

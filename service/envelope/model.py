@@ -110,7 +110,7 @@ class Criterion:
     statement: str
     weight: Decimal | None
     weight_rationale: str
-    judged_by: Judge
+    judged_by: Judge | None
     dimension: str
     category: str
     concepts: tuple[str, ...] = ()

@@ -1,0 +1,251 @@
+"""Request and response bodies of ``/evaluations``: pydantic models that map to :mod:`service.envelope`.
+
+Field names are those of the JSON-LD context ``/contexts/evaluation.jsonld``. IRIs may be written in
+full or as compact IRIs with the context's prefixes (``ve:Measles``, ``kg:kenya/country``); answers
+use the compact form. Unknown fields are refused (422 naming them).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
+
+from ..envelope import (
+    Assumption,
+    Criterion,
+    EnvelopeContent,
+    Judge,
+    OperatingEnvironment,
+    OutOfScope,
+    Requirement,
+    Scope,
+    TestTarget,
+    UseBoundary,
+    VersionBoundary,
+)
+from ..namespaces import DCTERMS, DSO_VACCINE, EARL, EPO, PROV, SKOS, VOCAB_BASE
+
+CONTEXT_PREFIXES: dict[str, str] = {
+    "ve": DSO_VACCINE,
+    "kg": VOCAB_BASE + "kg/",
+    "epo": EPO,
+    "skos": SKOS,
+    "prov": PROV,
+    "earl": EARL,
+    "dcterms": DCTERMS,
+}
+"""The prefixes the JSON-LD context declares (and that JSON bodies may use)."""
+
+
+def expand(value: str) -> str:
+    """A full IRI from a full IRI or a compact IRI with a known prefix."""
+    prefix, colon, rest = value.partition(":")
+    if colon and prefix in CONTEXT_PREFIXES and not rest.startswith("//"):
+        return CONTEXT_PREFIXES[prefix] + rest
+    if value.startswith(("http://", "https://", "urn:")) and " " not in value:
+        return value
+    known = ", ".join(f"{p}:" for p in CONTEXT_PREFIXES)
+    raise PydanticCustomError("iri", "'{value}' is not an absolute IRI or a compact IRI with a known prefix ({known})",
+                              {"value": value, "known": known})
+
+
+def compact(iri: str) -> str:
+    """The compact form of ``iri`` with the longest matching context prefix, else ``iri``."""
+    best = max((p for p, ns in CONTEXT_PREFIXES.items() if iri.startswith(ns) and len(iri) > len(ns)),
+               key=lambda p: len(CONTEXT_PREFIXES[p]), default=None)
+    return f"{best}:{iri[len(CONTEXT_PREFIXES[best]):]}" if best else iri
+
+
+Iri = Annotated[str, AfterValidator(expand)]
+Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
+Text = Annotated[str, Field(min_length=1)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+
+class VersionBoundaryBody(_Body):
+    model_release: Text
+    configuration: str
+
+
+class TestTargetBody(_Body):
+    name: Text
+    kind: Text
+    version_boundary: VersionBoundaryBody
+
+
+class UseBoundaryBody(_Body):
+    statement: Text
+    users: list[Iri] = []
+    tasks: list[Iri] = []
+    languages: list[Iri] = []
+    countries: list[Iri] = []
+
+
+class AssumptionBody(_Body):
+    id: Identifier
+    statement: Text
+
+
+class OperatingEnvironmentBody(_Body):
+    statement: Text
+    settings: list[Iri] = []
+    assumptions: list[AssumptionBody] = []
+
+
+class OutOfScopeBody(_Body):
+    id: Identifier
+    statement: Text
+    concepts: list[Iri] = []
+
+
+class EvaluationBody(_Body):
+    """The scope of an evaluation (step 1)."""
+
+    id: Identifier | None = Field(default=None, description="Required by POST; PUT takes it from the path.")
+    title: Text
+    risk_question: str | None = None
+    dso: Identifier = Field(description="Identifier of a loaded DSO graph (/graphs/dso/{dso}).")
+    knowledge_graphs: list[Identifier] = Field(min_length=1, description="Identifiers of loaded KG graphs.")
+    test_target: TestTargetBody
+    use_boundary: UseBoundaryBody
+    operating_environment: OperatingEnvironmentBody
+    out_of_scope: list[OutOfScopeBody] = []
+
+    def to_domain(self, evaluation_id: str) -> Scope:
+        t, u, o = self.test_target, self.use_boundary, self.operating_environment
+        return Scope(
+            id=evaluation_id, title=self.title, risk_question=self.risk_question, dso=self.dso,
+            knowledge_graphs=tuple(self.knowledge_graphs),
+            test_target=TestTarget(t.name, t.kind, VersionBoundary(t.version_boundary.model_release, t.version_boundary.configuration)),
+            use_boundary=UseBoundary(u.statement, tuple(u.users), tuple(u.tasks), tuple(u.languages), tuple(u.countries)),
+            operating_environment=OperatingEnvironment(o.statement, tuple(o.settings),
+                                                       tuple(Assumption(a.id, a.statement) for a in o.assumptions)),
+            out_of_scope=tuple(OutOfScope(d.id, d.statement, tuple(d.concepts)) for d in self.out_of_scope),
+        )
+
+
+class RequirementBody(_Body):
+    id: Identifier
+    statement: Text
+    parent: str | None = Field(default=None, description="The id of the requirement this one refines.")
+    concepts: list[Iri] = []
+
+
+class CriterionBody(_Body):
+    id: Identifier
+    requirement: str = Field(description="The id of the requirement this criterion is decomposed from.")
+    statement: Text
+    expected_result: str | None = None
+    weight: Decimal = Field(description="Deployment-sensitivity weight, a decimal greater than zero.")
+    weight_rationale: Text
+    in_scope: bool = True
+    dimension: Identifier
+    category: Identifier
+    concepts: list[Iri] = Field(default=[], description="DSO concepts the criterion bears on.")
+    judged_by: Literal["human", "rule", "model"]
+
+    @field_validator("weight")
+    @classmethod
+    def _positive(cls, weight: Decimal) -> Decimal:
+        if not weight.is_finite() or weight <= 0:
+            raise PydanticCustomError(
+                "weight", "the weight must be a decimal greater than zero (the criterion's deployment sensitivity), not {weight}",
+                {"weight": str(weight)})
+        return weight
+
+
+class EnvelopeBody(_Body):
+    """Requirements decomposed into acceptance criteria (step 2)."""
+
+    statement: str | None = None
+    requirements: list[RequirementBody] = Field(min_length=1)
+    criteria: list[CriterionBody] = Field(min_length=1)
+
+    def to_domain(self) -> EnvelopeContent:
+        return EnvelopeContent(
+            statement=self.statement,
+            requirements=tuple(Requirement(r.id, r.statement, r.parent, tuple(r.concepts)) for r in self.requirements),
+            criteria=tuple(
+                Criterion(id=c.id, requirement=c.requirement, statement=c.statement, weight=c.weight,
+                          weight_rationale=c.weight_rationale, judged_by=Judge(c.judged_by), dimension=c.dimension,
+                          category=c.category, concepts=tuple(c.concepts), expected_result=c.expected_result,
+                          in_scope=c.in_scope)
+                for c in self.criteria
+            ),
+        )
+
+
+class RelevanceBody(_Body):
+    relevant: bool
+    rationale: Text
+
+
+class AppropriatenessBody(_Body):
+    appropriate: bool
+    rationale: Text
+
+
+class SignOffBody(_Body):
+    comment: str | None = None
+
+
+# ------------------------------------------------------------------------------------------- answers
+
+
+def _iris(values: tuple[str, ...]) -> list[str]:
+    return sorted(compact(v) for v in values)
+
+
+def _number(value: Decimal | None) -> int | float | None:
+    if value is None:
+        return None
+    return int(value) if value == value.to_integral_value() else float(value)
+
+
+def scope_json(scope: Scope) -> dict[str, object]:
+    """The scope as the JSON a client sends (canonical order: lists sorted, objects by id)."""
+    t, u, o = scope.test_target, scope.use_boundary, scope.operating_environment
+    body: dict[str, object] = {
+        "id": scope.id, "title": scope.title, "riskQuestion": scope.risk_question, "dso": scope.dso,
+        "knowledgeGraphs": sorted(scope.knowledge_graphs),
+        "testTarget": {"name": t.name, "kind": t.kind, "versionBoundary": {
+            "modelRelease": t.version_boundary.model_release, "configuration": t.version_boundary.configuration}},
+        "useBoundary": {"statement": u.statement, "users": _iris(u.users), "tasks": _iris(u.tasks),
+                        "languages": _iris(u.languages), "countries": _iris(u.countries)},
+        "operatingEnvironment": {"statement": o.statement, "settings": _iris(o.settings), "assumptions": [
+            {"id": a.id, "statement": a.statement} for a in sorted(o.assumptions, key=lambda a: a.id)]},
+        "outOfScope": [{"id": d.id, "statement": d.statement, "concepts": _iris(d.concepts)}
+                       for d in sorted(scope.out_of_scope, key=lambda d: d.id)],
+    }
+    if scope.risk_question is None:
+        del body["riskQuestion"]
+    return body
+
+
+def content_json(content: EnvelopeContent) -> dict[str, object]:
+    """Requirements and criteria as the JSON a client sends (sorted by id)."""
+    requirements = [
+        {k: v for k, v in {"id": r.id, "statement": r.statement, "parent": r.parent, "concepts": _iris(r.concepts)}.items()
+         if v is not None}
+        for r in sorted(content.requirements, key=lambda r: r.id)
+    ]
+    criteria = []
+    for c in sorted(content.criteria, key=lambda c: c.id):
+        item: dict[str, object] = {
+            "id": c.id, "requirement": c.requirement, "statement": c.statement, "expectedResult": c.expected_result,
+            "weight": _number(c.weight), "weightRationale": c.weight_rationale, "inScope": c.in_scope,
+            "dimension": c.dimension, "category": c.category, "concepts": _iris(c.concepts),
+            "judgedBy": c.judged_by.value if c.judged_by else None,
+        }
+        criteria.append({k: v for k, v in item.items() if v is not None})
+    body: dict[str, object] = {"requirements": requirements, "criteria": criteria}
+    if content.statement is not None:
+        body = {"statement": content.statement, **body}
+    return body

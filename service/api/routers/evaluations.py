@@ -1,0 +1,212 @@
+"""``/evaluations``: an evaluation's scope, its operational envelope and the approvals that gate it.
+
+JSON in and out (linked to the JSON-LD context ``/contexts/evaluation.jsonld``), RDF by ``Accept``;
+a scope may also be PUT as RDF. Handlers parse, call :mod:`service.envelope` / :mod:`service.approvals`
+and shape the answer.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import HTMLResponse, JSONResponse
+from pydantic import ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from ... import approvals, envelope, html
+from ...auth import require
+from ...config import Credential
+from ...errors import Unprocessable
+from ...formats import HTML, JSON, base_type, negotiate, rdf_format_for
+from ...publishing import Publisher
+from ..body import read_body
+from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
+from ..models import (
+    AppropriatenessBody,
+    EvaluationBody,
+    EnvelopeBody,
+    RelevanceBody,
+    SignOffBody,
+    content_json,
+    scope_json,
+)
+from ..rdf_response import rdf_response
+
+router = APIRouter(tags=["evaluations"])
+
+CONTEXT_FILE = Path(__file__).resolve().parents[1] / "contexts" / "evaluation.jsonld"
+CONTEXT_PATH = "/contexts/evaluation.jsonld"
+RDF_OFFERED = ["text/turtle", "application/ld+json", "application/n-triples", "application/rdf+xml"]
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+VersionQuery = Annotated[int | None, Query(ge=1, description="An earlier envelope version; the current one by default.")]
+
+
+def _context(settings: SettingsDep) -> str:
+    return settings.base_url + CONTEXT_PATH.lstrip("/")
+
+
+def _json(body: dict[str, object], context: str, status: int = 200, location: str | None = None) -> JSONResponse:
+    """A JSON answer that is also JSON-LD: ``@context`` in the body and the context Link header (JSON-LD 1.1 §6.1)."""
+    headers = {"Link": f'<{context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"', "Vary": "Accept"}
+    if location:
+        headers["Location"] = location
+    return JSONResponse({"@context": context, **body}, status_code=status, headers=headers)
+
+
+def _agent(agent: Credential | None) -> Credential:
+    """The credential, or 401 (roles are checked by the domain)."""
+    return require(agent)
+
+
+def _summary(evaluation: envelope.Evaluation) -> dict[str, object] | None:
+    env = evaluation.envelope
+    return None if env is None else {"@id": env.iri, "version": env.version, "digest": env.digest}
+
+
+def _evaluation_json(evaluation: envelope.Evaluation) -> dict[str, object]:
+    return {"@id": evaluation.iri, **scope_json(evaluation.scope), "envelope": _summary(evaluation)}
+
+
+@router.get(CONTEXT_PATH, summary="The JSON-LD context of the evaluation JSON", include_in_schema=True)
+async def json_ld_context() -> Response:
+    return Response(CONTEXT_FILE.read_bytes(), media_type="application/ld+json")
+
+
+@router.get("/evaluations", summary="Every evaluation, with its current envelope's version and digest")
+async def list_evaluations(graphs: GraphsDep, settings: SettingsDep, _: ReaderDep) -> JSONResponse:
+    found = await run_in_threadpool(envelope.list_evaluations, graphs)
+    items = [{"@id": e.iri, "id": e.scope.id, "title": e.scope.title, "envelope": _summary(e)} for e in found]
+    return _json({"evaluations": items}, _context(settings))
+
+
+@router.post("/evaluations", summary="Create an evaluation from its JSON scope", status_code=201)
+async def create_evaluation(body: EvaluationBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    if body.id is None:
+        raise Unprocessable("id: the evaluation's id is required (1-128 letters, digits, '.', '_' or '-')")
+    evaluation, _ = await run_in_threadpool(
+        lambda: envelope.put_scope(graphs, body.to_domain(body.id or ""), _agent(agent), must_be_new=True))
+    return _json(_evaluation_json(evaluation), _context(settings), 201, f"/evaluations/{evaluation.scope.id}")
+
+
+@router.put("/evaluations/{evaluation_id}", summary="Create or replace an evaluation's scope (JSON or RDF)")
+async def put_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                         agent: CredentialDep) -> JSONResponse:
+    caller = _agent(agent)
+    data = await read_body(request, settings.max_body_bytes)
+    content_type = request.headers.get("content-type")
+    if base_type(content_type) == JSON:
+        try:
+            body = EvaluationBody.model_validate_json(data)
+        except ValidationError as error:
+            raise RequestValidationError(error.errors(include_url=False)) from error
+        if body.id is not None and body.id != evaluation_id:
+            raise Unprocessable(f"id: the body names evaluation {body.id!r} but the path names {evaluation_id!r}")
+        evaluation, created = await run_in_threadpool(envelope.put_scope, graphs, body.to_domain(evaluation_id), caller)
+        answer = _evaluation_json(evaluation)
+    else:
+        rdf_format = rdf_format_for(content_type)
+        result = await run_in_threadpool(envelope.put_rdf, graphs, evaluation_id, data, rdf_format, caller)
+        evaluation, created = result.evaluation, result.created
+        answer = {**_evaluation_json(evaluation), "ignoredTriples": len(result.ignored),
+                  "ignoredExamples": [str(t) for t in result.ignored[:5]]}
+    return _json(answer, _context(settings), 201 if created else 200, f"/evaluations/{evaluation_id}")
+
+
+@router.get("/evaluations/{evaluation_id}", summary="An evaluation: JSON, its record graph as RDF, or a page")
+async def get_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                         _: ReaderDep) -> Response:
+    wanted = negotiate(request.headers.get("accept"), [JSON, HTML, *RDF_OFFERED])
+    if wanted == JSON:
+        evaluation = await run_in_threadpool(envelope.get_evaluation, graphs, evaluation_id)
+        return _json(_evaluation_json(evaluation), _context(settings))
+    # The evaluation's IRI is also its graph's: RDF and pages give the record and its catalog entry.
+    publisher: Publisher = request.app.state.publisher
+    path = f"evaluations/{evaluation_id}"
+    description = await run_in_threadpool(publisher.describe, path)
+    if wanted == HTML:
+        page = html.resource_page(description.iri, description.label(), description.triples, description.incoming,
+                                  publisher.local_href, "/" + path)
+        return HTMLResponse(page, headers={"Vary": "Accept"})
+    ref = envelope.records.graph_ref(graphs, evaluation_id)
+    record = await run_in_threadpool(graphs.triples, ref)
+    return rdf_response(list(dict.fromkeys(record + description.triples)), wanted)
+
+
+@router.put("/evaluations/{evaluation_id}/envelope", summary="Write the current envelope version (409 once signed off)")
+async def put_envelope(evaluation_id: str, body: EnvelopeBody, graphs: GraphsDep, settings: SettingsDep,
+                       agent: CredentialDep) -> JSONResponse:
+    env, created = await run_in_threadpool(envelope.put_envelope, graphs, evaluation_id, body.to_domain(), _agent(agent))
+    status = await run_in_threadpool(approvals.envelope_status, graphs, evaluation_id)
+    return _json(_envelope_json(evaluation_id, env, status), _context(settings), 201 if created else 200,
+                 f"/evaluations/{evaluation_id}/envelope")
+
+
+def _envelope_json(evaluation_id: str, env: envelope.Envelope, status: approvals.EnvelopeStatus | None) -> dict[str, object]:
+    body: dict[str, object] = {"@id": env.iri, "evaluation": evaluation_id, "version": env.version, "digest": env.digest,
+                               "revisionOf": env.revision_of, **content_json(env.content)}
+    if status is not None and status.envelope == env.iri:
+        body["status"] = status.to_json()
+    return body
+
+
+@router.get("/evaluations/{evaluation_id}/envelope", summary="The envelope with its digest and approval status")
+async def get_envelope(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep, _: ReaderDep,
+                       version: VersionQuery = None) -> Response:
+    wanted = negotiate(request.headers.get("accept"), [JSON, *RDF_OFFERED])
+    env, triples = await run_in_threadpool(envelope.envelope_at, graphs, evaluation_id, version)
+    if wanted != JSON:
+        return rdf_response(triples, wanted)
+    status = await run_in_threadpool(approvals.envelope_status, graphs, evaluation_id)
+    return _json(_envelope_json(evaluation_id, env, status), _context(settings))
+
+
+@router.post("/evaluations/{evaluation_id}/envelope/versions", summary="Start version n+1 of a signed-off envelope",
+             status_code=201)
+async def new_envelope_version(evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    env = await run_in_threadpool(envelope.new_version, graphs, evaluation_id, _agent(agent))
+    status = await run_in_threadpool(approvals.envelope_status, graphs, evaluation_id)
+    return _json(_envelope_json(evaluation_id, env, status), _context(settings), 201, f"/evaluations/{evaluation_id}/envelope")
+
+
+def _approval(record: approvals.ApprovalRecord, settings: SettingsDep, evaluation_id: str) -> JSONResponse:
+    return _json(record.to_json(), _context(settings), 201, f"/evaluations/{evaluation_id}/approvals")
+
+
+@router.post("/evaluations/{evaluation_id}/criteria/{criterion_id}/relevance", status_code=201,
+             summary="The domain expert assesses a criterion's relevance (append-only)")
+async def assess_relevance(evaluation_id: str, criterion_id: str, body: RelevanceBody, graphs: GraphsDep,
+                           settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    record = await run_in_threadpool(approvals.assess_relevance, graphs, evaluation_id, criterion_id, body.relevant,
+                                     body.rationale, agent)
+    return _approval(record, settings, evaluation_id)
+
+
+@router.post("/evaluations/{evaluation_id}/envelope/appropriateness", status_code=201,
+             summary="The domain expert assesses the envelope's appropriateness (append-only)")
+async def assess_appropriateness(evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep,
+                                 settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    record = await run_in_threadpool(approvals.assess_appropriateness, graphs, evaluation_id, body.appropriate,
+                                     body.rationale, agent)
+    return _approval(record, settings, evaluation_id)
+
+
+@router.post("/evaluations/{evaluation_id}/envelope/sign-off", status_code=201,
+             summary="The organizational expert signs the envelope off, freezing it (409 naming what is missing)")
+async def sign_off(evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep,
+                   body: SignOffBody | None = None) -> JSONResponse:
+    comment = body.comment if body else None
+    record = await run_in_threadpool(approvals.sign_off_envelope, graphs, evaluation_id, agent, comment)
+    return _approval(record, settings, evaluation_id)
+
+
+@router.get("/evaluations/{evaluation_id}/approvals", summary="Every approval of the evaluation, oldest first")
+async def list_approvals(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                         _: ReaderDep) -> Response:
+    wanted = negotiate(request.headers.get("accept"), [JSON, *RDF_OFFERED])
+    found, triples = await run_in_threadpool(approvals.list_approvals, graphs, evaluation_id)
+    if wanted != JSON:
+        return rdf_response(triples, wanted)
+    return _json({"approvals": [r.to_json() for r in found]}, _context(settings))

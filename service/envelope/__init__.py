@@ -1,0 +1,64 @@
+"""Steps 1 and 2 of the methodology: an evaluation's scope and its versioned operational envelope.
+
+The domain layer (no HTTP). Everything is stored in the evaluation's graph ``{base}evaluations/{id}``:
+:mod:`.model` holds the values, :mod:`.rdf` the RDF shape and the envelope digest, :mod:`.checks`
+the validation, :mod:`.records` the reads and the checked, transactional writes. Approvals are in
+:mod:`service.approvals`.
+"""
+
+from .model import (
+    Assumption,
+    Criterion,
+    Envelope,
+    EnvelopeContent,
+    Evaluation,
+    Judge,
+    OperatingEnvironment,
+    OutOfScope,
+    Requirement,
+    Scope,
+    TestTarget,
+    UseBoundary,
+    VersionBoundary,
+)
+from .rdf import Iris, envelope_digest
+from .records import (
+    AUTHORS,
+    RdfPut,
+    envelope_at,
+    get_evaluation,
+    iris_for,
+    list_evaluations,
+    new_version,
+    put_envelope,
+    put_rdf,
+    put_scope,
+)
+
+__all__ = [
+    "AUTHORS",
+    "Assumption",
+    "Criterion",
+    "Envelope",
+    "EnvelopeContent",
+    "Evaluation",
+    "Iris",
+    "Judge",
+    "OperatingEnvironment",
+    "OutOfScope",
+    "RdfPut",
+    "Requirement",
+    "Scope",
+    "TestTarget",
+    "UseBoundary",
+    "VersionBoundary",
+    "envelope_at",
+    "envelope_digest",
+    "get_evaluation",
+    "iris_for",
+    "list_evaluations",
+    "new_version",
+    "put_envelope",
+    "put_rdf",
+    "put_scope",
+]

@@ -1,0 +1,412 @@
+"""Scope and envelope as RDF in the evaluation's graph ``{base}evaluations/{id}``, and back.
+
+Every IRI is minted under the evaluation's IRI (see :class:`Iris`). An envelope version owns every
+triple whose subject is ``{evaluation}/envelope/v{n}`` or lies under it, so a version can be read,
+replaced or copied by its IRI prefix. The envelope digest (:func:`envelope_digest`) is taken over the
+envelope's content with its IRIs made relative, so equal content gives an equal digest across
+versions and evaluations.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+
+from pyoxigraph import Literal, NamedNode, Triple
+
+from ..digest import graph_digest
+from ..namespaces import DCTERMS, EPO, PROV, RDF, RDFS, SKOS, XSD
+from .model import (
+    Assumption,
+    Criterion,
+    Envelope,
+    EnvelopeContent,
+    Judge,
+    OperatingEnvironment,
+    OutOfScope,
+    Requirement,
+    Scope,
+    TestTarget,
+    UseBoundary,
+    VersionBoundary,
+)
+
+TYPE = NamedNode(RDF + "type")
+RELATIVE = "urn:x-caie:envelope"
+"""What an envelope's own IRI becomes in its digest (its sub-IRIs keep their path after it)."""
+
+_VERSION_PATH = re.compile(r"/envelope/v([1-9][0-9]*)$")
+
+
+def epo(name: str) -> NamedNode:
+    return NamedNode(EPO + name)
+
+
+def _text(value: str) -> Literal:
+    return Literal(value)
+
+
+def _decimal(value: Decimal) -> Literal:
+    """The canonical xsd:decimal form (``5``, ``0.25``), so equal weights give equal digests."""
+    text = format(value.normalize(), "f")
+    return Literal(text, datatype=NamedNode(XSD + "decimal"))
+
+
+@dataclass(frozen=True)
+class Iris:
+    """The IRIs of one evaluation's record under a deployment ``base``."""
+
+    base: str
+    evaluation_id: str
+
+    @property
+    def evaluation(self) -> str:
+        return f"{self.base}evaluations/{self.evaluation_id}"
+
+    def under(self, path: str) -> str:
+        return f"{self.evaluation}/{path}"
+
+    def envelope(self, version: int) -> str:
+        return self.under(f"envelope/v{version}")
+
+    def requirement(self, version: int, requirement_id: str) -> str:
+        return f"{self.envelope(version)}/requirements/{requirement_id}"
+
+    def criterion(self, version: int, criterion_id: str) -> str:
+        return f"{self.envelope(version)}/criteria/{criterion_id}"
+
+    def dimension(self, version: int, dimension: str) -> str:
+        return f"{self.envelope(version)}/dimensions/{dimension}"
+
+    def category(self, version: int, dimension: str, category: str) -> str:
+        return f"{self.dimension(version, dimension)}/{category}"
+
+    def dso(self, identifier: str) -> str:
+        return f"{self.base}dso/{identifier}"
+
+    def kg(self, identifier: str) -> str:
+        return f"{self.base}kg/{identifier}"
+
+    def agent(self, agent: str) -> str:
+        return f"{self.base}agents/{agent}"
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.triples: list[Triple] = []
+
+    def add(self, subject: str, predicate: NamedNode | str, value: NamedNode | Literal | str | None) -> None:
+        if value is None:
+            return
+        obj = NamedNode(value) if isinstance(value, str) else value
+        pred = NamedNode(predicate) if isinstance(predicate, str) else predicate
+        self.triples.append(Triple(NamedNode(subject), pred, obj))
+
+    def text(self, subject: str, predicate: NamedNode, value: str | None) -> None:
+        if value is not None:
+            self.add(subject, predicate, _text(value))
+
+
+# ------------------------------------------------------------------------------------------- writing
+
+
+def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
+    """The triples stating ``scope`` (step 1) in the evaluation graph."""
+    b, e = _Builder(), iris.evaluation
+    target, boundary = iris.under("target"), iris.under("target/version-boundary")
+    use, env = iris.under("use-boundary"), iris.under("operating-environment")
+    b.add(e, TYPE, epo("Evaluation"))
+    b.text(e, NamedNode(DCTERMS + "identifier"), scope.id)
+    b.text(e, NamedNode(DCTERMS + "title"), scope.title)
+    b.text(e, epo("riskQuestion"), scope.risk_question)
+    dso = iris.dso(scope.dso)
+    b.add(e, epo("usesDso"), dso)
+    b.add(dso, TYPE, epo("DsoRelease"))
+    for kg in scope.knowledge_graphs:
+        b.add(e, epo("usesKnowledgeGraph"), iris.kg(kg))
+        b.add(iris.kg(kg), TYPE, epo("KnowledgeGraph"))
+        b.add(iris.kg(kg), epo("conformsToDso"), dso)
+    b.add(e, epo("testTarget"), target)
+    b.add(e, epo("versionBoundary"), boundary)
+    b.add(e, epo("useBoundary"), use)
+    b.add(e, epo("operatingEnvironment"), env)
+    t = scope.test_target
+    for node, cls in ((target, "TestTarget"), (boundary, "VersionBoundary"), (use, "UseBoundary"), (env, "OperatingEnvironment")):
+        b.add(node, TYPE, epo(cls))
+        b.add(node, epo("inEvaluation"), e)
+    b.text(target, NamedNode(RDFS + "label"), t.name)
+    b.text(target, epo("targetKind"), t.kind)
+    b.text(boundary, epo("targetVersion"), t.version_boundary.model_release)
+    b.text(boundary, epo("configuration"), t.version_boundary.configuration)
+    b.text(boundary, epo("configurationDigest"), hashlib.sha256(t.version_boundary.configuration.encode()).hexdigest())
+    u = scope.use_boundary
+    b.text(use, epo("statement"), u.statement)
+    for field_name, facet in (("users", "persona"), ("tasks", "informationNeed"), ("languages", "language"), ("countries", "country")):
+        for value in getattr(u, field_name):
+            b.add(use, epo(facet), value)
+    o = scope.operating_environment
+    b.text(env, epo("statement"), o.statement)
+    for setting in o.settings:
+        b.add(env, epo("setting"), setting)
+    for assumption in o.assumptions:
+        node = iris.under(f"assumptions/{assumption.id}")
+        b.add(env, epo("hasAssumption"), node)
+        b.add(node, TYPE, epo("Assumption"))
+        b.add(node, epo("inEvaluation"), e)
+        b.text(node, epo("statement"), assumption.statement)
+    for declaration in scope.out_of_scope:
+        node = iris.under(f"out-of-scope/{declaration.id}")
+        b.add(e, epo("outOfScope"), node)
+        b.add(node, TYPE, epo("OutOfScopeDeclaration"))
+        b.add(node, epo("inEvaluation"), e)
+        b.text(node, epo("statement"), declaration.statement)
+        for concept in declaration.concepts:
+            b.add(node, epo("excludedConcept"), concept)
+    return b.triples
+
+
+def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revision_of: str | None = None) -> list[Triple]:
+    """The triples of envelope version ``version`` (without its digest, which :func:`digest_triple` adds)."""
+    b, e, env = _Builder(), iris.evaluation, iris.envelope(version)
+    b.add(env, TYPE, epo("OperationalEnvelope"))
+    b.add(env, epo("inEvaluation"), e)
+    b.text(env, epo("version"), str(version))
+    b.add(env, epo("envelopeTarget"), iris.under("target"))
+    b.add(env, epo("inEnvironment"), iris.under("operating-environment"))
+    b.add(env, NamedNode(PROV + "wasRevisionOf"), revision_of)
+    b.text(env, epo("statement"), content.statement)
+    for r in content.requirements:
+        node = iris.requirement(version, r.id)
+        b.add(node, TYPE, epo("Requirement"))
+        b.add(node, epo("inEvaluation"), e)
+        b.add(node, epo("partOfEnvelope"), env)
+        b.text(node, NamedNode(DCTERMS + "identifier"), r.id)
+        b.text(node, epo("statement"), r.statement)
+        if r.parent is not None:
+            b.add(node, epo("refines"), iris.requirement(version, r.parent))
+        for concept in r.concepts:
+            b.add(node, epo("bearsOnConcept"), concept)
+    dimensions: set[str] = set()
+    for c in content.criteria:
+        node, requirement = iris.criterion(version, c.id), iris.requirement(version, c.requirement)
+        b.add(node, TYPE, epo("AcceptanceCriterion"))
+        b.add(node, epo("inEvaluation"), e)
+        b.text(node, NamedNode(DCTERMS + "identifier"), c.id)
+        b.add(node, epo("criterionOf"), requirement)
+        b.add(node, NamedNode(PROV + "wasDerivedFrom"), requirement)
+        b.text(node, epo("statement"), c.statement)
+        b.text(node, epo("expectedResult"), c.expected_result)
+        if c.weight is not None:
+            b.add(node, epo("weight"), _decimal(c.weight))
+        b.text(node, epo("weightRationale"), c.weight_rationale)
+        b.add(node, epo("inScope"), Literal(c.in_scope))
+        if c.judged_by is not None:
+            b.add(node, epo("judgedBy"), epo(c.judged_by.local_name))
+        dimension, category = iris.dimension(version, c.dimension), iris.category(version, c.dimension, c.category)
+        b.add(node, epo("dimension"), dimension)
+        b.add(node, epo("category"), category)
+        for concept in c.concepts:
+            b.add(node, epo("bearsOnConcept"), concept)
+        if c.dimension not in dimensions:
+            dimensions.add(c.dimension)
+            b.add(dimension, TYPE, NamedNode(SKOS + "Concept"))
+            b.text(dimension, NamedNode(SKOS + "prefLabel"), c.dimension)
+        b.add(category, TYPE, NamedNode(SKOS + "Concept"))
+        b.text(category, NamedNode(SKOS + "prefLabel"), c.category)
+        b.add(category, NamedNode(SKOS + "broader"), dimension)
+    return list(dict.fromkeys(b.triples))
+
+
+def digest_triple(envelope_iri: str, digest: str) -> Triple:
+    return Triple(NamedNode(envelope_iri), epo("envelopeDigest"), _text(digest))
+
+
+_NOT_CONTENT = {EPO + "version", PROV + "wasRevisionOf", EPO + "envelopeDigest", EPO + "inEvaluation",
+                EPO + "envelopeTarget", EPO + "inEnvironment"}
+
+
+def envelope_digest(envelope_iri: str, triples: Iterable[Triple]) -> str:
+    """SHA-256 (service.digest) of the envelope's content: its IRIs made relative, bookkeeping left out."""
+
+    def relative(term):  # type: ignore[no-untyped-def]
+        if isinstance(term, NamedNode) and (term.value == envelope_iri or term.value.startswith(envelope_iri + "/")):
+            return NamedNode(RELATIVE + term.value[len(envelope_iri):])
+        return term
+
+    content = [
+        Triple(relative(t.subject), t.predicate, relative(t.object))
+        for t in triples
+        if t.predicate.value not in _NOT_CONTENT and owned_by(envelope_iri, t)
+    ]
+    return graph_digest(content)
+
+
+# ------------------------------------------------------------------------------------------- reading
+
+
+def owned_by(prefix: str, triple: Triple) -> bool:
+    """Whether ``triple``'s subject is ``prefix`` or an IRI under it."""
+    value = triple.subject.value
+    return isinstance(triple.subject, NamedNode) and (value == prefix or value.startswith(prefix + "/"))
+
+
+class Index:
+    """The graph's triples by subject and predicate."""
+
+    def __init__(self, triples: Iterable[Triple]) -> None:
+        self.triples = list(triples)
+        self._by: dict[str, dict[str, list[NamedNode | Literal]]] = defaultdict(lambda: defaultdict(list))
+        for t in self.triples:
+            self._by[t.subject.value][t.predicate.value].append(t.object)  # type: ignore[arg-type]
+
+    def all(self, subject: str, predicate: str) -> list[str]:
+        return sorted(o.value for o in self._by.get(subject, {}).get(predicate, []))
+
+    def one(self, subject: str, predicate: str) -> str | None:
+        values = self.all(subject, predicate)
+        return values[0] if values else None
+
+    def term(self, subject: str, predicate: str) -> NamedNode | Literal | None:
+        values = self._by.get(subject, {}).get(predicate, [])
+        return values[0] if values else None
+
+    def has_type(self, subject: str, cls: str) -> bool:
+        return any(o.value == cls for o in self._by.get(subject, {}).get(RDF + "type", []))
+
+    def subjects(self, predicate: str, obj: str) -> list[str]:
+        return sorted(t.subject.value for t in self.triples if t.predicate.value == predicate and t.object.value == obj)
+
+
+def _tail(iri: str, prefix: str) -> str:
+    return iri[len(prefix):] if iri.startswith(prefix) else iri.rsplit("/", 1)[-1]
+
+
+def read_scope(iris: Iris, index: Index) -> Scope | None:
+    """The scope stated in the graph, or ``None`` when it holds no evaluation ``iris.evaluation``."""
+    e = iris.evaluation
+    if not index.has_type(e, EPO + "Evaluation"):
+        return None
+    target = index.one(e, EPO + "testTarget") or iris.under("target")
+    boundary = index.one(e, EPO + "versionBoundary") or iris.under("target/version-boundary")
+    use = index.one(e, EPO + "useBoundary") or iris.under("use-boundary")
+    env = index.one(e, EPO + "operatingEnvironment") or iris.under("operating-environment")
+    dso = index.one(e, EPO + "usesDso") or ""
+    return Scope(
+        id=iris.evaluation_id,
+        title=index.one(e, DCTERMS + "title") or iris.evaluation_id,
+        risk_question=index.one(e, EPO + "riskQuestion"),
+        dso=_tail(dso, iris.base + "dso/"),
+        knowledge_graphs=tuple(_tail(kg, iris.base + "kg/") for kg in index.all(e, EPO + "usesKnowledgeGraph")),
+        test_target=TestTarget(
+            name=index.one(target, RDFS + "label") or "",
+            kind=index.one(target, EPO + "targetKind") or "",
+            version_boundary=VersionBoundary(
+                model_release=index.one(boundary, EPO + "targetVersion") or "",
+                configuration=index.one(boundary, EPO + "configuration") or "",
+            ),
+        ),
+        use_boundary=UseBoundary(
+            statement=index.one(use, EPO + "statement") or "",
+            users=tuple(index.all(use, EPO + "persona")),
+            tasks=tuple(index.all(use, EPO + "informationNeed")),
+            languages=tuple(index.all(use, EPO + "language")),
+            countries=tuple(index.all(use, EPO + "country")),
+        ),
+        operating_environment=OperatingEnvironment(
+            statement=index.one(env, EPO + "statement") or "",
+            settings=tuple(index.all(env, EPO + "setting")),
+            assumptions=tuple(
+                Assumption(_tail(a, iris.under("assumptions/")), index.one(a, EPO + "statement") or "")
+                for a in index.all(env, EPO + "hasAssumption")
+            ),
+        ),
+        out_of_scope=tuple(
+            OutOfScope(_tail(o, iris.under("out-of-scope/")), index.one(o, EPO + "statement") or "",
+                       tuple(index.all(o, EPO + "excludedConcept")))
+            for o in index.all(e, EPO + "outOfScope")
+        ),
+    )
+
+
+def scope_owned(iris: Iris, triple: Triple) -> bool:
+    """Whether ``triple`` belongs to the scope (and is replaced with it)."""
+    if triple.subject.value == iris.evaluation:
+        return triple.predicate.value != EPO + "operationalEnvelope"
+    if triple.subject.value.startswith((iris.base + "dso/", iris.base + "kg/")):
+        return True
+    parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope")
+    return any(owned_by(iris.under(part), triple) for part in parts)
+
+
+def version_of(envelope_iri: str) -> int:
+    match = _VERSION_PATH.search(envelope_iri)
+    if match is None:
+        raise ValueError(f"not an envelope version IRI: {envelope_iri}")
+    return int(match.group(1))
+
+
+def envelope_versions(iris: Iris, index: Index) -> list[str]:
+    """Every envelope version IRI of the evaluation, oldest first."""
+    found = [s for s in index.subjects(RDF + "type", EPO + "OperationalEnvelope") if s.startswith(iris.under("envelope/v"))]
+    return sorted(found, key=version_of)
+
+
+def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
+    """The requirements and criteria of one envelope version."""
+    requirements_prefix, criteria_prefix = envelope_iri + "/requirements/", envelope_iri + "/criteria/"
+    dimensions_prefix = envelope_iri + "/dimensions/"
+    requirements = tuple(
+        Requirement(
+            id=_tail(r, requirements_prefix),
+            statement=index.one(r, EPO + "statement") or "",
+            parent=_tail(p, requirements_prefix) if (p := index.one(r, EPO + "refines")) else None,
+            concepts=tuple(index.all(r, EPO + "bearsOnConcept")),
+        )
+        for r in index.subjects(EPO + "partOfEnvelope", envelope_iri)
+    )
+    criteria = []
+    for r in index.subjects(EPO + "partOfEnvelope", envelope_iri):
+        for c in index.subjects(EPO + "criterionOf", r):
+            dimension = index.one(c, EPO + "dimension") or ""
+            judge = _tail(index.one(c, EPO + "judgedBy") or "", EPO)
+            in_scope = index.term(c, EPO + "inScope")
+            criteria.append(Criterion(
+                id=_tail(c, criteria_prefix),
+                requirement=_tail(r, requirements_prefix),
+                statement=index.one(c, EPO + "statement") or "",
+                expected_result=index.one(c, EPO + "expectedResult"),
+                weight=_weight(index.one(c, EPO + "weight")),
+                weight_rationale=index.one(c, EPO + "weightRationale") or "",
+                in_scope=in_scope is None or in_scope.value == "true",
+                judged_by=next((j for j in Judge if j.local_name == judge), None),
+                dimension=_tail(dimension, dimensions_prefix),
+                category=_tail(index.one(c, EPO + "category") or "", dimension + "/"),
+                concepts=tuple(index.all(c, EPO + "bearsOnConcept")),
+            ))
+    return EnvelopeContent(
+        requirements=requirements,
+        criteria=tuple(sorted(criteria, key=lambda c: c.id)),
+        statement=index.one(envelope_iri, EPO + "statement"),
+    )
+
+
+def read_envelope(envelope_iri: str, index: Index) -> Envelope:
+    triples = [t for t in index.triples if owned_by(envelope_iri, t)]
+    return Envelope(
+        iri=envelope_iri,
+        version=version_of(envelope_iri),
+        digest=envelope_digest(envelope_iri, triples),
+        content=read_content(envelope_iri, index),
+        revision_of=index.one(envelope_iri, PROV + "wasRevisionOf"),
+    )
+
+
+def _weight(value: str | None) -> Decimal | None:
+    try:
+        return Decimal(value) if value is not None else None
+    except InvalidOperation:
+        return None

@@ -1,0 +1,336 @@
+"""Storing and reading an evaluation's scope and envelope in its graph, each write one checked transaction.
+
+Checks run before anything is written; the write's precondition re-reads the graph under the write
+lock and refuses (409) when it changed meanwhile or the envelope was signed off, so a check and its
+write cannot interleave with another writer.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from pyoxigraph import NamedNode, RdfFormat, Triple
+
+from ..auth import require
+from ..catalog import GraphKind
+from ..config import Credential
+from ..errors import Conflict, NotFound, Unprocessable
+from ..graphs import GraphRef, GraphService
+from ..namespaces import EARL, EPO
+from ..rdf import parse_triples
+from . import checks
+from .model import Envelope, EnvelopeContent, Evaluation, Scope
+from .rdf import (
+    Index,
+    Iris,
+    digest_triple,
+    envelope_digest,
+    envelope_triples,
+    envelope_versions,
+    epo,
+    owned_by,
+    read_content,
+    read_envelope,
+    read_scope,
+    scope_owned,
+    scope_triples,
+)
+
+AUTHORS = ("evaluation_operator", "domain_expert")
+"""Who may write a scope or envelope (admin always may)."""
+
+_SERVER_MAINTAINED = {EPO + "envelopeDigest", EPO + "configurationDigest"}
+
+
+def iris_for(graphs: GraphService, evaluation_id: str) -> Iris:
+    """The evaluation's IRIs (400 for an identifier that cannot be a path segment)."""
+    iri = graphs.member(GraphKind.EVALUATION, evaluation_id).iri.value
+    return Iris(iri[: -len(f"evaluations/{evaluation_id}")], evaluation_id)
+
+
+def graph_ref(graphs: GraphService, evaluation_id: str) -> GraphRef:
+    return graphs.member(GraphKind.EVALUATION, evaluation_id)
+
+
+def signed_off(index: Index, envelope_iri: str) -> bool:
+    """Whether an envelope sign-off with outcome passed approves ``envelope_iri``."""
+    for approval in index.subjects(EPO + "approvesEnvelope", envelope_iri):
+        if index.has_type(approval, EPO + "EnvelopeSignOff"):
+            result = index.term(approval, EARL + "result")
+            if result is not None and index.one(result.value, EARL + "outcome") == EARL + "passed":
+                return True
+    return False
+
+
+def current_envelope_iri(iris: Iris, index: Index) -> str | None:
+    linked = index.one(iris.evaluation, EPO + "operationalEnvelope")
+    versions = envelope_versions(iris, index)
+    return linked or (versions[-1] if versions else None)
+
+
+def read_evaluation(iris: Iris, triples: list[Triple]) -> Evaluation | None:
+    index = Index(triples)
+    scope = read_scope(iris, index)
+    if scope is None:
+        return None
+    current = current_envelope_iri(iris, index)
+    versions = tuple(int(v.rsplit("/v", 1)[1]) for v in envelope_versions(iris, index))
+    return Evaluation(iris.evaluation, scope, read_envelope(current, index) if current else None, versions)
+
+
+def load(graphs: GraphService, evaluation_id: str) -> tuple[Iris, Index, Evaluation]:
+    """The evaluation's graph, indexed, and what it states, or 404."""
+    iris = iris_for(graphs, evaluation_id)
+    triples = graphs.triples(graph_ref(graphs, evaluation_id))
+    evaluation = read_evaluation(iris, triples)
+    if evaluation is None:
+        raise NotFound(f"no evaluation {evaluation_id!r}: POST /evaluations creates one")
+    return iris, Index(triples), evaluation
+
+
+def get_evaluation(graphs: GraphService, evaluation_id: str) -> Evaluation:
+    return load(graphs, evaluation_id)[2]
+
+
+def list_evaluations(graphs: GraphService) -> list[Evaluation]:
+    """Every evaluation of the deployment, by identifier."""
+    found = []
+    for entry in graphs.catalog():
+        if entry.kind is GraphKind.EVALUATION and "/" not in entry.identifier:
+            iris = iris_for(graphs, entry.identifier)
+            evaluation = read_evaluation(iris, graphs.triples(graph_ref(graphs, entry.identifier)))
+            if evaluation is not None:
+                found.append(evaluation)
+    return found
+
+
+def envelope_at(graphs: GraphService, evaluation_id: str, version: int | None = None) -> tuple[Envelope, list[Triple]]:
+    """An envelope version (the current one by default) and its triples, or 404."""
+    iris, index, evaluation = load(graphs, evaluation_id)
+    iri = iris.envelope(version) if version is not None else current_envelope_iri(iris, index)
+    if iri is None or not index.has_type(iri, EPO + "OperationalEnvelope"):
+        which = f"version {version} of the envelope" if version else "an envelope"
+        raise NotFound(f"evaluation {evaluation_id!r} has no {which}: PUT /evaluations/{evaluation_id}/envelope writes it")
+    return read_envelope(iri, index), [t for t in index.triples if owned_by(iri, t)]
+
+
+# ------------------------------------------------------------------------------------------- checks
+
+
+def _dso_terms(graphs: GraphService, dso: str) -> set[str]:
+    entry = graphs.find(graphs.member(GraphKind.DSO, dso)) if checks.IDENTIFIER.match(dso) else None
+    if entry is None:
+        raise Unprocessable(f"the DSO {dso!r} is not loaded: PUT it to /graphs/dso/{dso} first")
+    return checks.declared_terms(graphs.triples(graphs.member(GraphKind.DSO, dso)))
+
+
+def validate_scope(graphs: GraphService, scope: Scope) -> None:
+    """Every check of :func:`checks.check_scope`, after the DSO and KGs are found loaded and consistent."""
+    dso_terms = _dso_terms(graphs, scope.dso)
+    dso_entry = graphs.find(graphs.member(GraphKind.DSO, scope.dso))
+    assert dso_entry is not None
+    kg_terms: set[str] = set()
+    problems = []
+    if not scope.knowledge_graphs:
+        problems.append("an evaluation needs at least one context knowledge graph")
+    for kg in scope.knowledge_graphs:
+        entry = graphs.find(graphs.member(GraphKind.KG, kg)) if checks.IDENTIFIER.match(kg) else None
+        if entry is None:
+            problems.append(f"the knowledge graph {kg!r} is not loaded: PUT it to /graphs/kg/{kg} first")
+        elif entry.conforms_to != dso_entry.defines_ontology:
+            problems.append(f"the knowledge graph {kg!r} conforms to <{entry.conforms_to}>, not to the DSO {scope.dso!r} <{dso_entry.defines_ontology}>")
+        else:
+            kg_terms |= checks.declared_terms(graphs.triples(graphs.member(GraphKind.KG, kg)))
+    checks.raise_if(problems, "scope")
+    checks.check_scope(scope, dso_terms, kg_terms)
+
+
+def validate_envelope(graphs: GraphService, scope: Scope, content: EnvelopeContent) -> None:
+    checks.check_envelope(content, _dso_terms(graphs, scope.dso), scope.dso)
+
+
+# ------------------------------------------------------------------------------------------- changes
+
+
+@dataclass
+class _Change:
+    """A diff of the evaluation graph and what must still hold when it is applied."""
+
+    delete: list[Triple] = field(default_factory=list)
+    insert: list[Triple] = field(default_factory=list)
+    guards: list[Callable[[Index], None]] = field(default_factory=list)
+
+    def diff(self, old: list[Triple], new: list[Triple]) -> None:
+        old_set, new_set = set(old), set(new)
+        self.delete += [t for t in old if t not in new_set]
+        self.insert += [t for t in dict.fromkeys(new) if t not in old_set]
+
+    def apply(self, graphs: GraphService, iris: Iris, agent: Credential, title: str | None) -> None:
+        if not (self.delete or self.insert):
+            return
+
+        def precondition(current: list[Triple]) -> None:
+            index = Index(current)
+            for guard in self.guards:
+                guard(index)
+
+        graphs.update(graph_ref(graphs, iris.evaluation_id), agent, insert=self.insert, delete=self.delete,
+                      title=title, precondition=precondition)
+
+
+def _unchanged(what: str, select: Callable[[Triple], bool], before: list[Triple]) -> Callable[[Index], None]:
+    expected = {t for t in before if select(t)}
+
+    def guard(index: Index) -> None:
+        if {t for t in index.triples if select(t)} != expected:
+            raise Conflict(f"the {what} changed while this request was checked; send it again")
+
+    return guard
+
+
+def _scope_change(iris: Iris, index: Index, scope: Scope, change: _Change) -> None:
+    old = [t for t in index.triples if scope_owned(iris, t)]
+    new = scope_triples(iris, scope)
+    before = len(change.delete) + len(change.insert)
+    change.diff(old, new)
+    change.guards.append(_unchanged("scope", lambda t: scope_owned(iris, t), index.triples))
+    changed = len(change.delete) + len(change.insert) > before
+    frozen = [v for v in envelope_versions(iris, index) if signed_off(index, v)]
+    if changed and frozen:
+        raise Conflict(f"the scope of evaluation {iris.evaluation_id!r} is fixed: envelope <{frozen[-1]}> was signed off under it")
+
+
+def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: _Change) -> bool:
+    """Add the rewrite of the current envelope version (v1 if none) to ``change``; True if v1 is new."""
+    current = current_envelope_iri(iris, index)
+    iri = current or iris.envelope(1)
+    version = int(iri.rsplit("/v", 1)[1])
+    new = envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf"))
+    new.append(digest_triple(iri, envelope_digest(iri, new)))
+    old = [t for t in index.triples if owned_by(iri, t)]
+    if current is not None and set(old) == set(new):
+        return False
+    if current is not None and signed_off(index, iri):
+        raise Conflict(
+            f"envelope v{version} of evaluation {iris.evaluation_id!r} is signed off and frozen "
+            f"(digest {envelope_digest(iri, old)}): POST /evaluations/{iris.evaluation_id}/envelope/versions "
+            f"to start v{version + 1}, then PUT the change"
+        )
+    change.diff(old, new)
+    if current is None:
+        change.insert.append(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(iri)))
+
+    def guard(now: Index) -> None:
+        if current_envelope_iri(iris, now) != current:
+            raise Conflict("a new envelope version was started while this request was checked; send it again")
+        if signed_off(now, iri):
+            raise Conflict(f"envelope v{version} was signed off while this request was checked: it is frozen now")
+
+    change.guards += [guard, _unchanged("envelope", lambda t: owned_by(iri, t), index.triples)]
+    return current is None
+
+
+def _exists_guard(iris: Iris, exists: bool) -> Callable[[Index], None]:
+    def guard(index: Index) -> None:
+        if index.has_type(iris.evaluation, EPO + "Evaluation") != exists:
+            state = "was created" if not exists else "was deleted"
+            raise Conflict(f"evaluation {iris.evaluation_id!r} {state} while this request was checked")
+
+    return guard
+
+
+# ------------------------------------------------------------------------------------------- operations
+
+
+def put_scope(graphs: GraphService, scope: Scope, agent: Credential, *, must_be_new: bool = False) -> tuple[Evaluation, bool]:
+    """Create or replace the evaluation's scope (its envelope and approvals stay); whether it was created."""
+    require(agent, *AUTHORS)
+    iris = iris_for(graphs, scope.id)
+    triples = graphs.triples(graph_ref(graphs, scope.id))
+    index = Index(triples)
+    exists = index.has_type(iris.evaluation, EPO + "Evaluation")
+    if exists and must_be_new:
+        raise Conflict(f"evaluation {scope.id!r} exists: PUT /evaluations/{scope.id} replaces its scope")
+    validate_scope(graphs, scope)
+    change = _Change(guards=[_exists_guard(iris, exists)])
+    _scope_change(iris, index, scope, change)
+    change.apply(graphs, iris, agent, scope.title)
+    return get_evaluation(graphs, scope.id), not exists
+
+
+def put_envelope(graphs: GraphService, evaluation_id: str, content: EnvelopeContent, agent: Credential) -> tuple[Envelope, bool]:
+    """Write the current (unsigned) envelope version, or v1; whether v1 was created. 409 once signed off."""
+    require(agent, *AUTHORS)
+    iris, index, evaluation = load(graphs, evaluation_id)
+    validate_envelope(graphs, evaluation.scope, content)
+    change = _Change(guards=[_exists_guard(iris, True)])
+    created = _envelope_change(iris, index, content, change)
+    change.apply(graphs, iris, agent, evaluation.scope.title)
+    return envelope_at(graphs, evaluation_id)[0], created
+
+
+def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> Envelope:
+    """Copy the signed-off current envelope as unsigned version n+1, which can then be changed."""
+    require(agent, *AUTHORS)
+    iris, index, evaluation = load(graphs, evaluation_id)
+    current = current_envelope_iri(iris, index)
+    if current is None:
+        raise Conflict(f"evaluation {evaluation_id!r} has no envelope yet: PUT /evaluations/{evaluation_id}/envelope writes v1")
+    version = int(current.rsplit("/v", 1)[1])
+    if not signed_off(index, current):
+        raise Conflict(f"envelope v{version} is not signed off: change it in place with PUT /evaluations/{evaluation_id}/envelope")
+    iri = iris.envelope(version + 1)
+    new = envelope_triples(iris, version + 1, read_content(current, index), current)
+    new.append(digest_triple(iri, envelope_digest(iri, new)))
+    link = epo("operationalEnvelope")
+    change = _Change(
+        delete=[Triple(NamedNode(iris.evaluation), link, NamedNode(current))],
+        insert=[*new, Triple(NamedNode(iris.evaluation), link, NamedNode(iri))],
+    )
+
+    def guard(now: Index) -> None:
+        if current_envelope_iri(iris, now) != current:
+            raise Conflict(f"version {version + 1} of the envelope was started by another request")
+
+    change.guards.append(guard)
+    change.apply(graphs, iris, agent, evaluation.scope.title)
+    return envelope_at(graphs, evaluation_id)[0]
+
+
+@dataclass(frozen=True)
+class RdfPut:
+    evaluation: Evaluation
+    created: bool
+    ignored: list[Triple]
+
+
+def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: RdfFormat, agent: Credential) -> RdfPut:
+    """An evaluation (scope, optionally its envelope) sent as RDF: read, checked like JSON, stored in one write.
+
+    Relative IRIs resolve against ``{evaluation}/``. Triples outside the shape the service writes
+    are not stored; they are returned (``ignored``) so the client sees what was left out.
+    """
+    require(agent, *AUTHORS)
+    iris = iris_for(graphs, evaluation_id)
+    body = Index(parse_triples(data, rdf_format, iris.evaluation + "/"))
+    scope = read_scope(iris, body)
+    if scope is None:
+        raise Unprocessable(f"the body states no <{iris.evaluation}> a epo:Evaluation")
+    body_envelope = current_envelope_iri(iris, body)
+    content = read_content(body_envelope, body) if body_envelope else None
+    validate_scope(graphs, scope)
+    if content is not None:
+        validate_envelope(graphs, scope, content)
+    index = Index(graphs.triples(graph_ref(graphs, evaluation_id)))
+    exists = index.has_type(iris.evaluation, EPO + "Evaluation")
+    change = _Change(guards=[_exists_guard(iris, exists)])
+    _scope_change(iris, index, scope, change)
+    canonical = set(scope_triples(iris, scope))
+    if content is not None and body_envelope is not None:
+        _envelope_change(iris, index, content, change)
+        canonical |= set(envelope_triples(iris, int(body_envelope.rsplit("/v", 1)[1]), content, body.one(body_envelope, "http://www.w3.org/ns/prov#wasRevisionOf")))
+        canonical.add(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(body_envelope)))
+    change.apply(graphs, iris, agent, scope.title)
+    ignored = [t for t in body.triples if t not in canonical and t.predicate.value not in _SERVER_MAINTAINED]
+    return RdfPut(get_evaluation(graphs, evaluation_id), not exists, ignored)

@@ -1,0 +1,265 @@
+"""``/evaluations`` over real HTTP on both backends: scope and envelope round trips, refusals that store
+nothing, and the approval flow (relevance, appropriateness, sign-off, versions), append-only."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from decimal import Decimal
+
+import pytest
+import rdflib
+from pyoxigraph import Quad
+
+from ..conftest import BASE_URL, Service
+from ..test_envelope import example_envelope, example_evaluation, load_spec, snapshot, spec_quads  # noqa: F401
+
+EPO = rdflib.Namespace("https://w3id.org/ob-caie/epo/")
+ID = "measles-chatbot"
+SERVER_FIELDS = ("@context", "@id", "envelope")
+
+
+@pytest.fixture
+def loaded(service: Service, spec_quads: list[Quad]) -> Service:  # noqa: F811
+    """The service with the DSO and the four country knowledge graphs loaded."""
+    load_spec(service.store, spec_quads)
+    return service
+
+
+def create(service: Service, envelope: bool = True) -> None:
+    made = service.http.post("/evaluations", json=example_evaluation(), headers=service.auth("theo"))
+    assert made.status_code == 201, made.text
+    if envelope:
+        written = service.http.put(f"/evaluations/{ID}/envelope", json=example_envelope(), headers=service.auth("theo"))
+        assert written.status_code == 201, written.text
+
+
+def without(body: dict, keys: tuple[str, ...] = SERVER_FIELDS) -> dict:
+    return {k: v for k, v in body.items() if k not in keys}
+
+
+def sign_off(service: Service) -> dict:
+    for criterion in example_envelope()["criteria"]:
+        answer = service.http.post(f"/evaluations/{ID}/criteria/{criterion['id']}/relevance",
+                                   json={"relevant": True, "rationale": "matters in the outbreak"}, headers=service.auth("annie"))
+        assert answer.status_code == 201, answer.text
+    answer = service.http.post(f"/evaluations/{ID}/envelope/appropriateness",
+                               json={"appropriate": True, "rationale": "fits the public"}, headers=service.auth("annie"))
+    assert answer.status_code == 201, answer.text
+    signed = service.http.post(f"/evaluations/{ID}/envelope/sign-off", json={"comment": "for the ministry"}, headers=service.auth("dana"))
+    assert signed.status_code == 201, signed.text
+    return signed.json()
+
+
+# ------------------------------------------------------------------------------------------- round trips
+
+
+def test_example_round_trips(loaded: Service) -> None:
+    made = loaded.http.post("/evaluations", json=example_evaluation(), headers=loaded.auth("theo"))
+    assert made.status_code == 201 and made.headers["location"] == f"/evaluations/{ID}"
+    got = loaded.http.get(f"/evaluations/{ID}")
+    assert got.status_code == 200 and without(got.json()) == example_evaluation()
+    assert got.json()["@context"] == BASE_URL + "contexts/evaluation.jsonld"
+    assert "json-ld#context" in got.headers["link"]
+
+    put = loaded.http.put(f"/evaluations/{ID}/envelope", json=example_envelope(), headers=loaded.auth("theo"))
+    assert put.status_code == 201, put.text
+    env = loaded.http.get(f"/evaluations/{ID}/envelope").json()
+    assert {k: env[k] for k in ("statement", "requirements", "criteria")} == example_envelope()
+    assert env["version"] == 1 and len(env["digest"]) == 64 and env["status"]["signedOff"] is False
+    assert env["@id"] == BASE_URL + f"evaluations/{ID}/envelope/v1"
+    assert loaded.http.get(f"/evaluations/{ID}").json()["envelope"]["digest"] == env["digest"]
+
+    turtle = loaded.http.get(f"/evaluations/{ID}", headers={"Accept": "text/turtle"})
+    assert turtle.headers["content-type"].startswith("text/turtle")
+    graph = rdflib.Graph().parse(data=turtle.text, format="turtle")
+    criteria = set(graph.subjects(rdflib.RDF.type, EPO.AcceptanceCriterion))
+    weights = {Decimal(str(graph.value(c, EPO.weight))) for c in criteria}
+    assert len(criteria) == 12 and len(weights) == 12
+    evaluation = rdflib.URIRef(BASE_URL + f"evaluations/{ID}")
+    assert (evaluation, rdflib.RDF.type, EPO.Evaluation) in graph
+    assert graph.value(evaluation, rdflib.URIRef("http://rdfs.org/ns/void#triples")) is not None  # its catalog record
+
+    as_turtle = loaded.http.get(f"/evaluations/{ID}/envelope", headers={"Accept": "text/turtle"})
+    envelope_graph = rdflib.Graph().parse(data=as_turtle.text, format="turtle")
+    assert str(envelope_graph.value(rdflib.URIRef(env["@id"]), EPO.envelopeDigest)) == env["digest"]
+
+    listed = loaded.http.get("/evaluations").json()["evaluations"]
+    assert [(e["id"], e["envelope"]["digest"]) for e in listed] == [(ID, env["digest"])]
+    context = loaded.http.get("/contexts/evaluation.jsonld")
+    assert context.headers["content-type"].startswith("application/ld+json") and "weight" in context.json()["@context"]
+
+
+def test_rdf_upload_is_read_and_checked_like_json(loaded: Service) -> None:
+    create(loaded)
+    turtle = loaded.http.get(f"/evaluations/{ID}", headers={"Accept": "text/turtle"}).text
+    copied = turtle.replace(f"evaluations/{ID}", "evaluations/copy")
+    put = loaded.http.put("/evaluations/copy", content=copied, headers={"Content-Type": "text/turtle", **loaded.auth("theo")})
+    assert put.status_code == 201, put.text
+    assert without(put.json(), (*SERVER_FIELDS, "ignoredTriples", "ignoredExamples")) == {**example_evaluation(), "id": "copy"}
+    original = loaded.http.get(f"/evaluations/{ID}/envelope").json()
+    copy_env = loaded.http.get("/evaluations/copy/envelope").json()
+    assert copy_env["digest"] == original["digest"] and copy_env["criteria"] == original["criteria"]
+
+    before = snapshot(loaded.store)
+    zero = copied.replace('epo:weight "10"^^xsd:decimal', 'epo:weight "0"^^xsd:decimal')
+    assert zero != copied
+    refused = loaded.http.put("/evaluations/copy", content=zero, headers={"Content-Type": "text/turtle", **loaded.auth("theo")})
+    assert refused.status_code == 422 and "weight 0" in refused.json()["detail"]
+    assert snapshot(loaded.store) == before
+
+
+def test_digest_is_stable_and_follows_the_weights(loaded: Service) -> None:
+    create(loaded)
+    first = loaded.http.get(f"/evaluations/{ID}/envelope").json()["digest"]
+    again = loaded.http.put(f"/evaluations/{ID}/envelope", json=example_envelope(), headers=loaded.auth("theo"))
+    assert again.status_code == 200 and again.json()["digest"] == first
+    changed = example_envelope()
+    changed["criteria"][4]["weight"] = 6.25
+    rewritten = loaded.http.put(f"/evaluations/{ID}/envelope", json=changed, headers=loaded.auth("theo")).json()
+    assert rewritten["digest"] != first and rewritten["version"] == 1
+    back = loaded.http.put(f"/evaluations/{ID}/envelope", json=example_envelope(), headers=loaded.auth("theo")).json()
+    assert back["digest"] == first
+
+
+# ------------------------------------------------------------------------------------------- refusals
+
+
+def _envelope_with(change: Callable[[dict], None]) -> dict:
+    body = copy.deepcopy(example_envelope())
+    change(body)
+    return body
+
+
+def _cycle(body: dict) -> None:
+    body["requirements"][0]["parent"] = "R5"  # R5 refines R1 already
+
+
+BAD_ENVELOPES = {
+    "unknown concept": (lambda b: b["criteria"][2]["concepts"].append("ve:Smallpox"), 422, "unknown DSO concept"),
+    "KG term is no DSO concept": (lambda b: b["criteria"][2]["concepts"].append("kg:kenya/country"), 422, "unknown DSO concept"),
+    "weight missing": (lambda b: b["criteria"][1].pop("weight"), 422, "criteria.1.weight"),
+    "weight zero": (lambda b: b["criteria"][1].update(weight=0), 422, "greater than zero"),
+    "weight negative": (lambda b: b["criteria"][1].update(weight=-2), 422, "greater than zero"),
+    "requirement cycle": (_cycle, 422, "requirement cycle: R1 -> R5 -> R1"),
+    "duplicate criterion id": (lambda b: b["criteria"][1].update(id="c01"), 422, "duplicate criterion id 'c01'"),
+    "duplicate requirement id": (lambda b: b["requirements"][1].update(id="R1"), 422, "duplicate requirement id 'R1'"),
+    "unknown requirement": (lambda b: b["criteria"][0].update(requirement="R404"), 422, "unknown requirement 'R404'"),
+    "unknown parent": (lambda b: b["requirements"][0].update(parent="R404"), 422, "refines unknown requirement 'R404'"),
+    "extra field": (lambda b: b["criteria"][0].update(colour="red"), 422, "colour"),
+    "bad judge": (lambda b: b["criteria"][0].update(judgedBy="oracle"), 422, "judgedBy"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_ENVELOPES))
+def test_bad_envelope_is_refused_and_stores_nothing(loaded: Service, case: str) -> None:
+    create(loaded)
+    change, status, message = BAD_ENVELOPES[case]
+    before = snapshot(loaded.store)
+    answer = loaded.http.put(f"/evaluations/{ID}/envelope", json=_envelope_with(change), headers=loaded.auth("theo"))
+    assert answer.status_code == status, answer.text
+    assert message in answer.json()["detail"]
+    assert snapshot(loaded.store) == before
+
+
+def _scope_with(change: Callable[[dict], None]) -> dict:
+    body = copy.deepcopy(example_evaluation())
+    change(body)
+    return body
+
+
+BAD_SCOPES = {
+    "DSO not loaded": (lambda b: b.update(dso="no-such-dso"), 422, "'no-such-dso' is not loaded"),
+    "KG not loaded": (lambda b: b["knowledgeGraphs"].append("atlantis"), 422, "'atlantis' is not loaded"),
+    "unknown use boundary value": (lambda b: b["useBoundary"]["languages"].append("kg:kenya/lang-xx"), 422, "lang-xx"),
+    "unknown out-of-scope concept": (lambda b: b["outOfScope"][0]["concepts"].append("ve:Smallpox"), 422, "Smallpox"),
+    "duplicate assumption id": (lambda b: b["operatingEnvironment"]["assumptions"].append(
+        {"id": "no-identity", "statement": "again"}), 422, "duplicate assumption id 'no-identity'"),
+    "not an IRI": (lambda b: b["useBoundary"]["users"].append("somebody"), 422, "not an absolute IRI"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_SCOPES))
+def test_bad_scope_is_refused_and_stores_nothing(loaded: Service, case: str) -> None:
+    change, status, message = BAD_SCOPES[case]
+    before = snapshot(loaded.store)
+    answer = loaded.http.post("/evaluations", json=_scope_with(change), headers=loaded.auth("theo"))
+    assert answer.status_code == status, answer.text
+    assert message in answer.json()["detail"]
+    assert snapshot(loaded.store) == before
+
+
+def test_who_may_write_and_what_must_exist(loaded: Service) -> None:
+    before = snapshot(loaded.store)
+    assert loaded.http.post("/evaluations", json=example_evaluation()).status_code == 401
+    assert loaded.http.post("/evaluations", json=example_evaluation(), headers=loaded.auth("vera")).status_code == 403
+    missing = loaded.http.put("/evaluations/nope/envelope", json=example_envelope(), headers=loaded.auth("theo"))
+    assert missing.status_code == 404 and "nope" in missing.json()["detail"]
+    assert loaded.http.get("/evaluations/nope").status_code == 404
+    assert snapshot(loaded.store) == before
+    create(loaded)
+    again = loaded.http.post("/evaluations", json=example_evaluation(), headers=loaded.auth("theo"))
+    assert again.status_code == 409
+    other = loaded.http.put(f"/evaluations/{ID}", json={**example_evaluation(), "id": "other"}, headers=loaded.auth("theo"))
+    assert other.status_code == 422 and "'other'" in other.json()["detail"]
+
+
+# ------------------------------------------------------------------------------------------- approvals
+
+
+def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
+    create(loaded)
+    url = f"/evaluations/{ID}"
+    early = loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("dana"))
+    assert early.status_code == 409 and "appropriateness" in early.json()["detail"] and "'c01'" in early.json()["detail"]
+
+    relevance = {"relevant": True, "rationale": "core"}
+    assert loaded.http.post(f"{url}/criteria/c01/relevance", json=relevance).status_code == 401
+    assert loaded.http.post(f"{url}/criteria/c01/relevance", json=relevance, headers=loaded.auth("dana")).status_code == 403
+    assert loaded.http.post(f"{url}/criteria/c99/relevance", json=relevance, headers=loaded.auth("annie")).status_code == 404
+    appropriateness = {"appropriate": True, "rationale": "fits"}
+    assert loaded.http.post(f"{url}/envelope/appropriateness", json=appropriateness, headers=loaded.auth("theo")).status_code == 403
+    assert loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("annie")).status_code == 403
+
+    first = sign_off(loaded)
+    assert first["kind"] == "envelope-sign-off" and first["agent"] == "dana"
+    env = loaded.http.get(f"{url}/envelope").json()
+    assert env["status"]["signedOff"] is True and first["envelopeDigest"] == env["digest"]
+
+    changed = example_envelope()
+    changed["criteria"][0]["weight"] = 11
+    before = snapshot(loaded.store)
+    frozen = loaded.http.put(f"{url}/envelope", json=changed, headers=loaded.auth("theo"))
+    assert frozen.status_code == 409 and "envelope/versions" in frozen.json()["detail"]
+    assert snapshot(loaded.store) == before
+    assert loaded.http.put(f"{url}/envelope", json=example_envelope(), headers=loaded.auth("theo")).status_code == 200
+
+    records = loaded.http.get(f"{url}/approvals").json()["approvals"]
+    second = loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("dana"))
+    assert second.status_code == 201
+    after = loaded.http.get(f"{url}/approvals").json()["approvals"]
+    assert after[: len(records)] == records and len(after) == len(records) + 1
+    assert [r["kind"] for r in after].count("envelope-sign-off") == 2
+    assert len(records) == 12 + 1 + 1
+
+    turtle = loaded.http.get(f"{url}/approvals", headers={"Accept": "text/turtle"}).text
+    graph = rdflib.Graph().parse(data=turtle, format="turtle")
+    sign_offs = set(graph.subjects(rdflib.RDF.type, EPO.EnvelopeSignOff))
+    earl = rdflib.Namespace("http://www.w3.org/ns/earl#")
+    assert len(sign_offs) == 2
+    for record in sign_offs:
+        assert graph.value(record, earl.assertedBy) == rdflib.URIRef(BASE_URL + "agents/dana")
+        assert graph.value(graph.value(record, earl.result), earl.outcome) == earl.passed
+
+    version = loaded.http.post(f"{url}/envelope/versions", headers=loaded.auth("theo"))
+    assert version.status_code == 201 and version.json()["version"] == 2
+    assert version.json()["status"]["signedOff"] is False and version.json()["digest"] == env["digest"]
+    rewritten = loaded.http.put(f"{url}/envelope", json=changed, headers=loaded.auth("theo"))
+    assert rewritten.status_code == 200 and rewritten.json()["digest"] != env["digest"]
+    assert loaded.http.post(f"{url}/envelope/versions", headers=loaded.auth("theo")).status_code == 409
+    v1 = loaded.http.get(f"{url}/envelope", params={"version": 1}).json()
+    assert v1["digest"] == env["digest"] and v1["criteria"][0]["weight"] == 10
+    assert len(loaded.http.get(f"{url}/approvals").json()["approvals"]) == len(after)
+    assert loaded.http.put(url, json=example_evaluation(), headers=loaded.auth("theo")).status_code == 200
+    scope_change = {**example_evaluation(), "title": "renamed"}
+    assert loaded.http.put(url, json=scope_change, headers=loaded.auth("theo")).status_code == 409
