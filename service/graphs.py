@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
@@ -44,6 +44,17 @@ class GraphRef:
 class WriteResult:
     entry: CatalogEntry
     created: bool
+
+
+@dataclass
+class GraphEdit:
+    """One graph's part of a multi-graph write: triples to delete, then to insert (``replace`` drops it first)."""
+
+    ref: GraphRef
+    insert: list[Triple] = field(default_factory=list)
+    delete: list[Triple] = field(default_factory=list)
+    replace: bool = False
+    title: str | None = None
 
 
 class KnowledgeGraphInvalid(Unprocessable):
@@ -116,6 +127,10 @@ class GraphService:
             self._store.apply(changes)
             return WriteResult(entry, created=not exists)
 
+    def agent_iri(self, agent: str) -> str:
+        """The IRI the deployment mints for an agent (``{base}agents/{name}``)."""
+        return self._catalog.agent_iri(agent).value
+
     def member(self, kind: GraphKind, path: str) -> GraphRef:
         """A graph the domain layer manages, e.g. ``evaluations`` + ``e1/scenarios`` (slashes allowed)."""
         if not all(_IDENTIFIER.match(part) for part in path.split("/")):
@@ -141,30 +156,48 @@ class GraphService:
         ``precondition`` sees the graph's current triples under the write lock and raises to refuse
         (e.g. a change to an approved envelope), so checks and write cannot interleave with another writer.
         """
-        insert, delete = insert or [], delete or []
+        edit = GraphEdit(ref, insert or [], delete or [], title=title)
+        return self.apply_edits([edit], agent, precondition=precondition)[0]
+
+    def apply_edits(
+        self,
+        edits: list[GraphEdit],
+        agent: Credential,
+        *,
+        precondition: Callable[[list[Triple]], None] | None = None,
+    ) -> list[CatalogEntry]:
+        """Several graphs' edits and their catalog records in one transaction; ``precondition`` sees the first graph."""
         with self._writes:
-            current = self._store.graph_triples(ref.iri)
-            if precondition is not None:
-                precondition(current)
-            removed = {(t.subject, t.predicate, t.object) for t in delete}
-            content = [t for t in current if (t.subject, t.predicate, t.object) not in removed] + insert
-            digest, size = digest_and_size(content)
-            previous = self._catalog.entry(ref.iri)
-            entry = CatalogEntry(
-                graph=ref.iri.value,
-                kind=ref.kind,
-                identifier=ref.identifier,
-                title=title or (previous.title if previous else f"{ref.kind.value}/{ref.identifier}"),
-                agent=agent.agent,
-                modified=now(),
-                triples=size,
-                digest=digest,
-            )
-            changes = self._catalog.replace_entry(entry)
-            changes.delete.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in delete)
-            changes.insert.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in insert)
+            changes = ChangeSet()
+            entries = []
+            for position, edit in enumerate(edits):
+                current = [] if edit.replace else self._store.graph_triples(edit.ref.iri)
+                if position == 0 and precondition is not None:
+                    precondition(current if not edit.replace else self._store.graph_triples(edit.ref.iri))
+                removed = {(t.subject, t.predicate, t.object) for t in edit.delete}
+                content = [t for t in current if (t.subject, t.predicate, t.object) not in removed] + edit.insert
+                digest, size = digest_and_size(content)
+                previous = self._catalog.entry(edit.ref.iri)
+                entry = CatalogEntry(
+                    graph=edit.ref.iri.value,
+                    kind=edit.ref.kind,
+                    identifier=edit.ref.identifier,
+                    title=edit.title or (previous.title if previous else f"{edit.ref.kind.value}/{edit.ref.identifier}"),
+                    agent=agent.agent,
+                    modified=now(),
+                    triples=size,
+                    digest=digest,
+                )
+                entries.append(entry)
+                record = self._catalog.replace_entry(entry)
+                if edit.replace:
+                    changes.drop_graphs.append(edit.ref.iri)
+                changes.delete.extend(record.delete)
+                changes.delete.extend(Quad(t.subject, t.predicate, t.object, edit.ref.iri) for t in edit.delete)
+                changes.insert.extend(record.insert)
+                changes.insert.extend(Quad(t.subject, t.predicate, t.object, edit.ref.iri) for t in edit.insert)
             self._store.apply(changes)
-            return entry
+            return entries
 
     def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
         """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""

@@ -14,7 +14,7 @@ from ..graphs import GraphService
 from ..publishing import Publisher
 from ..store import Store, open_store
 from . import problems
-from .routers import evaluations, graphs, health, resources, sparql
+from .routers import evaluations, graphs, health, plans, resources, sparql
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -47,5 +47,6 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(graphs.router)
     app.include_router(sparql.router)
     app.include_router(evaluations.router)
+    app.include_router(plans.router)
     app.include_router(resources.router)
     return app

@@ -249,3 +249,25 @@ def content_json(content: EnvelopeContent) -> dict[str, object]:
     if content.statement is not None:
         body = {"statement": content.statement, **body}
     return body
+
+
+class AnnotatorBody(_Body):
+    agent: Identifier
+    expertise: list[Iri] = Field(min_length=1, description="DSO concepts, dimensions or categories the annotator judges")
+    capacity: int = Field(ge=1, description="How many probes the annotator can judge")
+
+
+class PlanBody(_Body):
+    strategy: Literal["ProportionalToWeight", "HighestWeightFirst", "Equal", "MatchedToExpertise"]
+    budget: int = Field(ge=1, le=1_000_000, description="Total number of probes")
+    seed: int = Field(ge=0, le=2**63 - 1)
+    annotators: list[AnnotatorBody] = []
+    reviewSample: int = Field(500, ge=0, le=20_000, description="Candidates kept for expert review, blocked or eligible")
+
+
+class PlanApprovalBody(_Body):
+    comment: str | None = None
+
+
+class ExclusionBody(_Body):
+    reason: Text

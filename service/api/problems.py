@@ -55,7 +55,7 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
 
 
 async def _validation_error(request: Request, error: RequestValidationError) -> Response:
-    details = jsonable_encoder(error.errors(include_context=False))
+    details = jsonable_encoder([{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in error.errors()])
     messages = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in details]
     return problem(422, "Unprocessable", "; ".join(messages), errors=details)
 

@@ -46,30 +46,35 @@ NEEDS = {
     VE + "OtherDiseaseQuestion": "I have a question about {disease}: how does it spread?",
 }
 STYLES = {
-    "AnxiousStyle": "I'm really worried. ",
-    "SkepticalStyle": "I've heard a lot of rumours, so be straight with me. ",
-    "TerseStyle": "",
+    VE + "AnxiousStyle": "I'm really worried. ",
+    VE + "SkepticalStyle": "I've heard a lot of rumours, so be straight with me. ",
 }
 
 
 def opening_turn(values: Mapping[str, str], labels: Mapping[str, str]) -> str:
-    """The user's first message for a scenario, from its facet values (IRIs) and their labels."""
-    chosen = set(values.values())
+    """The user's first message for a scenario, from its facet values by facet name and their labels.
+
+    Facet names are those of :mod:`service.scenarios.facets` (persona, age, vaccination, infection,
+    pregnancy, setting, need, disease, style, ...); values are IRIs, or ``"true"``/``"false"``.
+    """
 
     def label(iri: str) -> str:
         return labels.get(iri, iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1])
 
-    disease = next((label(v) for k, v in values.items() if k.endswith(("about", "disease"))), "measles")
-    setting = next((SETTINGS[v] for v in chosen if v in SETTINGS), "")
-    age = next((label(v).lower() for k, v in values.items() if k.endswith(("AgeGroup", "ageGroup", "age"))), "")
-    need = next((v for v in chosen if v in NEEDS), None)
-    if need is None:
-        facets = ", ".join(sorted(label(v) for v in chosen))
+    need = values.get("need")
+    if need not in NEEDS:
+        facets = ", ".join(f"{name}: {label(value)}" for name, value in sorted(values.items()))
         return f"I have a question ({facets})."
-    persona = next((PERSONAS[v] for v in chosen if v in PERSONAS), "")
+    persona = PERSONAS.get(values.get("persona", ""), "")
     about_child = persona.startswith("I'm looking after")
-    states = [STATES[v][about_child] for v in sorted(chosen) if v in STATES]
-    style = next((STYLES[v.rsplit("/", 1)[-1]] for v in chosen if v.rsplit("/", 1)[-1] in STYLES), "")
-    question = NEEDS[need].format(disease=disease.lower(), setting=setting or "around here")
-    parts = [style + persona.format(age=age or "young"), *states, question]
+    parts = [
+        STYLES.get(values.get("style", ""), ""),
+        persona.format(age=label(values["age"]).lower() if "age" in values else "young"),
+        "I'm pregnant." if values.get("pregnancy") == "true" and values.get("persona") != VE + "PregnantPerson" else "",
+        *(STATES[values[name]][about_child] for name in ("vaccination", "infection") if values.get(name) in STATES),
+        NEEDS[need].format(
+            disease=label(values.get("disease", VE + "Measles")).lower(),
+            setting=SETTINGS.get(values.get("setting", ""), "around here"),
+        ),
+    ]
     return " ".join(part.strip() for part in parts if part.strip())

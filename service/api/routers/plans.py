@@ -1,0 +1,88 @@
+"""Step 3 over REST: test plans (derive, allocate, sample), their approval, and the review of
+scenarios and probes, paged and filtered, with an expert's exclusion of a scenario."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ... import approvals
+from ...auth import require
+from ...config import Credential
+from ...errors import BadRequest
+from ...plan.allocation import Annotator, Strategy
+from ...plan.review import exclude_scenario, list_probes, list_scenarios, plan_view
+from ...plan.testplan import PlanRequest, create_plan, plan_iri_for
+from ..deps import GraphsDep, ReaderDep, credential
+from ..models import ExclusionBody, PlanApprovalBody, PlanBody
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+Limit = Annotated[int, Query(ge=1, le=1000)]
+Offset = Annotated[int, Query(ge=0)]
+
+
+@router.post("/plans", status_code=201, summary="Derive scenarios and make a test plan (evaluation operator)")
+async def make_plan(evaluation_id: str, body: PlanBody, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
+    request = PlanRequest(
+        strategy=Strategy(body.strategy), budget=body.budget, seed=body.seed, review_sample=body.reviewSample,
+        annotators=tuple(Annotator(a.agent, frozenset(a.expertise), a.capacity) for a in body.annotators),
+    )
+    summary = await run_in_threadpool(create_plan, graphs, evaluation_id, request, require(agent))
+    view = await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number)
+    location = f"/evaluations/{evaluation_id}/plans/{summary.number}"
+    return JSONResponse(view, status_code=201, headers={"Location": location})
+
+
+@router.get("/plans/{number}", summary="A plan: strategy, budget, seed, frame sizes, allocation, approval")
+async def get_plan(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    return JSONResponse(await run_in_threadpool(plan_view, graphs, evaluation_id, number))
+
+
+@router.post("/plans/{number}/approval", status_code=201, summary="Approve a plan (domain expert; envelope signed off)")
+async def approve_plan(evaluation_id: str, number: int, body: PlanApprovalBody, graphs: GraphsDep,
+                       agent: CredentialDep) -> JSONResponse:
+    view = await run_in_threadpool(plan_view, graphs, evaluation_id, number)
+    record = await run_in_threadpool(
+        approvals.approve_plan, graphs, evaluation_id, plan_iri_for(graphs, evaluation_id, number).value,
+        str(view["digest"]), require(agent), body.comment,
+    )
+    return JSONResponse(record.to_json(), status_code=201)
+
+
+@router.get("/plans/{number}/probes", summary="A plan's probes, paged; filter by criterion IRI or id")
+async def get_probes(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None,
+                     limit: Limit = 50, offset: Offset = 0) -> JSONResponse:
+    page = await run_in_threadpool(lambda: list_probes(graphs, evaluation_id, number, criterion=criterion,
+                                                       limit=limit, offset=offset))
+    return JSONResponse(page.to_json())
+
+
+@router.get("/scenarios", summary="Derived scenarios, eligible or blocked (with the rule and message), paged and filtered")
+async def get_scenarios(
+    evaluation_id: str, graphs: GraphsDep, _: ReaderDep,
+    status: Annotated[str | None, Query(description="eligible or blocked")] = None,
+    rule: Annotated[str | None, Query(description="IRI of the rule that blocked them")] = None,
+    facet: Annotated[list[str], Query(description="name=IRI, e.g. hasVaccinationStatus=https://…/Unvaccinated")] = [],
+    limit: Limit = 50, offset: Offset = 0,
+) -> JSONResponse:
+    facets = {}
+    for item in facet:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise BadRequest(f"a facet filter is name=IRI, not {item!r}")
+        facets[name] = value
+    page = await run_in_threadpool(lambda: list_scenarios(graphs, evaluation_id, status=status, rule=rule,
+                                                          facets=facets, limit=limit, offset=offset))
+    return JSONResponse(page.to_json())
+
+
+@router.post("/scenarios/{index}/exclusion", status_code=201, summary="Exclude a scenario from probing, with a reason")
+async def post_exclusion(evaluation_id: str, index: int, body: ExclusionBody, graphs: GraphsDep,
+                         agent: CredentialDep) -> JSONResponse:
+    record = await run_in_threadpool(exclude_scenario, graphs, evaluation_id, index, body.reason, require(agent))
+    return JSONResponse(record, status_code=201)

@@ -1,0 +1,127 @@
+"""A test plan as RDF (EPO terms, PROV for who and when), and the few facts read back from the record."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from pyoxigraph import Literal, NamedNode, Triple
+from rdflib import Graph, URIRef
+from rdflib.namespace import RDF as RDFNS
+from rdflib.namespace import RDFS, SKOS
+
+from ..namespaces import EPO, PROV, RDF, XSD
+from ..rdf import from_rdflib
+from ..scenarios.engine import Context
+from ..scenarios.facets import describe
+from ..scenarios.frame import FrameCounts
+from .allocation import Allocation
+
+if TYPE_CHECKING:
+    from .testplan import PlannedProbe, PlanRequest
+
+_TYPE = NamedNode(RDF + "type")
+
+
+def _n(value: str) -> NamedNode:
+    return NamedNode(value)
+
+
+def _int(value: int) -> Literal:
+    return Literal(str(value), datatype=_n(XSD + "integer"))
+
+
+def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest: str, counts: FrameCounts,
+                 frames: dict[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
+                 agent: str, when: datetime) -> list[Triple]:
+    """The plan node, one ``epo:Allocation`` per criterion, one ``epo:Probe`` per probe."""
+    p = _n(plan)
+    out = [
+        Triple(p, _TYPE, _n(EPO + "TestPlan")),
+        Triple(p, _n(RDFS.label), Literal(f"test plan {plan.rsplit('/', 1)[-1]}: {request.budget} probes, "
+                                          f"{request.strategy.value}, seed {request.seed}", language="en")),
+        Triple(p, _n(EPO + "inEvaluation"), _n(evaluation)),
+        Triple(p, _n(PROV + "wasDerivedFrom"), _n(envelope)),
+        Triple(p, _n(EPO + "envelopeDigest"), Literal(envelope_digest)),
+        Triple(p, _n(EPO + "allocationStrategy"), _n(EPO + request.strategy.value)),
+        Triple(p, _n(EPO + "probeBudget"), _int(request.budget)),
+        Triple(p, _n(EPO + "seed"), _int(request.seed)),
+        Triple(p, _n(EPO + "frameSize"), _int(counts.total)),
+        Triple(p, _n(EPO + "eligibleFrameSize"), _int(counts.eligible)),
+        Triple(p, _n(PROV + "wasAttributedTo"), _n(agent)),
+        Triple(p, _n(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=_n(XSD + "dateTime"))),
+    ]
+    for criterion, count in allocation.probes.items():
+        node = _n(f"{plan}/allocations/{criterion.rsplit('/', 1)[-1]}")
+        out += [
+            Triple(p, _n(EPO + "objective"), _n(criterion)),
+            Triple(p, _n(EPO + "allocation"), node),
+            Triple(node, _TYPE, _n(EPO + "Allocation")),
+            Triple(node, _n(EPO + "allocatedTo"), _n(criterion)),
+            Triple(node, _n(EPO + "probeCount"), _int(count)),
+            Triple(node, _n(EPO + "frameSize"), _int(frames[criterion])),
+        ]
+    for probe in probes:
+        node = _n(f"{plan}/probes/{probe.number}")
+        out += [
+            Triple(p, _n(EPO + "includesProbe"), node),
+            Triple(node, _TYPE, _n(EPO + "Probe")),
+            Triple(node, _n(RDFS.label), Literal(f"probe {probe.number}", language="en")),
+            Triple(node, _n(EPO + "fromScenario"), _n(f"{evaluation}/scenarios/{probe.scenario}")),
+            Triple(node, _n(EPO + "allocatedTo"), _n(probe.criterion)),
+            Triple(node, _n(EPO + "openingPrompt"), Literal(probe.opening, language="en")),
+        ]
+        out += [Triple(node, _n(EPO + "exercises"), _n(c)) for c in probe.exercises]
+        if probe.language:
+            out.append(Triple(node, _n(EPO + "language"), _n(probe.language)))
+        if probe.assigned_to:
+            out.append(Triple(node, _n(EPO + "assignedTo"), _n(probe.assigned_to)))
+    return out
+
+
+def digest_triple(plan: str, digest: str) -> Triple:
+    """The plan's digest: SHA-256 of the canonical form of the plan's own triples (this one excluded)."""
+    return Triple(_n(plan), _n(EPO + "planDigest"), Literal(digest))
+
+
+def plan_numbers(triples: Iterable[Triple], evaluation: str) -> list[int]:
+    pattern = re.compile(re.escape(evaluation) + r"/plans/(\d+)$")
+    return [
+        int(match.group(1))
+        for t in triples
+        if t.predicate.value == RDF + "type" and t.object.value == EPO + "TestPlan"
+        and (match := pattern.match(t.subject.value))
+    ]
+
+
+def excluded_indices(triples: Iterable[Triple]) -> set[int]:
+    """Indices of the scenarios ``epo:excludesScenario`` names (``…/scenarios/{index}``)."""
+    return {
+        int(t.object.value.rsplit("/", 1)[-1])
+        for t in triples
+        if t.predicate.value == EPO + "excludesScenario" and t.object.value.rsplit("/", 1)[-1].isdigit()
+    }
+
+
+def labels(dso: Graph, kgs: Sequence[Graph]) -> dict[str, str]:
+    """English labels of every DSO and KG term, for templating opening turns."""
+    found: dict[str, str] = {}
+    for graph in (dso, *kgs):
+        for predicate in (SKOS.prefLabel, RDFS.label):
+            for subject, label in graph.subject_objects(predicate):
+                if getattr(label, "language", None) in (None, "en"):
+                    found.setdefault(str(subject), str(label))
+    return found
+
+
+def probe_scenarios(indices: Iterable[int], context: Context, evaluation: str) -> list[Triple]:
+    """Facet descriptions of probe scenarios that the review sample did not include (all eligible)."""
+    graph = Graph()
+    for index in sorted(set(indices)):
+        iri = f"{evaluation}/scenarios/{index}"
+        for triple in describe(iri, context.facets, context.space.values(index)):
+            graph.add(triple)
+        graph.add((URIRef(iri), RDFNS.type, URIRef(EPO + "EligibleScenario")))
+    return from_rdflib(graph)

@@ -1,0 +1,189 @@
+"""Step 3: derive scenarios for an evaluation, allocate the probe budget, sample probes, store the plan.
+
+A plan is made on a signed-off envelope (its scope is then frozen, so scenario indices are stable),
+by an evaluation operator. It records strategy, budget, seed, the exact frame sizes (all candidates,
+eligible, and per criterion), the allocation and the sampled probes; the derivation's review sample
+(blocked and eligible scenarios, each with its consistency check) goes to the evaluation's scenarios
+graph in the same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+
+from pyoxigraph import NamedNode, Triple
+from rdflib import Graph
+
+from ..approvals import envelope_status
+from ..auth import require
+from ..catalog import GraphKind, now
+from ..config import Credential
+from ..digest import graph_digest
+from ..envelope import get_evaluation, iris_for
+from ..errors import Conflict
+from ..graphs import GraphEdit, GraphService
+from ..rdf import from_rdflib, to_rdflib
+from ..scenarios.derive import CriterionScope, DerivationInput, derive_with, scenario_triples
+from ..scenarios.frame import allowed_positions
+from . import rdf as plan_rdf
+from .allocation import Allocation, Annotator, CriterionDemand, Strategy, allocate
+from .openings import opening_turn
+from .sampling import sample_scenarios
+
+PLANNERS = ("evaluation_operator",)
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    strategy: Strategy
+    budget: int
+    seed: int
+    annotators: tuple[Annotator, ...] = ()
+    review_sample: int = 500
+    """How many candidates (blocked or eligible) the derivation keeps for expert review."""
+
+
+@dataclass(frozen=True)
+class PlannedProbe:
+    number: int
+    scenario: int
+    criterion: str
+    exercises: tuple[str, ...]
+    opening: str
+    language: str | None
+    assigned_to: str | None
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    iri: str
+    number: int
+    digest: str
+    total: int
+    eligible: int
+    allocation: Allocation
+    frames: dict[str, int]
+    probes: tuple[PlannedProbe, ...]
+
+
+def _graph(graphs: GraphService, kind: GraphKind, identifier: str) -> Graph:
+    return to_rdflib(graphs.triples(graphs.ref(kind.value, identifier)))
+
+
+def scenarios_ref(graphs: GraphService, evaluation_id: str):
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios")
+
+
+def excluded_indices(graphs: GraphService, evaluation_id: str) -> set[int]:
+    """Scenario indices an expert has excluded (``epo:ScenarioExclusion``)."""
+    return plan_rdf.excluded_indices(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)))
+
+
+def next_plan_number(triples: list[Triple], evaluation: str) -> int:
+    return 1 + max((n for n in plan_rdf.plan_numbers(triples, evaluation)), default=0)
+
+
+def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
+                progress: Progress | None = None) -> PlanSummary:
+    """Derive, allocate, sample and store a new test plan (not yet approved)."""
+    require(credential, *PLANNERS)
+    report = progress or (lambda stage, done, total: None)
+    evaluation = get_evaluation(graphs, evaluation_id)
+    status = envelope_status(graphs, evaluation_id)
+    if not status.signed_off or evaluation.envelope is None:
+        raise Conflict(
+            f"evaluation {evaluation_id!r}: the envelope must be signed off before a plan is made "
+            f"(missing: {', '.join(status.missing) or 'the sign-off'})"
+        )
+    envelope, scope = evaluation.envelope, evaluation.scope
+    iris = iris_for(graphs, evaluation_id)
+    in_scope = [c for c in envelope.content.criteria if c.in_scope]
+    criterion_iri = {c.id: iris.criterion(envelope.version, c.id) for c in in_scope}
+    # An out-of-scope topic stays in the frame when a criterion bears on it: probes that check the
+    # system declines out-of-scope questions count (methodology §5.4.1).
+    targeted = {concept for c in in_scope for concept in c.concepts}
+    excluded_concepts = frozenset(
+        concept for item in scope.out_of_scope for concept in item.concepts if concept not in targeted
+    )
+    report("deriving scenarios", 0, 1)
+    inp = DerivationInput(
+        dso=_graph(graphs, GraphKind.DSO, scope.dso),
+        kgs=tuple(_graph(graphs, GraphKind.KG, kg) for kg in scope.knowledge_graphs),
+        criteria=tuple(CriterionScope(criterion_iri[c.id], frozenset(c.concepts)) for c in in_scope),
+        allowed_countries=frozenset(scope.use_boundary.countries) or None,
+        allowed_languages=frozenset(scope.use_boundary.languages) or None,
+        excluded_concepts=excluded_concepts,
+        seed=request.seed,
+        sample_size=request.review_sample,
+        evaluation_iri=iris.evaluation,
+    )
+    derivation, context, production = derive_with(inp)
+    report("deriving scenarios", 1, 1)
+    frames = {count.criterion: count.eligible for count in derivation.counts.per_criterion}
+    demands = [
+        CriterionDemand(criterion_iri[c.id], Decimal(c.weight or 0), frames[criterion_iri[c.id]],
+                        frozenset(c.concepts) | {c.dimension, c.category})
+        for c in in_scope
+    ]
+    allocation = allocate(request.budget, demands, request.strategy, request.annotators)
+    excluded = excluded_indices(graphs, evaluation_id)
+    probes: list[PlannedProbe] = []
+    labels = plan_rdf.labels(inp.dso, inp.kgs)
+    allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
+    for done, demand in enumerate(sorted(demands, key=lambda d: (-d.weight, d.iri))):
+        report("sampling probes", done, len(demands))
+        chosen = sample_scenarios(context.space, production, allowed[demand.iri], demand.iri,
+                                  allocation.probes[demand.iri], request.seed, excluded)
+        assignees = _assignees(allocation, demand.iri)
+        for position, index in enumerate(chosen):
+            values = {name: str(value) for name, value in context.space.values(index).items()}
+            digits = context.space.digits(index)
+            exercises = tuple(
+                iri for iri, positions in allowed.items()
+                if all(d in a for d, a in zip(digits, positions)) and not production.pair_blocks(index, iri)
+            )
+            probes.append(PlannedProbe(
+                number=len(probes) + 1, scenario=index, criterion=demand.iri, exercises=exercises or (demand.iri,),
+                opening=opening_turn(values, labels), language=values.get("language"),
+                assigned_to=assignees[position] if assignees else None,
+            ))
+    report("sampling probes", len(demands), len(demands))
+    with_plan = graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id))
+    number = next_plan_number(with_plan, iris.evaluation)
+    plan_iri = f"{iris.evaluation}/plans/{number}"
+    content = plan_rdf.plan_triples(
+        plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
+        iris.evaluation, graphs.agent_iri(credential.agent), now(),
+    )
+    digest = graph_digest(content)
+    described = {s.index for s in derivation.scenarios}
+    review = from_rdflib(scenario_triples(derivation)) + plan_rdf.probe_scenarios(
+        [p.scenario for p in probes if p.scenario not in described], context, iris.evaluation)
+    graphs.apply_edits(
+        [
+            GraphEdit(graphs.member(GraphKind.EVALUATION, evaluation_id), insert=content + [plan_rdf.digest_triple(plan_iri, digest)]),
+            GraphEdit(scenarios_ref(graphs, evaluation_id), insert=review, title=f"scenarios of {evaluation_id}"),
+        ],
+        credential,
+        precondition=lambda current: _same_plan_number(current, iris.evaluation, number),
+    )
+    return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
+                       frames, tuple(probes))
+
+
+def _assignees(allocation: Allocation, criterion: str) -> list[str]:
+    """The annotator of each of the criterion's probes, in order (expertise matching only)."""
+    return [agent for agent, count in sorted(allocation.assignments.get(criterion, {}).items()) for _ in range(count)]
+
+
+def _same_plan_number(current: list[Triple], evaluation: str, number: int) -> None:
+    if next_plan_number(current, evaluation) != number:
+        raise Conflict("another plan was stored meanwhile: make the plan again")
+
+
+def plan_iri_for(graphs: GraphService, evaluation_id: str, number: int) -> NamedNode:
+    return NamedNode(f"{iris_for(graphs, evaluation_id).evaluation}/plans/{number}")

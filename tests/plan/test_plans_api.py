@@ -1,0 +1,126 @@
+"""Step 3 over real HTTP, both backends: a 300-probe plan on the measles example follows its strategy,
+is deterministic for a seed, is approved only by a domain expert on a signed-off envelope, and the
+scenarios it derived can be reviewed (eligible or blocked, with the rule) and excluded."""
+
+from __future__ import annotations
+
+import pytest
+from pyoxigraph import Quad
+
+from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
+from ..conftest import Service
+from ..test_envelope import example_envelope, snapshot, spec_quads  # noqa: F401
+
+PLAN = {"strategy": "HighestWeightFirst", "budget": 300, "seed": 7, "reviewSample": 400}
+IMMUNE_WITHOUT_CAUSE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
+
+
+@pytest.fixture
+def signed(loaded: Service) -> Service:  # noqa: F811
+    create(loaded)
+    sign_off(loaded)
+    return loaded
+
+
+def make_plan(service: Service, body: dict = PLAN, agent: str = "theo") -> dict:
+    made = service.http.post(f"/evaluations/{ID}/plans", json=body, headers=service.auth(agent))
+    assert made.status_code == 201, made.text
+    return made.json()
+
+
+def in_scope_weights() -> dict[str, float]:
+    return {c["id"]: c["weight"] for c in example_envelope()["criteria"] if c.get("inScope", True)}
+
+
+def test_highest_weight_first_plan_follows_its_arithmetic(signed: Service) -> None:
+    plan = make_plan(signed)
+    weights = in_scope_weights()
+    allocation = {a["criterion"].rsplit("/", 1)[-1]: a["probes"] for a in plan["allocation"]}
+    assert set(allocation) == set(weights) and sum(allocation.values()) == 300 == plan["probes"]
+    ranked = sorted(weights, key=lambda c: -weights[c])
+    top = ranked[: -(-len(ranked) // 3)]
+    assert sum(allocation[c] for c in top) == 200
+    rest = [allocation[c] for c in ranked[len(top):]]
+    assert max(rest) - min(rest) <= 1 and sum(rest) == 100
+    assert plan["frameSize"] > plan["eligibleFrameSize"] > 0
+    assert all(0 < a["probes"] <= a["eligibleFrame"] for a in plan["allocation"])
+    assert (plan["strategy"], plan["budget"], plan["seed"], plan["approved"]) == ("HighestWeightFirst", 300, 7, False)
+
+
+def test_same_seed_same_plan_other_seed_other_probes(signed: Service) -> None:
+    first, second = make_plan(signed), make_plan(signed)
+    other = make_plan(signed, {**PLAN, "seed": 8})
+
+    def scenarios(plan: dict) -> list[str]:
+        page = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000}).json()
+        return [p["scenario"].rsplit("/", 1)[-1] for p in page["items"]]
+
+    assert first["allocation"] == second["allocation"] and first["digest"] != ""
+    assert scenarios(first) == scenarios(second) != scenarios(other)
+
+
+def test_probes_carry_scenario_criteria_and_an_opening_turn(signed: Service) -> None:
+    plan = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
+    page = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 5, "offset": 5}).json()
+    assert page["total"] == 40 and len(page["items"]) == 5 and page["items"][0]["number"] == 6
+    for probe in page["items"]:
+        assert probe["criterion"] in probe["exercises"]
+        assert probe["openingPrompt"].endswith("?") and probe["language"]
+    scenario = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "eligible", "limit": 1000}).json()
+    assert {p["scenario"] for p in page["items"]} <= {s["scenario"] for s in scenario["items"]}
+
+
+def test_blocked_scenarios_keep_their_rule_and_message(signed: Service) -> None:
+    make_plan(signed)
+    blocked = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "blocked", "rule": IMMUNE_WITHOUT_CAUSE}).json()
+    assert blocked["total"] > 0
+    for scenario in blocked["items"]:
+        assert scenario["facets"]["hasImmunityStatus"].endswith("/Immune")
+        assert scenario["facets"]["hasVaccinationStatus"].endswith("/Unvaccinated")
+        assert scenario["facets"]["hasInfectionHistory"].endswith("/NeverInfected")
+        assert scenario["messages"]
+    eligible = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "eligible"}).json()
+    assert all(not s["blockedBy"] for s in eligible["items"])
+
+
+def test_plan_gates_roles_and_budget(loaded: Service) -> None:  # noqa: F811
+    create(loaded)
+    refused = loaded.http.post(f"/evaluations/{ID}/plans", json=PLAN, headers=loaded.auth("theo"))
+    assert refused.status_code == 409 and "signed off" in refused.json()["detail"]
+    sign_off(loaded)
+    before = snapshot(loaded.store)
+    assert loaded.http.post(f"/evaluations/{ID}/plans", json=PLAN).status_code == 401
+    assert loaded.http.post(f"/evaluations/{ID}/plans", json=PLAN, headers=loaded.auth("annie")).status_code == 403
+    small = loaded.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "budget": 3}, headers=loaded.auth("theo"))
+    assert small.status_code == 422 and "too small" in small.json()["detail"]
+    unknown = loaded.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "strategy": "Random"}, headers=loaded.auth("theo"))
+    assert unknown.status_code == 422
+    assert snapshot(loaded.store) == before
+
+
+def test_plan_approval_by_the_domain_expert_only(signed: Service) -> None:
+    plan = make_plan(signed)
+    url = f"/evaluations/{ID}/plans/{plan['number']}/approval"
+    assert signed.http.post(url, json={}, headers=signed.auth("dana")).status_code == 403
+    assert signed.http.post(url, json={}).status_code == 401
+    approved = signed.http.post(url, json={"comment": "fit for the outbreak"}, headers=signed.auth("annie"))
+    assert approved.status_code == 201, approved.text
+    assert approved.json()["planDigest"] == plan["digest"]
+    view = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}").json()
+    assert view["approved"] and view["approvals"][0]["agent"] == "annie"
+
+
+def test_excluded_scenario_is_not_probed_again(signed: Service) -> None:
+    plan = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
+    probes = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000}).json()["items"]
+    index = probes[0]["scenario"].rsplit("/", 1)[-1]
+    url = f"/evaluations/{ID}/scenarios/{index}/exclusion"
+    assert signed.http.post(url, json={"reason": "x"}, headers=signed.auth("vera")).status_code == 403
+    assert signed.http.post(url, json={"reason": ""}, headers=signed.auth("annie")).status_code == 422
+    excluded = signed.http.post(url, json={"reason": "an unrealistic commute"}, headers=signed.auth("annie"))
+    assert excluded.status_code == 201 and excluded.json()["by"].endswith("/agents/annie")
+    again = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
+    later = signed.http.get(f"/evaluations/{ID}/plans/{again['number']}/probes", params={"limit": 1000}).json()["items"]
+    assert probes[0]["scenario"] not in {p["scenario"] for p in later}
+    assert signed.http.post(f"/evaluations/{ID}/scenarios/999999999999/exclusion", json={"reason": "r"},
+                            headers=signed.auth("annie")).status_code == 404

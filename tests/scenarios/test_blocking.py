@@ -1,0 +1,230 @@
+"""Consistency blocking (service.scenarios): each rule blocks its example and lets a near miss through;
+the fast path and the reference (owlrl + pySHACL on every candidate) block the same candidates with the
+same rules and messages, on the repository's DSO and KGs and on random small ones (hypothesis); a new
+shape file adds a rule with no code change."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from rdflib import Graph, Literal, Namespace, URIRef
+
+from service.scenarios.engine import Context, Criterion
+from service.scenarios.facets import Facet, Schema, build_facets
+from service.scenarios.production import Production
+from service.scenarios.reference import reference_check, scenario_iri
+from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes, top_level_shapes
+
+RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
+SH = Namespace("http://www.w3.org/ns/shacl#")
+
+ROOT = Path(__file__).resolve().parents[2]
+VE = Namespace("https://w3id.org/ob-caie/dso/vaccine-education/")
+SC = Namespace("https://w3id.org/ob-caie/shapes/scenario-consistency/")
+SR = Namespace("https://w3id.org/ob-caie/shapes/scenario-routing/")
+NG = Namespace("https://w3id.org/ob-caie/kg/nigeria/")
+KE = Namespace("https://w3id.org/ob-caie/kg/kenya/")
+BASE = "urn:test"
+MR_CRITERION = Criterion("https://example.org/criteria/mr-schedule", frozenset({str(VE.MR), str(VE.ScheduleQuestion)}))
+NG_CRITERION = Criterion("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])}))
+MEASLES_CRITERION = Criterion("https://example.org/criteria/measles", frozenset({str(VE.Measles)}))
+
+BASE_VALUES = {"persona": VE.Caregiver, "age": VE.Adult, "vaccination": VE.FullyVaccinated, "infection": VE.NeverInfected,
+               "immunity": VE.Immune, "pregnancy": Literal(False), "setting": VE.HouseholdSetting,
+               "country": NG.country, "language": NG["lang-en"], "need": VE.ScheduleQuestion, "disease": VE.Measles}
+
+
+def load_dso() -> Graph:
+    return Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
+
+
+def load_kgs() -> list[Graph]:
+    return [Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl"))]
+
+
+@pytest.fixture(scope="module")
+def ctx() -> Context:
+    dso, kgs = load_dso(), load_kgs()
+    shapes = load_rule_shapes(default_scenario_shape_paths())
+    return Context(dso, kgs, build_facets(Schema(dso, kgs)), shapes, [MR_CRITERION, NG_CRITERION, MEASLES_CRITERION])
+
+
+@pytest.fixture(scope="module")
+def production(ctx: Context) -> Production:
+    return Production(ctx)
+
+
+def index_of(ctx: Context, **changes: object) -> int:
+    values = {**BASE_VALUES, **changes}
+    return ctx.space.index([f.values.index(values[f.name]) for f in ctx.facets])
+
+
+# (rule, change that it blocks, near miss that it lets through)
+EXAMPLES = [
+    (SC.ImmuneWithoutCause, {"vaccination": VE.Unvaccinated}, {"vaccination": VE.Unvaccinated, "infection": VE.PastInfection}),
+    (SC.ImmuneWhileInfected, {"infection": VE.CurrentInfection}, {"infection": VE.CurrentInfection, "immunity": VE.NotImmune}),
+    (SC.FullyVaccinatedInfant, {"age": VE.Infant, "persona": VE.Elder}, {"age": VE.Infant, "persona": VE.Elder, "vaccination": VE.PartiallyVaccinated}),
+    (SC.PregnantInfant, {"age": VE.Infant, "pregnancy": Literal(True), "vaccination": VE.PartiallyVaccinated},
+     {"age": VE.Adolescent, "pregnancy": Literal(True)}),
+    (SC.PregnantChild, {"age": VE.Child, "pregnancy": Literal(True)}, {"age": VE.Adult, "pregnancy": Literal(True)}),
+    (SC.PregnantPersonNotPregnant, {"persona": VE.PregnantPerson}, {"persona": VE.PregnantPerson, "pregnancy": Literal(True)}),
+    (SC.RoleBeyondAge, {"persona": VE.HealthWorker, "age": VE.Child}, {"persona": VE.Student, "age": VE.Child}),
+    (SC.ElderNotOlderAdult, {"persona": VE.Elder}, {"persona": VE.Elder, "age": VE.OlderAdult}),
+    (SC.LanguageNotSpokenInCountry, {"language": KE["lang-sw"]}, {"language": NG["lang-ha"]}),
+    (SC.SettingOfAnotherCountry, {"setting": KE["matatu-ride"]}, {"setting": NG["danfo-ride"]}),
+    (SC.OtherDiseaseQuestionAboutFocusDisease, {"need": VE.OtherDiseaseQuestion},
+     {"need": VE.OtherDiseaseQuestion, "disease": VE.Polio}),
+    (SC.OtherDiseaseAskedAsFocusQuestion, {"disease": VE.Polio}, {"disease": VE.Polio, "need": VE.OtherDiseaseQuestion}),
+]
+PAIR_EXAMPLES = [
+    (SR.OtherDiseaseForFocusCriterion, NG_CRITERION, {"disease": VE.Mumps, "need": VE.OtherDiseaseQuestion}),
+    (SR.VaccineDoesNotProtect, MR_CRITERION, {"disease": VE.Mumps, "need": VE.OtherDiseaseQuestion}),
+    (SR.ResourceOfAnotherCountry, NG_CRITERION, {"country": KE.country, "language": KE["lang-sw"]}),
+]
+
+
+def rules_of(blocks) -> set[str]:
+    return {b.rule for b in blocks}
+
+
+def test_base_scenario_is_eligible(ctx: Context, production: Production) -> None:
+    assert production.blocks(index_of(ctx)) == ()
+
+
+def test_immune_without_cause_is_blocked_with_its_rule(ctx: Context, production: Production) -> None:
+    i = index_of(ctx, vaccination=VE.Unvaccinated)
+    blocks = production.blocks(i, scenario_iri(BASE, i))
+    assert rules_of(blocks) == {str(SC.ImmuneWithoutCause), str(VE.ImmuneWithoutCause)}
+    assert any("immune to measles although unvaccinated and never infected" in b.message for b in blocks)
+    assert any("owl:Nothing" in b.message for b in blocks)  # the DSO class, found by OWL 2 RL
+
+
+@pytest.mark.parametrize("rule,blocked,near_miss", EXAMPLES, ids=[str(e[0]).rsplit("/", 1)[1] for e in EXAMPLES])
+def test_rule_blocks_example_and_passes_near_miss(ctx: Context, production: Production, rule, blocked, near_miss) -> None:
+    assert str(rule) in rules_of(production.blocks(index_of(ctx, **blocked)))
+    near = production.blocks(index_of(ctx, **near_miss))
+    assert str(rule) not in rules_of(near)
+    if near_miss.get("age") != VE.Infant:  # every persona is impossible for an infant (RoleBeyondAge and others)
+        assert near == ()
+
+
+@pytest.mark.parametrize("rule,criterion,values", PAIR_EXAMPLES, ids=[str(e[0]).rsplit("/", 1)[1] for e in PAIR_EXAMPLES])
+def test_routing_rule_blocks_pair(ctx: Context, production: Production, rule, criterion, values) -> None:
+    i = index_of(ctx, **values)
+    assert production.blocks(i) == ()
+    assert rules_of(production.pair_blocks(i, criterion.iri)) == {str(rule)}
+    assert production.pair_blocks(index_of(ctx), criterion.iri) == ()
+
+
+def test_elder_child_is_an_owl_clash_too(ctx: Context, production: Production) -> None:
+    assert {str(SC.ElderNotOlderAdult), str(VE.hasAgeGroup)} <= rules_of(production.blocks(index_of(ctx, persona=VE.Elder)))
+
+
+def test_reference_and_production_agree_on_examples_and_a_sample(ctx: Context, production: Production) -> None:
+    indices = {index_of(ctx)} | {index_of(ctx, **e[1]) for e in EXAMPLES} | {index_of(ctx, **e[2]) for e in EXAMPLES}
+    indices |= {index_of(ctx, **e[2]) for e in PAIR_EXAMPLES}
+    indices |= set(random.Random(7).sample(range(ctx.space.size), 30))
+    ref, pairs = reference_check(ctx, sorted(indices), base=BASE)
+    for i in indices:
+        assert production.blocks(i, scenario_iri(BASE, i)) == ref[i], ctx.space.values(i)
+    for (i, c), blocks in pairs.items():
+        assert production.pair_blocks(i, c, scenario_iri(BASE, i)) == blocks, (ctx.space.values(i), c)
+    assert any(ref.values()) and not all(ref.values()) and any(pairs.values())
+
+
+# ------------------------------------------------------------------------------------------ property test
+
+SHAPES = load_rule_shapes(default_scenario_shape_paths())
+RULE_IRIS = top_level_shapes(SHAPES)
+DSO, KGS = load_dso(), load_kgs()
+FULL = build_facets(Schema(DSO, KGS))
+
+
+def _subset_shapes(chosen: list[URIRef]) -> Graph:
+    """The chosen rules, plus everything that is not a rule (prefix declarations)."""
+    g = Graph()
+    dropped = set(RULE_IRIS) - set(chosen)
+    keep_out: set = set()
+    for shape in dropped:
+        todo = [shape]
+        while todo:
+            n = todo.pop()
+            keep_out.add(n)
+            todo += [o for o in SHAPES.objects(n, None) if not isinstance(o, URIRef) and o not in keep_out
+                     and not isinstance(o, Literal)]
+    g += ((s, p, o) for s, p, o in SHAPES if s not in keep_out)
+    return g
+
+
+@st.composite
+def small_worlds(draw):
+    kgs = [kg for kg in KGS if draw(st.booleans())] or [KGS[0]]
+    schema = Schema(DSO, kgs)
+    facets = []
+    for f in build_facets(schema):
+        k = draw(st.integers(min_value=1, max_value=min(3, len(f.values))))
+        picked = draw(st.permutations(range(len(f.values))))[:k]
+        facets.append(Facet(f.spec, tuple(f.values[i] for i in sorted(picked)), f.unrestricted))
+    rules = [r for r in RULE_IRIS if draw(st.booleans())]
+    criteria = draw(st.sampled_from([[], [MR_CRITERION], [NG_CRITERION, MEASLES_CRITERION]]))
+    seed = draw(st.integers(min_value=0, max_value=10**6))
+    return kgs, facets, rules, criteria, seed
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(small_worlds())
+def test_production_and_reference_block_identical_sets(world) -> None:
+    kgs, facets, rules, criteria, seed = world
+    ctx = Context(DSO, kgs, facets, _subset_shapes(rules), criteria)
+    production = Production(ctx)
+    indices = random.Random(seed).sample(range(ctx.space.size), min(12, ctx.space.size))
+    ref, pairs = reference_check(ctx, indices, base=BASE)
+    assert {i for i in indices if production.blocks(i)} == {i for i in indices if ref[i]}
+    assert {i: production.blocks(i, scenario_iri(BASE, i)) for i in indices} == ref
+    assert {k: production.pair_blocks(k[0], k[1], scenario_iri(BASE, k[0])) for k in pairs} == pairs
+
+
+# ------------------------------------------------------------------------------------------ rules are data
+
+NEW_RULE = """
+@prefix sh: <http://www.w3.org/ns/shacl#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+@prefix ve: <https://w3id.org/ob-caie/dso/vaccine-education/> .
+@prefix ex: <https://example.org/rules/> .
+ex:NoStudentsInMarkets a sh:NodeShape ;
+    rdfs:label "no students in markets"@en ;
+    rdfs:comment "A made-up rule, to show that a shape file adds a rule."@en ;
+    sh:targetClass ve:Student ;
+    sh:message "students are not studied at markets here"@en ;
+    sh:property [ sh:path ve:inSetting ; sh:not [ sh:hasValue ve:MarketSetting ] ] .
+"""
+
+
+def test_a_new_shape_file_adds_a_rule(tmp_path: Path) -> None:
+    path = tmp_path / "scenario-extra.ttl"
+    path.write_text(NEW_RULE)
+    shapes = load_rule_shapes([*default_scenario_shape_paths(), path])
+    ctx = Context(DSO, KGS, FULL, shapes)
+    rule = next(r for r in ctx.rules if r.iri == "https://example.org/rules/NoStudentsInMarkets")
+    assert rule.facets == {"persona", "setting"}
+    production = Production(ctx)
+    i = index_of(ctx, persona=VE.Student, age=VE.Adolescent, setting=VE.MarketSetting)
+    assert rules_of(production.blocks(i)) == {rule.iri}
+    assert production.blocks(index_of(ctx, persona=VE.Student, age=VE.Adolescent)) == ()
+    ref, _ = reference_check(ctx, [i], base=BASE, with_pairs=False)
+    assert ref[i] == production.blocks(i, scenario_iri(BASE, i))
+
+
+@pytest.mark.parametrize("path", default_scenario_shape_paths(), ids=lambda p: p.name)
+def test_shape_files_are_documented_rules(path: Path) -> None:
+    shapes = Graph().parse(path)
+    assert set(shapes.subjects(RDF.type, SH.NodeShape))
+    for shape in top_level_shapes(shapes):
+        assert shapes.value(shape, URIRef("http://www.w3.org/2000/01/rdf-schema#label")) is not None
+        assert shapes.value(shape, URIRef("http://www.w3.org/2000/01/rdf-schema#comment")) is not None
+        assert shapes.value(shape, SH.message) is not None or all(
+            shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql))

@@ -1,0 +1,143 @@
+"""Scenario derivation (service.scenarios.derive): seeded sampling, exact frame counts checked against
+brute-force enumeration and against the reference path, per-criterion counts, and the RDF record."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from rdflib import Graph, Literal, Namespace, URIRef
+
+from service.scenarios import CriterionScope, DerivationInput, derive, scenario_triples
+from service.scenarios.derive import context_for
+from service.scenarios.engine import Criterion
+from service.scenarios.frame import allowed_positions, count_frame, in_frame
+from service.scenarios.production import Production
+from service.scenarios.reference import reference_check
+
+RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
+XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
+
+ROOT = Path(__file__).resolve().parents[2]
+VE = Namespace("https://w3id.org/ob-caie/dso/vaccine-education/")
+NG = Namespace("https://w3id.org/ob-caie/kg/nigeria/")
+KE = Namespace("https://w3id.org/ob-caie/kg/kenya/")
+EPO = Namespace("https://w3id.org/ob-caie/epo/")
+EARL = Namespace("http://www.w3.org/ns/earl#")
+EVAL = "https://example.org/evaluations/e1"
+DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
+KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
+CRITERIA = (CriterionScope("https://example.org/criteria/measles-schedule", frozenset({str(VE.Measles), str(VE.ScheduleQuestion)})),
+            CriterionScope("https://example.org/criteria/mr", frozenset({str(VE.MR)})),
+            CriterionScope("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])})))
+OUT_OF_SCOPE = frozenset(str(VE[d]) for d in ("Polio", "Cholera", "COVID19", "Malaria", "Rubella")) | frozenset(
+    str(VE[s]) for s in ("SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting", "WorkplaceSetting", "MarketSetting",
+                         "PublicTransportSetting"))
+
+
+def small_input(**kw) -> DerivationInput:
+    """Nigeria and Kenya, two languages each, two settings, measles and mumps: 276,480 candidates."""
+    base = dict(dso=DSO, kgs=KGS, criteria=CRITERIA, allowed_countries=frozenset({str(NG.country), str(KE.country)}),
+                allowed_languages=frozenset({str(NG["lang-en"]), str(NG["lang-ha"]), str(KE["lang-sw"]), str(KE["lang-en"])}),
+                excluded_concepts=OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition)},
+                seed=11, sample_size=25, evaluation_iri=EVAL)
+    base.update(kw)
+    return DerivationInput(**base)
+
+
+@pytest.fixture(scope="module")
+def derivation():
+    return derive(small_input())
+
+
+def test_same_seed_same_sample_other_seed_other_sample(derivation) -> None:
+    again = derive(small_input())
+    assert [s.index for s in again.scenarios] == [s.index for s in derivation.scenarios]
+    assert [s.blocks for s in again.scenarios] == [s.blocks for s in derivation.scenarios]
+    other = derive(small_input(seed=12))
+    assert [s.index for s in other.scenarios] != [s.index for s in derivation.scenarios]
+
+
+def test_facets_follow_the_envelope(derivation) -> None:
+    values = {f.name: f.values for f in derivation.facets}
+    assert values["country"] == (KE.country, NG.country)
+    assert values["disease"] == (VE.Measles, VE.Mumps)
+    assert values["setting"] == (VE.HouseholdSetting,)  # local settings fall under excluded broader ones
+    assert VE.PublicTransportSetting not in values["setting"] and KE["matatu-ride"] not in values["setting"]
+    assert "style" not in values  # the DSO 0.1.0 has no conversation styles
+
+
+def test_exact_counts_match_brute_force(derivation) -> None:
+    ctx = context_for(small_input())
+    production = Production(ctx)
+    counts = count_frame(production)
+    n = ctx.space.size
+    assert counts.total == n == derivation.counts.total and n < 10**6
+    flags = production.blocked_many(range(n))
+    assert counts.eligible == n - sum(flags) == derivation.counts.eligible
+    assert 0 < counts.eligible < n
+    for c, cc in zip(ctx.criteria, counts.per_criterion):
+        allowed = allowed_positions(ctx, c)
+        members = [i for i in range(n) if in_frame(ctx, c, i, allowed)]
+        eligible = [i for i in members if not flags[i] and not production.pair_blocks(i, c.iri)]
+        assert (cc.in_frame, cc.eligible) == (len(members), len(eligible)), c.iri
+
+
+def test_per_criterion_frames() -> None:
+    counts = derive(small_input(sample_size=0)).counts
+    by = {c.criterion: c for c in counts.per_criterion}
+    measles = by["https://example.org/criteria/measles-schedule"]
+    assert measles.in_frame == counts.total // 2 // 6  # one of two diseases, one of six information needs
+    assert 0 < measles.eligible < measles.in_frame
+    mr = by["https://example.org/criteria/mr"]  # MR does not prevent mumps: those pairs are blocked
+    assert mr.in_frame == counts.total and mr.eligible < counts.eligible
+    ng = by["https://example.org/criteria/ng-schedule"]  # Kenyan scenarios and mumps questions blocked
+    assert ng.in_frame == counts.total and ng.eligible < mr.eligible
+
+
+def test_counts_agree_with_the_reference_on_a_tiny_frame() -> None:
+    inp = small_input(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(NG["lang-en"])}),
+                      excluded_concepts=OUT_OF_SCOPE | {str(VE[n]) for n in (
+                          "TreatmentQuestion", "SymptomRecognition", "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated",
+                          "TransmissionRisk", "Student", "Commuter", "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child",
+                          "UnknownVaccinationStatus", "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection")})
+    ctx = context_for(inp)
+    assert 0 < ctx.space.size <= 256
+    ref, pairs = reference_check(ctx, range(ctx.space.size))
+    counts = derive(inp).counts
+    assert counts.total == ctx.space.size and counts.eligible == sum(1 for b in ref.values() if not b)
+    for k, cc in enumerate(counts.per_criterion):
+        c = Criterion(ctx.criteria[k].iri, ctx.criteria[k].concepts)
+        members = [i for i in range(ctx.space.size) if in_frame(ctx, c, i)]
+        assert cc.in_frame == len(members)
+        assert cc.eligible == sum(1 for i in members if not ref[i] and not pairs[(i, c.iri)])
+
+
+def test_scenario_record(derivation) -> None:
+    g = scenario_triples(derivation)
+    blocked = [s for s in derivation.scenarios if not s.eligible]
+    eligible = [s for s in derivation.scenarios if s.eligible]
+    assert blocked and len(derivation.scenarios) == 25
+    for s in derivation.scenarios:
+        node = URIRef(s.iri)
+        assert node == URIRef(f"{EVAL}/scenarios/{s.index}")
+        assert (node, RDF.type, EPO.Scenario) in g
+        assert (node, RDF.type, EPO.EligibleScenario if s.eligible else EPO.BlockedScenario) in g
+        assert {str(r) for r in g.objects(node, EPO.blockedBy)} == {b.rule for b in s.blocks}
+        check, result = URIRef(f"{EVAL}/checks/{s.index}"), URIRef(f"{EVAL}/checks/{s.index}#result")
+        assert (check, RDF.type, EPO.ConsistencyCheck) in g and (check, EARL.subject, node) in g
+        assert (check, EARL.mode, EARL.automatic) in g and (check, EARL.result, result) in g
+        assert (result, EARL.outcome, EARL.passed if s.eligible else EARL.failed) in g
+        assert g.value(result, EARL.info) is not None
+        assert g.value(node, EPO.country) is not None and g.value(node, EPO.language) is not None
+    frame = URIRef(f"{EVAL}/frames/eligible")
+    assert g.value(frame, EPO.frameSize) == Literal(derivation.counts.eligible, datatype=XSD.integer)
+    assert g.value(URIRef(f"{EVAL}/frames/candidates"), EPO.frameSize) == Literal(derivation.counts.total, datatype=XSD.integer)
+    assert len(set(g.subjects(EPO.frameFor, None))) == len(CRITERIA)
+    assert all(not s.blocks for s in eligible)
+
+
+def test_full_frame_is_counted_without_enumeration() -> None:
+    d = derive(DerivationInput(dso=DSO, kgs=KGS, seed=1, sample_size=5, evaluation_iri=EVAL))
+    assert d.counts.total == 164_505_600
+    assert 0 < d.counts.eligible < d.counts.total and len(d.scenarios) == 5
