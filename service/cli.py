@@ -45,6 +45,7 @@ def serve(args: argparse.Namespace) -> int:
 
     from .api import create_app
     from .bootstrap import load_spec_files
+    from .worked_example import EVALUATION_ID, load_worked_example
 
     settings = _settings(args)
     if not args.base_url and "base_url" not in settings.model_fields_set:
@@ -56,12 +57,18 @@ def serve(args: argparse.Namespace) -> int:
     if args.examples:
         count = load_spec_files(app.state.graphs, print)
         print(f"specification files: {count} loaded, the rest unchanged")
+        load_worked_example(app.state.graphs, print)
     url = f"http://{args.host}:{args.port}"
     print(f"\nOB-CAIE is serving at {url}/  (store: {settings.store}, {settings.data_dir or 'in memory'})")
     print(f"  catalog      {url}/graphs")
     print(f"  EPO          {url}/epo   e.g. {url}/epo/AcceptanceCriterion")
     print(f"  SPARQL       {url}/sparql?query=...")
     print(f"  API docs     {url}/docs")
+    if args.examples:
+        example = f"{url}/evaluations/{EVALUATION_ID}"
+        print(f"  example      {example}   (scope and envelope; {example}/envelope for its digest and sign-off)")
+        print(f"  scenarios    {example}/scenarios?status=blocked   and   ?status=eligible")
+        print(f"  plan         {example}/plans/1   and   {example}/plans/1/probes")
     if settings.tokens_file:
         print(f"  write tokens {settings.tokens_file} (agent and roles per token)")
     uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
