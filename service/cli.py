@@ -117,6 +117,68 @@ def query(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress_bar(stage: str, done: int, total: int) -> None:
+    """A one-line progress bar on stderr: ``stage [#####.....] 5/10``."""
+    width = 30
+    filled = width * done // max(total, 1)
+    end = "\n" if done >= total else ""
+    sys.stderr.write(f"\r{stage:<20} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
+    sys.stderr.flush()
+
+
+def _open_graphs(args: argparse.Namespace):  # noqa: ANN202 (returns the store and its graph service)
+    from .catalog import Catalog
+    from .graphs import GraphService
+    from .store import open_store
+
+    settings = _settings(args)
+    store = open_store(settings)
+    return store, GraphService(store, Catalog(store, settings.base_url), bulk_threshold=settings.bulk_threshold)
+
+
+def derive(args: argparse.Namespace) -> int:
+    from .plan.testplan import planning_input
+    from .scenarios.derive import derive as run_derivation
+
+    store, graphs = _open_graphs(args)
+    try:
+        _progress_bar("deriving scenarios", 0, 1)
+        planning = planning_input(graphs, args.evaluation, args.seed, args.sample)
+        derivation = run_derivation(planning.derivation)
+        _progress_bar("deriving scenarios", 1, 1)
+    finally:
+        store.close()
+    counts = derivation.counts
+    print(f"candidates {counts.total:,}   eligible {counts.eligible:,}   blocked {counts.blocked:,}")
+    for count in counts.per_criterion:
+        print(f"  {count.criterion.rsplit('/', 1)[-1]:<8} in frame {count.in_frame:>12,}   eligible {count.eligible:>12,}")
+    blocked = [s for s in derivation.scenarios if not s.eligible]
+    print(f"sample of {len(derivation.scenarios)} (seed {args.seed}): {len(blocked)} blocked")
+    for scenario in blocked[: args.show]:
+        for block in scenario.blocks:
+            print(f"  scenario {scenario.index}: {block.message}  [{block.rule.rsplit('/', 1)[-1]}]")
+    return 0
+
+
+def plan(args: argparse.Namespace) -> int:
+    from .config import Credential
+    from .plan.allocation import Strategy
+    from .plan.testplan import PlanRequest, create_plan
+
+    store, graphs = _open_graphs(args)
+    operator = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
+    try:
+        request = PlanRequest(Strategy(args.strategy), args.budget, args.seed, review_sample=args.sample)
+        summary = create_plan(graphs, args.evaluation, request, operator, _progress_bar)
+    finally:
+        store.close()
+    print(f"plan {summary.number}: {summary.iri}  digest {summary.digest}")
+    print(f"candidates {summary.total:,}   eligible {summary.eligible:,}")
+    for criterion, probes in sorted(summary.allocation.probes.items(), key=lambda item: -item[1]):
+        print(f"  {criterion.rsplit('/', 1)[-1]:<8} {probes:>5} probes   eligible frame {summary.frames[criterion]:>12,}")
+    return 0
+
+
 def validate(args: argparse.Namespace) -> int:
     import rdflib
 
@@ -155,6 +217,23 @@ def parser() -> argparse.ArgumentParser:
     query_parser.add_argument("query")
     query_parser.add_argument("--format", help="result media type (default TSV, or Turtle for graphs)")
     query_parser.set_defaults(run=query)
+
+    derive_parser = with_store(commands.add_parser("derive", help="derive and check an evaluation's scenarios; print the frame"))
+    derive_parser.add_argument("evaluation", help="evaluation identifier (its envelope signed off)")
+    derive_parser.add_argument("--seed", type=int, default=0)
+    derive_parser.add_argument("--sample", type=int, default=500, help="candidates to sample and check")
+    derive_parser.add_argument("--show", type=int, default=10, help="blocked scenarios to print")
+    derive_parser.set_defaults(run=derive)
+
+    plan_parser = with_store(commands.add_parser("plan", help="make a test plan for an evaluation"))
+    plan_parser.add_argument("evaluation")
+    plan_parser.add_argument("--strategy", default="HighestWeightFirst",
+                             choices=["ProportionalToWeight", "HighestWeightFirst", "Equal"])
+    plan_parser.add_argument("--budget", type=int, required=True)
+    plan_parser.add_argument("--seed", type=int, default=0)
+    plan_parser.add_argument("--sample", type=int, default=500, help="candidates kept for expert review")
+    plan_parser.add_argument("--agent", default="operator", help="the evaluation operator making the plan")
+    plan_parser.set_defaults(run=plan)
 
     validate_parser = commands.add_parser("validate", help="check a knowledge graph file against a DSO file")
     validate_parser.add_argument("kg")

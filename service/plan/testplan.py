@@ -22,6 +22,7 @@ from ..catalog import GraphKind, now
 from ..config import Credential
 from ..digest import graph_digest
 from ..envelope import get_evaluation, iris_for
+from ..envelope.model import Criterion, Envelope
 from ..errors import Conflict
 from ..graphs import GraphEdit, GraphService
 from ..rdf import from_rdflib, to_rdflib
@@ -87,21 +88,29 @@ def next_plan_number(triples: list[Triple], evaluation: str) -> int:
     return 1 + max((n for n in plan_rdf.plan_numbers(triples, evaluation)), default=0)
 
 
-def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
-                progress: Progress | None = None) -> PlanSummary:
-    """Derive, allocate, sample and store a new test plan (not yet approved)."""
-    require(credential, *PLANNERS)
-    report = progress or (lambda stage, done, total: None)
+@dataclass(frozen=True)
+class PlanningInput:
+    """What a derivation of a signed-off evaluation needs, and how its criteria map to IRIs."""
+
+    derivation: DerivationInput
+    criteria: tuple[Criterion, ...]
+    criterion_iri: dict[str, str]
+    envelope: Envelope
+    evaluation: str
+
+
+def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int) -> PlanningInput:
+    """The derivation input of an evaluation whose envelope is signed off (409 otherwise)."""
     evaluation = get_evaluation(graphs, evaluation_id)
     status = envelope_status(graphs, evaluation_id)
     if not status.signed_off or evaluation.envelope is None:
         raise Conflict(
-            f"evaluation {evaluation_id!r}: the envelope must be signed off before a plan is made "
+            f"evaluation {evaluation_id!r}: the envelope must be signed off before scenarios are derived for a plan "
             f"(missing: {', '.join(status.missing) or 'the sign-off'})"
         )
     envelope, scope = evaluation.envelope, evaluation.scope
     iris = iris_for(graphs, evaluation_id)
-    in_scope = [c for c in envelope.content.criteria if c.in_scope]
+    in_scope = tuple(c for c in envelope.content.criteria if c.in_scope)
     criterion_iri = {c.id: iris.criterion(envelope.version, c.id) for c in in_scope}
     # An out-of-scope topic stays in the frame when a criterion bears on it: probes that check the
     # system declines out-of-scope questions count (methodology §5.4.1).
@@ -109,18 +118,28 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     excluded_concepts = frozenset(
         concept for item in scope.out_of_scope for concept in item.concepts if concept not in targeted
     )
-    report("deriving scenarios", 0, 1)
-    inp = DerivationInput(
+    derivation = DerivationInput(
         dso=_graph(graphs, GraphKind.DSO, scope.dso),
         kgs=tuple(_graph(graphs, GraphKind.KG, kg) for kg in scope.knowledge_graphs),
         criteria=tuple(CriterionScope(criterion_iri[c.id], frozenset(c.concepts)) for c in in_scope),
         allowed_countries=frozenset(scope.use_boundary.countries) or None,
         allowed_languages=frozenset(scope.use_boundary.languages) or None,
         excluded_concepts=excluded_concepts,
-        seed=request.seed,
-        sample_size=request.review_sample,
+        seed=seed,
+        sample_size=review_sample,
         evaluation_iri=iris.evaluation,
     )
+    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation)
+
+
+def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
+                progress: Progress | None = None) -> PlanSummary:
+    """Derive, allocate, sample and store a new test plan (not yet approved)."""
+    require(credential, *PLANNERS)
+    report = progress or (lambda stage, done, total: None)
+    report("deriving scenarios", 0, 1)
+    planning = planning_input(graphs, evaluation_id, request.seed, request.review_sample)
+    inp, in_scope, criterion_iri, envelope = planning.derivation, planning.criteria, planning.criterion_iri, planning.envelope
     derivation, context, production = derive_with(inp)
     report("deriving scenarios", 1, 1)
     frames = {count.criterion: count.eligible for count in derivation.counts.per_criterion}
@@ -152,24 +171,24 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
                 assigned_to=assignees[position] if assignees else None,
             ))
     report("sampling probes", len(demands), len(demands))
-    with_plan = graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id))
-    number = next_plan_number(with_plan, iris.evaluation)
-    plan_iri = f"{iris.evaluation}/plans/{number}"
+    evaluation = planning.evaluation
+    number = next_plan_number(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)), evaluation)
+    plan_iri = f"{evaluation}/plans/{number}"
     content = plan_rdf.plan_triples(
         plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
-        iris.evaluation, graphs.agent_iri(credential.agent), now(),
+        evaluation, graphs.agent_iri(credential.agent), now(),
     )
     digest = graph_digest(content)
     described = {s.index for s in derivation.scenarios}
     review = from_rdflib(scenario_triples(derivation)) + plan_rdf.probe_scenarios(
-        [p.scenario for p in probes if p.scenario not in described], context, iris.evaluation)
+        [p.scenario for p in probes if p.scenario not in described], context, evaluation)
     graphs.apply_edits(
         [
             GraphEdit(graphs.member(GraphKind.EVALUATION, evaluation_id), insert=content + [plan_rdf.digest_triple(plan_iri, digest)]),
             GraphEdit(scenarios_ref(graphs, evaluation_id), insert=review, title=f"scenarios of {evaluation_id}"),
         ],
         credential,
-        precondition=lambda current: _same_plan_number(current, iris.evaluation, number),
+        precondition=lambda current: _same_plan_number(current, evaluation, number),
     )
     return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
                        frames, tuple(probes))
