@@ -20,7 +20,7 @@ from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
 from .digest import digest_and_size
 from .errors import BadRequest, Conflict, NotFound, Unprocessable
-from .namespaces import DCTERMS, OWL, RDF, RDFS, SH
+from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, to_rdflib
 from .store import ChangeSet, Store
 
@@ -288,8 +288,9 @@ def _ontology_of(content: list[Triple]) -> str | None:
 
 
 def _title_of(content: list[Triple], ref: GraphRef) -> str:
-    """The graph's own title: of the graph IRI or its ontology, else ``kind/id``."""
-    subjects = {ref.iri.value, _ontology_of(content)}
+    """The graph's own title: of the graph IRI, its ontology or its dcat:Dataset, else ``kind/id``."""
+    datasets = {t.subject.value for t in content if t.predicate.value == _TYPE and t.object.value == DCAT + "Dataset"}
+    subjects = {ref.iri.value, _ontology_of(content), *datasets}
     for predicate in (DCTERMS + "title", RDFS + "label"):
         for triple in content:
             if triple.predicate.value == predicate and triple.subject.value in subjects and not isinstance(triple.subject, BlankNode):

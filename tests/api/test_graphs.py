@@ -124,6 +124,7 @@ def test_knowledge_graph_checked_against_its_dso(service: Service) -> None:
     ok = service.http.put("/graphs/kg/kenya", content=kenya, headers={**TURTLE, **service.auth()})
     assert ok.status_code == 201, ok.text
     assert ok.json()["conformsTo"] == "https://w3id.org/ob-caie/dso/vaccine-education"
+    assert "Kenya" in ok.json()["title"]
 
     before = snapshot(service)
     broken = kenya + b"\n<https://w3id.org/ob-caie/kg/kenya/ghost> a <https://w3id.org/ob-caie/dso/vaccine-education/NoSuchClass> .\n"
