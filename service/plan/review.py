@@ -18,6 +18,7 @@ from ..envelope import iris_for
 from ..errors import BadRequest, NotFound
 from ..graphs import GraphService
 from ..namespaces import EPO, PROV, RDF, RDFS, XSD
+from .rdf import plan_numbers
 from .testplan import plan_iri_for, scenarios_ref
 
 REVIEWERS = ("domain_expert", "evaluation_operator")
@@ -151,6 +152,13 @@ def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> dict[str
         "probes": len(_values(statements, EPO + "includesProbe")),
         "approved": bool(approvals), "approvals": approvals,
     }
+
+
+def list_plans(graphs: GraphService, evaluation_id: str) -> list[dict[str, object]]:
+    """Every plan of the evaluation, oldest first."""
+    evaluation = iris_for(graphs, evaluation_id).evaluation
+    numbers = sorted(plan_numbers(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)), evaluation))
+    return [plan_view(graphs, evaluation_id, number) for number in numbers]
 
 
 def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criterion: str | None = None,

@@ -56,6 +56,8 @@ def test_same_seed_same_plan_other_seed_other_probes(signed: Service) -> None:
         return [p["scenario"].rsplit("/", 1)[-1] for p in page["items"]]
 
     assert first["allocation"] == second["allocation"] and first["digest"] != ""
+    listed = signed.http.get(f"/evaluations/{ID}/plans").json()["plans"]
+    assert [p["number"] for p in listed] == [1, 2, 3] and listed[2]["seed"] == 8
     assert scenarios(first) == scenarios(second) != scenarios(other)
 
 

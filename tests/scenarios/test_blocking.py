@@ -228,3 +228,8 @@ def test_shape_files_are_documented_rules(path: Path) -> None:
         assert shapes.value(shape, URIRef("http://www.w3.org/2000/01/rdf-schema#comment")) is not None
         assert shapes.value(shape, SH.message) is not None or all(
             shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql))
+
+
+def test_reference_in_chunks_equals_one_graph(ctx: Context) -> None:
+    indices = random.Random(5).sample(range(ctx.space.size), 30)
+    assert reference_check(ctx, indices, base=BASE, chunk=None) == reference_check(ctx, indices, base=BASE, chunk=7)

@@ -14,7 +14,7 @@ from ...auth import require
 from ...config import Credential
 from ...errors import BadRequest
 from ...plan.allocation import Annotator, Strategy
-from ...plan.review import exclude_scenario, list_probes, list_scenarios, plan_view
+from ...plan.review import exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
 from ...plan.testplan import PlanRequest, create_plan, plan_iri_for
 from ..deps import GraphsDep, ReaderDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
@@ -36,6 +36,11 @@ async def make_plan(evaluation_id: str, body: PlanBody, graphs: GraphsDep, agent
     view = await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number)
     location = f"/evaluations/{evaluation_id}/plans/{summary.number}"
     return JSONResponse(view, status_code=201, headers={"Location": location})
+
+
+@router.get("/plans", summary="Every plan of the evaluation, oldest first")
+async def get_plans(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    return JSONResponse({"plans": await run_in_threadpool(list_plans, graphs, evaluation_id)})
 
 
 @router.get("/plans/{number}", summary="A plan: strategy, budget, seed, frame sizes, allocation, approval")
