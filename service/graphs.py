@@ -137,6 +137,10 @@ class GraphService:
             raise BadRequest(f"invalid graph path {path!r}")
         return GraphRef(kind, path, self._catalog.graph_iri(kind, path))
 
+    def query(self, sparql: str, bindings: dict[str, NamedNode] | None = None) -> list[dict[str, object]]:
+        """Rows of a SELECT over the union of all graphs (the published queries read the record this way)."""
+        return self._store.select(sparql, bindings, union=True)
+
     def triples(self, ref: GraphRef) -> list[Triple]:
         """The graph's triples (empty if it does not exist)."""
         return self._store.graph_triples(ref.iri)

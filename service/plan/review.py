@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Triple
 
+from .. import queries
 from ..approvals import list_approvals
 from ..auth import require
 from ..catalog import GraphKind, now
@@ -87,6 +88,13 @@ def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | No
     return _page(items, limit, offset)
 
 
+def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[dict[str, object]]:
+    """How many reviewed scenarios each rule blocked, and how many are eligible (queries/blocked-scenarios-by-rule.rq)."""
+    graph = NamedNode(scenarios_ref(graphs, evaluation_id).iri.value)
+    return [{"rule": row["rule"].value, "scenarios": int(row["scenarios"].value)}
+            for row in graphs.query(queries.load("blocked-scenarios-by-rule"), {"graph": graph})]
+
+
 def _exclusions(graphs: GraphService, evaluation_id: str) -> dict[str, dict[str, str]]:
     grouped = _by_subject(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)))
     found = {}
@@ -134,12 +142,12 @@ def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> dict[str
     def one(predicate: str) -> str:
         return _values(statements, predicate)[0]
 
-    allocation = []
-    for node in _values(statements, EPO + "allocation"):
-        item = grouped[node]
-        allocation.append({"criterion": _values(item, EPO + "allocatedTo")[0],
-                           "probes": int(_values(item, EPO + "probeCount")[0]),
-                           "eligibleFrame": int(_values(item, EPO + "frameSize")[0])})
+    allocation = [
+        {"criterion": row["criterion"].value, "probes": int(row["allocated"].value),
+         "eligibleFrame": int(row["eligibleFrame"].value), "exercisedBy": int(row["exercising"].value),
+         "scenarios": int(row["scenarios"].value)}
+        for row in graphs.query(queries.load("plan-traceability"), {"plan": NamedNode(plan)})
+    ]
     approvals = [r.to_json() for r in list_approvals(graphs, evaluation_id)[0] if r.subject == plan]
     return {
         "plan": plan, "number": number, "digest": one(EPO + "planDigest"),
@@ -148,7 +156,7 @@ def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> dict[str
         "frameSize": int(one(EPO + "frameSize")), "eligibleFrameSize": int(one(EPO + "eligibleFrameSize")),
         "envelope": one(PROV + "wasDerivedFrom"), "envelopeDigest": one(EPO + "envelopeDigest"),
         "createdBy": one(PROV + "wasAttributedTo"), "created": one(PROV + "generatedAtTime"),
-        "allocation": sorted(allocation, key=lambda a: (-a["probes"], a["criterion"])),
+        "allocation": allocation,
         "probes": len(_values(statements, EPO + "includesProbe")),
         "approved": bool(approvals), "approvals": approvals,
     }

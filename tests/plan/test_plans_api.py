@@ -45,6 +45,7 @@ def test_highest_weight_first_plan_follows_its_arithmetic(signed: Service) -> No
     assert plan["frameSize"] > plan["eligibleFrameSize"] > 0
     assert all(0 < a["probes"] <= a["eligibleFrame"] for a in plan["allocation"])
     assert (plan["strategy"], plan["budget"], plan["seed"], plan["approved"]) == ("HighestWeightFirst", 300, 7, False)
+    assert all(a["exercisedBy"] >= a["probes"] and 0 < a["scenarios"] <= a["exercisedBy"] for a in plan["allocation"])
 
 
 def test_same_seed_same_plan_other_seed_other_probes(signed: Service) -> None:
@@ -83,6 +84,9 @@ def test_blocked_scenarios_keep_their_rule_and_message(signed: Service) -> None:
         assert scenario["messages"]
     eligible = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "eligible"}).json()
     assert all(not s["blockedBy"] for s in eligible["items"])
+    summary = {r["rule"]: r["scenarios"] for r in signed.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]}
+    assert summary[IMMUNE_WITHOUT_CAUSE] == blocked["total"]
+    assert summary["https://w3id.org/ob-caie/epo/EligibleScenario"] == eligible["total"]
 
 
 def test_plan_gates_roles_and_budget(loaded: Service) -> None:  # noqa: F811

@@ -14,7 +14,7 @@ from ...auth import require
 from ...config import Credential
 from ...errors import BadRequest
 from ...plan.allocation import Annotator, Strategy
-from ...plan.review import exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
+from ...plan.review import blocking_summary, exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
 from ...plan.testplan import PlanRequest, create_plan, plan_iri_for
 from ..deps import GraphsDep, ReaderDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
@@ -84,6 +84,11 @@ async def get_scenarios(
     page = await run_in_threadpool(lambda: list_scenarios(graphs, evaluation_id, status=status, rule=rule,
                                                           facets=facets, limit=limit, offset=offset))
     return JSONResponse(page.to_json())
+
+
+@router.get("/scenarios/summary", summary="How many reviewed scenarios each consistency rule blocked")
+async def get_blocking_summary(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    return JSONResponse({"rules": await run_in_threadpool(blocking_summary, graphs, evaluation_id)})
 
 
 @router.post("/scenarios/{index}/exclusion", status_code=201, summary="Exclude a scenario from probing, with a reason")
