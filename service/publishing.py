@@ -14,7 +14,7 @@ from pyoxigraph import NamedNode, Triple
 
 from .catalog import Catalog
 from .errors import NotFound
-from .namespaces import RDFS, SKOS, VOCAB_BASE
+from .namespaces import DCTERMS, RDFS, SKOS, VOCAB_BASE
 from .store import Store
 
 _DESCRIBE = """
@@ -47,7 +47,7 @@ class Description:
     is_document: bool
 
     def label(self) -> str:
-        for predicate in (RDFS + "label", SKOS + "prefLabel"):
+        for predicate in (RDFS + "label", SKOS + "prefLabel", DCTERMS + "title"):
             for triple in self.triples:
                 if triple.subject.value == self.iri and triple.predicate.value == predicate:
                     return triple.object.value
