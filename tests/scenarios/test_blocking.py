@@ -35,7 +35,8 @@ MEASLES_CRITERION = Criterion("https://example.org/criteria/measles", frozenset(
 
 BASE_VALUES = {"persona": VE.Caregiver, "age": VE.Adult, "vaccination": VE.FullyVaccinated, "infection": VE.NeverInfected,
                "immunity": VE.Immune, "pregnancy": Literal(False), "setting": VE.HouseholdSetting,
-               "country": NG.country, "language": NG["lang-en"], "need": VE.ScheduleQuestion, "disease": VE.Measles}
+               "country": NG.country, "language": NG["lang-en"], "need": VE.ScheduleQuestion, "disease": VE.Measles,
+               "style": VE.PlainStyle}
 
 
 def load_dso() -> Graph:
