@@ -114,7 +114,7 @@ def _results(report: Graph, keep: set[Node] | None = None) -> list[Violation]:
     return sorted(out, key=lambda v: (v.focus_node, v.message))
 
 
-def _ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
+def ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     """rdflib term to pyoxigraph term, keeping blank-node ids so report focus nodes match the input."""
     if isinstance(term, Literal):
         if term.language:
@@ -132,7 +132,7 @@ def _shacl(data: Graph, shapes: Graph) -> Graph:
     """
     store = ox.Store()
     store.extend(
-        ox.Quad(_ox_term(s), _ox_term(p), _ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
+        ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
         for s, p, o in data
     )
     _conforms, report, _text = pyshacl.validate(

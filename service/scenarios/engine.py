@@ -18,7 +18,7 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
-from ..validation import _ox_term
+from ..validation import ox_term
 from .facets import EPO, Facet, FacetSpace, Schema
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules
@@ -85,10 +85,10 @@ def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], use_shapes:
               ) -> list[tuple[Node, str, str]]:
     """pySHACL over DSO + KGs + ``data`` (asserted): (focus node, rule IRI, message) per violation."""
     store = ox.Store()
-    quads = (ox.Quad(_ox_term(s), _ox_term(p), _ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
+    quads = (ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
              for g in (ctx.dso, *ctx.kgs) for s, p, o in g)
     store.extend(quads)
-    store.extend(ox.Quad(_ox_term(s), _ox_term(p), _ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
+    store.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
                  for s, p, o in data)
     kwargs = {"use_shapes": list(use_shapes)} if use_shapes else {}
     _conforms, report, _text = pyshacl.validate(store, shacl_graph=ctx.shapes, inference="none", advanced=True,
