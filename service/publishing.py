@@ -67,11 +67,11 @@ class Publisher:
         return [self._catalog.base_url + path, VOCAB_BASE + path]
 
     def describe(self, path: str) -> Description:
+        ontology_graphs = {e.defines_ontology: e.graph for e in self._catalog.entries() if e.defines_ontology}
         for iri in self.candidates(path):
             resource = NamedNode(iri)
-            ontology_graph = next((e for e in self._catalog.entries() if e.defines_ontology == iri), None)
-            if ontology_graph is not None:
-                triples = self._store.graph_triples(NamedNode(ontology_graph.graph))
+            if iri in ontology_graphs:
+                triples = self._store.graph_triples(NamedNode(ontology_graphs[iri]))
                 return Description(iri, triples, [], True)
             triples = self._store.construct(_DESCRIBE, {"resource": resource}, union=True)
             if triples:

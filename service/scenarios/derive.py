@@ -10,7 +10,6 @@ the same seed. Every sampled candidate is kept, eligible or blocked with the rul
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 

@@ -5,7 +5,6 @@ scenarios it derived can be reviewed (eligible or blocked, with the rule) and ex
 from __future__ import annotations
 
 import pytest
-from pyoxigraph import Quad
 
 from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
 from ..conftest import Service

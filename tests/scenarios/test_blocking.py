@@ -19,15 +19,12 @@ from service.scenarios.production import Production
 from service.scenarios.reference import reference_check, scenario_iri
 from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes, top_level_shapes
 
-RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
+from . import KE, NG, RDF, ROOT, VE
+
 SH = Namespace("http://www.w3.org/ns/shacl#")
 
-ROOT = Path(__file__).resolve().parents[2]
-VE = Namespace("https://w3id.org/ob-caie/dso/vaccine-education/")
 SC = Namespace("https://w3id.org/ob-caie/shapes/scenario-consistency/")
 SR = Namespace("https://w3id.org/ob-caie/shapes/scenario-routing/")
-NG = Namespace("https://w3id.org/ob-caie/kg/nigeria/")
-KE = Namespace("https://w3id.org/ob-caie/kg/kenya/")
 BASE = "urn:test"
 MR_CRITERION = Criterion("https://example.org/criteria/mr-schedule", frozenset({str(VE.MR), str(VE.ScheduleQuestion)}))
 NG_CRITERION = Criterion("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])}))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 
-from pathlib import Path
 
 import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
@@ -17,13 +16,10 @@ from service.scenarios.frame import allowed_positions, count_frame, in_frame
 from service.scenarios.production import Production
 from service.scenarios.reference import reference_check
 
-RDF = Namespace("http://www.w3.org/1999/02/22-rdf-syntax-ns#")
+from . import KE, NG, RDF, ROOT, VE
+
 XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
 
-ROOT = Path(__file__).resolve().parents[2]
-VE = Namespace("https://w3id.org/ob-caie/dso/vaccine-education/")
-NG = Namespace("https://w3id.org/ob-caie/kg/nigeria/")
-KE = Namespace("https://w3id.org/ob-caie/kg/kenya/")
 EPO = Namespace("https://w3id.org/ob-caie/epo/")
 EARL = Namespace("http://www.w3.org/ns/earl#")
 EVAL = "https://example.org/evaluations/e1"

@@ -13,7 +13,7 @@ from ...formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_fo
 from ...graphs import WriteMode
 from ...namespaces import PREFIXES
 from ..body import read_body
-from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, StoreDep, WriterDep
+from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
 from ..rdf_response import rdf_response
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
