@@ -9,8 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from .config import Settings
-from .errors import ServiceError
+from .composition import Services, build_services
+from .core.config import Settings
+from .core.errors import ServiceError
 
 DEMO_ROLES = {
     "admin": ["admin"],
@@ -44,7 +45,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from .api import create_app
-    from .bootstrap import load_spec_files
+    from .core.bootstrap import load_spec_files
     from .worked_example import EVALUATION_ID, load_worked_example
 
     settings = _settings(args)
@@ -76,17 +77,14 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def load(args: argparse.Namespace) -> int:
-    from .bootstrap import SYSTEM
-    from .catalog import Catalog
-    from .formats import rdf_format_for_path
-    from .graphs import GraphService, WriteMode
-    from .store import open_store
+    from .core.bootstrap import SYSTEM
+    from .core.formats import rdf_format_for_path
+    from .core.graphs import WriteMode
 
     settings = _settings(args)
-    store = open_store(settings)
+    services = build_services(settings)
     try:
-        catalog = Catalog(store, settings.base_url)
-        graphs = GraphService(store, catalog, bulk_threshold=settings.bulk_threshold)
+        graphs = services.graphs
         graph = args.graph.removeprefix(settings.base_url)
         kind, _, identifier = graph.partition("/")
         ref = graphs.ref(kind, identifier)
@@ -95,17 +93,15 @@ def load(args: argparse.Namespace) -> int:
         result = graphs.write(ref, path.read_bytes(), rdf_format_for_path(path.name), SYSTEM, mode=mode, title=args.title, dso=args.dso)
         print(json.dumps(result.entry.to_json(), indent=2))
     finally:
-        store.close()
+        services.close()
     return 0
 
 
 def query(args: argparse.Namespace) -> int:
-    from .formats import GRAPH_FORMATS, RESULT_FORMATS
-    from .sparql import query_form
-    from .store import open_store
-
-    settings = _settings(args)
-    store = open_store(settings)
+    from .core.formats import GRAPH_FORMATS, RESULT_FORMATS
+    from .core.sparql import query_form
+    services = build_services(_settings(args))
+    store = services.store
     try:
         text = Path(args.query[1:]).read_text(encoding="utf-8") if args.query.startswith("@") else args.query
         media = args.format or ("text/turtle" if query_form(text).returns_graph else "text/tab-separated-values")
@@ -113,7 +109,7 @@ def query(args: argparse.Namespace) -> int:
             raise SystemExit(f"unknown format {media}")
         sys.stdout.write(store.answer(text, media, union=True).body.decode("utf-8"))
     finally:
-        store.close()
+        services.close()
     return 0
 
 
@@ -126,28 +122,23 @@ def _progress_bar(stage: str, done: int, total: int) -> None:
     sys.stderr.flush()
 
 
-def _open_graphs(args: argparse.Namespace):  # noqa: ANN202 (returns the store and its graph service)
-    from .catalog import Catalog
-    from .graphs import GraphService
-    from .store import open_store
-
-    settings = _settings(args)
-    store = open_store(settings)
-    return store, GraphService(store, Catalog(store, settings.base_url), bulk_threshold=settings.bulk_threshold)
+def _open_services(args: argparse.Namespace) -> Services:
+    return build_services(_settings(args))
 
 
 def derive(args: argparse.Namespace) -> int:
     from .plan.testplan import planning_input
     from .scenarios.derive import derive as run_derivation
 
-    store, graphs = _open_graphs(args)
+    services = _open_services(args)
+    graphs = services.graphs
     try:
         _progress_bar("deriving scenarios", 0, 1)
         planning = planning_input(graphs, args.evaluation, args.seed, args.sample)
         derivation = run_derivation(planning.derivation)
         _progress_bar("deriving scenarios", 1, 1)
     finally:
-        store.close()
+        services.close()
     counts = derivation.counts
     print(f"candidates {counts.total:,}   eligible {counts.eligible:,}   blocked {counts.blocked:,}")
     for count in counts.per_criterion:
@@ -161,17 +152,18 @@ def derive(args: argparse.Namespace) -> int:
 
 
 def plan(args: argparse.Namespace) -> int:
-    from .config import Credential
+    from .core.config import Credential
     from .plan.allocation import Strategy
     from .plan.testplan import PlanRequest, create_plan
 
-    store, graphs = _open_graphs(args)
+    services = _open_services(args)
+    graphs = services.graphs
     operator = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
     try:
         request = PlanRequest(Strategy(args.strategy), args.budget, args.seed, review_sample=args.sample)
         summary = create_plan(graphs, args.evaluation, request, operator, _progress_bar)
     finally:
-        store.close()
+        services.close()
     print(f"plan {summary.number}: {summary.iri}  digest {summary.digest}")
     print(f"candidates {summary.total:,}   eligible {summary.eligible:,}")
     for criterion, probes in sorted(summary.allocation.probes.items(), key=lambda item: -item[1]):
@@ -182,7 +174,7 @@ def plan(args: argparse.Namespace) -> int:
 def validate(args: argparse.Namespace) -> int:
     import rdflib
 
-    from . import validation
+    from .core import validation
 
     kg, dso = rdflib.Graph().parse(args.kg), rdflib.Graph().parse(args.dso)
     outcome = validation.validate_kg(kg, dso, validation.default_kg_shapes())

@@ -12,11 +12,12 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from . import approvals, envelope
+from . import envelope
+from .envelope import approvals
 from .api.models import EnvelopeBody, EvaluationBody
-from .config import Credential
-from .errors import NotFound
-from .graphs import GraphService
+from .core.config import Credential
+from .core.errors import NotFound
+from .core.graphs import GraphService
 from .plan.allocation import Strategy
 from .plan.testplan import PlanRequest, create_plan
 

@@ -16,8 +16,10 @@ import httpx
 import pytest
 
 from service.api import create_app
-from service.config import Settings
-from service.store import EmbeddedStore, RemoteStore, Store
+from service.composition import build_services
+from service.core.graphs import GraphService
+from service.core.config import Settings
+from service.core.store import EmbeddedStore, RemoteStore, Store
 
 from .servers import app_server, oxigraph_server
 
@@ -96,3 +98,8 @@ def service(store: Store, tokens: dict[str, str]) -> Iterator[Service]:
     app = create_app(settings_for(tokens), store)
     with app_server(app) as url, httpx.Client(base_url=url, timeout=60.0) as http:
         yield Service(http, store, tokens, url)
+
+
+def graphs_over(store: Store, base_url: str = BASE_URL) -> GraphService:
+    """The graph service over ``store``, built by the composition root the app and the CLI use."""
+    return build_services(Settings(base_url=base_url), store, recover=False).graphs

@@ -8,13 +8,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.bootstrap import load_spec_files
-from service.catalog import Catalog
-from service.graphs import GraphService
-from service.store import EmbeddedStore
+from service.core.bootstrap import load_spec_files
+from service.core.store import EmbeddedStore
 from service.worked_example import load_worked_example
 
 from .conftest import REPO
+from .conftest import graphs_over
 
 BASE = "http://caie.test/"
 
@@ -44,7 +43,7 @@ def test_load_query_and_validate(tmp_path: Path) -> None:
 
 def test_derive_and_plan(tmp_path: Path) -> None:
     store = EmbeddedStore(tmp_path)
-    graphs = GraphService(store, Catalog(store, BASE))
+    graphs = graphs_over(store, BASE)
     load_spec_files(graphs)
     assert load_worked_example(graphs)
     store.close()

@@ -8,7 +8,7 @@ import json
 from pyld import jsonld
 from pyoxigraph import RdfFormat, parse, serialize
 
-from service.digest import canonical_nquads, graph_digest
+from service.core.digest import canonical_nquads, graph_digest
 
 TURTLE = """
 @prefix ex: <http://example.org/> .

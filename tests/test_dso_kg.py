@@ -11,8 +11,8 @@ import pytest
 from rdflib import BNode, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS
 
-from service.namespaces import DSO_VACCINE
-from service.validation import (
+from service.core.namespaces import DSO_VACCINE
+from service.core.validation import (
     ValidationOutcome,
     default_kg_shapes,
     default_record_shapes,

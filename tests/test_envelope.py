@@ -1,4 +1,4 @@
-"""The envelope and approval domain (service.envelope, service.approvals) on both store backends, no HTTP.
+"""The envelope and approval domain (service.envelope, service.envelope.approvals) on both store backends, no HTTP.
 
 Also the fixtures the HTTP tests of /evaluations share: the specification files loaded once per session
 and copied into each test's store, the worked measles example, a snapshot of every quad.
@@ -15,18 +15,19 @@ from decimal import Decimal
 import pytest
 from pyoxigraph import BlankNode, Quad
 
-from service import approvals, envelope
+from service import envelope
+from service.envelope import approvals
 from service.api.models import EnvelopeBody, EvaluationBody
-from service.bootstrap import load_spec_files
-from service.catalog import Catalog
-from service.config import Credential
+from service.core.bootstrap import load_spec_files
+from service.core.config import Credential
 from service.envelope.checks import requirement_cycles
 from service.envelope.rdf import envelope_triples, envelope_digest
-from service.errors import Conflict, Forbidden, Unauthenticated, Unprocessable
-from service.graphs import GraphService
-from service.store import ChangeSet, EmbeddedStore, Store
+from service.core.errors import Conflict, Forbidden, Unauthenticated, Unprocessable
+from service.core.graphs import GraphService
+from service.core.store import ChangeSet, EmbeddedStore, Store
 
 from .conftest import BASE_URL, REPO, ROLES
+from .conftest import graphs_over
 
 EXAMPLES = REPO / "examples" / "measles"
 ALL_QUADS = "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -52,7 +53,7 @@ def snapshot(store: Store) -> Counter:
 def spec_quads() -> list[Quad]:
     """The specification files (DSO, KGs, EPO, shapes) and their catalog, loaded once."""
     scratch = EmbeddedStore()
-    load_spec_files(GraphService(scratch, Catalog(scratch, BASE_URL)))
+    load_spec_files(graphs_over(scratch, BASE_URL))
     quads = [Quad(r["s"], r["p"], r["o"], r["g"]) for r in scratch.select(ALL_QUADS)]  # type: ignore[arg-type]
     scratch.close()
     return quads
@@ -60,7 +61,7 @@ def spec_quads() -> list[Quad]:
 
 def load_spec(store: Store, quads: list[Quad]) -> GraphService:
     store.apply(ChangeSet(insert=quads))
-    return GraphService(store, Catalog(store, BASE_URL))
+    return graphs_over(store, BASE_URL)
 
 
 @pytest.fixture

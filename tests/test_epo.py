@@ -14,8 +14,8 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.compare import isomorphic
 from rdflib.namespace import OWL, RDF, RDFS
 
-from service.namespaces import CAIE_EPO, EPO, EPO_ONTOLOGY
-from service.namespaces import XSD as XSD_NS
+from service.core.namespaces import CAIE_EPO, EPO, EPO_ONTOLOGY
+from service.core.namespaces import XSD as XSD_NS
 
 REPO = Path(__file__).resolve().parents[1]
 EPO_FILE = REPO / "ontologies" / "epo.ttl"

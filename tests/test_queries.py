@@ -6,8 +6,8 @@ import pytest
 import rdflib
 from rdflib.plugins.sparql import prepareQuery
 
-from service import queries
-from service.store import EmbeddedStore
+from service.core import queries
+from service.core.store import EmbeddedStore
 
 
 @pytest.mark.parametrize("name", queries.names())

@@ -8,28 +8,21 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from .. import __version__
-from ..catalog import Catalog
-from ..config import Settings
-from ..graphs import GraphService
-from ..publishing import Publisher
-from ..store import Store, open_store
+from ..core.config import Settings
+from ..composition import build_services
+from ..core.store import Store
 from . import problems
 from .routers import evaluations, graphs, health, plans, resources, sparql
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
     """The application; ``store`` defaults to the one ``settings`` name (opened now, closed on shutdown)."""
-    settings = settings or Settings()
-    owned = store is None
-    store = store or open_store(settings)
-    catalog = Catalog(store, settings.base_url)
-    catalog.recover()
+    services = build_services(settings or Settings(), store)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
-        if owned:
-            store.close()
+        services.close()
 
     app = FastAPI(
         title="OB-CAIE",
@@ -37,11 +30,12 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         summary="Ontology-Based Contextual AI Evaluations as a linked-data service",
         lifespan=lifespan,
     )
-    app.state.settings = settings
-    app.state.store = store
-    app.state.catalog = catalog
-    app.state.graphs = GraphService(store, catalog, bulk_threshold=settings.bulk_threshold)
-    app.state.publisher = Publisher(store, catalog)
+    app.state.services = services
+    app.state.settings = services.settings
+    app.state.store = services.store
+    app.state.catalog = services.catalog
+    app.state.graphs = services.graphs
+    app.state.publisher = services.publisher
     problems.install(app)
     app.include_router(health.router)
     app.include_router(graphs.router)

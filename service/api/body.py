@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from ..errors import PayloadTooLarge
+from ..core.errors import PayloadTooLarge
 
 
 async def read_body(request: Request, limit: int) -> bytes:

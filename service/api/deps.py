@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
-from ..auth import authenticate, require
-from ..catalog import Catalog
-from ..config import Credential, Settings
-from ..graphs import GraphService
-from ..store import Store
+from ..core.auth import authenticate, require
+from ..core.catalog import Catalog
+from ..core.config import Credential, Settings
+from ..core.graphs import GraphService
+from ..core.store import Store
 
 
 def settings(request: Request) -> Settings:

@@ -27,7 +27,7 @@ from ..envelope import (
     UseBoundary,
     VersionBoundary,
 )
-from ..namespaces import DCTERMS, DSO_VACCINE, EARL, EPO, PROV, SKOS, VOCAB_BASE
+from ..core.namespaces import DCTERMS, DSO_VACCINE, EARL, EPO, PROV, SKOS, VOCAB_BASE
 
 CONTEXT_PREFIXES: dict[str, str] = {
     "ve": DSO_VACCINE,

@@ -7,9 +7,9 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
-from .. import errors
-from ..formats import negotiate
-from ..graphs import KnowledgeGraphInvalid
+from ..core import errors
+from ..core.formats import negotiate
+from ..core.graphs import KnowledgeGraphInvalid
 
 STATUS: dict[type[errors.ServiceError], int] = {
     errors.BadRequest: 400,

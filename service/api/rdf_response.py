@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import Response
 from pyoxigraph import NamedNode, Quad, Triple, serialize
 
-from ..formats import RDF_FORMATS
-from ..namespaces import PREFIXES
+from ..core.formats import RDF_FORMATS
+from ..core.namespaces import PREFIXES
 
 
 def rdf_response(triples: list[Triple], media_type: str, graph: NamedNode | None = None) -> Response:

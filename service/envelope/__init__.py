@@ -3,24 +3,11 @@
 The domain layer (no HTTP). Everything is stored in the evaluation's graph ``{base}evaluations/{id}``:
 :mod:`.model` holds the values, :mod:`.rdf` the RDF shape and the envelope digest, :mod:`.checks`
 the validation, :mod:`.records` the reads and the checked, transactional writes. Approvals are in
-:mod:`service.approvals`.
+:mod:`service.envelope.approvals`.
 """
 
-from .model import (
-    Assumption,
-    Criterion,
-    Envelope,
-    EnvelopeContent,
-    Evaluation,
-    Judge,
-    OperatingEnvironment,
-    OutOfScope,
-    Requirement,
-    Scope,
-    TestTarget,
-    UseBoundary,
-    VersionBoundary,
-)
+from ..scope.model import Assumption, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
+from .model import Criterion, Envelope, EnvelopeContent, Evaluation, Judge, Requirement
 from .rdf import Iris, envelope_digest
 from .records import (
     AUTHORS,

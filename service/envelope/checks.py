@@ -12,9 +12,10 @@ from collections.abc import Iterable
 
 from pyoxigraph import NamedNode, Triple
 
-from ..errors import Unprocessable
-from ..namespaces import OWL, RDF
-from .model import EnvelopeContent, Scope
+from ..core.errors import Unprocessable
+from ..core.namespaces import OWL, RDF
+from ..scope.model import Scope
+from .model import EnvelopeContent
 
 IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _NOT_A_TERM = {OWL + "Ontology"}

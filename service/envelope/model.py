@@ -1,4 +1,4 @@
-"""The scope and operational envelope of an evaluation (methodology steps 1 and 2) as plain values.
+"""The operational envelope of an evaluation (methodology step 2) as plain values.
 
 IRIs are absolute strings; local identifiers (evaluation, requirement, criterion, assumption,
 out-of-scope declaration, dimension, category) are path segments the service mints IRIs from
@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from enum import Enum
 
+from ..scope.model import Scope  # an Evaluation holds its scope
+
 
 class Judge(Enum):
     """How a criterion is to be judged; the value is the JSON name, the IRI is the EPO individual."""
@@ -22,73 +24,6 @@ class Judge(Enum):
     @property
     def local_name(self) -> str:
         return {"human": "HumanJudge", "rule": "RuleJudge", "model": "ModelJudge"}[self.value]
-
-
-@dataclass(frozen=True)
-class VersionBoundary:
-    """The model release and material configuration the result represents."""
-
-    model_release: str
-    configuration: str
-
-
-@dataclass(frozen=True)
-class TestTarget:
-    name: str
-    kind: str
-    version_boundary: VersionBoundary
-
-
-@dataclass(frozen=True)
-class UseBoundary:
-    """Users (personas), tasks (information needs), languages and countries, as DSO or KG IRIs."""
-
-    statement: str
-    users: tuple[str, ...] = ()
-    tasks: tuple[str, ...] = ()
-    languages: tuple[str, ...] = ()
-    countries: tuple[str, ...] = ()
-
-    def values(self) -> list[tuple[str, str]]:
-        """(field, IRI) for every value, to check each is declared."""
-        return [(name, iri) for name in ("users", "tasks", "languages", "countries") for iri in getattr(self, name)]
-
-
-@dataclass(frozen=True)
-class Assumption:
-    id: str
-    statement: str
-
-
-@dataclass(frozen=True)
-class OperatingEnvironment:
-    statement: str
-    settings: tuple[str, ...] = ()
-    assumptions: tuple[Assumption, ...] = ()
-
-
-@dataclass(frozen=True)
-class OutOfScope:
-    """An area the evaluation claims nothing about, optionally named by DSO concepts."""
-
-    id: str
-    statement: str
-    concepts: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Scope:
-    """Step 1: what is evaluated, for whom, where, with which DSO and knowledge graphs."""
-
-    id: str
-    title: str
-    dso: str
-    knowledge_graphs: tuple[str, ...]
-    test_target: TestTarget
-    use_boundary: UseBoundary
-    operating_environment: OperatingEnvironment
-    out_of_scope: tuple[OutOfScope, ...] = ()
-    risk_question: str | None = None
 
 
 @dataclass(frozen=True)

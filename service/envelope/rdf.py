@@ -18,22 +18,10 @@ from decimal import Decimal, InvalidOperation
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from ..digest import graph_digest
-from ..namespaces import DCTERMS, EPO, PROV, RDF, RDFS, SKOS, XSD
-from .model import (
-    Assumption,
-    Criterion,
-    Envelope,
-    EnvelopeContent,
-    Judge,
-    OperatingEnvironment,
-    OutOfScope,
-    Requirement,
-    Scope,
-    TestTarget,
-    UseBoundary,
-    VersionBoundary,
-)
+from ..core.digest import graph_digest
+from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, SKOS, XSD
+from ..scope.model import Assumption, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
+from .model import Criterion, Envelope, EnvelopeContent, Judge, Requirement
 
 TYPE = NamedNode(RDF + "type")
 RELATIVE = "urn:x-caie:envelope"

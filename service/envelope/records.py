@@ -12,15 +12,16 @@ from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode, RdfFormat, Triple
 
-from ..auth import require
-from ..catalog import GraphKind
-from ..config import Credential
-from ..errors import Conflict, NotFound, Unprocessable
-from ..graphs import GraphRef, GraphService
-from ..namespaces import EARL, EPO
-from ..rdf import parse_triples
+from ..core.auth import require
+from ..core.catalog import GraphKind
+from ..core.config import Credential
+from ..core.errors import Conflict, NotFound, Unprocessable
+from ..core.graphs import GraphRef, GraphService
+from ..core.namespaces import EARL, EPO
+from ..core.rdf import parse_triples
 from . import checks
-from .model import Envelope, EnvelopeContent, Evaluation, Scope
+from ..scope.model import Scope
+from .model import Envelope, EnvelopeContent, Evaluation
 from .rdf import (
     Index,
     Iris,

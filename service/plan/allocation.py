@@ -14,7 +14,7 @@ from decimal import Decimal
 from enum import Enum
 from fractions import Fraction
 
-from ..errors import Unprocessable
+from ..core.errors import Unprocessable
 
 
 class Strategy(Enum):

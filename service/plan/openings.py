@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from ..namespaces import DSO_VACCINE as VE
+from ..core.namespaces import DSO_VACCINE as VE
 
 PERSONAS = {
     VE + "Caregiver": "I'm looking after my {age} child.",

@@ -12,8 +12,8 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF as RDFNS
 from rdflib.namespace import RDFS, SKOS
 
-from ..namespaces import EPO, PROV, RDF, XSD
-from ..rdf import from_rdflib
+from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..core.rdf import from_rdflib
 from ..scenarios.engine import Context
 from ..scenarios.facets import describe
 from ..scenarios.frame import FrameCounts

@@ -14,7 +14,7 @@ from collections.abc import Sequence, Set
 from itertools import product
 from math import prod
 
-from ..errors import Unprocessable
+from ..core.errors import Unprocessable
 from ..scenarios.facets import FacetSpace
 from ..scenarios.production import Production
 

@@ -16,16 +16,16 @@ from decimal import Decimal
 from pyoxigraph import NamedNode, Triple
 from rdflib import Graph
 
-from ..approvals import envelope_status
-from ..auth import require
-from ..catalog import GraphKind, now
-from ..config import Credential
-from ..digest import graph_digest
+from ..envelope.approvals import envelope_status
+from ..core.auth import require
+from ..core.catalog import GraphKind, now
+from ..core.config import Credential
+from ..core.digest import graph_digest
 from ..envelope import get_evaluation, iris_for
 from ..envelope.model import Criterion, Envelope
-from ..errors import Conflict
-from ..graphs import GraphEdit, GraphService
-from ..rdf import from_rdflib, to_rdflib
+from ..core.errors import Conflict
+from ..core.graphs import GraphEdit, GraphService
+from ..core.rdf import from_rdflib, to_rdflib
 from ..scenarios.derive import CriterionScope, DerivationInput, derive_with, scenario_triples
 from ..scenarios.frame import allowed_positions
 from . import rdf as plan_rdf

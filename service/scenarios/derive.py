@@ -17,7 +17,7 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import PROV, RDF, RDFS, XSD
 from rdflib.term import Node
 
-from ..namespaces import EARL as EARL_NS
+from ..core.namespaces import EARL as EARL_NS
 from .engine import Block, Context, Criterion
 from .facets import EPO, Facet, Schema, build_facets, describe
 from .frame import FrameCounts, allowed_positions, count_frame

@@ -18,7 +18,7 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
-from ..validation import ox_term
+from ..core.validation import ox_term
 from .facets import EPO, Facet, FacetSpace, Schema
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules

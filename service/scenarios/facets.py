@@ -18,7 +18,7 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, RDF, RDFS, SKOS, XSD
 from rdflib.term import Node
 
-from ..namespaces import DSO_VACCINE, EPO as EPO_NS
+from ..core.namespaces import DSO_VACCINE, EPO as EPO_NS
 
 VE = Namespace(DSO_VACCINE)
 EPO = Namespace(EPO_NS)

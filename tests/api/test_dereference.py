@@ -8,11 +8,10 @@ import rdflib
 from pyld import jsonld
 from rdflib.compare import isomorphic
 
-from service.bootstrap import load_spec_files
-from service.catalog import Catalog
-from service.graphs import GraphService
+from service.core.bootstrap import load_spec_files
 
 from ..conftest import BASE_URL, REPO, Service
+from ..conftest import graphs_over
 
 TERM = "/epo/AcceptanceCriterion"
 IRI = "https://w3id.org/ob-caie/epo/AcceptanceCriterion"
@@ -70,7 +69,7 @@ def test_minted_graph_iri_dereferences_to_its_catalog_record(service: Service) -
 
 def test_specification_files_load_once(service: Service) -> None:
     """What ``make run`` does at every start: the first start loads every file, a restart loads none."""
-    graphs = GraphService(service.store, Catalog(service.store, BASE_URL))
+    graphs = graphs_over(service.store, BASE_URL)
     assert load_spec_files(graphs) >= 8
     assert load_spec_files(graphs) == 0
     kinds = {g["kind"] for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}

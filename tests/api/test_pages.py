@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from service.bootstrap import load_spec_files
-from service.catalog import Catalog
-from service.graphs import GraphService
+from service.core.bootstrap import load_spec_files
 
 from ..browser import rendered_dom
 from ..conftest import BASE_URL, Service
+from ..conftest import graphs_over
 
 
 class _Links(HTMLParser):
@@ -37,7 +36,7 @@ def parsed(dom: str) -> _Links:
 
 
 def test_term_page_links_to_its_neighbours(service: Service) -> None:
-    load_spec_files(GraphService(service.store, Catalog(service.store, BASE_URL)))
+    load_spec_files(graphs_over(service.store, BASE_URL))
     page = parsed(rendered_dom(f"{service.url}/epo/AcceptanceCriterion"))
     assert page.headings == ["acceptance criterion"]
     assert "/epo/Requirement" in page.links or any(link.startswith("/epo/") for link in page.links)
@@ -47,7 +46,7 @@ def test_term_page_links_to_its_neighbours(service: Service) -> None:
 
 
 def test_catalog_page_lists_every_graph(service: Service) -> None:
-    load_spec_files(GraphService(service.store, Catalog(service.store, BASE_URL)))
+    load_spec_files(graphs_over(service.store, BASE_URL))
     page = parsed(rendered_dom(f"{service.url}/graphs"))
     assert page.headings == ["Graphs"]
     for graph in ("/graphs/ontologies/epo", "/graphs/dso/vaccine-education", "/graphs/kg/kenya"):

@@ -7,7 +7,7 @@ from fractions import Fraction
 
 import pytest
 
-from service.errors import Unprocessable
+from service.core.errors import Unprocessable
 from service.plan.allocation import Annotator, CriterionDemand, Strategy, allocate, hamilton
 
 WEIGHTS = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat
 
-from service.catalog import Catalog
-from service.errors import BadRequest
-from service.store import ChangeSet, Store
+from service.core.catalog import Catalog
+from service.core.errors import BadRequest
+from service.core.store import ChangeSet, Store
 
 G = NamedNode("http://caie.test/kg/one")
 EX = "http://example.org/"

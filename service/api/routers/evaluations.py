@@ -1,7 +1,7 @@
 """``/evaluations``: an evaluation's scope, its operational envelope and the approvals that gate it.
 
 JSON in and out (linked to the JSON-LD context ``/contexts/evaluation.jsonld``), RDF by ``Accept``;
-a scope may also be PUT as RDF. Handlers parse, call :mod:`service.envelope` / :mod:`service.approvals`
+a scope may also be PUT as RDF. Handlers parse, call :mod:`service.envelope` / :mod:`service.envelope.approvals`
 and shape the answer.
 """
 
@@ -16,11 +16,13 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from ... import approvals, envelope, html
-from ...auth import require
-from ...config import Credential
-from ...errors import Unprocessable
-from ...formats import HTML, JSON, base_type, negotiate, rdf_format_for
+from ... import envelope
+from ...envelope import approvals
+from .. import html
+from ...core.auth import require
+from ...core.config import Credential
+from ...core.errors import Unprocessable
+from ...core.formats import HTML, JSON, base_type, negotiate, rdf_format_for
 from ...publishing import Publisher
 from ..body import read_body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential

@@ -8,10 +8,10 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ... import html
-from ...formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
-from ...graphs import WriteMode
-from ...namespaces import PREFIXES
+from .. import html
+from ...core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
+from ...core.graphs import WriteMode
+from ...core.namespaces import PREFIXES
 from ..body import read_body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
 from ..rdf_response import rdf_response

@@ -9,12 +9,12 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ... import approvals
-from ...auth import require
-from ...config import Credential
-from ...errors import BadRequest
+from ...envelope import approvals
+from ...core.auth import require
+from ...core.config import Credential
+from ...core.errors import BadRequest
 from ...plan.allocation import Annotator, Strategy
-from ...plan.review import blocking_summary, exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
+from ...plan.records import blocking_summary, exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
 from ...plan.testplan import PlanRequest, create_plan, plan_iri_for
 from ..deps import GraphsDep, ReaderDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody

@@ -10,8 +10,8 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from ... import html
-from ...formats import HTML, negotiate
+from .. import html
+from ...core.formats import HTML, negotiate
 from ...publishing import Publisher
 from ..deps import GraphsDep, ReaderDep
 from ..rdf_response import rdf_response

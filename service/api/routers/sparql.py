@@ -8,9 +8,9 @@ from urllib.parse import parse_qs
 from fastapi import APIRouter, Query, Request, Response
 from starlette.concurrency import run_in_threadpool
 
-from ...errors import BadRequest, UnsupportedMediaType
-from ...formats import GRAPH_FORMATS, RESULT_ALIASES, RESULT_FORMATS, base_type, negotiate
-from ...sparql import query_form, refuse_update
+from ...core.errors import BadRequest, UnsupportedMediaType
+from ...core.formats import GRAPH_FORMATS, RESULT_ALIASES, RESULT_FORMATS, base_type, negotiate
+from ...core.sparql import query_form, refuse_update
 from ..body import read_body
 from ..deps import ReaderDep, SettingsDep, StoreDep
 

@@ -7,8 +7,8 @@ from html import escape
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-from .catalog import CatalogEntry
-from .namespaces import PREFIXES, RDFS, SKOS
+from ..core.catalog import CatalogEntry
+from ..core.namespaces import PREFIXES, RDFS, SKOS
 
 Linker = Callable[[str], str | None]
 

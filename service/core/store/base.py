@@ -90,7 +90,7 @@ class Store(ABC):
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
         """Load a large, already validated document into an empty graph, fast but not atomically.
 
-        Callers journal the load first (see :mod:`service.catalog`) so that a crash is rolled back.
+        Callers journal the load first (see :mod:`service.core.catalog`) so that a crash is rolled back.
         """
 
     @abstractmethod

@@ -34,7 +34,7 @@ from rdflib.term import Node
 
 from .namespaces import SHAPES, VOID
 
-SHAPES_DIR = Path(__file__).resolve().parents[1] / "shapes"
+SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
 VOIDNS = Namespace(VOID)
 KG_MARK = URIRef(SHAPES + "validated-kg")
 """The dataset IRI the ``void:inDataset`` markers point at (an internal name, never published)."""

@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode, Triple
 
-from .catalog import Catalog
-from .errors import NotFound
-from .namespaces import DCTERMS, RDFS, SKOS, VOCAB_BASE
-from .store import Store
+from ..core.catalog import Catalog
+from ..core.errors import NotFound
+from ..core.namespaces import DCTERMS, RDFS, SKOS, VOCAB_BASE
+from ..core.store import Store
 
 _DESCRIBE = """
 CONSTRUCT { ?resource ?p ?o . ?o ?p2 ?o2 . ?o2 ?p3 ?o3 }

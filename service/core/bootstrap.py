@@ -16,7 +16,7 @@ from .formats import rdf_format_for_path
 from .graphs import GraphService, WriteMode
 from .rdf import parse_triples
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 SYSTEM = Credential(agent="caie-bootstrap", name="OB-CAIE bootstrap", roles=frozenset({"admin"}))
 
 

@@ -18,14 +18,14 @@ from datetime import datetime
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
-from .auth import require
-from .catalog import now
-from .config import Credential
-from .envelope.rdf import Index, Iris, envelope_digest, epo, owned_by
-from .envelope.records import current_envelope_iri, graph_ref, iris_for, load
-from .errors import Conflict, NotFound
-from .graphs import GraphService
-from .namespaces import EARL, EPO, PROV, RDF, XSD
+from ..core.auth import require
+from ..core.catalog import now
+from ..core.config import Credential
+from .rdf import Index, Iris, envelope_digest, epo, owned_by
+from .records import current_envelope_iri, graph_ref, iris_for, load
+from ..core.errors import Conflict, NotFound
+from ..core.graphs import GraphService
+from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
 
 KINDS = {
     "relevance": "RelevanceAssessment",

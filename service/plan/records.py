@@ -10,15 +10,15 @@ from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from .. import queries
-from ..approvals import list_approvals
-from ..auth import require
-from ..catalog import GraphKind, now
-from ..config import Credential
+from ..core import queries
+from ..envelope.approvals import list_approvals
+from ..core.auth import require
+from ..core.catalog import GraphKind, now
+from ..core.config import Credential
 from ..envelope import iris_for
-from ..errors import BadRequest, NotFound
-from ..graphs import GraphService
-from ..namespaces import EPO, PROV, RDF, RDFS, XSD
+from ..core.errors import BadRequest, NotFound
+from ..core.graphs import GraphService
+from ..core.namespaces import EPO, PROV, RDF, RDFS, XSD
 from .rdf import plan_numbers
 from .testplan import plan_iri_for, scenarios_ref
 

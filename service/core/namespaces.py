@@ -2,7 +2,7 @@
 
 Our own vocabulary lives under the persistent base ``https://w3id.org/ob-caie/`` (slash terms, so
 each term dereferences to a page of its own); data minted by a deployment lives under that
-deployment's base URL (see :mod:`service.config`).
+deployment's base URL (see :mod:`service.core.config`).
 """
 
 from typing import Final

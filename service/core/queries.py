@@ -10,7 +10,7 @@ import hashlib
 from functools import cache
 from pathlib import Path
 
-QUERIES = Path(__file__).resolve().parents[1] / "queries"
+QUERIES = Path(__file__).resolve().parents[2] / "queries"
 
 
 @cache

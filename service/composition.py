@@ -1,0 +1,45 @@
+"""The composition root: the one place that builds the store and the services over it.
+
+``create_app``, the CLI and the tests all start here, so each runs the same wiring (the catalog's
+crash recovery included) and nothing else constructs a store or a service.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .core.catalog import Catalog
+from .core.config import Settings
+from .core.graphs import GraphService
+from .core.store import Store, open_store
+from .publishing import Publisher
+
+
+@dataclass
+class Services:
+    """What a running deployment is made of; ``owns_store`` says whether :meth:`close` closes the store."""
+
+    settings: Settings
+    store: Store
+    catalog: Catalog
+    graphs: GraphService
+    publisher: Publisher
+    owns_store: bool = True
+
+    def close(self) -> None:
+        if self.owns_store:
+            self.store.close()
+
+
+def build_services(settings: Settings, store: Store | None = None, *, recover: bool = True) -> Services:
+    """The services for ``settings``; ``store`` (kept open on close) replaces the configured one.
+
+    ``recover`` rolls back bulk loads that never finished (see :meth:`Catalog.recover`).
+    """
+    owns = store is None
+    backend = store if store is not None else open_store(settings)
+    catalog = Catalog(backend, settings.base_url)
+    if recover:
+        catalog.recover()
+    graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold)
+    return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), owns_store=owns)
