@@ -15,6 +15,7 @@ from enum import Enum
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from .namespaces import CATALOG, DCAT, DCTERMS, PROV, RDF, RDFS, VOID, XSD
+from . import queries
 from .store import ChangeSet, Store
 
 
@@ -61,6 +62,8 @@ class CatalogEntry:
     digest: str
     conforms_to: str | None = None
     defines_ontology: str | None = None
+    batch_of: str | None = None
+    """The record this graph is an appended batch of (``cat:batchOf``)."""
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -74,6 +77,7 @@ class CatalogEntry:
             "digest": self.digest,
             "conformsTo": self.conforms_to,
             "definesOntology": self.defines_ontology,
+            "batchOf": self.batch_of,
         }
 
 
@@ -83,7 +87,8 @@ def _iri(value: str) -> NamedNode:
 
 _TYPE, _LABEL = _iri(RDF + "type"), _iri(RDFS + "label")
 _KIND, _DIGEST, _PENDING = _iri(CATALOG + "kind"), _iri(CATALOG + "digest"), _iri(CATALOG + "loadInProgress")
-_DEFINES = _iri(CATALOG + "definesOntology")
+_DEFINES, _BATCH_OF = _iri(CATALOG + "definesOntology"), _iri(CATALOG + "batchOf")
+_COMMIT = _iri(CATALOG + "commit")
 _TITLE, _IDENTIFIER, _MODIFIED = _iri(DCTERMS + "title"), _iri(DCTERMS + "identifier"), _iri(DCTERMS + "modified")
 _CONFORMS = _iri(DCTERMS + "conformsTo")
 _TRIPLES = _iri(VOID + "triples")
@@ -130,6 +135,8 @@ class Catalog:
             quads.append(self._quad(graph, _CONFORMS, _iri(entry.conforms_to)))
         if entry.defines_ontology:
             quads.append(self._quad(graph, _DEFINES, _iri(entry.defines_ontology)))
+        if entry.batch_of:
+            quads.append(self._quad(graph, _BATCH_OF, _iri(entry.batch_of)))
         return quads
 
     def current_quads(self, graph: NamedNode) -> list[Quad]:
@@ -140,13 +147,22 @@ class Catalog:
         )
         return [Quad(graph, row["p"], row["o"], self.graph) for row in rows]  # type: ignore[arg-type]
 
-    def dataset_link(self, graph: NamedNode) -> list[Quad]:
-        """The catalog's ``dcat:dataset`` link to ``graph``."""
-        return [self._quad(self.graph, _DATASET, graph)]
+    def forget(self, graph: NamedNode, token: str) -> ChangeSet:
+        """Removes what a deletion's commit left of ``graph`` in the catalog (its commit token and dataset link)."""
+        return ChangeSet(delete=[self._quad(graph, _COMMIT, Literal(token)), self._quad(self.graph, _DATASET, graph)])
 
-    def replace_entry(self, entry: CatalogEntry) -> ChangeSet:
-        """A change set that swaps the catalog's record of ``entry.graph`` for ``entry``."""
-        return ChangeSet(delete=self.current_quads(_iri(entry.graph)), insert=self.entry_quads(entry))
+    def set_digest(self, graph: NamedNode, digest: str, triples: int) -> ChangeSet:
+        """Sets ``graph``'s digest, size and commit to one value each (repairs an entry two writers committed on)."""
+        stale = [q for q in self.current_quads(graph) if q.predicate in (_DIGEST, _TRIPLES, _COMMIT)]
+        fresh = [self._quad(graph, _DIGEST, Literal(digest)),
+                 self._quad(graph, _TRIPLES, Literal(str(triples), datatype=_iri(XSD + "integer")))]
+        return ChangeSet(delete=stale, insert=fresh)
+
+    def next_batch_number(self, record: NamedNode, segment: str) -> int:
+        """One more than the highest number of ``record``'s batches under ``{record}/{segment}/``."""
+        rows = self._store.select(queries.load("record-batch-numbers"),
+                                  {"catalog": self.graph, "record": record, "segment": Literal(segment)})
+        return 1 + int(rows[0]["highest"].value) if rows and "highest" in rows[0] else 1
 
     def entries(self, graph: NamedNode | None = None) -> list[CatalogEntry]:
         """Every catalogued graph (or the one named), ordered by IRI."""
@@ -155,7 +171,7 @@ class Catalog:
             PREFIX dcterms: <http://purl.org/dc/terms/>
             PREFIX prov: <http://www.w3.org/ns/prov#>
             PREFIX void: <http://rdfs.org/ns/void#>
-            SELECT ?graph ?kind ?identifier ?title ?agent ?modified ?triples ?digest ?conformsTo ?defines
+            SELECT ?graph ?kind ?identifier ?title ?agent ?modified ?triples ?digest ?conformsTo ?defines ?batchOf
             WHERE {
               GRAPH ?catalog {
                 ?graph cat:kind ?kind ; dcterms:identifier ?identifier ; dcterms:title ?title ;
@@ -164,6 +180,7 @@ class Catalog:
                 ?agentIri <http://www.w3.org/2000/01/rdf-schema#label> ?agent .
                 OPTIONAL { ?graph dcterms:conformsTo ?conformsTo }
                 OPTIONAL { ?graph cat:definesOntology ?defines }
+                OPTIONAL { ?graph cat:batchOf ?batchOf }
               }
             }
             ORDER BY ?graph
@@ -188,6 +205,7 @@ class Catalog:
                     digest=row["digest"].value,
                     conforms_to=row["conformsTo"].value if "conformsTo" in row else None,
                     defines_ontology=row["defines"].value if "defines" in row else None,
+                    batch_of=row["batchOf"].value if "batchOf" in row else None,
                 )
             )
         return entries

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 
@@ -18,6 +18,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
 from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
+from .commits import ConcurrentWrite, GraphWrite, commit, guard
 from .digest import digest_and_size
 from .errors import BadRequest, Conflict, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
@@ -55,6 +56,7 @@ class GraphEdit:
     delete: list[Triple] = field(default_factory=list)
     replace: bool = False
     title: str | None = None
+    batch_of: str | None = None
 
 
 class KnowledgeGraphInvalid(Unprocessable):
@@ -96,6 +98,7 @@ class GraphService:
         """Replace or append to a graph after checking the body; returns the new catalog record."""
         incoming = parse_triples(data, rdf_format, ref.iri.value)
         with self._writes:
+            previous = self._catalog.entry(ref.iri)
             exists = self._store.graph_exists(ref.iri)
             existing = self._store.graph_triples(ref.iri) if exists and mode is WriteMode.APPEND else []
             content = existing + incoming
@@ -113,19 +116,26 @@ class GraphService:
                 conforms_to=conforms_to,
                 defines_ontology=_ontology_of(content) if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) else None,
             )
+            expected = previous.digest if previous else None
             if not exists and len(incoming) >= self._bulk_threshold:
-                marker = self._catalog.begin_bulk_load(ref.iri)
+                self._catalog.begin_bulk_load(ref.iri)
                 self._store.bulk_load_new_graph(ref.iri, data, rdf_format, ref.iri.value)
-                changes = self._catalog.replace_entry(entry)
-                changes.delete.append(marker)
-                self._store.apply(changes)
+                self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry))])
                 return WriteResult(entry, created=True)
-            changes = self._catalog.replace_entry(entry)
-            if mode is WriteMode.REPLACE and exists:
-                changes.drop_graphs.append(ref.iri)
-            changes.insert.extend(Quad(t.subject, t.predicate, t.object, ref.iri) for t in incoming)
-            self._store.apply(changes)
+            self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry), insert=incoming,
+                                     replace=mode is WriteMode.REPLACE and exists)])
             return WriteResult(entry, created=not exists)
+
+    def _commit(self, writes: list[GraphWrite]) -> str:
+        return commit(self._store, self._catalog.graph, writes, self._repair)
+
+    def _repair(self, write: GraphWrite) -> None:
+        """After two writers committed on one graph at once: drop a graph both created, else re-digest it."""
+        if write.expected_digest is None and not write.guard:
+            self._store.apply(ChangeSet(drop_graphs=[write.graph], delete=self._catalog.current_quads(write.graph)))
+            return
+        digest, size = digest_and_size(self._store.graph_triples(write.graph))
+        self._store.apply(self._catalog.set_digest(write.graph, digest, size))
 
     def agent_iri(self, agent: str) -> str:
         """The IRI the deployment mints for an agent (``{base}agents/{name}``)."""
@@ -169,19 +179,23 @@ class GraphService:
         agent: Credential,
         *,
         precondition: Callable[[list[Triple]], None] | None = None,
+        guards: Mapping[str, str] | None = None,
     ) -> list[CatalogEntry]:
-        """Several graphs' edits and their catalog records in one transaction; ``precondition`` sees the first graph."""
+        """Several graphs' edits and their catalog records in one conditional write; ``precondition`` sees the first graph.
+
+        Each graph's write holds only if its catalog digest is still the one read here (409 otherwise).
+        """
         with self._writes:
-            changes = ChangeSet()
+            writes = []
             entries = []
             for position, edit in enumerate(edits):
-                current = [] if edit.replace else self._store.graph_triples(edit.ref.iri)
-                if position == 0 and precondition is not None:
-                    precondition(current if not edit.replace else self._store.graph_triples(edit.ref.iri))
-                removed = {(t.subject, t.predicate, t.object) for t in edit.delete}
-                content = [t for t in current if (t.subject, t.predicate, t.object) not in removed] + edit.insert
-                digest, size = digest_and_size(content)
                 previous = self._catalog.entry(edit.ref.iri)
+                current = self._store.graph_triples(edit.ref.iri) if previous or position == 0 else []
+                if position == 0 and precondition is not None:
+                    precondition(current)
+                removed = {(t.subject, t.predicate, t.object) for t in edit.delete}
+                kept = [] if edit.replace else [t for t in current if (t.subject, t.predicate, t.object) not in removed]
+                digest, size = digest_and_size(kept + edit.insert)
                 entry = CatalogEntry(
                     graph=edit.ref.iri.value,
                     kind=edit.ref.kind,
@@ -191,17 +205,33 @@ class GraphService:
                     modified=now(),
                     triples=size,
                     digest=digest,
+                    batch_of=edit.batch_of,
                 )
                 entries.append(entry)
-                record = self._catalog.replace_entry(entry)
-                if edit.replace:
-                    changes.drop_graphs.append(edit.ref.iri)
-                changes.delete.extend(record.delete)
-                changes.delete.extend(Quad(t.subject, t.predicate, t.object, edit.ref.iri) for t in edit.delete)
-                changes.insert.extend(record.insert)
-                changes.insert.extend(Quad(t.subject, t.predicate, t.object, edit.ref.iri) for t in edit.insert)
-            self._store.apply(changes)
+                writes.append(GraphWrite(edit.ref.iri, previous.digest if previous else None,
+                                         self._catalog.entry_quads(entry), insert=edit.insert,
+                                         delete=[] if edit.replace else edit.delete, replace=edit.replace))
+            self._commit(writes + [guard(NamedNode(g), d) for g, d in (guards or {}).items()])
             return entries
+
+    def append(self, record: GraphRef, segment: str, triples: list[Triple], agent: Credential, *,
+               key: str | None = None, title: str | None = None, guards: Mapping[str, str] | None = None) -> CatalogEntry:
+        """Append a batch to ``record``: the new graph ``{record}/{segment}/{key}``, digested once, catalogued
+        as ``cat:batchOf`` the record. Costs O(batch), whatever the record's size.
+
+        ``key`` defaults to the next number among the segment's batches; ``guards`` maps graph IRIs to the
+        digests the caller's checks read (the append holds only while they are current).
+        """
+        for _ in range(5):
+            number = key or str(self._catalog.next_batch_number(record.iri, segment))
+            graph = self.member(record.kind, f"{record.identifier}/{segment}/{number}")
+            edit = GraphEdit(graph, insert=triples, title=title, batch_of=record.iri.value)
+            try:
+                return self.apply_edits([edit], agent, guards=guards)[0]
+            except ConcurrentWrite:
+                if key is not None:
+                    raise
+        raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
 
     def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
         """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""
@@ -263,13 +293,12 @@ class GraphService:
 
     def delete(self, ref: GraphRef) -> None:
         with self._writes:
-            self._require(ref)
+            entry = self.entry(ref)
             dependants = self._dependants(ref)
             if dependants:
                 raise Conflict(f"knowledge graphs conform to this DSO: {', '.join(dependants)}; delete them first")
-            changes = ChangeSet(drop_graphs=[ref.iri], delete=self._catalog.current_quads(ref.iri))
-            changes.delete.extend(self._catalog.dataset_link(ref.iri))
-            self._store.apply(changes)
+            token = self._commit([GraphWrite(ref.iri, entry.digest, replace=True)])
+            self._store.apply(self._catalog.forget(ref.iri, token))
 
     def _dependants(self, ref: GraphRef) -> list[str]:
         """Knowledge graphs checked against the DSO ``ref`` (they would lose their DSO)."""

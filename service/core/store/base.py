@@ -87,6 +87,10 @@ class Store(ABC):
         """Apply all of ``changes`` or none of them."""
 
     @abstractmethod
+    def run_update(self, update: str) -> None:
+        """Run one SPARQL 1.1 Update request (all its operations in one transaction); the service's own text only."""
+
+    @abstractmethod
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
         """Load a large, already validated document into an empty graph, fast but not atomically.
 

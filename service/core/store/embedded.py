@@ -91,6 +91,13 @@ class EmbeddedStore(Store):
             except OSError as error:
                 raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
 
+    def run_update(self, update: str) -> None:
+        with self._writes:
+            try:
+                self._store.update(update)
+            except OSError as error:
+                raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
+
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
         with self._writes:
             self._store.bulk_load(data, format=rdf_format, base_iri=base_iri, to_graph=graph)

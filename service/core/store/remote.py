@@ -97,13 +97,11 @@ class RemoteStore(Store):
         return self.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": graph})
 
     def apply(self, changes: ChangeSet) -> None:
-        if changes.is_empty():
-            return
-        self._post(
-            self._update_url,
-            content=update_text(changes).encode("utf-8"),
-            headers={"Content-Type": "application/sparql-update"},
-        )
+        if not changes.is_empty():
+            self.run_update(update_text(changes))
+
+    def run_update(self, update: str) -> None:
+        self._post(self._update_url, content=update.encode("utf-8"), headers={"Content-Type": "application/sparql-update"})
 
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
         self._post(
