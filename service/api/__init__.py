@@ -12,7 +12,7 @@ from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
 from . import problems
-from .routers import evaluations, graphs, health, plans, resources, sparql
+from .routers import evaluations, graphs, health, imports, plans, resources, sparql
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -40,6 +40,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(health.router)
     app.include_router(graphs.router)
     app.include_router(sparql.router)
+    app.include_router(imports.router)
     app.include_router(evaluations.router)
     app.include_router(plans.router)
     app.include_router(resources.router)

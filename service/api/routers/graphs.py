@@ -1,4 +1,8 @@
-"""``/graphs``: the catalog, and each named graph by kind and identifier (replace, append, read, delete)."""
+"""``/graphs``: the catalog, and each named graph by kind and identifier (replace, append, read, delete).
+
+Reads are public; a write needs a role that may write the graph's kind (:mod:`service.core.roles`), and
+evaluation graphs are never written here: they change only through the lifecycle operations.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +13,11 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import html
+from ...core.config import Credential
 from ...core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
-from ...core.graphs import WriteMode
+from ...core.graphs import GraphRef, GraphService, WriteMode
 from ...core.namespaces import PREFIXES
+from ...core.roles import require_graph_writer
 from ..body import read_body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
 from ..rdf_response import rdf_response
@@ -43,9 +49,16 @@ async def get_graph(kind: str, identifier: str, request: Request, graphs: Graphs
     return Response(body, media_type=wanted, headers={"Vary": "Accept"})
 
 
+def _writable(graphs: GraphService, kind: str, identifier: str, agent: Credential) -> GraphRef:
+    """The graph, once the caller's roles allow writing its kind (checked before the body is read)."""
+    ref = graphs.ref(kind, identifier)
+    require_graph_writer(agent, ref.kind, ref.identifier)
+    return ref
+
+
 async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                  agent: WriterDep, mode: WriteMode, title: str | None, dso: str | None) -> JSONResponse:
-    ref = graphs.ref(kind, identifier)
+    ref = _writable(graphs, kind, identifier, agent)
     rdf_format = rdf_format_for(request.headers.get("content-type"))
     data = await read_body(request, settings.max_body_bytes)
     result = await run_in_threadpool(graphs.write, ref, data, rdf_format, agent, mode=mode, title=title, dso=dso)
@@ -53,20 +66,20 @@ async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep
     return JSONResponse(result.entry.to_json(), status_code=201 if result.created else 200, headers={"Location": location})
 
 
-@router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new)", status_code=201)
+@router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new); never an evaluation graph", status_code=201)
 async def put_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                     agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.REPLACE, title, dso)
 
 
-@router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new)", status_code=201)
+@router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new); never an evaluation graph", status_code=201)
 async def post_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                      agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.APPEND, title, dso)
 
 
-@router.delete("/{kind}/{identifier}", summary="Delete a named graph and its catalog record", status_code=204)
-async def delete_graph(kind: str, identifier: str, graphs: GraphsDep, _: WriterDep) -> Response:
-    ref = graphs.ref(kind, identifier)
+@router.delete("/{kind}/{identifier}", summary="Delete a named graph and its catalog record; never an evaluation graph", status_code=204)
+async def delete_graph(kind: str, identifier: str, graphs: GraphsDep, agent: WriterDep) -> Response:
+    ref = _writable(graphs, kind, identifier, agent)
     await run_in_threadpool(graphs.delete, ref)
     return Response(status_code=204)
