@@ -19,6 +19,7 @@ from .core.config import Credential
 from .core.errors import NotFound
 from .core.graphs import GraphService
 from .plan.allocation import Strategy
+from .plan.approval import approve_plan
 from .plan.testplan import PlanRequest, create_plan
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "measles"
@@ -53,6 +54,6 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     approvals.sign_off_envelope(graphs, EVALUATION_ID, DANA, "signed off for the ministry")
     report("worked example: envelope assessed and signed off; deriving scenarios and a 300-probe plan ...")
     plan = create_plan(graphs, EVALUATION_ID, PlanRequest(Strategy.HIGHEST_WEIGHT_FIRST, 300, seed=7, review_sample=500), THEO)
-    approvals.approve_plan(graphs, EVALUATION_ID, plan.iri, plan.digest, ANNIE, "approved for the first run")
+    approve_plan(graphs, EVALUATION_ID, plan.number, ANNIE, "approved for the first run", plan.digest)
     report(f"worked example: plan {plan.number} approved ({plan.eligible:,} eligible of {plan.total:,} candidate scenarios)")
     return True

@@ -154,36 +154,6 @@ def test_validation_names_every_problem_and_writes_nothing(graphs: GraphService,
     assert snapshot(store) == before
 
 
-def test_approve_plan_needs_a_signed_off_envelope(graphs: GraphService) -> None:
-    plan = BASE_URL + "evaluations/measles/plans/p1"
-    envelope.put_scope(graphs, scope(), agent("theo"))
-    envelope.put_envelope(graphs, "measles", content(), agent("theo"))
-    with pytest.raises(Conflict, match="not signed off"):
-        approvals.approve_plan(graphs, "measles", plan, "a" * 64, agent("annie"))
-    with pytest.raises(Conflict, match="not signed off"):
-        approvals.require_approved_plan(graphs, "measles", plan)
-
-
-def test_plan_approval_gates_running(graphs: GraphService) -> None:
-    plan = BASE_URL + "evaluations/measles/plans/p1"
-    signed_off(graphs)
-    with pytest.raises(Conflict, match="not approved"):
-        approvals.require_approved_plan(graphs, "measles", plan)
-    with pytest.raises(Unauthenticated):
-        approvals.approve_plan(graphs, "measles", plan, "a" * 64, None)
-    with pytest.raises(Forbidden):
-        approvals.approve_plan(graphs, "measles", plan, "a" * 64, agent("theo"))
-    record = approvals.approve_plan(graphs, "measles", plan, "a" * 64, agent("annie"), "the probes fit")
-    assert record.kind == "plan-approval" and record.plan_digest == "a" * 64
-    approvals.require_approved_plan(graphs, "measles", plan)
-    approvals.require_approved_plan(graphs, "measles", plan, "a" * 64)
-    with pytest.raises(Conflict, match="changed since it was approved"):
-        approvals.require_approved_plan(graphs, "measles", plan, "b" * 64)
-    envelope.new_version(graphs, "measles", agent("theo"))
-    with pytest.raises(Conflict, match="not signed off"):
-        approvals.require_approved_plan(graphs, "measles", plan)
-
-
 def test_status_names_what_sign_off_still_needs(graphs: GraphService) -> None:
     envelope.put_scope(graphs, scope(), agent("theo"))
     envelope.put_envelope(graphs, "measles", content(), agent("theo"))

@@ -267,6 +267,8 @@ class PlanBody(_Body):
 
 class PlanApprovalBody(_Body):
     comment: str | None = None
+    digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$",
+                               description="The plan digest the expert reviewed; 409 when the plan is no longer that.")
 
 
 class ExclusionBody(_Body):

@@ -2,7 +2,7 @@
 
 Nothing reaches the store until the body has parsed and, for a knowledge graph, conformed to its
 DSO; the graph and its catalog record are then written in one transaction (or, for a large new
-graph, bulk-loaded under the catalog's journal).
+graph, bulk-loaded under the catalog's journal and this replica's lease).
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from .digest import digest_and_size
 from .errors import BadRequest, Conflict, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, to_rdflib
-from .store import ChangeSet, Store
+from . import queries
+from .store import ChangeSet, Row, Store, Term
 
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _TYPE = RDF + "type"
@@ -118,9 +119,10 @@ class GraphService:
             )
             expected = previous.digest if previous else None
             if not exists and len(incoming) >= self._bulk_threshold:
-                self._catalog.begin_bulk_load(ref.iri)
-                self._store.bulk_load_new_graph(ref.iri, data, rdf_format, ref.iri.value)
-                self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry))])
+                with self._catalog.bulk_load(ref.iri) as load:  # leased: other replicas' recovery leaves it alone
+                    self._store.bulk_load_new_graph(ref.iri, data, rdf_format, ref.iri.value)
+                    load.finish()
+                    self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry))])
                 return WriteResult(entry, created=True)
             self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry), insert=incoming,
                                      replace=mode is WriteMode.REPLACE and exists)])
@@ -150,6 +152,15 @@ class GraphService:
     def query(self, sparql: str, bindings: dict[str, NamedNode] | None = None) -> list[dict[str, object]]:
         """Rows of a SELECT over the union of all graphs (the published queries read the record this way)."""
         return self._store.select(sparql, bindings, union=True)
+
+    def rows(self, name: str, bindings: Mapping[str, Term]) -> list[Row]:
+        """Rows of the published query ``queries/{name}.rq`` with its parameters bound (VALUES, never pasted text)."""
+        return self._store.select(queries.load(name), bindings)
+
+    def next_batch(self, record: GraphRef, segment: str) -> GraphRef:
+        """The graph the next numbered batch of ``record`` under ``segment`` would be (``{record}/{segment}/{n}``)."""
+        number = self._catalog.next_batch_number(record.iri, segment)
+        return self.member(record.kind, f"{record.identifier}/{segment}/{number}")
 
     def triples(self, ref: GraphRef) -> list[Triple]:
         """The graph's triples (empty if it does not exist)."""
@@ -223,8 +234,7 @@ class GraphService:
         digests the caller's checks read (the append holds only while they are current).
         """
         for _ in range(5):
-            number = key or str(self._catalog.next_batch_number(record.iri, segment))
-            graph = self.member(record.kind, f"{record.identifier}/{segment}/{number}")
+            graph = self.member(record.kind, f"{record.identifier}/{segment}/{key}") if key else self.next_batch(record, segment)
             edit = GraphEdit(graph, insert=triples, title=title, batch_of=record.iri.value)
             try:
                 return self.apply_edits([edit], agent, guards=guards)[0]

@@ -8,6 +8,7 @@ out-of-scope declaration, dimension, category) are path segments the service min
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from decimal import Decimal
 from enum import Enum
 
@@ -84,3 +85,34 @@ class Evaluation:
     scope: Scope
     envelope: Envelope | None = None
     versions: tuple[int, ...] = field(default=())
+
+
+@dataclass(frozen=True)
+class ApprovalRecord:
+    """One stored approval; ``outcome`` is ``passed`` (relevant, appropriate, approved) or ``failed``.
+
+    ``envelope_digest`` and ``plan_digest`` name the content it approved; it approves nothing else.
+    """
+
+    iri: str
+    kind: str
+    subject: str
+    agent: str
+    time: datetime
+    outcome: str
+    comment: str | None
+    envelope_digest: str | None
+    plan_digest: str | None
+
+
+@dataclass(frozen=True)
+class EnvelopeStatus:
+    """Where the current envelope stands on its way to sign-off (``digest`` recomputed from its content)."""
+
+    envelope: str
+    version: int
+    digest: str
+    signed_off: bool
+    appropriate: str | None
+    relevance: dict[str, str | None]
+    missing: list[str]

@@ -54,14 +54,15 @@ def graph_ref(graphs: GraphService, evaluation_id: str) -> GraphRef:
     return graphs.member(GraphKind.EVALUATION, evaluation_id)
 
 
-def signed_off(index: Index, envelope_iri: str) -> bool:
-    """Whether an envelope sign-off with outcome passed approves ``envelope_iri``."""
-    for approval in index.subjects(EPO + "approvesEnvelope", envelope_iri):
-        if index.has_type(approval, EPO + "EnvelopeSignOff"):
-            result = index.term(approval, EARL + "result")
-            if result is not None and index.one(result.value, EARL + "outcome") == EARL + "passed":
-                return True
-    return False
+def signed_off_versions(graphs: GraphService, iris: Iris, index: Index) -> set[str]:
+    """The envelope versions whose present content an organizational expert signed off
+    (queries/envelope-sign-offs.rq; each version's digest recomputed from the record)."""
+    signed = set()
+    for row in graphs.rows("envelope-sign-offs", {"evaluation": NamedNode(iris.evaluation)}):
+        env = row["envelope"].value
+        if row["digest"].value == envelope_digest(env, [t for t in index.triples if owned_by(env, t)]):
+            signed.add(env)
+    return signed
 
 
 def current_envelope_iri(iris: Iris, index: Index) -> str | None:
@@ -190,19 +191,19 @@ def _unchanged(what: str, select: Callable[[Triple], bool], before: list[Triple]
     return guard
 
 
-def _scope_change(iris: Iris, index: Index, scope: Scope, change: _Change) -> None:
+def _scope_change(iris: Iris, index: Index, scope: Scope, change: _Change, signed: set[str]) -> None:
     old = [t for t in index.triples if scope_owned(iris, t)]
     new = scope_triples(iris, scope)
     before = len(change.delete) + len(change.insert)
     change.diff(old, new)
     change.guards.append(_unchanged("scope", lambda t: scope_owned(iris, t), index.triples))
     changed = len(change.delete) + len(change.insert) > before
-    frozen = [v for v in envelope_versions(iris, index) if signed_off(index, v)]
+    frozen = [v for v in envelope_versions(iris, index) if v in signed]
     if changed and frozen:
         raise Conflict(f"the scope of evaluation {iris.evaluation_id!r} is fixed: envelope <{frozen[-1]}> was signed off under it")
 
 
-def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: _Change) -> bool:
+def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: _Change, signed: set[str]) -> bool:
     """Add the rewrite of the current envelope version (v1 if none) to ``change``; True if v1 is new."""
     current = current_envelope_iri(iris, index)
     iri = current or iris.envelope(1)
@@ -212,7 +213,7 @@ def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change:
     old = [t for t in index.triples if owned_by(iri, t)]
     if current is not None and set(old) == set(new):
         return False
-    if current is not None and signed_off(index, iri):
+    if current is not None and iri in signed:
         raise Conflict(
             f"envelope v{version} of evaluation {iris.evaluation_id!r} is signed off and frozen "
             f"(digest {envelope_digest(iri, old)}): POST /evaluations/{iris.evaluation_id}/envelope/versions "
@@ -222,11 +223,10 @@ def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change:
     if current is None:
         change.insert.append(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(iri)))
 
+    # A sign-off appended meanwhile names the content it read: once this change commits, it signs nothing.
     def guard(now: Index) -> None:
         if current_envelope_iri(iris, now) != current:
             raise Conflict("a new envelope version was started while this request was checked; send it again")
-        if signed_off(now, iri):
-            raise Conflict(f"envelope v{version} was signed off while this request was checked: it is frozen now")
 
     change.guards += [guard, _unchanged("envelope", lambda t: owned_by(iri, t), index.triples)]
     return current is None
@@ -255,7 +255,7 @@ def put_scope(graphs: GraphService, scope: Scope, agent: Credential, *, must_be_
         raise Conflict(f"evaluation {scope.id!r} exists: PUT /evaluations/{scope.id} replaces its scope")
     validate_scope(graphs, scope)
     change = _Change(guards=[_exists_guard(iris, exists)])
-    _scope_change(iris, index, scope, change)
+    _scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
     change.apply(graphs, iris, agent, scope.title)
     return get_evaluation(graphs, scope.id), not exists
 
@@ -266,7 +266,7 @@ def put_envelope(graphs: GraphService, evaluation_id: str, content: EnvelopeCont
     iris, index, evaluation = load(graphs, evaluation_id)
     validate_envelope(graphs, evaluation.scope, content)
     change = _Change(guards=[_exists_guard(iris, True)])
-    created = _envelope_change(iris, index, content, change)
+    created = _envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
     change.apply(graphs, iris, agent, evaluation.scope.title)
     return envelope_at(graphs, evaluation_id)[0], created
 
@@ -279,7 +279,7 @@ def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> 
     if current is None:
         raise Conflict(f"evaluation {evaluation_id!r} has no envelope yet: PUT /evaluations/{evaluation_id}/envelope writes v1")
     version = int(current.rsplit("/v", 1)[1])
-    if not signed_off(index, current):
+    if current not in signed_off_versions(graphs, iris, index):
         raise Conflict(f"envelope v{version} is not signed off: change it in place with PUT /evaluations/{evaluation_id}/envelope")
     iri = iris.envelope(version + 1)
     new = envelope_triples(iris, version + 1, read_content(current, index), current)
@@ -326,10 +326,10 @@ def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: R
     index = Index(graphs.triples(graph_ref(graphs, evaluation_id)))
     exists = index.has_type(iris.evaluation, EPO + "Evaluation")
     change = _Change(guards=[_exists_guard(iris, exists)])
-    _scope_change(iris, index, scope, change)
+    _scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
     canonical = set(scope_triples(iris, scope))
     if content is not None and body_envelope is not None:
-        _envelope_change(iris, index, content, change)
+        _envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
         canonical |= set(envelope_triples(iris, int(body_envelope.rsplit("/v", 1)[1]), content, body.one(body_envelope, "http://www.w3.org/ns/prov#wasRevisionOf")))
         canonical.add(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(body_envelope)))
     change.apply(graphs, iris, agent, scope.title)

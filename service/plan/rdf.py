@@ -12,7 +12,8 @@ from rdflib import Graph, URIRef
 from rdflib.namespace import RDF as RDFNS
 from rdflib.namespace import RDFS, SKOS
 
-from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..core.digest import graph_digest
+from ..core.namespaces import DCTERMS, EPO, PROV, RDF, XSD
 from ..core.rdf import from_rdflib
 from ..scenarios.engine import Context
 from ..scenarios.facets import describe
@@ -82,8 +83,48 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
 
 
 def digest_triple(plan: str, digest: str) -> Triple:
-    """The plan's digest: SHA-256 of the canonical form of the plan's own triples (this one excluded)."""
+    """The plan's digest, which identifies its content, so the same seed on the same inputs gives the same digest.
+
+    SHA-256 (RDFC-1.0) of the plan's triples (:func:`plan_digest`) with the plan's own IRI made relative
+    (its number depends on how many plans the record had) and without the record keeping: when and by whom
+    it was made (``prov:generatedAtTime``, ``prov:wasAttributedTo``, any ``xsd:dateTime`` value), the plan's
+    label (it names the number) and this triple. Those stay in the record; they are just not digested.
+    What is digested: strategy, budget, seed, envelope and its digest, frame sizes, allocation, probes.
+    """
     return Triple(_n(plan), _n(EPO + "planDigest"), Literal(digest))
+
+
+_RECORD_KEEPING = {EPO + "planDigest", PROV + "generatedAtTime", PROV + "wasAttributedTo", PROV + "wasAssociatedWith",
+                   PROV + "startedAtTime", PROV + "endedAtTime", PROV + "atTime",
+                   DCTERMS + "created", DCTERMS + "modified", DCTERMS + "issued"}
+_TIMES = {XSD + "dateTime", XSD + "dateTimeStamp"}
+_RELATIVE = "urn:x-caie:plan"
+
+
+def _digested(triple: Triple, plan: str | None) -> bool:
+    if triple.predicate.value in _RECORD_KEEPING:
+        return False
+    if isinstance(triple.object, Literal) and triple.object.datatype.value in _TIMES:
+        return False
+    return not (triple.subject.value == plan and triple.predicate.value == str(RDFS.label))
+
+
+def plan_digest(triples: Iterable[Triple]) -> str:
+    """The digest of a plan graph's content, as :func:`digest_triple` describes.
+
+    Recomputed from the stored triples whenever an approval is checked, so a plan changed behind the
+    service no longer matches what was approved.
+    """
+    triples = list(triples)
+    plans = {t.subject.value for t in triples if t.predicate.value == RDF + "type" and t.object.value == EPO + "TestPlan"}
+    plan = next(iter(plans)) if len(plans) == 1 else None
+
+    def relative(term):  # type: ignore[no-untyped-def]
+        if plan and isinstance(term, NamedNode) and (term.value == plan or term.value.startswith(plan + "/")):
+            return NamedNode(_RELATIVE + term.value[len(plan):])
+        return term
+
+    return graph_digest([Triple(relative(t.subject), t.predicate, relative(t.object)) for t in triples if _digested(t, plan)])
 
 
 def plan_numbers(triples: Iterable[Triple], evaluation: str) -> list[int]:

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core import queries
-from ..envelope.approvals import list_approvals
+from ..core.store import Row
+from .approval import plan_ref, plan_status
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
@@ -19,7 +20,6 @@ from ..envelope import iris_for
 from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
 from ..core.namespaces import EPO, PROV, RDF, RDFS, XSD
-from .rdf import plan_numbers
 from .testplan import plan_iri_for, scenarios_ref
 
 REVIEWERS = ("domain_expert", "evaluation_operator")
@@ -96,84 +96,83 @@ def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[dict[str,
 
 
 def _exclusions(graphs: GraphService, evaluation_id: str) -> dict[str, dict[str, str]]:
-    grouped = _by_subject(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)))
-    found = {}
-    for statements in grouped.values():
-        scenario = _values(statements, EPO + "excludesScenario")
-        if scenario:
-            found[scenario[0]] = {
-                "reason": _values(statements, EPO + "exclusionReason")[0],
-                "by": _values(statements, PROV + "wasAttributedTo")[0],
-                "at": _values(statements, PROV + "generatedAtTime")[0],
-            }
-    return found
+    """Excluded scenario IRI to why, by whom and when (queries/scenario-exclusions.rq; the latest wins)."""
+    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
+    return {
+        row["scenario"].value: {"reason": row["reason"].value, "by": row["agent"].value, "at": row["time"].value}
+        for row in graphs.rows("scenario-exclusions", {"evaluation": evaluation})
+    }
 
 
 def exclude_scenario(graphs: GraphService, evaluation_id: str, index: int, reason: str, credential: Credential) -> dict[str, str]:
-    """Record an expert's exclusion of scenario ``index``; later plans will not sample it."""
+    """Record an expert's exclusion of scenario ``index`` as a batch of the record; later plans will not sample it."""
     require(credential, *REVIEWERS)
     if not reason.strip():
         raise BadRequest("an exclusion needs a reason")
+    record = graphs.member(GraphKind.EVALUATION, evaluation_id)
     evaluation = iris_for(graphs, evaluation_id).evaluation
     scenario = f"{evaluation}/scenarios/{index}"
     if not any(t.subject.value == scenario for t in graphs.triples(scenarios_ref(graphs, evaluation_id))):
         raise NotFound(f"no derived scenario {index} in evaluation {evaluation_id!r}")
-    node = NamedNode(f"{evaluation}/exclusions/{uuid.uuid4().hex}")
+    key = uuid.uuid4().hex
+    node = NamedNode(f"{evaluation}/exclusions/{key}")
     when = now().isoformat()
     agent = NamedNode(graphs.agent_iri(credential.agent))
-    graphs.update(graphs.member(GraphKind.EVALUATION, evaluation_id), credential, insert=[
+    graphs.append(record, "exclusions", [
         Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "ScenarioExclusion")),
+        Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
         Triple(node, NamedNode(EPO + "excludesScenario"), NamedNode(scenario)),
         Triple(node, NamedNode(EPO + "exclusionReason"), Literal(reason.strip())),
         Triple(node, NamedNode(PROV + "wasAttributedTo"), agent),
         Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(when, datatype=NamedNode(XSD + "dateTime"))),
-    ])
+    ], credential, key=key, title=f"exclusion of scenario {index} by {credential.agent}")
     return {"exclusion": node.value, "scenario": scenario, "reason": reason.strip(), "by": agent.value, "at": when}
 
 
-def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> dict[str, object]:
-    """A plan as JSON: strategy, budget, seed, frame sizes, allocation per criterion, approval."""
-    plan = plan_iri_for(graphs, evaluation_id, number).value
-    grouped = _by_subject(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)))
-    statements = grouped.get(plan)
-    if not statements or EPO + "TestPlan" not in _values(statements, RDF + "type"):
-        raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
-
-    def one(predicate: str) -> str:
-        return _values(statements, predicate)[0]
-
+def _plan_json(graphs: GraphService, evaluation_id: str, row: Row) -> dict[str, object]:
+    plan = row["plan"].value
+    number = int(plan.rsplit("/", 1)[-1])
     allocation = [
-        {"criterion": row["criterion"].value, "probes": int(row["allocated"].value),
-         "eligibleFrame": int(row["eligibleFrame"].value), "exercisedBy": int(row["exercising"].value),
-         "scenarios": int(row["scenarios"].value)}
-        for row in graphs.query(queries.load("plan-traceability"), {"plan": NamedNode(plan)})
+        {"criterion": r["criterion"].value, "probes": int(r["allocated"].value),
+         "eligibleFrame": int(r["eligibleFrame"].value), "exercisedBy": int(r["exercising"].value),
+         "scenarios": int(r["scenarios"].value)}
+        for r in graphs.rows("plan-traceability", {"plan": NamedNode(plan)})
     ]
-    approvals = [r.to_json() for r in list_approvals(graphs, evaluation_id)[0] if r.subject == plan]
+    status = plan_status(graphs, evaluation_id, number)
     return {
-        "plan": plan, "number": number, "digest": one(EPO + "planDigest"),
-        "strategy": one(EPO + "allocationStrategy").rsplit("/", 1)[-1],
-        "budget": int(one(EPO + "probeBudget")), "seed": int(one(EPO + "seed")),
-        "frameSize": int(one(EPO + "frameSize")), "eligibleFrameSize": int(one(EPO + "eligibleFrameSize")),
-        "envelope": one(PROV + "wasDerivedFrom"), "envelopeDigest": one(EPO + "envelopeDigest"),
-        "createdBy": one(PROV + "wasAttributedTo"), "created": one(PROV + "generatedAtTime"),
-        "allocation": allocation,
-        "probes": len(_values(statements, EPO + "includesProbe")),
-        "approved": bool(approvals), "approvals": approvals,
+        "plan": plan, "number": number, "digest": status.digest,
+        "recordedDigest": row["digest"].value if "digest" in row else None,
+        "strategy": row["strategy"].value.rsplit("/", 1)[-1],
+        "budget": int(row["budget"].value), "seed": int(row["seed"].value),
+        "frameSize": int(row["frameSize"].value), "eligibleFrameSize": int(row["eligibleFrameSize"].value),
+        "envelope": row["envelope"].value, "envelopeDigest": row["envelopeDigest"].value,
+        "createdBy": row["createdBy"].value, "created": row["created"].value,
+        "allocation": allocation, "probes": int(row["probes"].value),
+        "approval": status,
     }
+
+
+def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> dict[str, object]:
+    """A plan: strategy, budget, seed, frame sizes, allocation per criterion, whether it is approved now."""
+    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
+    plan = plan_iri_for(graphs, evaluation_id, number)
+    rows = graphs.rows("plans", {"evaluation": evaluation, "plan": plan})
+    if not rows:
+        raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
+    return _plan_json(graphs, evaluation_id, rows[0])
 
 
 def list_plans(graphs: GraphService, evaluation_id: str) -> list[dict[str, object]]:
     """Every plan of the evaluation, oldest first."""
-    evaluation = iris_for(graphs, evaluation_id).evaluation
-    numbers = sorted(plan_numbers(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)), evaluation))
-    return [plan_view(graphs, evaluation_id, number) for number in numbers]
+    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
+    return [_plan_json(graphs, evaluation_id, row) for row in graphs.rows("plans", {"evaluation": evaluation})]
 
 
 def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criterion: str | None = None,
                 limit: int = 50, offset: int = 0) -> Page:
     plan_view(graphs, evaluation_id, number)
     prefix = plan_iri_for(graphs, evaluation_id, number).value + "/probes/"
-    grouped = _by_subject(t for t in graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id))
+    grouped = _by_subject(t for t in graphs.triples(plan_ref(graphs, evaluation_id, number))
                           if t.subject.value.startswith(prefix))
     items = []
     for subject, statements in grouped.items():

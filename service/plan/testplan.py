@@ -13,14 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import NamedNode
 from rdflib import Graph
 
-from ..envelope.approvals import envelope_status
+from ..envelope.approvals import read_state
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..core.digest import graph_digest
 from ..envelope import get_evaluation, iris_for
 from ..envelope.model import Criterion, Envelope
 from ..core.errors import Conflict
@@ -80,12 +79,10 @@ def scenarios_ref(graphs: GraphService, evaluation_id: str):
 
 
 def excluded_indices(graphs: GraphService, evaluation_id: str) -> set[int]:
-    """Scenario indices an expert has excluded (``epo:ScenarioExclusion``)."""
-    return plan_rdf.excluded_indices(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)))
-
-
-def next_plan_number(triples: list[Triple], evaluation: str) -> int:
-    return 1 + max((n for n in plan_rdf.plan_numbers(triples, evaluation)), default=0)
+    """Scenario indices an expert has excluded (queries/scenario-exclusions.rq)."""
+    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
+    scenarios = (row["scenario"].value.rsplit("/", 1)[-1] for row in graphs.rows("scenario-exclusions", {"evaluation": evaluation}))
+    return {int(index) for index in scenarios if index.isdigit()}
 
 
 @dataclass(frozen=True)
@@ -97,12 +94,14 @@ class PlanningInput:
     criterion_iri: dict[str, str]
     envelope: Envelope
     evaluation: str
+    head_digest: str
+    """The record head's catalog digest when the input was read: a plan holds only while it is current."""
 
 
 def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int) -> PlanningInput:
     """The derivation input of an evaluation whose envelope is signed off (409 otherwise)."""
-    evaluation = get_evaluation(graphs, evaluation_id)
-    status = envelope_status(graphs, evaluation_id)
+    state = read_state(graphs, evaluation_id)
+    evaluation, status = get_evaluation(graphs, evaluation_id), state.status
     if not status.signed_off or evaluation.envelope is None:
         raise Conflict(
             f"evaluation {evaluation_id!r}: the envelope must be signed off before scenarios are derived for a plan "
@@ -129,7 +128,7 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         sample_size=review_sample,
         evaluation_iri=iris.evaluation,
     )
-    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation)
+    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest)
 
 
 def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
@@ -172,23 +171,25 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
             ))
     report("sampling probes", len(demands), len(demands))
     evaluation = planning.evaluation
-    number = next_plan_number(graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id)), evaluation)
-    plan_iri = f"{evaluation}/plans/{number}"
+    record = graphs.member(GraphKind.EVALUATION, evaluation_id)
+    plan_graph = graphs.next_batch(record, "plans")
+    plan_iri, number = plan_graph.iri.value, int(plan_graph.identifier.rsplit("/", 1)[-1])
     content = plan_rdf.plan_triples(
         plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
         evaluation, graphs.agent_iri(credential.agent), now(),
     )
-    digest = graph_digest(content)
+    digest = plan_rdf.plan_digest(content)
     described = {s.index for s in derivation.scenarios}
     review = from_rdflib(scenario_triples(derivation)) + plan_rdf.probe_scenarios(
         [p.scenario for p in probes if p.scenario not in described], context, evaluation)
     graphs.apply_edits(
         [
-            GraphEdit(graphs.member(GraphKind.EVALUATION, evaluation_id), insert=content + [plan_rdf.digest_triple(plan_iri, digest)]),
+            GraphEdit(plan_graph, insert=content + [plan_rdf.digest_triple(plan_iri, digest)], batch_of=record.iri.value,
+                      title=f"test plan {number} of {evaluation_id}"),
             GraphEdit(scenarios_ref(graphs, evaluation_id), insert=review, title=f"scenarios of {evaluation_id}"),
         ],
         credential,
-        precondition=lambda current: _same_plan_number(current, evaluation, number),
+        guards={record.iri.value: planning.head_digest},
     )
     return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
                        frames, tuple(probes))
@@ -199,10 +200,5 @@ def _assignees(allocation: Allocation, criterion: str) -> list[str]:
     return [agent for agent, count in sorted(allocation.assignments.get(criterion, {}).items()) for _ in range(count)]
 
 
-def _same_plan_number(current: list[Triple], evaluation: str, number: int) -> None:
-    if next_plan_number(current, evaluation) != number:
-        raise Conflict("another plan was stored meanwhile: make the plan again")
-
-
 def plan_iri_for(graphs: GraphService, evaluation_id: str, number: int) -> NamedNode:
-    return NamedNode(f"{iris_for(graphs, evaluation_id).evaluation}/plans/{number}")
+    return NamedNode(graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/plans/{number}").iri.value)

@@ -36,6 +36,7 @@ from ..models import (
     scope_json,
 )
 from ..rdf_response import rdf_response
+from ..shapes import approval_json, envelope_status_json
 
 router = APIRouter(tags=["evaluations"])
 
@@ -150,7 +151,7 @@ def _envelope_json(evaluation_id: str, env: envelope.Envelope, status: approvals
     body: dict[str, object] = {"@id": env.iri, "evaluation": evaluation_id, "version": env.version, "digest": env.digest,
                                "revisionOf": env.revision_of, **content_json(env.content)}
     if status is not None and status.envelope == env.iri:
-        body["status"] = status.to_json()
+        body["status"] = envelope_status_json(status)
     return body
 
 
@@ -174,7 +175,7 @@ async def new_envelope_version(evaluation_id: str, graphs: GraphsDep, settings: 
 
 
 def _approval(record: approvals.ApprovalRecord, settings: SettingsDep, evaluation_id: str) -> JSONResponse:
-    return _json(record.to_json(), _context(settings), 201, f"/evaluations/{evaluation_id}/approvals")
+    return _json(approval_json(record), _context(settings), 201, f"/evaluations/{evaluation_id}/approvals")
 
 
 @router.post("/evaluations/{evaluation_id}/criteria/{criterion_id}/relevance", status_code=201,
@@ -211,4 +212,4 @@ async def list_approvals(evaluation_id: str, request: Request, graphs: GraphsDep
     found, triples = await run_in_threadpool(approvals.list_approvals, graphs, evaluation_id)
     if wanted != JSON:
         return rdf_response(triples, wanted)
-    return _json({"approvals": [r.to_json() for r in found]}, _context(settings))
+    return _json({"approvals": [approval_json(r) for r in found]}, _context(settings))

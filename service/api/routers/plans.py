@@ -9,15 +9,18 @@ from fastapi import APIRouter, Depends, Query
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...envelope import approvals
+from ...plan import approval as plan_approval
+from ...plan.approval import PlanApprovalStatus
 from ...core.auth import require
 from ...core.config import Credential
-from ...core.errors import BadRequest
+from ...core.errors import BadRequest, Unprocessable
+from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
 from ...plan.records import blocking_summary, exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
-from ...plan.testplan import PlanRequest, create_plan, plan_iri_for
-from ..deps import GraphsDep, ReaderDep, credential
+from ...plan.testplan import PlanRequest, create_plan
+from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
+from ..shapes import approval_json, plan_approval_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])
 
@@ -26,42 +29,54 @@ Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0)]
 
 
-@router.post("/plans", status_code=201, summary="Derive scenarios and make a test plan (evaluation operator)")
-async def make_plan(evaluation_id: str, body: PlanBody, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
+@router.post("/plans", status_code=201,
+             summary="Derive scenarios and make a test plan (evaluation operator); stops if the client goes away")
+async def make_plan(evaluation_id: str, body: PlanBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep,
+                    cancellation: CancellationDep) -> JSONResponse:
+    if body.budget > settings.max_plan_budget:
+        raise Unprocessable(f"budget: {body.budget:,} probes is more than one plan may have here "
+                            f"(at most {settings.max_plan_budget:,}, set by CAIE_MAX_PLAN_BUDGET)")
     request = PlanRequest(
         strategy=Strategy(body.strategy), budget=body.budget, seed=body.seed, review_sample=body.reviewSample,
         annotators=tuple(Annotator(a.agent, frozenset(a.expertise), a.capacity) for a in body.annotators),
     )
-    summary = await run_in_threadpool(create_plan, graphs, evaluation_id, request, require(agent))
-    view = await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number)
+    summary = await run_in_threadpool(create_plan, graphs, evaluation_id, request, require(agent), cancellation)
+    view = _plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number))
     location = f"/evaluations/{evaluation_id}/plans/{summary.number}"
     return JSONResponse(view, status_code=201, headers={"Location": location})
 
 
+def _plan_json(view: dict[str, object]) -> dict[str, object]:
+    status = view.pop("approval")
+    assert isinstance(status, PlanApprovalStatus)
+    return {**view, **plan_approval_json(status)}
+
+
 @router.get("/plans", summary="Every plan of the evaluation, oldest first")
 async def get_plans(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
-    return JSONResponse({"plans": await run_in_threadpool(list_plans, graphs, evaluation_id)})
+    plans = await run_in_threadpool(list_plans, graphs, evaluation_id)
+    return JSONResponse({"plans": [_plan_json(view) for view in plans]})
 
 
 @router.get("/plans/{number}", summary="A plan: strategy, budget, seed, frame sizes, allocation, approval")
 async def get_plan(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
-    return JSONResponse(await run_in_threadpool(plan_view, graphs, evaluation_id, number))
+    return JSONResponse(_plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, number)))
 
 
-@router.post("/plans/{number}/approval", status_code=201, summary="Approve a plan (domain expert; envelope signed off)")
+@router.post("/plans/{number}/approval", status_code=201,
+             summary="Approve a plan as stored now (domain expert; envelope signed off; 409 on a stale digest)")
 async def approve_plan(evaluation_id: str, number: int, body: PlanApprovalBody, graphs: GraphsDep,
                        agent: CredentialDep) -> JSONResponse:
-    view = await run_in_threadpool(plan_view, graphs, evaluation_id, number)
-    record = await run_in_threadpool(
-        approvals.approve_plan, graphs, evaluation_id, plan_iri_for(graphs, evaluation_id, number).value,
-        str(view["digest"]), require(agent), body.comment,
-    )
-    return JSONResponse(record.to_json(), status_code=201)
+    record = await run_in_threadpool(plan_approval.approve_plan, graphs, evaluation_id, number, require(agent),
+                                     body.comment, body.digest)
+    return JSONResponse(approval_json(record), status_code=201)
 
 
 @router.get("/plans/{number}/probes", summary="A plan's probes, paged; filter by criterion IRI or id")
 async def get_probes(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None,
                      limit: Limit = 50, offset: Offset = 0) -> JSONResponse:
+    if criterion is not None:
+        require_iri_text(criterion, "the criterion")
     page = await run_in_threadpool(lambda: list_probes(graphs, evaluation_id, number, criterion=criterion,
                                                        limit=limit, offset=offset))
     return JSONResponse(page.to_json())
@@ -80,7 +95,9 @@ async def get_scenarios(
         name, sep, value = item.partition("=")
         if not sep or not name or not value:
             raise BadRequest(f"a facet filter is name=IRI, not {item!r}")
-        facets[name] = value
+        facets[name] = named_node(value, f"the value of facet {name!r}").value
+    if rule is not None:
+        named_node(rule, "the rule")
     page = await run_in_threadpool(lambda: list_scenarios(graphs, evaluation_id, status=status, rule=rule,
                                                           facets=facets, limit=limit, offset=offset))
     return JSONResponse(page.to_json())
