@@ -20,7 +20,7 @@ from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
 from .commits import ConcurrentWrite, GraphWrite, commit, guard
 from .digest import digest_and_size
-from .errors import BadRequest, Conflict, NotFound, Unprocessable
+from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, to_rdflib
 from . import queries
@@ -97,6 +97,7 @@ class GraphService:
         dso: str | None = None,
     ) -> WriteResult:
         """Replace or append to a graph after checking the body; returns the new catalog record."""
+        _refuse_record(ref)
         incoming = parse_triples(data, rdf_format, ref.iri.value)
         with self._writes:
             previous = self._catalog.entry(ref.iri)
@@ -302,6 +303,7 @@ class GraphService:
             raise NotFound(f"no graph <{ref.iri.value}>: GET /graphs lists the graphs")
 
     def delete(self, ref: GraphRef) -> None:
+        _refuse_record(ref)
         with self._writes:
             entry = self.entry(ref)
             dependants = self._dependants(ref)
@@ -319,6 +321,14 @@ class GraphService:
 
     def catalog(self) -> list[CatalogEntry]:
         return self._catalog.entries()
+
+
+def _refuse_record(ref: GraphRef) -> None:
+    """Evaluation records change only through the lifecycle's own operations, which check roles and rules."""
+    if ref.kind is GraphKind.EVALUATION:
+        raise Forbidden(f"<{ref.iri.value}> is part of an evaluation record: records change only through the "
+                        "lifecycle operations (scope, envelope, approvals, plans, exclusions), and outside "
+                        "records come in through the import, which validates them")
 
 
 def _ontology_of(content: list[Triple]) -> str | None:

@@ -12,13 +12,14 @@ from pyoxigraph import RdfFormat, parse
 
 from ..conftest import Service
 
-DATA = b"@prefix ex: <http://example.org/> . ex:a ex:p ex:b , ex:c ; ex:label \"A, with comma\" ."
+DATA = (b"@prefix ex: <http://example.org/> . ex:a ex:p ex:b , ex:c ; ex:label \"A, with comma\" . "
+        b"ex:q a <http://www.w3.org/2002/07/owl#Ontology> .")
 SELECT = "SELECT ?o WHERE { <http://example.org/a> <http://example.org/p> ?o } ORDER BY ?o"
 
 
 @pytest.fixture
 def loaded(service: Service) -> Service:
-    response = service.http.put("/graphs/evaluations/q", content=DATA, headers={"Content-Type": "text/turtle", **service.auth()})
+    response = service.http.put("/graphs/ontologies/q", content=DATA, headers={"Content-Type": "text/turtle", **service.auth()})
     assert response.status_code == 201
     return service
 
@@ -42,7 +43,7 @@ def test_default_graph_is_the_union_and_ask_works(loaded: Service) -> None:
 
 
 def test_construct_in_turtle_and_json_ld(loaded: Service) -> None:
-    query = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <http://caie.test/evaluations/q> { ?s ?p ?o } }"
+    query = "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH <http://caie.test/ontologies/q> { ?s ?p ?o } FILTER(?s = <http://example.org/a>) }"
     turtle = loaded.http.get("/sparql", params={"query": query}, headers={"Accept": "text/turtle"})
     assert len(list(parse(turtle.content, format=RdfFormat.TURTLE))) == 3
     jsonld = loaded.http.get("/sparql", params={"query": query}, headers={"Accept": "application/ld+json"})
@@ -65,7 +66,7 @@ def test_updates_are_refused_and_change_nothing(loaded: Service, request_kwargs:
     response = loaded.http.request(kwargs.pop("method", "GET"), "/sparql", **kwargs)
     assert response.status_code == 400
     assert "read-only" in response.json()["detail"]
-    assert loaded.http.get("/graphs/evaluations/q").status_code == 200
+    assert loaded.http.get("/graphs/ontologies/q").status_code == 200
     assert len(loaded.store.construct("CONSTRUCT { ?s ?p ?o } WHERE { ?s ?p ?o }", union=True)) >= 3
 
 
