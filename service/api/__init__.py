@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -11,17 +12,19 @@ from .. import __version__
 from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
-from . import problems
-from .routers import evaluations, graphs, health, imports, plans, resources, sparql
+from . import problems, security
+from .routers import evaluations, graphs, health, imports, plans, records, resources, sparql
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
     """The application; ``store`` defaults to the one ``settings`` name (opened now, closed on shutdown)."""
     services = build_services(settings or Settings(), store)
+    stopping = threading.Event()  # set on shutdown: long work in worker threads ends at its next checkpoint
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         yield
+        stopping.set()
         services.close()
 
     app = FastAPI(
@@ -36,12 +39,15 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.state.catalog = services.catalog
     app.state.graphs = services.graphs
     app.state.publisher = services.publisher
+    app.state.stopping = stopping
     problems.install(app)
+    security.install(app, services.settings)
     app.include_router(health.router)
     app.include_router(graphs.router)
     app.include_router(sparql.router)
     app.include_router(imports.router)
     app.include_router(evaluations.router)
     app.include_router(plans.router)
+    app.include_router(records.router)
     app.include_router(resources.router)
     return app
