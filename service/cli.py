@@ -4,14 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import sys
+import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING
 
 from .composition import Services, build_services
 from .core.config import Settings
 from .core.errors import ServiceError
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 DEMO_ROLES = {
     "admin": ["admin"],
@@ -41,9 +49,41 @@ def _demo_tokens(data_dir: Path) -> Path:
     return path
 
 
-def serve(args: argparse.Namespace) -> int:
+SHUTDOWN_GRACE_S = 3.0
+"""After SIGTERM or SIGINT, how long in-flight requests may finish before uvicorn cancels them."""
+EXIT_DEADLINE_S = 5.0
+"""After the signal, the process ends by then, whatever still runs (a worker thread cannot be killed)."""
+
+
+def _exit_at_deadline() -> None:
+    time.sleep(EXIT_DEADLINE_S)
+    print(f"caie: still busy {EXIT_DEADLINE_S:g} s after the stop signal; exiting anyway "
+          "(each store write is one transaction, so none is left half done)", file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
+    """uvicorn, ending within a few seconds of SIGTERM or SIGINT even during long work.
+
+    On the signal, the app's ``stopping`` event makes work in worker threads stop at its next checkpoint
+    (:class:`service.api.deps.Cancellation`), uvicorn gives requests :data:`SHUTDOWN_GRACE_S` to finish,
+    and a watchdog ends the process at :data:`EXIT_DEADLINE_S` if something still holds it.
+    """
     import uvicorn
 
+    stopping: threading.Event = app.state.stopping
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if not stopping.is_set():
+                stopping.set()
+                threading.Thread(target=_exit_at_deadline, name="caie exit deadline", daemon=True).start()
+            super().handle_exit(sig, frame)
+
+    Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S)).run()
+
+
+def serve(args: argparse.Namespace) -> int:
     from .api import create_app
     from .core.bootstrap import load_spec_files
     from .worked_example import EVALUATION_ID, load_worked_example
@@ -72,7 +112,7 @@ def serve(args: argparse.Namespace) -> int:
         print(f"  plan         {example}/plans/1   and   {example}/plans/1/probes")
     if settings.tokens_file:
         print(f"  write tokens {settings.tokens_file} (agent and roles per token)")
-    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+    _run_until_signalled(app, args.host, args.port)
     return 0
 
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
@@ -9,6 +13,7 @@ from fastapi import Depends, Header, Request
 from ..core.auth import authenticate, require
 from ..core.catalog import Catalog
 from ..core.config import Credential, Settings
+from ..core.errors import Cancelled
 from ..core.graphs import GraphService
 from ..core.store import Store
 
@@ -49,9 +54,49 @@ def reader(
     return found if config.public_reads else require(found)
 
 
+DISCONNECT_POLL_S = 0.2
+
+
+@dataclass(frozen=True)
+class Cancellation:
+    """A progress callback that stops long work in a worker thread once nobody waits for its result.
+
+    A thread cannot be interrupted; the work calls this between steps, and it raises
+    :class:`Cancelled` when the client has gone away or the service is stopping.
+    """
+
+    client_gone: threading.Event
+    stopping: threading.Event
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        why = "the service is stopping" if self.stopping.is_set() else "the client went away" if self.client_gone.is_set() else None
+        if why:
+            raise Cancelled(f"stopped while {stage} ({done}/{total}): {why}")
+
+
+async def cancellation(request: Request) -> AsyncIterator[Cancellation]:
+    """The request's :class:`Cancellation`; meanwhile a task polls for the client's disconnect.
+
+    Use it only on routes whose body FastAPI has already read: polling consumes ASGI messages.
+    """
+    gone = threading.Event()
+
+    async def watch() -> None:
+        while not await request.is_disconnected():
+            await asyncio.sleep(DISCONNECT_POLL_S)
+        gone.set()
+
+    watcher = asyncio.create_task(watch())
+    try:
+        yield Cancellation(gone, request.app.state.stopping)
+    finally:
+        watcher.cancel()
+
+
 SettingsDep = Annotated[Settings, Depends(settings)]
 StoreDep = Annotated[Store, Depends(store)]
 CatalogDep = Annotated[Catalog, Depends(catalog)]
 GraphsDep = Annotated[GraphService, Depends(graphs)]
 WriterDep = Annotated[Credential, Depends(writer)]
 ReaderDep = Annotated[Credential | None, Depends(reader)]
+CancellationDep = Annotated[Cancellation, Depends(cancellation)]

@@ -1,7 +1,13 @@
-"""HTML pages for people: resource descriptions, the catalog, the home page. Plain HTML, no scripts."""
+"""HTML pages for people: resource descriptions, the catalog, the home page. Plain HTML, no scripts.
+
+Only http(s) IRIs and paths on this site become links: the record holds IRIs anyone may have written
+(``javascript:``, ``data:``), and those are shown as text.
+"""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 from collections.abc import Callable
 from html import escape
 
@@ -20,6 +26,13 @@ th{background:#f5f7fa;font-weight:600}a{color:#1a56b0;text-decoration:none}a:hov
 .comment{font-size:1.05rem;background:#f5f7fa;border-left:4px solid #1a56b0;padding:.6rem .9rem}nav a{margin-right:1rem}
 .formats a{margin-right:.6rem;font-size:.85em}.lang{color:#888;font-size:.8em}
 """
+
+CONTENT_SECURITY_POLICY = (
+    "default-src 'none'; "
+    f"style-src 'sha256-{base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()}'; "
+    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+"""What the pages need (CSP Level 3): their one inline stylesheet, by hash; no scripts, frames or forms."""
 
 
 def _page(title: str, body: str, alternates: str = "") -> str:
@@ -41,10 +54,28 @@ def compact(iri: str) -> str:
     return iri
 
 
+def safe_href(href: str | None) -> str | None:
+    """``href`` if following it can only load a page: an http(s) IRI, or a path on this site; else ``None``.
+
+    ``javascript:``, ``data:`` and other schemes, and ``//host`` or ``/\\host`` (another site), are refused,
+    as is anything with whitespace or control characters (browsers drop some of them before parsing).
+
+    >>> safe_href("https://w3id.org/ob-caie/epo/Probe"), safe_href("/epo"), safe_href("javascript:alert(1)")
+    ('https://w3id.org/ob-caie/epo/Probe', '/epo', None)
+    """
+    if not href or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in href):
+        return None
+    if href.startswith("/"):
+        return None if href.startswith(("//", "/\\")) else href
+    scheme, colon, _ = href.partition(":")
+    return href if colon and scheme.lower() in ("http", "https") else None
+
+
 def _term(term: object, link: Linker) -> str:
     if isinstance(term, NamedNode):
-        href = link(term.value) or term.value
-        return f"<a href='{escape(href)}' title='{escape(term.value)}'>{escape(compact(term.value))}</a>"
+        text, title = escape(compact(term.value)), escape(term.value)
+        href = safe_href(link(term.value)) or safe_href(term.value)
+        return f"<a href='{escape(href)}' title='{title}'>{text}</a>" if href else f"<span class=iri title='{title}'>{text}</span>"
     if isinstance(term, Literal):
         lang = f" <span class=lang>@{escape(term.language)}</span>" if term.language else ""
         return escape(term.value).replace("\n", "<br>") + lang
@@ -73,8 +104,11 @@ def _rows(subject: str, triples: list[Triple], link: Linker) -> str:
 
 
 def _alternates(path: str) -> str:
+    href = safe_href(path)
+    if href is None:
+        return ""
     formats = {"text/turtle": "Turtle", "application/ld+json": "JSON-LD", "application/n-triples": "N-Triples", "application/rdf+xml": "RDF/XML"}
-    return "".join(f"<link rel=alternate type='{media}' href='{escape(path)}' title='{name}'>" for media, name in formats.items())
+    return "".join(f"<link rel=alternate type='{media}' href='{escape(href)}' title='{name}'>" for media, name in formats.items())
 
 
 def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tuple[str, str]], link: Linker, path: str) -> str:

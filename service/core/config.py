@@ -38,6 +38,8 @@ class Settings(BaseSettings):
     tokens_file: Path | None = None
     public_reads: bool = True
     max_body_bytes: int = 512 * 1024 * 1024
+    max_plan_budget: int = Field(10_000, ge=1)
+    """The most probes one test plan may have: planning time and the plan's size grow with the budget."""
     bulk_threshold: int = 100_000
     """Loads into a new graph at least this many triples use the journaled bulk path."""
 

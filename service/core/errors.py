@@ -50,3 +50,10 @@ class Unprocessable(ServiceError):
 
 class StoreUnavailable(ServiceError):
     """The backing triple store did not answer or failed (503)."""
+
+
+class Cancelled(ServiceError):
+    """Long work stopped at a checkpoint because its client went away or the service is stopping.
+
+    Python cannot interrupt a thread, so work run in one checks for this between steps and stops there.
+    """

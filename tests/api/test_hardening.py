@@ -1,0 +1,304 @@
+"""Hardening found on the way (issue 6), over real HTTP: credentials before bodies, paths that cannot be
+IRIs, links and the page policy, the plan budget limit, plans that stop when nobody waits for them,
+SIGTERM during long work, and plan digests that depend only on the plan's inputs."""
+
+from __future__ import annotations
+
+import json
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.api import create_app
+from service.core.config import Settings
+from service.plan.testplan import create_plan
+
+from ..browser import FLAGS, chromium
+from ..conftest import REPO, Service, settings_for
+from ..plan.test_plans_api import PLAN, make_plan, signed  # noqa: F401
+from ..servers import _wait_until_up, app_server, free_port
+from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
+from .test_evaluations import ID, loaded  # noqa: F401
+
+EMBEDDED_ONLY = pytest.mark.parametrize("store", ["embedded"], indirect=True)
+LIMIT = Settings().max_plan_budget
+
+
+def wait_for(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def is_problem(response: httpx.Response, status: int) -> bool:
+    return response.status_code == status and response.headers["content-type"] == "application/problem+json"
+
+
+# ------------------------------------------------------------------------------ credentials before bodies
+
+
+def write_operations(service: Service) -> list[tuple[str, str]]:
+    """Every write the API offers, from its own OpenAPI document; path parameters filled with text
+    that is not a number, so a route that wants one would answer 422 if it looked before authenticating."""
+    spec = service.http.get("/openapi.json").json()
+    return [
+        (method.upper(), re.sub(r"\{[^}]+\}", "x", path))
+        for path, operations in spec["paths"].items()
+        for method in operations
+        if method not in ("get", "head", "options") and path != "/sparql"
+    ]
+
+
+def test_no_credential_is_401_before_any_body_or_path_validation(service: Service) -> None:
+    writes = write_operations(service)
+    assert ("POST", "/evaluations") in writes and ("POST", "/evaluations/x/plans") in writes and len(writes) >= 14
+    bodies = {"invalid JSON": b"{not json", "missing fields": b"{}"}
+    for (method, path), (what, body), headers in [
+        (write, body, headers)
+        for write in writes
+        for body in bodies.items()
+        for headers in ({}, {"Authorization": "Bearer not-a-known-token"})
+    ]:
+        answer = service.http.request(method, path, content=body, headers={"Content-Type": "application/json", **headers})
+        assert is_problem(answer, 401), f"{method} {path} with {what} and {headers or 'no credential'}: {answer.status_code} {answer.text}"
+        assert answer.headers["www-authenticate"].startswith("Bearer")
+    # with a credential, the body is validated as before; and a SPARQL query by POST stays public
+    bad = service.http.post("/evaluations", content=b"{not json", headers={"Content-Type": "application/json", **service.auth("theo")})
+    assert is_problem(bad, 422)
+    query = service.http.post("/sparql", data={"query": "ASK {}"}, headers={"Accept": "application/sparql-results+json"})
+    assert query.status_code == 200 and query.json()["boolean"] is True
+
+
+# ------------------------------------------------------------------------------ paths that cannot be IRIs
+
+
+@pytest.mark.parametrize("path, named", [
+    ("/evaluations/a%20b", "U+0020"),
+    ("/evaluations/%3C%3E", "U+003C"),
+    ("/graphs/kg/%22x", "U+0022"),
+    ("/epo/%7Bbad%7D", "U+007B"),
+    ("/a%20b/c", "U+0020"),
+    ("/x%7Cy", "U+007C"),
+    ("/x%5Ey", "U+005E"),
+    ("/x%60y", "U+0060"),
+    ("/x%5Cy", "U+005C"),
+    ("/x%7Dy", "U+007D"),
+    ("/x%3Ey", "U+003E"),
+    ("/x%01y", "U+0001"),
+    ("/x%7Fy", "U+007F"),
+    ("/x%25zz", "'%' not followed by two hex digits"),
+    ("/evaluations/a%20b/envelope", "U+0020"),
+    ("/evaluations/a%20b/plans/1/probes", "U+0020"),
+])
+def test_a_path_that_cannot_be_an_iri_is_400_naming_the_character(service: Service, path: str, named: str) -> None:
+    for accept in ("text/html", "text/turtle", "application/json"):
+        answer = service.http.get(path, headers={"Accept": accept})
+        assert is_problem(answer, 400), f"{path} ({accept}): {answer.status_code} {answer.text}"
+        assert named in answer.json()["detail"] and "IRI" in answer.json()["detail"]
+
+
+def test_iri_parameters_are_checked_and_valid_paths_still_resolve(service: Service) -> None:
+    checks = {
+        f"/evaluations/{ID}/scenarios?rule=a%20b": "U+0020",
+        f"/evaluations/{ID}/scenarios?facet=hasVaccinationStatus%3Dhttp://x/%7B": "U+007B",
+        f"/evaluations/{ID}/plans/1/probes?criterion=C%3C1": "U+003C",
+    }
+    for url, named in checks.items():
+        answer = service.http.get(url)
+        assert is_problem(answer, 400) and named in answer.json()["detail"], f"{url}: {answer.text}"
+    # characters an IRI may hold (non-ASCII included) are not refused: such paths are just not published
+    for path in ("/epo/NoSuchTerm", "/epo/%C3%A9t%C3%A9", "/x%2541"):
+        assert is_problem(service.http.get(path, headers={"Accept": "text/turtle"}), 404), path
+
+
+# ------------------------------------------------------------------------------ links and page policy
+
+UNSAFE = ["javascript:alert(1)", "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "vbscript:x",
+          "http://caie.test//evil.example/x"]
+THING = "http://caie.test/thing"
+
+
+def page_with_unsafe_links(service: Service) -> httpx.Response:
+    objects = " , ".join(f"<{iri}>" for iri in UNSAFE[:3]) + f" , <{UNSAFE[3]}> , <http://caie.test/ont>"
+    turtle = (f"<http://caie.test/ont> a <http://www.w3.org/2002/07/owl#Ontology> .\n"
+              f"<{THING}> <http://www.w3.org/2000/01/rdf-schema#seeAlso> {objects} ; "
+              f"<http://www.w3.org/2000/01/rdf-schema#label> \"thing\" .")
+    stored = service.http.put("/graphs/ontologies/links", content=turtle.encode(),
+                              headers={"Content-Type": "text/turtle", **service.auth("admin")})
+    assert stored.status_code == 201, stored.text
+    return service.http.get("/thing", headers={"Accept": "text/html"})
+
+
+def test_only_http_iris_become_links_and_every_answer_has_the_policy(service: Service) -> None:
+    page = page_with_unsafe_links(service)
+    assert page.status_code == 200
+    hrefs = re.findall(r"href='([^']*)'", page.text)
+    assert hrefs and all(h.startswith(("http://", "https://", "/")) and not h.startswith("//") for h in hrefs), hrefs
+    assert "/ont" in hrefs and "http://caie.test//evil.example/x" in hrefs  # ours, and on our own host
+    for iri in UNSAFE[:3]:
+        assert f"<span class=iri title='{iri}'>{iri}</span>" in page.text
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src" not in policy and "frame-ancestors 'none'" in policy
+    refused = service.http.post("/evaluations", json={})
+    for answer in (page, service.http.get("/health"), service.http.get("/graphs", headers={"Accept": "text/html"}),
+                   refused, service.http.get("/a%20b")):
+        assert answer.headers["x-content-type-options"] == "nosniff"
+        assert answer.headers["content-security-policy"] == policy
+    docs = service.http.get("/docs")
+    assert docs.status_code == 200 and "frame-ancestors 'none'" in docs.headers["content-security-policy"]
+    assert "default-src" not in docs.headers["content-security-policy"]  # Swagger UI loads its scripts from a CDN
+
+
+def console_of(url: str) -> str:
+    """What Chromium logged while rendering ``url`` (a CSP violation is logged there)."""
+    with tempfile.TemporaryDirectory(prefix="caie-chromium-") as profile:
+        result = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
+                                 "--dump-dom", url], capture_output=True, text=True, timeout=60, check=True)
+    return result.stderr
+
+
+@EMBEDDED_ONLY
+def test_pages_render_in_a_browser_without_breaking_their_policy(service: Service) -> None:
+    page_with_unsafe_links(service)
+    for path in ("/thing", "/graphs", "/"):
+        log = console_of(service.url + path)
+        assert "Content Security Policy" not in log and "Refused" not in log, log
+
+
+# ------------------------------------------------------------------------------ the plan budget limit
+
+
+def test_a_budget_over_the_limit_is_422_naming_it(service: Service, tokens: dict[str, str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    over = service.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "budget": LIMIT + 1}, headers=service.auth("theo"))
+    assert is_problem(over, 422) and f"{LIMIT:,}" in over.json()["detail"] and "CAIE_MAX_PLAN_BUDGET" in over.json()["detail"]
+    monkeypatch.setenv("CAIE_MAX_PLAN_BUDGET", "50")
+    assert Settings().max_plan_budget == 50
+    app = create_app(settings_for(tokens, max_plan_budget=50), service.store)
+    with app_server(app) as url:
+        small = httpx.post(f"{url}/evaluations/{ID}/plans", json={**PLAN, "budget": 51},
+                           headers={"Authorization": f"Bearer {tokens['theo']}"})
+    assert is_problem(small, 422) and "at most 50" in small.json()["detail"]
+
+
+# ------------------------------------------------------------------------------ plans nobody waits for
+
+
+def threads_making_a_plan() -> int:
+    """How many threads of this process (the service runs in it) are inside ``create_plan`` now."""
+    code, count = create_plan.__code__, 0
+    for frame in sys._current_frames().values():
+        while frame is not None and frame.f_code is not code:
+            frame = frame.f_back
+        count += frame is not None
+    return count
+
+
+@EMBEDDED_ONLY
+def test_plan_creation_stops_when_the_client_goes_away(signed: Service) -> None:  # noqa: F811
+    outcome: list[BaseException] = []
+
+    def impatient_client() -> None:
+        try:
+            httpx.post(f"{signed.url}/evaluations/{ID}/plans", json={**PLAN, "budget": LIMIT},
+                       headers=signed.auth("theo"), timeout=httpx.Timeout(60.0, read=2.0))
+        except httpx.ReadTimeout as gave_up:  # the client closes its connection
+            outcome.append(gave_up)
+
+    client = threading.Thread(target=impatient_client)
+    client.start()
+    assert wait_for(lambda: threads_making_a_plan() == 1, 10), "the plan was never started"
+    client.join()
+    assert outcome, "the plan finished before the client gave up: use a bigger budget"
+    assert wait_for(lambda: threads_making_a_plan() == 0, 5), "the plan kept going after its client left"
+    assert signed.http.get(f"/evaluations/{ID}/plans").json()["plans"] == []
+
+
+# ------------------------------------------------------------------------------ SIGTERM during long work
+
+
+def caie_serve(data: Path, port: int, *extra: str) -> subprocess.Popen[bytes]:
+    log = (data.parent / f"serve-{port}.log").open("wb")
+    return subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port),
+                             "--base-url", "http://caie.test/", *extra], cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
+
+
+def test_sigterm_stops_the_service_within_seconds_during_plan_creation(tmp_path: Path) -> None:
+    data, port = tmp_path / "data", free_port()
+    process = caie_serve(data, port, "--examples")
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url + "/health", process, seconds=180)
+        theo = next(t for t, c in json.loads((data / "tokens.json").read_text()).items() if c["agent"] == "theo")
+        answers: list[object] = []
+
+        def long_request() -> None:
+            try:
+                answers.append(httpx.post(f"{url}/evaluations/measles/plans", json={**PLAN, "budget": LIMIT},
+                                          headers={"Authorization": f"Bearer {theo}"}, timeout=60))
+            except httpx.HTTPError as error:
+                answers.append(error)
+
+        request = threading.Thread(target=long_request)
+        request.start()
+        time.sleep(1.5)  # deriving and sampling 10,000 probes takes several seconds more
+        assert process.poll() is None and not answers
+        process.send_signal(signal.SIGTERM)
+        sent = time.monotonic()
+        process.wait(timeout=10)
+        assert time.monotonic() - sent < 10
+        request.join(timeout=10)
+        assert answers and not (isinstance(answers[0], httpx.Response) and answers[0].status_code == 201)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    # the data directory opens again, and the stopped plan left nothing behind
+    port = free_port()
+    again, url = caie_serve(data, port), f"http://127.0.0.1:{port}"
+    try:
+        _wait_until_up(url + "/health", again, seconds=60)
+        assert httpx.get(url + "/health").json()["status"] == "ok"
+        assert [p["number"] for p in httpx.get(url + "/evaluations/measles/plans").json()["plans"]] == [1]
+    finally:
+        again.send_signal(signal.SIGTERM)
+        again.wait(timeout=10)
+
+
+# ------------------------------------------------------------------------------ plan digests
+
+
+@EMBEDDED_ONLY
+def test_same_seed_same_inputs_same_digest_on_a_fresh_and_an_old_store(signed: Service) -> None:  # noqa: F811
+    small = {**PLAN, "budget": 40, "strategy": "Equal"}
+    fresh = make_plan(signed, small)
+    make_plan(signed, {**small, "seed": 8})
+    other = signed.http.put("/evaluations/other", json={**example_evaluation(), "id": "other"}, headers=signed.auth("theo"))
+    assert other.status_code == 201, other.text
+    time.sleep(1.1)  # a later second, by another agent: neither may change the digest
+    again = make_plan(signed, small, agent="admin")
+    assert (fresh["number"], again["number"]) == (1, 3) and again["digest"] == fresh["digest"]
+    assert make_plan(signed, {**small, "budget": 41})["digest"] != fresh["digest"]
+    # the record still says who made each plan and when; only the digest leaves that out
+    rows = signed.http.get("/sparql", params={"query": """
+        PREFIX prov: <http://www.w3.org/ns/prov#>
+        SELECT ?plan ?agent ?when WHERE { ?plan a <https://w3id.org/ob-caie/epo/TestPlan> ;
+          prov:wasAttributedTo ?agent ; prov:generatedAtTime ?when } ORDER BY ?plan"""},
+        headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+    made = {r["plan"]["value"].rsplit("/", 1)[-1]: (r["agent"]["value"], r["when"]["value"]) for r in rows}
+    assert made["1"][0].endswith("/theo") and made["3"][0].endswith("/admin") and made["1"][1] != made["3"][1]
+    # and the digest an approval recomputes from the stored plan is the one recorded
+    approved = signed.http.post(f"/evaluations/{ID}/plans/3/approval", json={}, headers=signed.auth("annie"))
+    assert approved.status_code == 201 and approved.json()["planDigest"] == fresh["digest"], approved.text
