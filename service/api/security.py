@@ -29,7 +29,7 @@ from . import html, problems
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 QUERY_POSTS = frozenset({"/sparql"})
 """POSTs that only read: the SPARQL 1.1 Protocol sends queries by POST too (§2.1.2, §2.1.3)."""
-DOCS_PATHS = ("/docs", "/redoc")
+DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
 DOCS_POLICY = "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 """FastAPI's API docs load Swagger UI or ReDoc from a CDN and run an inline script: they get only what does not break them."""
 
@@ -49,7 +49,7 @@ class SecurityHeaders:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        policy = DOCS_POLICY if scope["path"].startswith(DOCS_PATHS) else html.CONTENT_SECURITY_POLICY
+        policy = DOCS_POLICY if scope["path"] in DOCS_PATHS else html.CONTENT_SECURITY_POLICY
         added = [(b"content-security-policy", policy.encode()), (b"x-content-type-options", b"nosniff")]
 
         async def send_with_headers(message: Message) -> None:
