@@ -34,11 +34,11 @@ class Services:
 def build_services(settings: Settings, store: Store | None = None, *, recover: bool = True) -> Services:
     """The services for ``settings``; ``store`` (kept open on close) replaces the configured one.
 
-    ``recover`` rolls back bulk loads that never finished (see :meth:`Catalog.recover`).
+    ``recover`` rolls back bulk loads that were abandoned: their lease lapsed (see :meth:`Catalog.recover`).
     """
     owns = store is None
     backend = store if store is not None else open_store(settings)
-    catalog = Catalog(backend, settings.base_url)
+    catalog = Catalog(backend, settings.base_url, lease_s=settings.bulk_lease_s)
     if recover:
         catalog.recover()
     graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold)

@@ -1,19 +1,28 @@
 """The catalog graph: one DCAT + PROV description per named graph, and the journal of bulk loads.
 
 Each graph's record (kind, title, who loaded it, when, triple count, digest) is written in the same
-transaction as the graph itself. A bulk load is journaled first (``cat:loadInProgress``); on start,
-:func:`recover` drops any graph whose load never finished, so a crash leaves no half-loaded graph.
+transaction as the graph itself. A bulk load is journaled first (``cat:loadInProgress``) under a lease
+held by the loading replica (``cat:loadOwner``, ``cat:leaseUntil``) and renewed while the load runs; on
+start, :meth:`Catalog.recover` drops the graphs of loads whose lease has lapsed, so a crash leaves no
+half-loaded graph and a load another replica is still running is left alone.
+
+Leases are timed by the service's clock (UTC, written as ``xsd:dateTime``), not the store's: SPARQL 1.1
+has no portable dateTime arithmetic for computing an expiry in the store. Replicas' clocks must agree to
+well within the lease (NTP keeps them within milliseconds; the default lease is 120 s).
 """
 
 from __future__ import annotations
 
+import threading
 import uuid
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from enum import Enum
+from types import TracebackType
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
+from .errors import Conflict, ServiceError
 from .namespaces import CATALOG, DCAT, DCTERMS, PROV, RDF, RDFS, VOID, XSD
 from . import queries
 from .store import ChangeSet, Store
@@ -89,6 +98,8 @@ _TYPE, _LABEL = _iri(RDF + "type"), _iri(RDFS + "label")
 _KIND, _DIGEST, _PENDING = _iri(CATALOG + "kind"), _iri(CATALOG + "digest"), _iri(CATALOG + "loadInProgress")
 _DEFINES, _BATCH_OF = _iri(CATALOG + "definesOntology"), _iri(CATALOG + "batchOf")
 _COMMIT = _iri(CATALOG + "commit")
+_OWNER, _LEASE = _iri(CATALOG + "loadOwner"), _iri(CATALOG + "leaseUntil")
+_DATETIME = _iri(XSD + "dateTime")
 _TITLE, _IDENTIFIER, _MODIFIED = _iri(DCTERMS + "title"), _iri(DCTERMS + "identifier"), _iri(DCTERMS + "modified")
 _CONFORMS = _iri(DCTERMS + "conformsTo")
 _TRIPLES = _iri(VOID + "triples")
@@ -98,10 +109,16 @@ _ATTRIBUTED, _DATASET = _iri(PROV + "wasAttributedTo"), _iri(DCAT + "dataset")
 class Catalog:
     """Reads and writes the catalog graph ``{base}catalog`` of one deployment."""
 
-    def __init__(self, store: Store, base_url: str) -> None:
+    def __init__(self, store: Store, base_url: str, *, replica: str | None = None, lease_s: float = 120.0) -> None:
+        """``replica`` names this process's bulk loads (``cat:loadOwner``; a fresh id by default); ``lease_s``
+        is how long a load of it stays safe from other replicas' recovery without a renewal."""
         self._store = store
         self.base_url = base_url
         self.graph = NamedNode(base_url + "catalog")
+        self.replica = replica or uuid.uuid4().hex
+        self.lease_s = lease_s
+        self._running: set[str] = set()
+        """Ids of the bulk loads this replica is running now (recovery never drops those)."""
 
     def graph_iri(self, kind: GraphKind, identifier: str) -> NamedNode:
         return NamedNode(f"{self.base_url}{kind.value}/{identifier}")
@@ -165,7 +182,11 @@ class Catalog:
         return 1 + int(rows[0]["highest"].value) if rows and "highest" in rows[0] else 1
 
     def entries(self, graph: NamedNode | None = None) -> list[CatalogEntry]:
-        """Every catalogued graph (or the one named), ordered by IRI."""
+        """Every catalogued graph (or the one named), ordered by IRI.
+
+        The OPTIONALs stand outside the GRAPH block so that Oxigraph joins them to the bound ``?graph``;
+        inside it, they were evaluated over the whole catalog, making one entry's read O(catalog).
+        """
         query = """
             PREFIX cat: <https://w3id.org/ob-caie/catalog/>
             PREFIX dcterms: <http://purl.org/dc/terms/>
@@ -178,10 +199,10 @@ class Catalog:
                        prov:wasAttributedTo ?agentIri ; dcterms:modified ?modified ;
                        void:triples ?triples ; cat:digest ?digest .
                 ?agentIri <http://www.w3.org/2000/01/rdf-schema#label> ?agent .
-                OPTIONAL { ?graph dcterms:conformsTo ?conformsTo }
-                OPTIONAL { ?graph cat:definesOntology ?defines }
-                OPTIONAL { ?graph cat:batchOf ?batchOf }
               }
+              OPTIONAL { GRAPH ?catalog { ?graph dcterms:conformsTo ?conformsTo } }
+              OPTIONAL { GRAPH ?catalog { ?graph cat:definesOntology ?defines } }
+              OPTIONAL { GRAPH ?catalog { ?graph cat:batchOf ?batchOf } }
             }
             ORDER BY ?graph
         """
@@ -226,24 +247,156 @@ class Catalog:
 
     # The bulk-load journal.
 
-    def begin_bulk_load(self, graph: NamedNode) -> Quad:
-        marker = self._quad(graph, _PENDING, Literal(str(uuid.uuid4())))
-        self._store.apply(ChangeSet(insert=[marker]))
-        return marker
+    def _lease_until(self) -> Literal:
+        return Literal((now() + timedelta(seconds=self.lease_s)).isoformat(), datatype=_DATETIME)
+
+    def begin_bulk_load(self, graph: NamedNode) -> str:
+        """Journal a bulk load of the new ``graph`` under this replica's lease; the load's id.
+
+        The marker is written only where the graph is neither catalogued nor being loaded, then read
+        back: updates are not serialized (see :mod:`service.core.commits`), so two replicas may both
+        write one; whoever sees another's marker withdraws its own (409). Nothing renews the lease:
+        :meth:`bulk_load` does.
+        """
+        load = uuid.uuid4().hex
+        marker = [self._quad(graph, _PENDING, Literal(load)), self._quad(graph, _OWNER, Literal(self.replica)),
+                  self._quad(graph, _LEASE, self._lease_until())]
+        body = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in marker)
+        self._store.run_update(
+            f"INSERT {{ GRAPH {self.graph} {{ {body} }} }} WHERE {{ "
+            f"FILTER NOT EXISTS {{ GRAPH {self.graph} {{ {graph} {_DIGEST} ?digest }} }} "
+            f"FILTER NOT EXISTS {{ GRAPH {self.graph} {{ {graph} {_PENDING} ?load }} }} }}"
+        )
+        loads = {row["load"].value for row in self._store.select(
+            "SELECT ?load WHERE { GRAPH ?catalog { ?graph ?pending ?load } }",
+            {"catalog": self.graph, "graph": graph, "pending": _PENDING})}
+        if loads == {load}:
+            return load
+        if load in loads:
+            self._store.apply(ChangeSet(delete=marker))
+        raise Conflict(f"<{graph.value}> is being created by another request (another replica's load or write): "
+                       "read it again and retry")
+
+    def bulk_load(self, graph: NamedNode) -> BulkLoad:
+        """A journaled bulk load of the new ``graph`` whose lease is renewed until it ends (a context manager)."""
+        return BulkLoad(self, graph, self.begin_bulk_load(graph))
+
+    def _renew(self, graph: NamedNode, load: str) -> None:
+        """Extend the lease of ``load``, only while its marker is this replica's."""
+        until = self._lease_until()
+        self._store.run_update(
+            f"DELETE {{ GRAPH {self.graph} {{ {graph} {_LEASE} ?until }} }} "
+            f"INSERT {{ GRAPH {self.graph} {{ {graph} {_LEASE} {until} }} }} "
+            f"WHERE {{ GRAPH {self.graph} {{ {graph} {_PENDING} {Literal(load)} ; {_OWNER} {Literal(self.replica)} . "
+            f"OPTIONAL {{ {graph} {_LEASE} ?until }} }} }}"
+        )
+
+    def _holds(self, graph: NamedNode, load: str) -> bool:
+        """Whether ``load``'s marker is still on ``graph`` with a lease that has not lapsed."""
+        rows = self._store.select(
+            "SELECT ?until WHERE { GRAPH ?catalog { ?graph ?pending ?load ; ?owner ?replica ; ?lease ?until } }",
+            {"catalog": self.graph, "graph": graph, "pending": _PENDING, "load": Literal(load),
+             "owner": _OWNER, "replica": Literal(self.replica), "lease": _LEASE})
+        return any(datetime.fromisoformat(row["until"].value) > now() for row in rows)
+
+    def _abandon(self, graph: NamedNode, load: str, condition: str = "") -> None:
+        """Drop what ``load`` wrote to ``graph`` and its marker, unless another writer has catalogued or is
+        loading the graph since; ``condition`` (SPARQL, in the catalog graph) must also hold."""
+        catalog, pending = self.graph, Literal(load)
+        journal = f"({_PENDING}, {_OWNER}, {_LEASE})"
+        required = f"GRAPH {catalog} {{ {condition} }}" if condition else ""
+        self._store.run_update(
+            f"DELETE {{ GRAPH {graph} {{ ?s ?p ?o }} }} WHERE {{ {required} "
+            f"FILTER NOT EXISTS {{ GRAPH {catalog} {{ {graph} {_DIGEST} ?digest }} }} "
+            f"FILTER NOT EXISTS {{ GRAPH {catalog} {{ {graph} {_PENDING} ?other FILTER(?other != {pending}) }} }} "
+            f"GRAPH {graph} {{ ?s ?p ?o }} }} ;\n"
+            f"DELETE {{ GRAPH {catalog} {{ {graph} ?p ?v }} }} WHERE {{ GRAPH {catalog} {{ {condition} "
+            f"{graph} {_PENDING} {pending} ; ?p ?v FILTER(?p IN {journal}) }} }} ;\n"
+            f"DELETE {{ GRAPH {catalog} {{ {graph} ?p ?v }} }} WHERE {{ GRAPH {catalog} {{ {graph} ?p ?v "
+            f"FILTER(?p IN ({_OWNER}, {_LEASE})) FILTER NOT EXISTS {{ {graph} {_PENDING} ?any }} }} }}"
+        )
 
     def recover(self) -> list[str]:
-        """Drop the graphs of bulk loads that never finished; the IRIs dropped."""
+        """Drop the graphs of bulk loads that were abandoned; the IRIs dropped.
+
+        A load is abandoned when its lease has lapsed (or it has none: a marker from before leases), or
+        when it is this replica's and no longer running here. Each drop holds only while the marker still
+        has the lease read, so a load renewed meanwhile is kept.
+        """
         rows = self._store.select(
-            "SELECT ?graph ?marker WHERE { GRAPH ?catalog { ?graph ?pending ?marker } }",
-            {"catalog": self.graph, "pending": _PENDING},
+            "SELECT ?graph ?load ?owner ?until WHERE { GRAPH ?catalog { ?graph ?pending ?load "
+            "OPTIONAL { ?graph ?owns ?owner } OPTIONAL { ?graph ?lease ?until } } }",
+            {"catalog": self.graph, "pending": _PENDING, "owns": _OWNER, "lease": _LEASE},
         )
+        dropped = []
         for row in rows:
-            graph = row["graph"]
+            graph, load, until = row["graph"], row["load"].value, row.get("until")
             assert isinstance(graph, NamedNode)
-            self._store.apply(
-                ChangeSet(drop_graphs=[graph], delete=[self._quad(graph, _PENDING, row["marker"])])  # type: ignore[arg-type]
-            )
-        return [row["graph"].value for row in rows]
+            lapsed = until is None or datetime.fromisoformat(until.value) <= now()
+            orphaned = "owner" in row and row["owner"].value == self.replica and load not in self._running
+            if not (lapsed or orphaned):
+                continue
+            held = (f"{graph} {_LEASE} {until} ." if until is not None
+                    else f"FILTER NOT EXISTS {{ {graph} {_LEASE} ?any }}")
+            self._abandon(graph, load, f"{graph} {_PENDING} {Literal(load)} . {held}")
+            dropped.append(graph.value)
+        return dropped
+
+
+class BulkLoad:
+    """One journaled bulk load, renewing its lease every third of the lease from a daemon thread.
+
+    ``with catalog.bulk_load(graph) as load:`` load the graph, call :meth:`finish`, then commit the catalog
+    entry (the commit removes the marker). Leaving the block by an exception rolls the load back.
+    """
+
+    def __init__(self, catalog: Catalog, graph: NamedNode, load: str) -> None:
+        self._catalog = catalog
+        self.graph = graph
+        self.load = load
+        self._stop = threading.Event()
+        self._renewer = threading.Thread(target=self._renew_until_stopped, name=f"lease {load}", daemon=True)
+
+    def __enter__(self) -> BulkLoad:
+        self._catalog._running.add(self.load)
+        self._renewer.start()
+        return self
+
+    def _renew_until_stopped(self) -> None:
+        while not self._stop.wait(self._catalog.lease_s / 3):
+            try:
+                self._catalog._renew(self.graph, self.load)
+            except ServiceError:
+                continue  # the store did not answer: the next renewal may still come before the lease lapses
+
+    def _stop_renewing(self) -> None:
+        """Stop the renewer and wait out a renewal in flight (it must not land after the commit)."""
+        self._stop.set()
+        if self._renewer.is_alive():
+            self._renewer.join()
+
+    def finish(self) -> None:
+        """Stop renewing, with a full lease left for the commit; 409 if the load lost its lease meanwhile.
+
+        A load stalled past its lease may have been dropped by another replica's recovery; committing
+        it would catalogue a partial graph.
+        """
+        self._stop_renewing()
+        self._catalog._renew(self.graph, self.load)
+        if not self._catalog._holds(self.graph, self.load):
+            raise Conflict(f"the load of <{self.graph.value}> stalled past its lease and was rolled back by "
+                           "another replica: send it again")
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                 trace: TracebackType | None) -> None:
+        self._stop_renewing()
+        try:
+            if error is not None:
+                self._catalog._abandon(self.graph, self.load)
+        except ServiceError:
+            pass  # the store did not answer: the lease lapses and any replica's recovery drops the load
+        finally:
+            self._catalog._running.discard(self.load)
 
 
 def now() -> datetime:

@@ -42,6 +42,8 @@ class Settings(BaseSettings):
     """The most probes one test plan may have: planning time and the plan's size grow with the budget."""
     bulk_threshold: int = 100_000
     """Loads into a new graph at least this many triples use the journaled bulk path."""
+    bulk_lease_s: float = 120.0
+    """How long a bulk load stays safe from other replicas' recovery without renewal (renewed every third)."""
 
     @field_validator("base_url")
     @classmethod

