@@ -17,12 +17,18 @@ import httpx
 import pytest
 from pyoxigraph import NamedNode
 
+from service.composition import build_services
+from service.core import queries
+from service.core.bootstrap import load_spec_files
+from service.core.config import Settings
 from service.core.namespaces import CATALOG, OWL, RDF
 from service.core.store import Store
 
-from .conftest import BASE_URL
+from .api.test_evaluations import ID, create, sign_off
+from .conftest import BASE_URL, Service
 from .replicas import Replica, catalog_matches_store, poll, remote_store, replica
 from .servers import oxigraph_server
+from .test_envelope import example_envelope
 
 CATALOG_GRAPH = NamedNode(BASE_URL + "catalog")
 BULK = {"bulk_threshold": 1000}
@@ -99,5 +105,61 @@ def test_kill_9_mid_load_leaves_no_partial_graph_and_a_leased_load_survives_rest
             answer = loading.result(timeout=120)
             assert answer.status_code == 201, answer.text
             assert answer.json()["triples"] == LARGE + 1
+    assert catalog_matches_store(store, CATALOG_GRAPH) == []
+    store.close()
+
+
+APPENDS = 200
+"""Approvals and exclusions sent to two replicas at once, half each, from eight client threads."""
+
+
+def append_one(n: int, replicas: tuple[Replica, Replica], scenarios: list[str]) -> tuple[str, str, int]:
+    """The ``n``-th append: a relevance assessment or a scenario exclusion, to replica ``n % 2``; its kind,
+    the IRI the service minted, and how many 409s the client met (and retried) first."""
+    to = replicas[n % 2]
+    criteria = [c["id"] for c in example_envelope()["criteria"]]
+    relevance = (n // 2) % 2 == 0
+    conflicts = 0
+    while True:
+        if relevance:
+            answer = to.http.post(f"/evaluations/{ID}/criteria/{criteria[n % len(criteria)]}/relevance",
+                                  json={"relevant": n % 3 > 0, "rationale": f"assessment {n}"}, headers=to.auth("annie"))
+        else:
+            answer = to.http.post(f"/evaluations/{ID}/scenarios/{scenarios[n % len(scenarios)]}/exclusion",
+                                  json={"reason": f"exclusion {n}"}, headers=to.auth("annie"))
+        if answer.status_code != 409 or conflicts == 10:
+            break
+        conflicts += 1  # a conflict changed nothing: the client sends it again, as the 409 says
+    assert answer.status_code == 201, answer.text
+    return ("relevance", answer.json()["@id"], conflicts) if relevance else ("exclusion", answer.json()["exclusion"], conflicts)
+
+
+def test_two_replicas_appending_at_once_lose_nothing(store_url: str, tokens: dict[str, str]) -> None:
+    store = remote_store(store_url)
+    load_spec_files(build_services(Settings(base_url=BASE_URL), store, recover=False).graphs)
+    with replica(store_url, tokens) as one, replica(store_url, tokens) as two:
+        create(Service(one.http, store, tokens, str(one.http.base_url)))
+        sign_off(Service(two.http, store, tokens, str(two.http.base_url)))
+        plan = one.http.post(f"/evaluations/{ID}/plans", headers=one.auth("theo"),
+                             json={"strategy": "Equal", "budget": 40, "seed": 1, "reviewSample": 100})
+        assert plan.status_code == 201, plan.text
+        page = two.http.get(f"/evaluations/{ID}/scenarios", params={"limit": 50}).json()
+        scenarios = [item["scenario"].rsplit("/", 1)[-1] for item in page["items"]]
+        earlier = [a["@id"] for a in one.http.get(f"/evaluations/{ID}/approvals").json()["approvals"]]
+
+        with ThreadPoolExecutor(8) as pool:
+            sent = list(pool.map(lambda n: append_one(n, (one, two), scenarios), range(APPENDS)))
+
+        assessed = [iri for kind, iri, _ in sent if kind == "relevance"]
+        excluded = [iri for kind, iri, _ in sent if kind == "exclusion"]
+        assert len(set(assessed)) == len(assessed) == APPENDS // 2 and len(set(excluded)) == len(excluded) == APPENDS // 2
+        for reader in (one, two):
+            listed = [a["@id"] for a in reader.http.get(f"/evaluations/{ID}/approvals").json()["approvals"]]
+            assert len(listed) == len(set(listed)) == len(earlier) + len(assessed)
+            assert set(listed) == set(earlier) | set(assessed)
+        rows = store.select(queries.load("scenario-exclusions"), {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}")})
+        assert sorted(row["exclusion"].value for row in rows) == sorted(excluded)
+        retried = sum(conflicts for *_, conflicts in sent)
+        print(f"{APPENDS} appends over two replicas: {retried} answered 409 first and were sent again")
     assert catalog_matches_store(store, CATALOG_GRAPH) == []
     store.close()
