@@ -2,7 +2,9 @@
 
 A replica killed with ``kill -9`` in the middle of a bulk load leaves no partial graph once its lease
 has lapsed, while another replica's load that is still leased survives a restart's recovery; and two
-replicas appending to one evaluation at once lose nothing and keep one digest per graph.
+replicas appending to one evaluation at once lose nothing and keep one digest per graph. One test stays
+in-process (catalogs over one embedded store) to time leases finely: a running load renews its lease,
+and a running replica reclaims a lapsed load of a graph it is asked to load.
 """
 
 from __future__ import annotations
@@ -15,14 +17,16 @@ from datetime import datetime, timezone
 
 import httpx
 import pytest
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, RdfFormat
 
 from service.composition import build_services
 from service.core import queries
 from service.core.bootstrap import load_spec_files
+from service.core.catalog import Catalog
 from service.core.config import Settings
+from service.core.errors import Conflict
 from service.core.namespaces import CATALOG, OWL, RDF
-from service.core.store import Store
+from service.core.store import EmbeddedStore, Store
 
 from .api.test_evaluations import ID, create, sign_off
 from .conftest import BASE_URL, Service
@@ -107,6 +111,28 @@ def test_kill_9_mid_load_leaves_no_partial_graph_and_a_leased_load_survives_rest
             assert answer.json()["triples"] == LARGE + 1
     assert catalog_matches_store(store, CATALOG_GRAPH) == []
     store.close()
+
+
+def test_a_running_load_keeps_its_lease_and_a_lapsed_one_is_reclaimed_without_a_restart() -> None:
+    store = EmbeddedStore()
+    running, crashed = ontology_graph("running"), ontology_graph("crashed")
+    loader, dead, other = (Catalog(store, BASE_URL, lease_s=0.3) for _ in range(3))
+    with loader.bulk_load(running):
+        first = journal(store, running)["leaseUntil"]
+        poll(lambda: lapsed({"leaseUntil": first}), "the first lease's end passes", seconds=5)
+        renewed = datetime.fromisoformat(journal(store, running)["leaseUntil"])
+        assert renewed > datetime.fromisoformat(first) and other.recover() == []
+        with pytest.raises(Conflict, match="being created by another request"):
+            other.begin_bulk_load(running)
+
+    dead.begin_bulk_load(crashed)  # a replica that died after journaling: nothing renews its lease
+    store.bulk_load_new_graph(crashed, large_ontology("crashed", 10), RdfFormat.N_TRIPLES, crashed.value)
+    with pytest.raises(Conflict):
+        other.begin_bulk_load(crashed)
+    poll(lambda: lapsed(journal(store, crashed)), "the dead replica's lease lapses", seconds=5)
+    with other.bulk_load(crashed) as load:
+        assert not store.graph_exists(crashed) and journal(store, crashed)["loadOwner"] == other.replica
+        load.finish()
 
 
 APPENDS = 200

@@ -253,11 +253,13 @@ class Catalog:
     def begin_bulk_load(self, graph: NamedNode) -> str:
         """Journal a bulk load of the new ``graph`` under this replica's lease; the load's id.
 
-        The marker is written only where the graph is neither catalogued nor being loaded, then read
-        back: updates are not serialized (see :mod:`service.core.commits`), so two replicas may both
-        write one; whoever sees another's marker withdraws its own (409). Nothing renews the lease:
+        A load of the graph whose lease has lapsed is dropped first (its replica died; no restart need
+        come first). The marker is written only where the graph is neither catalogued nor being loaded,
+        then read back: updates are not serialized (see :mod:`service.core.commits`), so two replicas may
+        both write one; whoever sees another's marker withdraws its own (409). Nothing renews the lease:
         :meth:`bulk_load` does.
         """
+        self._drop_abandoned(graph, orphans=False)
         load = uuid.uuid4().hex
         marker = [self._quad(graph, _PENDING, Literal(load)), self._quad(graph, _OWNER, Literal(self.replica)),
                   self._quad(graph, _LEASE, self._lease_until())]
@@ -323,23 +325,29 @@ class Catalog:
         when it is this replica's and no longer running here. Each drop holds only while the marker still
         has the lease read, so a load renewed meanwhile is kept.
         """
+        return self._drop_abandoned(None, orphans=True)
+
+    def _drop_abandoned(self, graph: NamedNode | None, *, orphans: bool) -> list[str]:
+        """Drop lapsed loads (of ``graph``, or of every graph), and with ``orphans`` this replica's loads
+        that no longer run here; the IRIs dropped."""
+        bindings: dict[str, NamedNode] = {"catalog": self.graph, "pending": _PENDING, "owns": _OWNER, "lease": _LEASE}
+        if graph is not None:
+            bindings["graph"] = graph
         rows = self._store.select(
             "SELECT ?graph ?load ?owner ?until WHERE { GRAPH ?catalog { ?graph ?pending ?load "
-            "OPTIONAL { ?graph ?owns ?owner } OPTIONAL { ?graph ?lease ?until } } }",
-            {"catalog": self.graph, "pending": _PENDING, "owns": _OWNER, "lease": _LEASE},
-        )
+            "OPTIONAL { ?graph ?owns ?owner } OPTIONAL { ?graph ?lease ?until } } }", bindings)
         dropped = []
         for row in rows:
-            graph, load, until = row["graph"], row["load"].value, row.get("until")
-            assert isinstance(graph, NamedNode)
+            loading, load, until = row["graph"], row["load"].value, row.get("until")
+            assert isinstance(loading, NamedNode)
             lapsed = until is None or datetime.fromisoformat(until.value) <= now()
-            orphaned = "owner" in row and row["owner"].value == self.replica and load not in self._running
+            orphaned = orphans and "owner" in row and row["owner"].value == self.replica and load not in self._running
             if not (lapsed or orphaned):
                 continue
-            held = (f"{graph} {_LEASE} {until} ." if until is not None
-                    else f"FILTER NOT EXISTS {{ {graph} {_LEASE} ?any }}")
-            self._abandon(graph, load, f"{graph} {_PENDING} {Literal(load)} . {held}")
-            dropped.append(graph.value)
+            held = (f"{loading} {_LEASE} {until} ." if until is not None
+                    else f"FILTER NOT EXISTS {{ {loading} {_LEASE} ?any }}")
+            self._abandon(loading, load, f"{loading} {_PENDING} {Literal(load)} . {held}")
+            dropped.append(loading.value)
         return dropped
 
 
