@@ -1,27 +1,34 @@
-"""Fixtures: every test that takes ``store`` or ``client`` runs on both backends.
+"""Fixtures: every test that takes ``store`` or ``service`` runs on both backends.
 
 ``embedded`` is pyoxigraph in memory; ``remote`` is a real ``oxigraph serve`` process reached over
-SPARQL 1.1 HTTP. The service runs under uvicorn and tests talk to it over real HTTP.
+SPARQL 1.1 HTTP. The service runs under uvicorn and tests talk to it over real HTTP: one uvicorn server
+for the session, serving the app each test creates over its own empty store (:class:`.servers.AppSlot`).
+
+Store contents that many tests start from (the specification files, a signed-off evaluation) are built
+once per session and backend, then copied into each test's empty store: :func:`dump`, :func:`restore`
+and :func:`restored`.
 """
 
 from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
+from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, serialize
 
 from service.api import create_app
 from service.composition import build_services
 from service.core.graphs import GraphService
 from service.core.config import Settings
-from service.core.store import EmbeddedStore, RemoteStore, Store
+from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
 
-from .servers import app_server, oxigraph_server
+from .servers import AppSlot, app_server, oxigraph_server
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -33,6 +40,7 @@ ROLES = {
     "dana": ["organizational_expert"],
     "vera": ["viewer"],
 }
+ALL_QUADS = "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
 def shared_path(*parts: str) -> Path:
@@ -79,6 +87,10 @@ def settings_for(tokens: dict[str, str], **overrides: object) -> Settings:
     return Settings(**values)  # type: ignore[arg-type]
 
 
+def backend_of(store: Store) -> str:
+    return "remote" if isinstance(store, RemoteStore) else "embedded"
+
+
 @dataclass
 class Service:
     """The running service: an httpx client on its URL, the store behind it, the tokens."""
@@ -88,16 +100,73 @@ class Service:
     tokens: dict[str, str]
     url: str
 
+    @property
+    def backend(self) -> str:
+        return backend_of(self.store)
+
     def auth(self, agent: str = "admin") -> dict[str, str]:
         return {"Authorization": f"Bearer {self.tokens[agent]}"}
 
 
+@pytest.fixture(scope="session")
+def app_slot() -> Iterator[tuple[AppSlot, str]]:
+    """One uvicorn server for the session, and the slot each test puts its app in; yields both and the URL."""
+    slot = AppSlot()
+    with app_server(slot) as url:
+        yield slot, url
+
+
 @pytest.fixture
-def service(store: Store, tokens: dict[str, str]) -> Iterator[Service]:
-    """The service over real HTTP, on an empty store of each backend."""
+def service(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str]) -> Iterator[Service]:
+    """The service over real HTTP, on an empty store of each backend: a fresh app, served by the session's server."""
+    slot, url = app_slot
     app = create_app(settings_for(tokens), store)
-    with app_server(app) as url, httpx.Client(base_url=url, timeout=60.0) as http:
+    with slot.serving(app), httpx.Client(base_url=url, timeout=60.0) as http:
         yield Service(http, store, tokens, url)
+
+
+# ------------------------------------------------------------------------------------------- store snapshots
+
+
+def dump(store: Store) -> list[Quad]:
+    """Every quad of the store (all in named graphs: the service writes nothing to the default graph)."""
+    assert not store.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: a snapshot would miss it"
+    return [Quad(r["s"], r["p"], r["o"], r["g"]) for r in store.select(ALL_QUADS)]  # type: ignore[arg-type]
+
+
+def restore(store: Store, quads: Sequence[Quad]) -> None:
+    """Put ``quads`` into an empty store: one transaction on the embedded backend; on a remote one, a Graph
+    Store Protocol bulk load of N-Triples per graph (much faster than one big SPARQL Update)."""
+    if not isinstance(store, RemoteStore):
+        store.apply(ChangeSet(insert=list(quads)))
+        return
+    graphs: dict[NamedNode, list[Triple]] = defaultdict(list)
+    for quad in quads:
+        graphs[quad.graph_name].append(quad.triple)  # type: ignore[index]
+    for graph, triples in graphs.items():
+        store.bulk_load_new_graph(graph, serialize(triples, format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, BASE_URL)
+
+
+@pytest.fixture(scope="session")
+def snapshots() -> dict[tuple[str, str], list[Quad]]:
+    """Store contents by (backend, name), filled by :func:`restored`."""
+    return {}
+
+
+def restored(service: Service, snapshots: dict[tuple[str, str], list[Quad]], name: str,
+             build: Callable[[Service], None]) -> Service:
+    """``service`` (on its empty store) holding what ``build`` makes over HTTP.
+
+    The first test per backend runs ``build`` (with every assertion in it) and keeps the store's quads;
+    later tests on that backend get those quads copied into their store, without the HTTP round trips.
+    """
+    key = (service.backend, name)
+    if key in snapshots:
+        restore(service.store, snapshots[key])
+    else:
+        build(service)
+        snapshots[key] = dump(service.store)
+    return service
 
 
 def graphs_over(store: Store, base_url: str = BASE_URL) -> GraphService:

@@ -1,4 +1,8 @@
-"""Real processes for the tests: an ``oxigraph serve`` store and the service under uvicorn, on free loopback ports."""
+"""Real processes for the tests: an ``oxigraph serve`` store and the service under uvicorn, on free loopback ports.
+
+Starting and stopping uvicorn costs about 0.2 s, so the per-test ``service`` fixture does not: one server runs
+for the whole session and serves, through :class:`AppSlot`, the app each test creates over its own store.
+"""
 
 from __future__ import annotations
 
@@ -9,13 +13,13 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 import uvicorn
-from fastapi import FastAPI
 
 
 def free_port() -> int:
@@ -66,8 +70,39 @@ def oxigraph_server() -> Iterator[str]:
         shutil.rmtree(directory, ignore_errors=True)
 
 
+ASGIApp = Callable[[dict[str, Any], Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Awaitable[None]]
+
+
+class AppSlot:
+    """An ASGI app that hands every request to the app put in it (503 while it is empty).
+
+    Lets one uvicorn server serve a fresh app per test: each request still goes over real HTTP to the
+    app the test created, nothing is shared between tests but the listening socket.
+    """
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    @contextmanager
+    def serving(self, app: ASGIApp) -> Iterator[None]:
+        self.app = app
+        try:
+            yield
+        finally:
+            self.app = None
+
+    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Awaitable[Any]],
+                       send: Callable[..., Awaitable[Any]]) -> None:
+        app = self.app
+        if app is not None:
+            await app(scope, receive, send)
+        elif scope["type"] == "http":
+            await send({"type": "http.response.start", "status": 503, "headers": [(b"content-type", b"text/plain")]})
+            await send({"type": "http.response.body", "body": b"no app is being served"})
+
+
 @contextmanager
-def app_server(app: FastAPI) -> Iterator[str]:
+def app_server(app: ASGIApp) -> Iterator[str]:
     """The app served by uvicorn in a thread on a free port; yields its URL."""
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))

@@ -8,12 +8,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-from service.core.bootstrap import load_spec_files
+from pyoxigraph import Quad
+
 from service.core.store import EmbeddedStore
 from service.worked_example import load_worked_example
 
 from .conftest import REPO
-from .conftest import graphs_over
+from .test_envelope import load_spec, spec_quads  # noqa: F401
 
 BASE = "http://caie.test/"
 
@@ -41,10 +42,9 @@ def test_load_query_and_validate(tmp_path: Path) -> None:
     assert refused.returncode == 1 and json.loads(refused.stdout)["conforms"] is False
 
 
-def test_derive_and_plan(tmp_path: Path) -> None:
+def test_derive_and_plan(tmp_path: Path, spec_quads: list[Quad]) -> None:  # noqa: F811
     store = EmbeddedStore(tmp_path)
-    graphs = graphs_over(store, BASE)
-    load_spec_files(graphs)
+    graphs = load_spec(store, spec_quads)  # the specification files as `caie serve` loads them, copied
     assert load_worked_example(graphs)
     store.close()
     derived = caie("derive", "measles", "--seed", "1", "--sample", "200", data=tmp_path)

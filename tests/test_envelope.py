@@ -1,12 +1,14 @@
 """The envelope and approval domain (service.envelope, service.envelope.approvals) on both store backends, no HTTP.
 
 Also the fixtures the HTTP tests of /evaluations share: the specification files loaded once per session
-and copied into each test's store, the worked measles example, a snapshot of every quad.
+and copied into each test's store (:func:`.conftest.restore`), the worked measles example, a snapshot of
+every quad.
 """
 
 from __future__ import annotations
 
 import copy
+import functools
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -24,13 +26,11 @@ from service.envelope.checks import requirement_cycles
 from service.envelope.rdf import envelope_triples, envelope_digest
 from service.core.errors import Conflict, Forbidden, Unauthenticated, Unprocessable
 from service.core.graphs import GraphService
-from service.core.store import ChangeSet, EmbeddedStore, Store
+from service.core.store import EmbeddedStore, Store
 
-from .conftest import BASE_URL, REPO, ROLES
-from .conftest import graphs_over
+from .conftest import ALL_QUADS, BASE_URL, REPO, ROLES, dump, graphs_over, restore
 
 EXAMPLES = REPO / "examples" / "measles"
-ALL_QUADS = "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
 def example_evaluation() -> dict:
@@ -49,18 +49,28 @@ def snapshot(store: Store) -> Counter:
     return Counter(tuple(term(row[k]) for k in ("s", "p", "o", "g")) for row in store.select(ALL_QUADS))
 
 
-@pytest.fixture(scope="session")
-def spec_quads() -> list[Quad]:
-    """The specification files (DSO, KGs, EPO, shapes) and their catalog, loaded once."""
+@functools.cache
+def _specification() -> tuple[Quad, ...]:
     scratch = EmbeddedStore()
     load_spec_files(graphs_over(scratch, BASE_URL))
-    quads = [Quad(r["s"], r["p"], r["o"], r["g"]) for r in scratch.select(ALL_QUADS)]  # type: ignore[arg-type]
+    quads = tuple(dump(scratch))
     scratch.close()
     return quads
 
 
+@pytest.fixture(scope="session")
+def spec_quads() -> list[Quad]:
+    """The specification files (DSO, KGs, EPO, shapes) and their catalog, loaded once per process.
+
+    Modules that use this fixture import it, and pytest then keeps one session fixture per importing module:
+    the load itself is cached here so that it happens once, not once per module.
+    """
+    return list(_specification())
+
+
 def load_spec(store: Store, quads: list[Quad]) -> GraphService:
-    store.apply(ChangeSet(insert=quads))
+    """``quads`` (the specification files and their catalog) copied into the empty ``store``."""
+    restore(store, quads)
     return graphs_over(store, BASE_URL)
 
 

@@ -18,9 +18,10 @@ from rdflib.namespace import PROV, RDF, RDFS, XSD
 from rdflib.term import Node
 
 from ..core.namespaces import EARL as EARL_NS
+from .cache import build_context, compiled_tables
 from .engine import Block, Context, Criterion
-from .facets import EPO, Facet, Schema, build_facets, describe
-from .frame import FrameCounts, allowed_positions, count_frame
+from .facets import EPO, Facet, describe
+from .frame import FrameCounts, allowed_positions
 from .production import Production
 from .rules import Rule, default_scenario_shape_paths, load_rule_shapes
 
@@ -89,12 +90,16 @@ def scenario_iri(evaluation: str, index: int) -> str:
     return f"{evaluation}/scenarios/{index}"
 
 
-def context_for(inp: DerivationInput) -> Context:
-    """The prepared :class:`Context` of an input (facets restricted by the envelope, rules loaded)."""
-    schema = Schema(inp.dso, inp.kgs)
-    facets = build_facets(schema, inp.allowed_countries, inp.allowed_languages, inp.excluded_concepts)
+def _parts(inp: DerivationInput) -> tuple:
+    """What the compiled tables depend on, in the order of :func:`.cache.build_context`."""
     shapes = load_rule_shapes(inp.shapes or default_scenario_shape_paths())
-    return Context(inp.dso, inp.kgs, facets, shapes, [Criterion(c.iri, c.concepts) for c in inp.criteria])
+    return (inp.dso, inp.kgs, shapes, tuple(Criterion(c.iri, c.concepts) for c in inp.criteria),
+            inp.allowed_countries, inp.allowed_languages, inp.excluded_concepts)
+
+
+def context_for(inp: DerivationInput) -> Context:
+    """A fresh prepared :class:`Context` of an input (facets restricted by the envelope, rules loaded)."""
+    return build_context(*_parts(inp))
 
 
 def derive(inp: DerivationInput) -> Derivation:
@@ -103,10 +108,13 @@ def derive(inp: DerivationInput) -> Derivation:
 
 
 def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
-    """:func:`derive`, also returning the prepared context and compiled rules (to draw probes from)."""
-    ctx = context_for(inp)
-    production = Production(ctx)
-    counts = count_frame(production)
+    """:func:`derive`, also returning the prepared context and compiled rules (to draw probes from).
+
+    The context, tables and counts come from the in-process cache (:mod:`.cache`) when the same inputs were
+    compiled before; they are shared and read-only.
+    """
+    compiled = compiled_tables(*_parts(inp))
+    ctx, production, counts = compiled.context, compiled.production, compiled.counts
     n = ctx.space.size
     indices = sorted(random.Random(inp.seed).sample(range(n), min(inp.sample_size, n)))
     allowed = {c.iri: allowed_positions(ctx, c) for c in ctx.criteria}

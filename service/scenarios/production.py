@@ -11,9 +11,10 @@ counts are products over components (:mod:`.frame`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
+from types import MappingProxyType
 
 from rdflib import URIRef
 from rdflib.term import Node
@@ -25,14 +26,22 @@ _PROJECTION = "urn:x-ob-caie:projection:"
 _HOLE = "\x00"
 
 
+def _frozen() -> Mapping:
+    return MappingProxyType({})
+
+
 @dataclass
 class Component:
-    """Facets tied by rules, with the blocked combinations (index over the component's own radices)."""
+    """Facets tied by rules, with the blocked combinations (index over the component's own radices).
+
+    The tables are read-only mappings once :class:`Production` has filled them: compiled tables are shared
+    (:mod:`.cache`), so nothing may change them.
+    """
 
     facets: tuple[int, ...]
     radices: tuple[int, ...]
-    blocked: dict[int, tuple[Block, ...]] = field(default_factory=dict)
-    pair_blocked: dict[str, dict[int, tuple[Block, ...]]] = field(default_factory=dict)
+    blocked: Mapping[int, tuple[Block, ...]] = field(default_factory=_frozen)
+    pair_blocked: Mapping[str, Mapping[int, tuple[Block, ...]]] = field(default_factory=_frozen)
 
     @property
     def size(self) -> int:
@@ -71,7 +80,10 @@ def _components(n_facets: int, sets: Iterable[frozenset[int]]) -> list[tuple[int
 
 
 class Production:
-    """Compiled rule tables for one :class:`Context`; build once, then check any number of candidates."""
+    """Compiled rule tables for one :class:`Context`; build once, then check any number of candidates.
+
+    Read-only once built (the tables are immutable mappings), so one instance can be shared (:mod:`.cache`).
+    """
 
     def __init__(self, ctx: Context) -> None:
         self.ctx = ctx
@@ -80,9 +92,9 @@ class Production:
         self.global_blocks: tuple[Block, ...] = ()
         rule_sets = [frozenset(pos[n] for n in r.facets) for r in ctx.rules]
         owl_sets = [frozenset(pos[n] for n in g) for g in ctx.owl_deps.groups]
-        self.components = [Component(c, tuple(space.radices[i] for i in c))
-                           for c in _components(len(space.radices), rule_sets + owl_sets)]
-        self.component_of = {i: comp for comp in self.components for i in comp.facets}
+        self.components = tuple(Component(c, tuple(space.radices[i] for i in c))
+                                for c in _components(len(space.radices), rule_sets + owl_sets))
+        self.component_of = MappingProxyType({i: comp for comp in self.components for i in comp.facets})
         if space.size == 0:
             return
         tables: list[tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]], str | None]] = []
@@ -91,6 +103,8 @@ class Production:
         for comp in self.components:
             mine = [t for t in tables if set(t[0]) <= set(comp.facets)]
             where = {f: k for k, f in enumerate(comp.facets)}
+            blocked: dict[int, tuple[Block, ...]] = {}
+            pair_blocked: dict[str, dict[int, tuple[Block, ...]]] = {}
             for k, combo in enumerate(comp.combos()):
                 found: dict[str | None, set[Block]] = {}
                 for facets, table, criterion in mine:
@@ -98,8 +112,10 @@ class Production:
                     if hit:
                         found.setdefault(criterion, set()).update(hit)
                 for criterion, blocks in found.items():
-                    target = comp.blocked if criterion is None else comp.pair_blocked.setdefault(criterion, {})
+                    target = blocked if criterion is None else pair_blocked.setdefault(criterion, {})
                     target[k] = tuple(sorted(blocks))
+            comp.blocked = MappingProxyType(blocked)
+            comp.pair_blocked = MappingProxyType({c: MappingProxyType(t) for c, t in pair_blocked.items()})
 
     # ------------------------------------------------------------------------------------------ building
 

@@ -1,14 +1,21 @@
-"""Pages as a person sees them: a real Chromium loads them from the running service."""
+"""Pages as a person sees them: a real Chromium loads them from the running service.
+
+On the embedded backend only: a page is rendered from what the store answers, and the store interface is
+checked on both backends elsewhere (tests/store, the HTTP API tests); a browser adds seconds per page.
+"""
 
 from __future__ import annotations
 
 from html.parser import HTMLParser
 
-from service.core.bootstrap import load_spec_files
+import pytest
+from pyoxigraph import Quad
 
 from ..browser import rendered_dom
-from ..conftest import BASE_URL, Service
-from ..conftest import graphs_over
+from ..conftest import Service
+from ..test_envelope import load_spec, spec_quads  # noqa: F401
+
+pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
 
 class _Links(HTMLParser):
@@ -35,8 +42,8 @@ def parsed(dom: str) -> _Links:
     return links
 
 
-def test_term_page_links_to_its_neighbours(service: Service) -> None:
-    load_spec_files(graphs_over(service.store, BASE_URL))
+def test_term_page_links_to_its_neighbours(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+    load_spec(service.store, spec_quads)
     page = parsed(rendered_dom(f"{service.url}/epo/AcceptanceCriterion"))
     assert page.headings == ["acceptance criterion"]
     assert "/epo/Requirement" in page.links or any(link.startswith("/epo/") for link in page.links)
@@ -45,8 +52,8 @@ def test_term_page_links_to_its_neighbours(service: Service) -> None:
     assert followed.headings and followed.headings[0]
 
 
-def test_catalog_page_lists_every_graph(service: Service) -> None:
-    load_spec_files(graphs_over(service.store, BASE_URL))
+def test_catalog_page_lists_every_graph(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+    load_spec(service.store, spec_quads)
     page = parsed(rendered_dom(f"{service.url}/graphs"))
     assert page.headings == ["Graphs"]
     for graph in ("/graphs/ontologies/epo", "/graphs/dso/vaccine-education", "/graphs/kg/kenya"):

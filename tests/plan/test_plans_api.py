@@ -5,20 +5,29 @@ scenarios it derived can be reviewed (eligible or blocked, with the rule) and ex
 from __future__ import annotations
 
 import pytest
+from pyoxigraph import Quad
 
 from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
-from ..conftest import Service
-from ..test_envelope import example_envelope, snapshot, spec_quads  # noqa: F401
+from ..conftest import Service, restored
+from ..test_envelope import example_envelope, load_spec, snapshot, spec_quads  # noqa: F401
 
 PLAN = {"strategy": "HighestWeightFirst", "budget": 300, "seed": 7, "reviewSample": 400}
 IMMUNE_WITHOUT_CAUSE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
 
 
 @pytest.fixture
-def signed(loaded: Service) -> Service:  # noqa: F811
-    create(loaded)
-    sign_off(loaded)
-    return loaded
+def signed(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service:  # noqa: F811
+    """The measles example with its envelope signed off, on an empty store of each backend.
+
+    Built over HTTP (as ``loaded`` + :func:`create` + :func:`sign_off`) by the first test on each backend,
+    then restored from that store's quads (:func:`.conftest.restored`).
+    """
+    def build(fresh: Service) -> None:
+        load_spec(fresh.store, spec_quads)
+        create(fresh)
+        sign_off(fresh)
+
+    return restored(service, snapshots, "signed-off measles example", build)
 
 
 def make_plan(service: Service, body: dict = PLAN, agent: str = "theo") -> dict:

@@ -4,7 +4,7 @@ brute-force enumeration and against the reference path, per-criterion counts, an
 from __future__ import annotations
 
 import math
-
+from itertools import product
 
 import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
@@ -15,6 +15,7 @@ from service.scenarios.engine import Criterion
 from service.scenarios.frame import allowed_positions, count_frame, in_frame
 from service.scenarios.production import Production
 from service.scenarios.reference import reference_check
+from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes
 
 from . import KE, NG, RDF, ROOT, VE
 
@@ -25,6 +26,7 @@ EARL = Namespace("http://www.w3.org/ns/earl#")
 EVAL = "https://example.org/evaluations/e1"
 DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
 KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
+SHAPES = (load_rule_shapes(default_scenario_shape_paths()),)
 CRITERIA = (CriterionScope("https://example.org/criteria/measles-schedule", frozenset({str(VE.Measles), str(VE.ScheduleQuestion)})),
             CriterionScope("https://example.org/criteria/mr", frozenset({str(VE.MR)})),
             CriterionScope("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])})))
@@ -34,8 +36,8 @@ OUT_OF_SCOPE = frozenset(str(VE[d]) for d in ("Polio", "Cholera", "COVID19", "Ma
 
 
 def small_input(**kw) -> DerivationInput:
-    """Nigeria and Kenya, two languages each, two settings, measles and mumps: 276,480 candidates."""
-    base = dict(dso=DSO, kgs=KGS, criteria=CRITERIA, allowed_countries=frozenset({str(NG.country), str(KE.country)}),
+    """Nigeria and Kenya, two languages each, one setting, measles and mumps, three styles: 829,440 candidates."""
+    base = dict(dso=DSO, kgs=KGS, shapes=SHAPES, criteria=CRITERIA, allowed_countries=frozenset({str(NG.country), str(KE.country)}),
                 allowed_languages=frozenset({str(NG["lang-en"]), str(NG["lang-ha"]), str(KE["lang-sw"]), str(KE["lang-en"])}),
                 excluded_concepts=OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition)},
                 seed=11, sample_size=25, evaluation_iri=EVAL)
@@ -66,19 +68,30 @@ def test_facets_follow_the_envelope(derivation) -> None:
 
 
 def test_exact_counts_match_brute_force(derivation) -> None:
+    """Every candidate enumerated, on tables compiled afresh (``derivation`` has the cached ones)."""
     ctx = context_for(small_input())
     production = Production(ctx)
     counts = count_frame(production)
     n = ctx.space.size
+    assert counts == derivation.counts
     assert counts.total == n == derivation.counts.total and n < 10**6
     flags = production.blocked_many(range(n))
     assert counts.eligible == n - sum(flags) == derivation.counts.eligible
     assert 0 < counts.eligible < n
-    for c, cc in zip(ctx.criteria, counts.per_criterion):
-        allowed = allowed_positions(ctx, c)
-        members = [i for i in range(n) if in_frame(ctx, c, i, allowed)]
-        eligible = [i for i in members if not flags[i] and not production.pair_blocks(i, c.iri)]
-        assert (cc.in_frame, cc.eligible) == (len(members), len(eligible)), c.iri
+    # the candidates' digits in index order, each tested on the facets a criterion constrains
+    constraints = [[(f, a) for f, a in enumerate(allowed_positions(ctx, c)) if len(a) < ctx.space.radices[f]]
+                   for c in ctx.criteria]
+    members: list[list[int]] = [[] for _ in ctx.criteria]
+    for i, digits in enumerate(product(*(range(r) for r in ctx.space.radices))):
+        if i % 9973 == 0:
+            assert digits == ctx.space.digits(i)
+        for k, constrained in enumerate(constraints):
+            if all(digits[f] in a for f, a in constrained):
+                members[k].append(i)
+    assert any(constraints) and all(in_frame(ctx, c, m[len(m) // 2]) for c, m in zip(ctx.criteria, members))
+    for c, cc, mine in zip(ctx.criteria, counts.per_criterion, members):
+        eligible = [i for i in mine if not flags[i] and not production.pair_blocks(i, c.iri)]
+        assert (cc.in_frame, cc.eligible) == (len(mine), len(eligible)), c.iri
 
 
 def test_per_criterion_frames() -> None:
@@ -99,12 +112,13 @@ def test_counts_agree_with_the_reference_on_a_tiny_frame() -> None:
                           "TreatmentQuestion", "SymptomRecognition", "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated",
                           "TransmissionRisk", "Student", "Commuter", "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child",
                           "UnknownVaccinationStatus", "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection",
-                          "AnxiousStyle", "SkepticalStyle")})
+                          "AnxiousStyle", "SkepticalStyle", "Infant", "PastInfection")})
     ctx = context_for(inp)
-    assert 0 < ctx.space.size <= 256
+    assert 0 < ctx.space.size <= 64  # the reference checks every candidate: seconds per dozen
     ref, pairs = reference_check(ctx, range(ctx.space.size))
     counts = derive(inp).counts
     assert counts.total == ctx.space.size and counts.eligible == sum(1 for b in ref.values() if not b)
+    assert 0 < counts.eligible < counts.total and any(pairs.values())
     for k, cc in enumerate(counts.per_criterion):
         c = Criterion(ctx.criteria[k].iri, ctx.criteria[k].concepts)
         members = [i for i in range(ctx.space.size) if in_frame(ctx, c, i)]
@@ -137,6 +151,6 @@ def test_scenario_record(derivation) -> None:
 
 
 def test_full_frame_is_counted_without_enumeration() -> None:
-    d = derive(DerivationInput(dso=DSO, kgs=KGS, seed=1, sample_size=5, evaluation_iri=EVAL))
+    d = derive(DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, seed=1, sample_size=5, evaluation_iri=EVAL))
     assert d.counts.total == math.prod(len(f.values) for f in d.facets) > 10**8
     assert 0 < d.counts.eligible < d.counts.total and len(d.scenarios) == 5

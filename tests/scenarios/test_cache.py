@@ -1,0 +1,116 @@
+"""The compiled-tables cache (service.scenarios.cache): keyed by exactly what the tables depend on (graph
+contents and the envelope's restriction, not seed or sample size), bounded, shared read-only, and giving
+the same derivation as tables compiled afresh."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from rdflib import Graph, Literal, URIRef
+
+from service.scenarios.cache import TABLES, CompiledTables, TableCache, compile_tables, compiled_tables, tables_key
+from service.scenarios.derive import CriterionScope, DerivationInput, derive, derive_with
+from service.scenarios.engine import Criterion
+from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes
+
+from . import NG, ROOT, VE
+
+DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
+KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
+SHAPES = load_rule_shapes(default_scenario_shape_paths())
+CRITERIA = (Criterion("https://example.org/criteria/mr", frozenset({str(VE.MR)})),)
+TINY = dict(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(NG["lang-en"])}),
+            excluded_concepts=frozenset(str(VE[n]) for n in (
+                "Polio", "Cholera", "COVID19", "Malaria", "Rubella", "SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting",
+                "WorkplaceSetting", "MarketSetting", "PublicTransportSetting", "TreatmentQuestion", "SymptomRecognition",
+                "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated", "TransmissionRisk", "Student", "Commuter",
+                "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child", "Infant", "UnknownVaccinationStatus",
+                "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection", "PastInfection",
+                "AnxiousStyle", "SkepticalStyle")))
+"""A 64-candidate frame: compiling it takes about a second."""
+
+
+def key(**changes: object) -> str:
+    args: dict[str, object] = dict(dso=DSO, kgs=KGS, shapes=SHAPES, criteria=CRITERIA, **TINY)
+    args.update(changes)
+    return tables_key(**args)  # type: ignore[arg-type]
+
+
+def copy_of(graph: Graph) -> Graph:
+    return Graph().parse(data=graph.serialize(format="nt"), format="nt")
+
+
+def test_the_key_is_the_content_and_the_restriction() -> None:
+    base = key()
+    assert key(dso=copy_of(DSO), kgs=tuple(reversed(KGS))) == base  # same contents, other objects, other order
+    edited = copy_of(KGS[0])
+    edited.add((URIRef("https://example.org/x"), URIRef("https://example.org/p"), Literal("y")))
+    shapes = copy_of(SHAPES)
+    shapes.remove((next(iter(shapes.subjects())), None, None))
+    others = [key(kgs=(edited, *KGS[1:])), key(kgs=KGS[1:]), key(shapes=shapes), key(criteria=()),
+              key(criteria=(Criterion(CRITERIA[0].iri, frozenset({str(VE.MCV)})),)),
+              key(allowed_countries=None), key(allowed_languages=frozenset()),
+              key(excluded_concepts=TINY["excluded_concepts"] - {str(VE.Infant)})]
+    assert len({base, *others}) == len(others) + 1
+
+
+def test_a_cache_compiles_once_per_key_and_keeps_the_latest() -> None:
+    cache = TableCache(max_entries=2)
+    built: list[str] = []
+
+    def build(name: str):
+        return lambda: built.append(name) or name  # type: ignore[return-value, func-returns-value]
+
+    assert cache.get("a", build("a")) == "a" and cache.get("a", build("a again")) == "a"
+    cache.get("b", build("b"))
+    cache.get("a", build("a"))  # a is now the most recently used
+    cache.get("c", build("c"))  # so b is dropped
+    assert built == ["a", "b", "c"] and len(cache) == 2
+    cache.get("a", build("a"))
+    cache.get("b", build("b"))
+    assert built == ["a", "b", "c", "b"] and (cache.hits, cache.misses) == (3, 4)
+
+
+def test_cached_tables_are_shared_read_only_and_private_to_the_cache() -> None:
+    cache = TableCache()
+    dso = copy_of(DSO)
+    first = compiled_tables(dso, KGS, SHAPES, CRITERIA, cache=cache, **TINY)
+    again = compiled_tables(copy_of(DSO), KGS, SHAPES, CRITERIA, cache=cache, **TINY)
+    assert again is first and (cache.hits, cache.misses) == (1, 1)
+    assert first.context.dso is not dso and all(a is not b for a, b in zip(first.context.kgs, KGS))
+    before = len(first.context.dso)
+    dso.add((URIRef("https://example.org/x"), URIRef("https://example.org/p"), Literal("y")))  # the caller's graph
+    assert len(first.context.dso) == before
+    blocked = next(c for c in first.production.components if c.blocked)
+    with pytest.raises(TypeError):
+        blocked.blocked[0] = ()  # type: ignore[index]
+    with pytest.raises(TypeError):
+        first.production.component_of[0] = blocked  # type: ignore[index]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        first.counts = first.counts  # type: ignore[misc]
+    routing = next(c for c in first.production.components if c.pair_blocked)
+    with pytest.raises(TypeError):
+        routing.pair_blocked[CRITERIA[0].iri][0] = ()  # type: ignore[index]
+
+
+def test_cached_and_fresh_tables_derive_the_same() -> None:
+    fresh: CompiledTables = compile_tables(DSO, KGS, SHAPES, CRITERIA, **TINY)
+    cached = compiled_tables(DSO, KGS, SHAPES, CRITERIA, **TINY)
+    assert cached.counts == fresh.counts and 0 < fresh.counts.eligible < fresh.counts.total
+    for i in range(fresh.context.space.size):
+        assert cached.production.blocks(i, "s") == fresh.production.blocks(i, "s")
+        assert cached.production.pair_blocks(i, CRITERIA[0].iri, "s") == fresh.production.pair_blocks(i, CRITERIA[0].iri, "s")
+
+
+def test_derive_reuses_the_tables_of_the_same_inputs_whatever_the_seed() -> None:
+    inp = DerivationInput(dso=DSO, kgs=KGS, shapes=(SHAPES,), criteria=(CriterionScope(CRITERIA[0].iri, CRITERIA[0].concepts),),
+                          seed=1, sample_size=10, **TINY)  # type: ignore[arg-type]
+    _, ctx, production = derive_with(inp)
+    hits = TABLES.hits
+    other = derive(dataclasses.replace(inp, seed=2, sample_size=20, evaluation_iri="https://example.org/evaluations/2"))
+    _, ctx_again, production_again = derive_with(dataclasses.replace(inp, dso=copy_of(DSO)))
+    assert TABLES.hits == hits + 2 and ctx_again is ctx and production_again is production
+    assert len(other.scenarios) == 20 and other.counts == derive(inp).counts
+    fewer = derive(dataclasses.replace(inp, allowed_languages=frozenset()))  # another restriction: compiled anew
+    assert fewer.counts.total == 0
