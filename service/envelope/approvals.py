@@ -13,6 +13,7 @@ content whose digest it names, and nothing else.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,6 +25,7 @@ from ..core.config import Credential
 from ..core.errors import Conflict, NotFound
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
+from . import inputs
 from .model import ApprovalRecord, EnvelopeStatus
 from .rdf import Index, Iris, envelope_digest, epo, owned_by
 from .records import current_envelope_iri, graph_ref, load
@@ -124,11 +126,13 @@ def list_approvals(graphs: GraphService, evaluation_id: str) -> tuple[list[Appro
 
 def append_approval(graphs: GraphService, state: RecordState, agent: Credential, kind: str, subject: str,
                     outcome: bool, comment: str | None, extra: list[tuple[str, NamedNode | Literal]],
-                    guards: dict[str, str] | None = None) -> ApprovalRecord:
+                    guards: dict[str, str] | None = None,
+                    parts: Callable[[str], list[Triple]] | None = None) -> ApprovalRecord:
     """Append one approval about ``subject`` as its own batch graph ``{evaluation}/approvals/{key}``.
 
     It holds only while the record's head graph (scope and envelope) is the one ``state`` read and each
     graph in ``guards`` still has the digest the caller checked (409 otherwise, nothing written).
+    ``parts`` gives, for the approval's IRI, triples about nodes named under it (a sign-off's pinned inputs).
     """
     iris = state.iris
     node = NamedNode(iris.under(f"approvals/{uuid.uuid4().hex}"))
@@ -151,6 +155,7 @@ def append_approval(graphs: GraphService, state: RecordState, agent: Credential,
         Triple(who, NamedNode(RDF + "type"), NamedNode(PROV + "Agent")),
     ]
     triples += [Triple(node, NamedNode(p), o) for p, o in extra]
+    triples += parts(node.value) if parts else []
     if comment:
         triples.append(Triple(result, NamedNode(EARL + "info"), Literal(comment)))
     record = graph_ref(graphs, iris.evaluation_id)
@@ -185,15 +190,28 @@ def assess_appropriateness(graphs: GraphService, evaluation_id: str, appropriate
 
 def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Credential | None,
                       comment: str | None = None) -> ApprovalRecord:
-    """The organizational expert's sign-off, which freezes the current envelope; 409 naming what is missing."""
+    """The organizational expert's sign-off, which freezes the current envelope and pins its inputs.
+
+    The sign-off records the digest and modification time of the DSO, each knowledge graph and each
+    scenario shapes graph as they are now (:mod:`.inputs`), and holds only while they stay so until it is
+    written. 409 naming what is missing, a graph of the scope that does not exist, or, for an envelope
+    already signed off, any input changed since: a new envelope version pins new inputs, a repeated
+    sign-off does not.
+    """
     agent = require(credential, "organizational_expert")
     state = read_state(graphs, evaluation_id)
     status = state.status
     if status.missing:
         raise Conflict(f"envelope v{status.version} (digest {status.digest}) cannot be signed off yet: missing "
                        + "; ".join(status.missing), detail=status.missing)
+    current = inputs.current_inputs(graphs, load(graphs, evaluation_id)[2].scope)
+    pins = inputs.present(evaluation_id, current.pins)
+    first = inputs.governing_sign_off(records(graphs, state.iris.evaluation), status)
+    if first is not None:
+        inputs.require_unchanged(graphs, evaluation_id, status, first, current, "sign the envelope off again")
     return append_approval(graphs, state, agent, "envelope-sign-off", status.envelope, True, comment,
-                           [(EPO + "approvesEnvelope", NamedNode(status.envelope))])
+                           [(EPO + "approvesEnvelope", NamedNode(status.envelope))], guards=inputs.guards(pins),
+                           parts=lambda approval: inputs.pin_triples(approval, pins))
 
 
 __all__ = [

@@ -3,7 +3,8 @@ longer holds.
 
 An approval names the plan's digest and the envelope's. Both are recomputed from the stored content
 whenever the approval is checked: a plan or an envelope changed afterwards, through the service or
-behind it, is not approved any more, and :func:`plan_status` says why.
+behind it, is not approved any more, and :func:`plan_status` says why. Nor is a plan one of whose pinned
+inputs (DSO, knowledge graphs, scenario shapes) has another digest now.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from ..core.errors import Conflict, NotFound
 from ..core.graphs import GraphRef, GraphService
 from ..core.namespaces import EPO
 from ..envelope.approvals import append_approval, read_state, records
+from ..envelope.inputs import changed_since, recorded_pins
 from ..envelope.model import ApprovalRecord
 from .rdf import plan_digest
 
@@ -54,6 +56,12 @@ def _content(graphs: GraphService, evaluation_id: str, number: int) -> tuple[Gra
     return ref, plan_digest(triples), recorded, envelope, entry.digest
 
 
+def _input_reasons(graphs: GraphService, plan: str) -> list[str]:
+    """Why the plan no longer rests on its inputs: one reason per pinned graph whose digest changed."""
+    return [f"an input of the plan changed after it was made: {change.describe()}"
+            for change in changed_since(graphs, recorded_pins(graphs, plan))]
+
+
 def plan_status(graphs: GraphService, evaluation_id: str, number: int) -> PlanApprovalStatus:
     """Whether plan ``number`` is approved on the current content of the plan and the envelope, and if not why."""
     ref, digest, recorded, planned_on, _ = _content(graphs, evaluation_id, number)
@@ -69,6 +77,7 @@ def plan_status(graphs: GraphService, evaluation_id: str, number: int) -> PlanAp
     if planned_on != status.digest:
         reasons.append(f"the plan was made on envelope digest {planned_on}, the current envelope v{status.version} "
                        f"has digest {status.digest}: make a plan for it")
+    reasons += _input_reasons(graphs, plan)
     valid = [r for r in found if r.outcome == "passed" and r.plan_digest == digest and r.envelope_digest == status.digest]
     if not valid:
         reasons.append("no domain expert approved this content of the plan" if found
@@ -99,6 +108,8 @@ def approve_plan(graphs: GraphService, evaluation_id: str, number: int, credenti
     if planned_on != status.digest:
         raise Conflict(f"plan {number} was made on envelope digest {planned_on}, not on the current envelope "
                        f"v{status.version} (digest {status.digest}): make a plan for it")
+    if changed := _input_reasons(graphs, ref.iri.value):
+        raise Conflict(f"plan {number} cannot be approved: " + "; ".join(changed), detail=changed)
     plan = NamedNode(ref.iri.value)
     return append_approval(graphs, state, agent, "plan-approval", plan.value, True, comment,
                            [(EPO + "approvesPlan", plan), (EPO + "approves", plan), (EPO + "planDigest", Literal(digest))],

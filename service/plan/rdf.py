@@ -15,8 +15,9 @@ from rdflib.namespace import RDFS, SKOS
 from ..core.digest import graph_digest
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, XSD
 from ..core.rdf import from_rdflib
+from ..envelope.inputs import Pin, pin_triples
+from ..scenarios.derive import scenario_iri, scenario_node
 from ..scenarios.engine import Context
-from ..scenarios.facets import describe
 from ..scenarios.frame import FrameCounts
 from .allocation import Allocation
 
@@ -36,8 +37,11 @@ def _int(value: int) -> Literal:
 
 def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest: str, counts: FrameCounts,
                  frames: dict[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
-                 agent: str, when: datetime) -> list[Triple]:
-    """The plan node, one ``epo:Allocation`` per criterion, one ``epo:Probe`` per probe."""
+                 agent: str, when: datetime, inputs: Sequence[Pin], derivation: str) -> list[Triple]:
+    """The plan node, one ``epo:Allocation`` per criterion, one ``epo:Probe`` per probe, and the inputs it
+    rests on (:mod:`service.envelope.inputs`), digested with the plan, so the same seed on the same inputs
+    gives the same plan digest and a plan on other inputs another. ``derivation`` is the activity that
+    derived its scenarios (described in the evaluation's scenarios graph)."""
     p = _n(plan)
     out = [
         Triple(p, _TYPE, _n(EPO + "TestPlan")),
@@ -53,6 +57,8 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         Triple(p, _n(EPO + "eligibleFrameSize"), _int(counts.eligible)),
         Triple(p, _n(PROV + "wasAttributedTo"), _n(agent)),
         Triple(p, _n(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=_n(XSD + "dateTime"))),
+        Triple(p, _n(PROV + "wasGeneratedBy"), _n(derivation)),
+        *pin_triples(plan, inputs),
     ]
     for criterion, count in allocation.probes.items():
         node = _n(f"{plan}/allocations/{criterion.rsplit('/', 1)[-1]}")
@@ -70,7 +76,7 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
             Triple(p, _n(EPO + "includesProbe"), node),
             Triple(node, _TYPE, _n(EPO + "Probe")),
             Triple(node, _n(RDFS.label), Literal(f"probe {probe.number}", language="en")),
-            Triple(node, _n(EPO + "fromScenario"), _n(f"{evaluation}/scenarios/{probe.scenario}")),
+            Triple(node, _n(EPO + "fromScenario"), _n(probe.scenario_iri)),
             Triple(node, _n(EPO + "allocatedTo"), _n(probe.criterion)),
             Triple(node, _n(EPO + "openingPrompt"), Literal(probe.opening, language="en")),
         ]
@@ -137,15 +143,6 @@ def plan_numbers(triples: Iterable[Triple], evaluation: str) -> list[int]:
     ]
 
 
-def excluded_indices(triples: Iterable[Triple]) -> set[int]:
-    """Indices of the scenarios ``epo:excludesScenario`` names (``…/scenarios/{index}``)."""
-    return {
-        int(t.object.value.rsplit("/", 1)[-1])
-        for t in triples
-        if t.predicate.value == EPO + "excludesScenario" and t.object.value.rsplit("/", 1)[-1].isdigit()
-    }
-
-
 def labels(dso: Graph, kgs: Sequence[Graph]) -> dict[str, str]:
     """English labels of every DSO and KG term, for templating opening turns."""
     found: dict[str, str] = {}
@@ -158,11 +155,12 @@ def labels(dso: Graph, kgs: Sequence[Graph]) -> dict[str, str]:
 
 
 def probe_scenarios(indices: Iterable[int], context: Context, evaluation: str) -> list[Triple]:
-    """Facet descriptions of probe scenarios that the review sample did not include (all eligible)."""
+    """Descriptions of probe scenarios that the review sample did not include (all eligible), by content IRI."""
     graph = Graph()
     for index in sorted(set(indices)):
-        iri = f"{evaluation}/scenarios/{index}"
-        for triple in describe(iri, context.facets, context.space.values(index)):
+        values = context.space.values(index)
+        iri = scenario_iri(evaluation, values)
+        for triple in scenario_node(iri, context.facets, values, index):
             graph.add(triple)
         graph.add((URIRef(iri), RDFNS.type, URIRef(EPO + "EligibleScenario")))
     return from_rdflib(graph)

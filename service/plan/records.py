@@ -20,7 +20,8 @@ from ..envelope import iris_for
 from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
 from ..core.namespaces import EPO, PROV, RDF, RDFS, XSD
-from .testplan import plan_iri_for, scenarios_ref
+from ..scenarios.facets import SCENARIO_KEY_LENGTH
+from .testplan import plan_iri_for, scenario_at, scenarios_ref
 
 REVIEWERS = ("domain_expert", "evaluation_operator")
 STATUS = {"eligible": EPO + "EligibleScenario", "blocked": EPO + "BlockedScenario"}
@@ -72,7 +73,7 @@ def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | No
         facet_values.update({"persona": v for v in _values(person, RDF + "type") if not v.endswith("/Person")})
         item = {
             "scenario": subject,
-            "index": int(subject.rsplit("/", 1)[-1]),
+            "index": min((int(v) for v in _values(statements, EPO + "scenarioIndex")), default=-1),
             "status": "blocked" if STATUS["blocked"] in types else "eligible",
             "blockedBy": _values(statements, EPO + "blockedBy"),
             "messages": _values(statements, RDFS + "comment"),
@@ -104,16 +105,26 @@ def _exclusions(graphs: GraphService, evaluation_id: str) -> dict[str, dict[str,
     }
 
 
-def exclude_scenario(graphs: GraphService, evaluation_id: str, index: int, reason: str, credential: Credential) -> dict[str, str]:
-    """Record an expert's exclusion of scenario ``index`` as a batch of the record; later plans will not sample it."""
+def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, reason: str, credential: Credential) -> dict[str, str]:
+    """Record an expert's exclusion of a scenario as a batch of the record; later plans will not sample it.
+
+    ``scenario`` is its key (the last segment of its IRI, which names the situation by content) or its index
+    in the frame of the signed-off envelope's pinned inputs, which resolves to that key.
+    """
     require(credential, *REVIEWERS)
     if not reason.strip():
         raise BadRequest("an exclusion needs a reason")
     record = graphs.member(GraphKind.EVALUATION, evaluation_id)
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    scenario = f"{evaluation}/scenarios/{index}"
-    if not any(t.subject.value == scenario for t in graphs.triples(scenarios_ref(graphs, evaluation_id))):
-        raise NotFound(f"no derived scenario {index} in evaluation {evaluation_id!r}")
+    if len(scenario) == SCENARIO_KEY_LENGTH and all(c in "0123456789abcdef" for c in scenario):
+        iri = f"{evaluation}/scenarios/{scenario}"
+    elif scenario.isdigit():
+        iri = scenario_at(graphs, evaluation_id, int(scenario))
+    else:
+        raise NotFound(f"no scenario {scenario!r} in evaluation {evaluation_id!r}: name it by its key "
+                       f"({SCENARIO_KEY_LENGTH} hex digits) or its index")
+    if not any(t.subject.value == iri for t in graphs.triples(scenarios_ref(graphs, evaluation_id))):
+        raise NotFound(f"no derived scenario {scenario} (<{iri}>) in evaluation {evaluation_id!r}")
     key = uuid.uuid4().hex
     node = NamedNode(f"{evaluation}/exclusions/{key}")
     when = now().isoformat()
@@ -121,12 +132,12 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, index: int, reaso
     graphs.append(record, "exclusions", [
         Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "ScenarioExclusion")),
         Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
-        Triple(node, NamedNode(EPO + "excludesScenario"), NamedNode(scenario)),
+        Triple(node, NamedNode(EPO + "excludesScenario"), NamedNode(iri)),
         Triple(node, NamedNode(EPO + "exclusionReason"), Literal(reason.strip())),
         Triple(node, NamedNode(PROV + "wasAttributedTo"), agent),
         Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(when, datatype=NamedNode(XSD + "dateTime"))),
-    ], credential, key=key, title=f"exclusion of scenario {index} by {credential.agent}")
-    return {"exclusion": node.value, "scenario": scenario, "reason": reason.strip(), "by": agent.value, "at": when}
+    ], credential, key=key, title=f"exclusion of scenario {iri.rsplit('/', 1)[-1]} by {credential.agent}")
+    return {"exclusion": node.value, "scenario": iri, "reason": reason.strip(), "by": agent.value, "at": when}
 
 
 def _plan_json(graphs: GraphService, evaluation_id: str, row: Row) -> dict[str, object]:

@@ -1,10 +1,13 @@
 """Step 3: derive scenarios for an evaluation, allocate the probe budget, sample probes, store the plan.
 
-A plan is made on a signed-off envelope (its scope is then frozen, so scenario indices are stable),
-by an evaluation operator. It records strategy, budget, seed, the exact frame sizes (all candidates,
-eligible, and per criterion), the allocation and the sampled probes; the derivation's review sample
-(blocked and eligible scenarios, each with its consistency check) goes to the evaluation's scenarios
-graph in the same transaction.
+A plan is made on a signed-off envelope whose inputs (DSO, knowledge graphs, scenario shapes) still have
+the digests its sign-off pinned (:mod:`service.envelope.inputs`; 409 naming each changed graph otherwise),
+by an evaluation operator. It records strategy, budget, seed, the pinned inputs, the exact frame sizes (all
+candidates, eligible, and per criterion), the allocation and the sampled probes; the derivation (its inputs,
+seed and review sample: blocked and eligible scenarios, each with its consistency check) goes to the
+evaluation's scenarios graph in the same transaction. Scenarios are named by content
+(:func:`service.scenarios.facets.scenario_key`), so an exclusion keeps naming the same situation whatever
+the frame's numbering.
 """
 
 from __future__ import annotations
@@ -13,19 +16,25 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Triple
 from rdflib import Graph
+from rdflib.term import Node
 
-from ..envelope.approvals import read_state
+from ..envelope.approvals import read_state, records
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..envelope import get_evaluation, iris_for
+from ..envelope.inputs import Pin, current_inputs, governing_sign_off, guards, pin_triples, require_unchanged
 from ..envelope.model import Criterion, Envelope
-from ..core.errors import Conflict
-from ..core.graphs import GraphEdit, GraphService
+from ..core.errors import Conflict, NotFound
+from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.namespaces import PROV
 from ..core.rdf import from_rdflib, to_rdflib
-from ..scenarios.derive import CriterionScope, DerivationInput, derive_with, scenario_triples
+from ..core.validation import ox_term
+from ..scenarios.derive import CriterionScope, DerivationInput, context_for, derive_with, scenario_iri, scenario_triples
+from ..scenarios.engine import Context
+from ..scenarios.facets import PERSON, scenario_key
 from ..scenarios.frame import allowed_positions
 from . import rdf as plan_rdf
 from .allocation import Allocation, Annotator, CriterionDemand, Strategy, allocate
@@ -51,6 +60,9 @@ class PlanRequest:
 class PlannedProbe:
     number: int
     scenario: int
+    """The scenario's index in this plan's frame (stable for the plan's pinned inputs only)."""
+    scenario_iri: str
+    """The scenario's identity, by content."""
     criterion: str
     exercises: tuple[str, ...]
     opening: str
@@ -70,19 +82,41 @@ class PlanSummary:
     probes: tuple[PlannedProbe, ...]
 
 
-def _graph(graphs: GraphService, kind: GraphKind, identifier: str) -> Graph:
-    return to_rdflib(graphs.triples(graphs.ref(kind.value, identifier)))
+def _graph(graphs: GraphService, ref: GraphRef) -> Graph:
+    return to_rdflib(graphs.triples(ref))
 
 
 def scenarios_ref(graphs: GraphService, evaluation_id: str):
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios")
 
 
-def excluded_indices(graphs: GraphService, evaluation_id: str) -> set[int]:
-    """Scenario indices an expert has excluded (queries/scenario-exclusions.rq)."""
+def excluded_indices(graphs: GraphService, evaluation_id: str, context: Context) -> set[int]:
+    """Indices, in ``context``'s frame, of the situations an expert excluded (queries/excluded-scenario-values.rq).
+
+    An exclusion names a scenario by content; its facet values, as the scenarios graph describes it, place it
+    in the current frame. One whose values are no longer all in the frame (or whose description does not
+    match its key) names no candidate here.
+    """
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
-    scenarios = (row["scenario"].value.rsplit("/", 1)[-1] for row in graphs.rows("scenario-exclusions", {"evaluation": evaluation}))
-    return {int(index) for index in scenarios if index.isdigit()}
+    scenarios = NamedNode(scenarios_ref(graphs, evaluation_id).iri.value)
+    described: dict[str, list[tuple[bool, str, object]]] = {}
+    for row in graphs.rows("excluded-scenario-values", {"evaluation": evaluation, "scenarios": scenarios}):
+        scenario = row["scenario"].value
+        on_person = row["node"].value != scenario
+        described.setdefault(scenario, []).append((on_person, row["property"].value, row["value"]))
+    terms = [{ox_term(value): value for value in facet.values} for facet in context.facets]
+    found = set()
+    for scenario, statements in described.items():
+        values: dict[str, Node] = {}
+        for facet, known in zip(context.facets, terms):
+            matches = {known[v] for on_person, prop, v in statements
+                       if on_person == (facet.spec.node == PERSON) and prop == str(facet.spec.dso_property) and v in known}
+            if len(matches) == 1:
+                values[facet.name] = matches.pop()
+        index = context.space.locate(values)
+        if index is not None and scenario_key(values) == scenario.rsplit("/", 1)[-1]:
+            found.add(index)
+    return found
 
 
 @dataclass(frozen=True)
@@ -96,18 +130,31 @@ class PlanningInput:
     evaluation: str
     head_digest: str
     """The record head's catalog digest when the input was read: a plan holds only while it is current."""
+    pins: tuple[Pin, ...]
+    """The inputs the sign-off pinned, which the derivation reads (checked to be current)."""
 
 
-def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int) -> PlanningInput:
-    """The derivation input of an evaluation whose envelope is signed off (409 otherwise)."""
+def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int,
+                   purpose: str = "derive scenarios or make a plan") -> PlanningInput:
+    """The derivation input of an evaluation whose envelope is signed off, read from the store: the DSO, the
+    knowledge graphs and the scenario shapes graphs, each still with the digest the sign-off pinned.
+
+    409 when the envelope is not signed off, or when an input changed, appeared or disappeared since the
+    sign-off (naming each graph with its pinned and current digest): derivation and planning on that
+    envelope wait for a new envelope version, whose sign-off pins the inputs anew. ``purpose`` names what is
+    refused then, in the message.
+    """
     state = read_state(graphs, evaluation_id)
     evaluation, status = get_evaluation(graphs, evaluation_id), state.status
-    if not status.signed_off or evaluation.envelope is None:
+    sign_off = governing_sign_off(records(graphs, state.iris.evaluation), status)
+    if not status.signed_off or evaluation.envelope is None or sign_off is None:
         raise Conflict(
             f"evaluation {evaluation_id!r}: the envelope must be signed off before scenarios are derived for a plan "
             f"(missing: {', '.join(status.missing) or 'the sign-off'})"
         )
     envelope, scope = evaluation.envelope, evaluation.scope
+    inputs = current_inputs(graphs, scope)
+    pins = require_unchanged(graphs, evaluation_id, status, sign_off, inputs, purpose)
     iris = iris_for(graphs, evaluation_id)
     in_scope = tuple(c for c in envelope.content.criteria if c.in_scope)
     criterion_iri = {c.id: iris.criterion(envelope.version, c.id) for c in in_scope}
@@ -118,8 +165,9 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         concept for item in scope.out_of_scope for concept in item.concepts if concept not in targeted
     )
     derivation = DerivationInput(
-        dso=_graph(graphs, GraphKind.DSO, scope.dso),
-        kgs=tuple(_graph(graphs, GraphKind.KG, kg) for kg in scope.knowledge_graphs),
+        dso=_graph(graphs, inputs.dso),
+        kgs=tuple(_graph(graphs, kg) for kg in inputs.kgs),
+        shapes=tuple(_graph(graphs, shapes) for shapes in inputs.shapes),
         criteria=tuple(CriterionScope(criterion_iri[c.id], frozenset(c.concepts)) for c in in_scope),
         allowed_countries=frozenset(scope.use_boundary.countries) or None,
         allowed_languages=frozenset(scope.use_boundary.languages) or None,
@@ -128,7 +176,20 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         sample_size=review_sample,
         evaluation_iri=iris.evaluation,
     )
-    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest)
+    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest, pins)
+
+
+def scenario_at(graphs: GraphService, evaluation_id: str, index: int) -> str:
+    """The IRI of the scenario at ``index`` in the frame of the signed-off envelope's pinned inputs.
+
+    409 as :func:`planning_input`; 404 for an index outside the frame. Only the facets are built, no rules run.
+    """
+    planning = planning_input(graphs, evaluation_id, 0, 0, f"resolve scenario index {index} (name the scenario by its key)")
+    space = context_for(planning.derivation).space
+    if not 0 <= index < space.size:
+        raise NotFound(f"no scenario {index} in evaluation {evaluation_id!r}: its frame has {space.size:,} candidates "
+                       f"(0 to {space.size - 1:,}) under the inputs pinned at sign-off")
+    return scenario_iri(planning.evaluation, space.values(index))
 
 
 def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
@@ -148,7 +209,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
         for c in in_scope
     ]
     allocation = allocate(request.budget, demands, request.strategy, request.annotators)
-    excluded = excluded_indices(graphs, evaluation_id)
+    excluded = excluded_indices(graphs, evaluation_id, context)
     probes: list[PlannedProbe] = []
     labels = plan_rdf.labels(inp.dso, inp.kgs)
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
@@ -158,14 +219,16 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
                                   allocation.probes[demand.iri], request.seed, excluded)
         assignees = _assignees(allocation, demand.iri)
         for position, index in enumerate(chosen):
-            values = {name: str(value) for name, value in context.space.values(index).items()}
+            facet_values = context.space.values(index)
+            values = {name: str(value) for name, value in facet_values.items()}
             digits = context.space.digits(index)
             exercises = tuple(
                 iri for iri, positions in allowed.items()
                 if all(d in a for d, a in zip(digits, positions)) and not production.pair_blocks(index, iri)
             )
             probes.append(PlannedProbe(
-                number=len(probes) + 1, scenario=index, criterion=demand.iri, exercises=exercises or (demand.iri,),
+                number=len(probes) + 1, scenario=index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
+                criterion=demand.iri, exercises=exercises or (demand.iri,),
                 opening=opening_turn(values, labels), language=values.get("language"),
                 assigned_to=assignees[position] if assignees else None,
             ))
@@ -174,14 +237,19 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     record = graphs.member(GraphKind.EVALUATION, evaluation_id)
     plan_graph = graphs.next_batch(record, "plans")
     plan_iri, number = plan_graph.iri.value, int(plan_graph.identifier.rsplit("/", 1)[-1])
+    activity = f"{plan_iri}/derivation"
     content = plan_rdf.plan_triples(
         plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
-        evaluation, graphs.agent_iri(credential.agent), now(),
+        evaluation, graphs.agent_iri(credential.agent), now(), planning.pins, activity,
     )
     digest = plan_rdf.plan_digest(content)
     described = {s.index for s in derivation.scenarios}
-    review = from_rdflib(scenario_triples(derivation)) + plan_rdf.probe_scenarios(
-        [p.scenario for p in probes if p.scenario not in described], context, evaluation)
+    review = [
+        *from_rdflib(scenario_triples(derivation, activity)),
+        *pin_triples(activity, planning.pins, activity=True),
+        Triple(NamedNode(activity), NamedNode(PROV + "used"), NamedNode(envelope.iri)),
+        *plan_rdf.probe_scenarios([p.scenario for p in probes if p.scenario not in described], context, evaluation),
+    ]
     graphs.apply_edits(
         [
             GraphEdit(plan_graph, insert=content + [plan_rdf.digest_triple(plan_iri, digest)], batch_of=record.iri.value,
@@ -189,7 +257,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
             GraphEdit(scenarios_ref(graphs, evaluation_id), insert=review, title=f"scenarios of {evaluation_id}"),
         ],
         credential,
-        guards={record.iri.value: planning.head_digest},
+        guards={record.iri.value: planning.head_digest, **guards(planning.pins)},
     )
     return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
                        frames, tuple(probes))

@@ -5,13 +5,17 @@ plain values (graphs, IRIs, numbers). A derivation enumerates the candidates (:m
 rules (:mod:`.production`), counts the frame exactly (:mod:`.frame`) and draws a seeded sample of candidate
 indices, ``random.Random(seed).sample(range(N), k)``, which works for any N and gives the same sample for
 the same seed. Every sampled candidate is kept, eligible or blocked with the rules that blocked it.
+
+A scenario's IRI is ``{evaluation}/scenarios/{key}`` with its content key (:func:`.facets.scenario_key`), so
+the same situation has the same IRI in every derivation; its index, stable only for the same inputs, is
+recorded as ``epo:scenarioIndex``.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import PROV, RDF, RDFS, XSD
@@ -20,10 +24,10 @@ from rdflib.term import Node
 from ..core.namespaces import EARL as EARL_NS
 from .cache import build_context, compiled_tables
 from .engine import Block, Context, Criterion
-from .facets import EPO, Facet, describe
+from .facets import EPO, Facet, describe, scenario_key
 from .frame import FrameCounts, allowed_positions
 from .production import Production
-from .rules import Rule, default_scenario_shape_paths, load_rule_shapes
+from .rules import Rule, load_rule_shapes
 
 EARL = Namespace(EARL_NS)
 
@@ -42,11 +46,13 @@ class DerivationInput:
 
     ``allowed_countries`` / ``allowed_languages``: IRIs in the use boundary, ``None`` for all;
     ``excluded_concepts``: out-of-scope DSO concepts (a class or broader concept excludes what it covers);
-    ``shapes``: scenario shape files or graphs, by default every ``shapes/scenario-*.ttl``.
+    ``shapes``: the scenario shapes graphs (the rules), as the store holds them; there is no default, so no
+    derivation silently reads rules from anywhere else.
     """
 
     dso: Graph
     kgs: tuple[Graph, ...]
+    shapes: tuple[Graph, ...]
     criteria: tuple[CriterionScope, ...] = ()
     allowed_countries: frozenset[str] | None = None
     allowed_languages: frozenset[str] | None = None
@@ -54,12 +60,12 @@ class DerivationInput:
     seed: int = 0
     sample_size: int = 100
     evaluation_iri: str = "https://example.org/evaluations/1"
-    shapes: tuple[str | Path | Graph, ...] = ()
 
 
 @dataclass(frozen=True)
 class ScenarioResult:
-    """One sampled candidate: its index, IRI, facet values, and why it is blocked (empty: eligible)."""
+    """One sampled candidate: its index (in this derivation's frame), IRI (by content), facet values, and why
+    it is blocked (empty: eligible)."""
 
     index: int
     iri: str
@@ -71,6 +77,10 @@ class ScenarioResult:
     @property
     def eligible(self) -> bool:
         return not self.blocks
+
+    @property
+    def key(self) -> str:
+        return self.iri.rsplit("/", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -84,15 +94,17 @@ class Derivation:
     counts: FrameCounts
     scenarios: tuple[ScenarioResult, ...]
     criteria: tuple[CriterionScope, ...]
+    sample_size: int = 0
 
 
-def scenario_iri(evaluation: str, index: int) -> str:
-    return f"{evaluation}/scenarios/{index}"
+def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
+    """The scenario with these facet values: ``{evaluation}/scenarios/{content key}``."""
+    return f"{evaluation}/scenarios/{scenario_key(values)}"
 
 
 def _parts(inp: DerivationInput) -> tuple:
     """What the compiled tables depend on, in the order of :func:`.cache.build_context`."""
-    shapes = load_rule_shapes(inp.shapes or default_scenario_shape_paths())
+    shapes = load_rule_shapes(inp.shapes)
     return (inp.dso, inp.kgs, shapes, tuple(Criterion(c.iri, c.concepts) for c in inp.criteria),
             inp.allowed_countries, inp.allowed_languages, inp.excluded_concepts)
 
@@ -120,7 +132,8 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
     allowed = {c.iri: allowed_positions(ctx, c) for c in ctx.criteria}
     results = []
     for i in indices:
-        iri = scenario_iri(inp.evaluation_iri, i)
+        values = ctx.space.values(i)
+        iri = scenario_iri(inp.evaluation_iri, values)
         blocks = production.blocks(i, iri)
         digits = ctx.space.digits(i)
         pair_blocks: dict[str, tuple[Block, ...]] = {}
@@ -132,23 +145,36 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
                     pair_blocks[c.iri] = pb
                 elif not blocks:
                     probe_for.append(c.iri)
-        results.append(ScenarioResult(i, iri, ctx.space.values(i), blocks, tuple(probe_for), pair_blocks))
+        results.append(ScenarioResult(i, iri, values, blocks, tuple(probe_for), pair_blocks))
     derivation = Derivation(inp.evaluation_iri, inp.seed, ctx.facets, tuple(ctx.rules), counts, tuple(results),
-                            tuple(inp.criteria))
+                            tuple(inp.criteria), inp.sample_size)
     return derivation, ctx, production
 
 
-def scenario_triples(derivation: Derivation) -> Graph:
-    """The derivation as RDF: the sampled scenarios, a consistency check per scenario (EARL, caie-spec
-    style, with IRIs rather than blank nodes), the frames with their exact sizes, and the activity."""
+def scenario_node(iri: str, facets: Sequence[Facet], values: Mapping[str, Node], index: int) -> list[tuple[Node, Node, Node]]:
+    """A scenario's description (:func:`.facets.describe`) with its label and its index in this frame."""
+    node = URIRef(iri)
+    return [*describe(iri, facets, values),
+            (node, RDFS.label, Literal(f"scenario {iri.rsplit('/', 1)[-1]}", lang="en")),
+            (node, EPO.scenarioIndex, Literal(index, datatype=XSD.integer))]
+
+
+def scenario_triples(derivation: Derivation, activity_iri: str | None = None) -> Graph:
+    """The derivation as RDF: the activity (``activity_iri``, by default ``{evaluation}/derivation``) with its
+    seed and sample size, the frames with their exact sizes, and the sampled scenarios, each with a
+    consistency check (EARL, caie-spec style, with IRIs rather than blank nodes). Frames and checks are
+    named under the activity, since another derivation (other inputs) may size and judge them otherwise."""
     g = Graph()
     ev = derivation.evaluation_iri
-    activity = URIRef(f"{ev}/derivation")
+    base = activity_iri or f"{ev}/derivation"
+    activity = URIRef(base)
     g.add((activity, RDF.type, EPO.ScenarioDerivation))
+    g.add((activity, EPO.seed, Literal(derivation.seed, datatype=XSD.integer)))
+    g.add((activity, EPO.reviewSampleSize, Literal(derivation.sample_size, datatype=XSD.integer)))
     g.add((activity, RDFS.comment, Literal(
         f"seed {derivation.seed}; {len(derivation.scenarios)} of {derivation.counts.total} candidates sampled; "
         f"{derivation.counts.eligible} eligible")))
-    candidates, eligible = URIRef(f"{ev}/frames/candidates"), URIRef(f"{ev}/frames/eligible")
+    candidates, eligible = URIRef(f"{base}/frames/candidates"), URIRef(f"{base}/frames/eligible")
     g.add((candidates, RDF.type, EPO.SamplingFrame))
     g.add((candidates, RDFS.label, Literal("all candidate scenarios, blocked or eligible", lang="en")))
     g.add((candidates, EPO.frameSize, Literal(derivation.counts.total, datatype=XSD.integer)))
@@ -159,7 +185,7 @@ def scenario_triples(derivation: Derivation) -> Graph:
     for frame in (candidates, eligible):
         g.add((frame, PROV.wasGeneratedBy, activity))
     for k, cc in enumerate(derivation.counts.per_criterion):
-        frame = URIRef(f"{ev}/frames/criteria/{k}")
+        frame = URIRef(f"{base}/frames/criteria/{k}")
         g.add((frame, RDF.type, EPO.SamplingFrame))
         g.add((frame, EPO.frameFor, URIRef(cc.criterion)))
         g.add((frame, EPO.frameSize, Literal(cc.eligible, datatype=XSD.integer)))
@@ -169,16 +195,15 @@ def scenario_triples(derivation: Derivation) -> Graph:
         g.add((frame, PROV.wasGeneratedBy, activity))
     for s in derivation.scenarios:
         node = URIRef(s.iri)
-        for t in describe(s.iri, derivation.facets, s.values):
+        for t in scenario_node(s.iri, derivation.facets, s.values, s.index):
             g.add(t)
         g.add((node, RDF.type, EPO.EligibleScenario if s.eligible else EPO.BlockedScenario))
         g.add((node, PROV.wasGeneratedBy, activity))
-        g.add((node, RDFS.label, Literal(f"scenario {s.index}", lang="en")))
         for b in s.blocks:
             g.add((node, EPO.blockedBy, URIRef(b.rule)))
             g.add((node, RDFS.comment, Literal(b.message, lang="en")))
-        check = URIRef(f"{ev}/checks/{s.index}")
-        result = URIRef(f"{ev}/checks/{s.index}#result")
+        check = URIRef(f"{base}/checks/{s.key}")
+        result = URIRef(f"{base}/checks/{s.key}#result")
         g.add((check, RDF.type, EPO.ConsistencyCheck))
         g.add((check, EARL.subject, node))
         g.add((check, EARL.mode, EARL.automatic))

@@ -4,13 +4,16 @@ A facet is a property on the scenario's person node (``ve:hasAgeGroup``, ``rdf:t
 or on the scenario node itself (``ve:about`` for the disease asked about), with a value list taken from the
 DSO and the knowledge graphs (the instances of the property's DSO class) and restricted by the envelope's use
 boundary (allowed countries and languages) and out-of-scope concepts. Value lists are sorted by IRI, and a
-scenario is identified by its index in the mixed-radix enumeration of the facets (first facet most
+candidate is addressed by its index in the mixed-radix enumeration of the facets (first facet most
 significant), so a frame of 10^8 candidates never has to be stored: any candidate is decoded from its index.
+An index depends on the value lists, so it is stable only for given inputs; a scenario's identity is its
+content key (:func:`scenario_key`), the same for the same situation in every derivation.
 See the methodology, section 5.2 (seeds/000), and docs/decisions.md.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -60,6 +63,10 @@ FACET_SPECS: tuple[FacetSpec, ...] = (
 )
 """Facet order = significance in the index. A facet whose class has no instances (the DSO 0.1.0 has no
 conversation styles) is left out rather than given an empty list, so it does not empty the frame."""
+
+SPEC_BY_NAME = {spec.name: spec for spec in FACET_SPECS}
+SCENARIO_KEY_LENGTH = 32
+"""Hex digits of a scenario key: 128 bits, so no two situations of any frame share a key."""
 
 
 @dataclass(frozen=True)
@@ -200,6 +207,29 @@ class FacetSpace:
     def values(self, index: int) -> dict[str, Node]:
         """Facet name -> value of candidate ``index``."""
         return {f.name: f.values[d] for f, d in zip(self.facets, self.digits(index))}
+
+    def locate(self, values: Mapping[str, Node]) -> int | None:
+        """The index of the candidate with exactly these facet values; ``None`` when it is not in this frame
+        (a facet missing or extra, or a value the envelope or the inputs no longer allow)."""
+        if set(values) != set(self.names):
+            return None
+        digits = []
+        for facet in self.facets:
+            if values[facet.name] not in facet.values:
+                return None
+            digits.append(facet.values.index(values[facet.name]))
+        return self.index(digits)
+
+
+def scenario_key(values: Mapping[str, Node]) -> str:
+    """A scenario's identity: SHA-256 over its facet values, the first :data:`SCENARIO_KEY_LENGTH` hex digits.
+
+    Each value is one line ``<facet's DSO property> <value in N-Triples>`` (``rdf:type`` for the persona);
+    the lines are sorted and joined with newlines. Only the situation enters it, never the value lists or
+    the index, so a knowledge graph edit that renumbers the frame leaves every key as it was.
+    """
+    lines = sorted(f"<{SPEC_BY_NAME[name].dso_property}> {value.n3()}" for name, value in values.items())
+    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:SCENARIO_KEY_LENGTH]
 
 
 def person_iri(scenario: str) -> URIRef:

@@ -6,7 +6,11 @@ queries, `SHACL`_ section 5), and the persona facet when it names a persona clas
 or asks for a type through a variable. A rule whose shape targets ``epo:Probe`` (or names ``epo:exercises``)
 is a routing rule: it judges a scenario together with the acceptance criterion it is linked to. Shapes run
 on the asserted data (DSO + KGs + scenarios), as the KG shapes do (see service.validation), so that any SHACL
-engine can use them without a reasoner. Adding a shape file adds a rule: no code names a rule.
+engine can use them without a reasoner. Adding a shape adds a rule: no code names a rule.
+
+The service reads the rules from the store: every shapes graph ``shapes/scenario-*`` (the bootstrap loads the
+repository's ``shapes/scenario-*.ttl`` there), pinned by digest like the DSO and knowledge graphs
+(:mod:`service.envelope.inputs`). The repository files are read directly only by tests and benchmarks.
 
 .. _SHACL: https://www.w3.org/TR/shacl/
 """
@@ -26,6 +30,8 @@ from rdflib.term import Node
 from .facets import EPO, Facet, Schema, VE
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
+SCENARIO_SHAPES_PREFIX = "scenario-"
+"""Shapes graphs (``shapes/{id}``) and repository files whose name starts with this hold scenario rules."""
 CONSISTENCY, ROUTING = "consistency", "routing"
 
 
@@ -46,8 +52,9 @@ class Rule:
 
 
 def default_scenario_shape_paths() -> list[Path]:
-    """The repository's scenario rules: every ``shapes/scenario-*.ttl``."""
-    return sorted(SHAPES_DIR.glob("scenario-*.ttl"))
+    """The repository's scenario rule files, ``shapes/scenario-*.ttl``, for tests and benchmarks that build a
+    derivation without a store; the service reads the store's copies."""
+    return sorted(SHAPES_DIR.glob(f"{SCENARIO_SHAPES_PREFIX}*.ttl"))
 
 
 def load_rule_shapes(sources: Iterable[str | Path | Graph]) -> Graph:

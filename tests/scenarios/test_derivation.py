@@ -11,6 +11,7 @@ from rdflib import Graph, Literal, Namespace, URIRef
 
 from service.scenarios import CriterionScope, DerivationInput, derive, scenario_triples
 from service.scenarios.derive import context_for
+from service.scenarios.facets import scenario_key
 from service.scenarios.engine import Criterion
 from service.scenarios.frame import allowed_positions, count_frame, in_frame
 from service.scenarios.production import Production
@@ -133,19 +134,21 @@ def test_scenario_record(derivation) -> None:
     assert blocked and len(derivation.scenarios) == 25
     for s in derivation.scenarios:
         node = URIRef(s.iri)
-        assert node == URIRef(f"{EVAL}/scenarios/{s.index}")
+        assert node == URIRef(f"{EVAL}/scenarios/{scenario_key(s.values)}") and len(s.key) == 32
+        assert g.value(node, EPO.scenarioIndex) == Literal(s.index, datatype=XSD.integer)
         assert (node, RDF.type, EPO.Scenario) in g
         assert (node, RDF.type, EPO.EligibleScenario if s.eligible else EPO.BlockedScenario) in g
         assert {str(r) for r in g.objects(node, EPO.blockedBy)} == {b.rule for b in s.blocks}
-        check, result = URIRef(f"{EVAL}/checks/{s.index}"), URIRef(f"{EVAL}/checks/{s.index}#result")
+        check, result = URIRef(f"{EVAL}/derivation/checks/{s.key}"), URIRef(f"{EVAL}/derivation/checks/{s.key}#result")
         assert (check, RDF.type, EPO.ConsistencyCheck) in g and (check, EARL.subject, node) in g
         assert (check, EARL.mode, EARL.automatic) in g and (check, EARL.result, result) in g
         assert (result, EARL.outcome, EARL.passed if s.eligible else EARL.failed) in g
         assert g.value(result, EARL.info) is not None
         assert g.value(node, EPO.country) is not None and g.value(node, EPO.language) is not None
-    frame = URIRef(f"{EVAL}/frames/eligible")
+    frame = URIRef(f"{EVAL}/derivation/frames/eligible")
     assert g.value(frame, EPO.frameSize) == Literal(derivation.counts.eligible, datatype=XSD.integer)
-    assert g.value(URIRef(f"{EVAL}/frames/candidates"), EPO.frameSize) == Literal(derivation.counts.total, datatype=XSD.integer)
+    assert g.value(URIRef(f"{EVAL}/derivation/frames/candidates"), EPO.frameSize) == Literal(derivation.counts.total, datatype=XSD.integer)
+    assert g.value(URIRef(f"{EVAL}/derivation"), EPO.seed) == Literal(derivation.seed, datatype=XSD.integer)
     assert len(set(g.subjects(EPO.frameFor, None))) == len(CRITERIA)
     assert all(not s.blocks for s in eligible)
 

@@ -108,8 +108,9 @@ async def get_blocking_summary(evaluation_id: str, graphs: GraphsDep, _: ReaderD
     return JSONResponse({"rules": await run_in_threadpool(blocking_summary, graphs, evaluation_id)})
 
 
-@router.post("/scenarios/{index}/exclusion", status_code=201, summary="Exclude a scenario from probing, with a reason")
-async def post_exclusion(evaluation_id: str, index: int, body: ExclusionBody, graphs: GraphsDep,
+@router.post("/scenarios/{scenario}/exclusion", status_code=201,
+             summary="Exclude a scenario from probing, with a reason; the scenario by key, or by index under the pinned inputs")
+async def post_exclusion(evaluation_id: str, scenario: str, body: ExclusionBody, graphs: GraphsDep,
                          agent: CredentialDep) -> JSONResponse:
-    record = await run_in_threadpool(exclude_scenario, graphs, evaluation_id, index, body.reason, require(agent))
+    record = await run_in_threadpool(exclude_scenario, graphs, evaluation_id, scenario, body.reason, require(agent))
     return JSONResponse(record, status_code=201)

@@ -1,0 +1,205 @@
+"""Pinned inputs over real HTTP, both backends (issue 6 §3): the sign-off, every plan and every derivation record
+the digests of the DSO, the knowledge graphs and the scenario shapes they rest on; a changed input refuses
+planning (409 naming the graph and both digests, nothing stored) until a new envelope version re-pins it; and a
+scenario keeps its identity, so an exclusion keeps naming the same situation when a KG edit renumbers the frame."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+from pyoxigraph import BlankNode, NamedNode, RdfFormat, Store
+
+from service.core import queries
+from service.core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS
+from service.plan.testplan import excluded_indices, planning_input
+from service.scenarios.derive import context_for, scenario_iri
+
+from ..api.test_evaluations import ID, sign_off
+from ..conftest import BASE_URL, REPO, Service, graphs_over
+from ..test_envelope import snapshot, spec_quads  # noqa: F401
+from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
+
+SMALL = {**PLAN, "strategy": "Equal", "budget": 40, "reviewSample": 50}
+EVALUATION = f"{BASE_URL}evaluations/{ID}"
+NIGERIA = f"{BASE_URL}kg/nigeria"
+INPUTS = {f"{BASE_URL}dso/vaccine-education", *(f"{BASE_URL}kg/{kg}" for kg in ("bangladesh", "india", "kenya", "nigeria")),
+          f"{BASE_URL}shapes/scenario-consistency", f"{BASE_URL}shapes/scenario-routing"}
+PREFIXES = """
+@prefix ve:   <https://w3id.org/ob-caie/dso/vaccine-education/> .
+@prefix kg:   <https://w3id.org/ob-caie/kg/nigeria/> .
+@prefix skos: <http://www.w3.org/2004/02/skos/core#> .
+@prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
+"""
+REVISED = PREFIXES + 'kg:country rdfs:seeAlso <https://www.who.int/countries/nga> .\n'
+"""One more valid statement: the frame stays the same, the digest does not."""
+NEW_SETTING = PREFIXES + """
+kg:brt-ride a ve:TransmissionSetting , skos:Concept ;
+    skos:inScheme ve:TransmissionSettingScheme ; skos:broader ve:PublicTransportSetting ;
+    rdfs:label "on a Lagos BRT bus"@en ; skos:prefLabel "on a Lagos BRT bus"@en ;
+    ve:usesTransportMode kg:lagos-brt ; ve:illustrative true .
+"""
+"""A new setting, sorted before the others: every candidate's index moves."""
+BOOKKEEPING = {RDF + "type", RDFS + "label", RDFS + "comment", DCTERMS + "subject", PROV + "wasGeneratedBy",
+               EPO + "scenarioIndex", EPO + "blockedBy"}
+
+
+def catalog(service: Service) -> dict[str, dict]:
+    answer = service.http.get("/graphs", headers={"Accept": "application/json"})
+    assert answer.status_code == 200, answer.text
+    return {entry["graph"]: entry for entry in answer.json()["graphs"]}
+
+
+def select(service: Service, query: str) -> list[dict[str, str]]:
+    answer = service.http.post("/sparql", data={"query": query}, headers={"Accept": "application/sparql-results+json"})
+    assert answer.status_code == 200, answer.text
+    return [{name: term["value"] for name, term in row.items()} for row in answer.json()["results"]["bindings"]]
+
+
+def pinned(service: Service, carrier: str) -> dict[str, str]:
+    """Graph to digest, by the published query a third party would run (its parameter bound with VALUES)."""
+    query = queries.load("pinned-inputs").replace("WHERE {", f"WHERE {{ VALUES ?carrier {{ <{carrier}> }}", 1)
+    return {row["graph"]: row["digest"] for row in select(service, query)}
+
+
+def replace_kg(service: Service, extra: str) -> str:
+    """Nigeria's KG replaced (by the admin) with the repository file plus ``extra``; its new digest."""
+    body = (REPO / "ontologies" / "kg" / "nigeria.ttl").read_text(encoding="utf-8") + extra
+    answer = service.http.put("/graphs/kg/nigeria", content=body.encode("utf-8"),
+                              headers={**service.auth("admin"), "Content-Type": "text/turtle"})
+    assert answer.status_code == 200, answer.text
+    return answer.json()["digest"]
+
+
+def new_version_signed_off(service: Service) -> None:
+    version = service.http.post(f"/evaluations/{ID}/envelope/versions", headers=service.auth("theo"))
+    assert version.status_code == 201, version.text
+    sign_off(service)
+
+
+def probe_scenarios(service: Service, plan: dict) -> list[str]:
+    page = service.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000})
+    assert page.status_code == 200, page.text
+    return [probe["scenario"] for probe in page.json()["items"]]
+
+
+def situations(service: Service, scenarios: list[str]) -> dict[str, frozenset[tuple[str, str]]]:
+    """Each scenario's facet values as the scenarios graph describes it: (property, value) of it and its person."""
+    listed = " ".join(f"<{s}>" for s in scenarios)
+    rows = select(service, f"""
+        SELECT ?scenario ?property ?value WHERE {{
+          VALUES ?scenario {{ {listed} }}
+          GRAPH <{EVALUATION}/scenarios> {{
+            {{ ?scenario ?property ?value }} UNION {{ ?scenario <{DCTERMS}subject> ?person . ?person ?property ?value }}
+          }}
+        }}""")
+    found: dict[str, set[tuple[str, str]]] = {s: set() for s in scenarios}
+    for row in rows:
+        if row["property"] not in BOOKKEEPING or (row["property"] == RDF + "type" and not row["value"].startswith(EPO)):
+            found[row["scenario"]].add((row["property"], row["value"]))
+    return {s: frozenset(values) for s, values in found.items()}
+
+
+def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) -> None:  # noqa: F811
+    answer = signed.http.get(f"/evaluations/{ID}/approvals", headers={"Accept": "text/turtle"})
+    assert answer.status_code == 200, answer.text
+    store = Store()
+    store.load(answer.content, format=RdfFormat.TURTLE)
+    [sign_off_iri] = [q.subject.value for q in store.quads_for_pattern(None, NamedNode(RDF + "type"), NamedNode(EPO + "EnvelopeSignOff"))]
+    pins = {row["graph"].value: row for row in store.query(f"""
+        SELECT ?graph ?pin ?digest ?modified WHERE {{
+          <{sign_off_iri}> <{EPO}inputPin> ?pin ; <{PROV}wasInfluencedBy> ?graph .
+          ?pin a <{EPO}InputPin> ; <{PROV}entity> ?graph ; <{EPO}inputDigest> ?digest ; <{EPO}inputModified> ?modified .
+        }}""")}
+    graphs = catalog(signed)
+    assert set(pins) == INPUTS
+    for graph, row in pins.items():
+        assert row["digest"].value == graphs[graph]["digest"], graph
+        assert datetime.fromisoformat(row["modified"].value) == datetime.fromisoformat(graphs[graph]["modified"]), graph
+        assert row["pin"].value.startswith(sign_off_iri + "/inputs/")
+    assert not any(isinstance(term, BlankNode) for quad in store for term in (quad.subject, quad.object))
+
+
+def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version(signed: Service) -> None:  # noqa: F811
+    earlier = make_plan(signed, SMALL)
+    old = catalog(signed)[NIGERIA]["digest"]
+    new = replace_kg(signed, REVISED)
+    assert new != old
+    before, quads = catalog(signed), snapshot(signed.store)
+    refused = signed.http.post(f"/evaluations/{ID}/plans", json=SMALL, headers=signed.auth("theo"))
+    assert refused.status_code == 409, refused.text
+    problem = refused.json()
+    assert all(text in problem["detail"] for text in (NIGERIA, old, new, "envelope/versions"))
+    assert len(problem["errors"]) == 1 and NIGERIA in problem["errors"][0]
+    assert catalog(signed) == before and snapshot(signed.store) == quads
+
+    # a plan made on the old inputs is not approved any more, and cannot be
+    status = signed.http.get(f"/evaluations/{ID}/plans/{earlier['number']}").json()
+    assert not status["approved"] and any(NIGERIA in reason and new in reason for reason in status["notApprovedBecause"])
+    approval = signed.http.post(f"/evaluations/{ID}/plans/{earlier['number']}/approval", json={}, headers=signed.auth("annie"))
+    assert approval.status_code == 409 and NIGERIA in approval.json()["detail"]
+
+    # signing the same version off again does not re-pin: only a new version does
+    repeated = signed.http.post(f"/evaluations/{ID}/envelope/sign-off", json={}, headers=signed.auth("dana"))
+    assert repeated.status_code == 409 and NIGERIA in repeated.json()["detail"] and snapshot(signed.store) == quads
+
+    new_version_signed_off(signed)
+    again = make_plan(signed, SMALL)
+    assert pinned(signed, again["plan"])[NIGERIA] == new
+
+
+def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(signed: Service) -> None:  # noqa: F811
+    first, second = make_plan(signed, SMALL), make_plan(signed, SMALL)
+    current = {graph: entry["digest"] for graph, entry in catalog(signed).items() if graph in INPUTS}
+    for plan in (first, second):
+        derivation = plan["plan"] + "/derivation"
+        assert pinned(signed, plan["plan"]) == current == pinned(signed, derivation)
+        [row] = select(signed, f"""
+            SELECT ?seed ?derivationSeed ?sample (COUNT(DISTINCT ?used) AS ?inputs) WHERE {{
+              GRAPH ?plans {{ <{plan['plan']}> <{EPO}seed> ?seed ; <{PROV}wasGeneratedBy> <{derivation}> }}
+              GRAPH ?review {{ <{derivation}> <{EPO}seed> ?derivationSeed ; <{EPO}reviewSampleSize> ?sample ;
+                                                <{PROV}used> ?used . }}
+            }} GROUP BY ?seed ?derivationSeed ?sample""")
+        assert (row["seed"], row["derivationSeed"], row["sample"]) == ("7", "7", "50")
+        assert int(row["inputs"]) == len(INPUTS) + 1  # and the envelope
+    assert probe_scenarios(signed, first) == probe_scenarios(signed, second)
+    assert first["digest"] == second["digest"]
+
+
+def test_an_excluded_situation_stays_excluded_when_a_kg_edit_renumbers_the_frame(signed: Service) -> None:  # noqa: F811
+    first = make_plan(signed, SMALL)
+    target, other = list(dict.fromkeys(probe_scenarios(signed, first)))[:2]
+    [row] = select(signed, f"SELECT ?index WHERE {{ GRAPH ?g {{ <{target}> <{EPO}scenarioIndex> ?index }} }}")
+    index = int(row["index"])
+    by_index = signed.http.post(f"/evaluations/{ID}/scenarios/{index}/exclusion", json={"reason": "not a real commute"},
+                                headers=signed.auth("annie"))
+    assert by_index.status_code == 201 and by_index.json()["scenario"] == target
+    by_key = signed.http.post(f"/evaluations/{ID}/scenarios/{other.rsplit('/', 1)[-1]}/exclusion",
+                              json={"reason": "duplicate of another probe"}, headers=signed.auth("annie"))
+    assert by_key.status_code == 201 and by_key.json()["scenario"] == other
+    excluded = situations(signed, [target, other])
+
+    replace_kg(signed, NEW_SETTING)
+    stale = signed.http.post(f"/evaluations/{ID}/scenarios/{index}/exclusion", json={"reason": "r"}, headers=signed.auth("annie"))
+    assert stale.status_code == 409 and "key" in stale.json()["detail"] and NIGERIA in stale.json()["detail"]
+    new_version_signed_off(signed)
+
+    # the frame is renumbered: the old index names another situation, the excluded ones have moved
+    graphs = graphs_over(signed.store)
+    planning = planning_input(graphs, ID, SMALL["seed"], 0)
+    frame = context_for(planning.derivation)
+    assert scenario_iri(EVALUATION, frame.space.values(index)) != target
+    moved = {scenario_iri(EVALUATION, frame.space.values(i)): i for i in excluded_indices(graphs, ID, frame)}
+    assert set(moved) == {target, other} and moved[target] != index
+
+    later = probe_scenarios(signed, make_plan(signed, SMALL))
+    assert not {target, other} & set(later)
+    assert not set(excluded.values()) & set(situations(signed, later).values())
+    assert all(excluded.values())
+
+
+@pytest.mark.parametrize("segment", ["not-a-scenario", "0" * 31 + "g"])
+def test_an_exclusion_names_a_scenario_by_key_or_index(signed: Service, segment: str) -> None:  # noqa: F811
+    answer = signed.http.post(f"/evaluations/{ID}/scenarios/{segment}/exclusion", json={"reason": "r"},
+                              headers=signed.auth("annie"))
+    assert answer.status_code == 404 and "key" in answer.json()["detail"]
