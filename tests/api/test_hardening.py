@@ -222,7 +222,9 @@ def test_plan_creation_stops_when_the_client_goes_away(signed: Service) -> None:
     assert wait_for(lambda: threads_making_a_plan() == 1, 10), "the plan was never started"
     client.join()
     assert outcome, "the plan finished before the client gave up: use a bigger budget"
-    assert wait_for(lambda: threads_making_a_plan() == 0, 5), "the plan kept going after its client left"
+    # it stops at its next checkpoint (seconds apart on a busy machine), long before it would have been
+    # stored; a plan that ran to its end would be listed
+    assert wait_for(lambda: threads_making_a_plan() == 0, 15), "the plan kept going after its client left"
     assert signed.http.get(f"/evaluations/{ID}/plans").json()["plans"] == []
 
 
