@@ -117,6 +117,7 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def load(args: argparse.Namespace) -> int:
+    from .api.shapes import catalog_entry_json
     from .core.bootstrap import SYSTEM
     from .core.formats import rdf_format_for_path
     from .core.graphs import WriteMode
@@ -131,7 +132,7 @@ def load(args: argparse.Namespace) -> int:
         path = Path(args.file)
         mode = WriteMode.APPEND if args.append else WriteMode.REPLACE
         result = graphs.write(ref, path.read_bytes(), rdf_format_for_path(path.name), SYSTEM, mode=mode, title=args.title, dso=args.dso)
-        print(json.dumps(result.entry.to_json(), indent=2))
+        print(json.dumps(catalog_entry_json(result.entry), indent=2))
     finally:
         services.close()
     return 0
@@ -214,11 +215,12 @@ def plan(args: argparse.Namespace) -> int:
 def validate(args: argparse.Namespace) -> int:
     import rdflib
 
+    from .api.shapes import validation_json
     from .core import validation
 
     kg, dso = rdflib.Graph().parse(args.kg), rdflib.Graph().parse(args.dso)
     outcome = validation.validate_kg(kg, dso, validation.default_kg_shapes())
-    print(json.dumps(outcome.to_json(), indent=2))
+    print(json.dumps(validation_json(outcome), indent=2))
     return 0 if outcome.conforms else 1
 
 

@@ -11,6 +11,7 @@ import pytest
 from rdflib import BNode, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS
 
+from service.api.shapes import validation_json
 from service.core.namespaces import DSO_VACCINE
 from service.core.validation import (
     ValidationOutcome,
@@ -133,7 +134,7 @@ def test_kg_conforms_to_dso(country: str, dso: Graph, kg_shapes: Graph) -> None:
     start = time.perf_counter()
     outcome = validate_kg(load_kg(country), dso, kg_shapes)
     elapsed = time.perf_counter() - start
-    assert outcome.conforms, outcome.to_json()
+    assert outcome.conforms, outcome.violations
     assert outcome.violations == ()  # not even warnings
     assert (None, SH.conforms, Literal(True)) in outcome.report
     assert elapsed < 15, f"validate_kg took {elapsed:.1f}s"
@@ -285,7 +286,7 @@ def test_broken_kg_is_reported(name: str, change: Callable[[Graph], None], focus
     outcome = validate_kg(kg, dso, kg_shapes)
     assert not outcome.conforms, name
     hits = [v for v in outcome.violations if v.focus_node == K[focus].n3() and phrase in v.message]
-    assert hits, f"{name}: no violation on {focus} containing {phrase!r}: {outcome.to_json()}"
+    assert hits, f"{name}: no violation on {focus} containing {phrase!r}: {outcome.violations}"
     assert all(v.severity in {"Violation", "Warning", "Info"} for v in outcome.violations)
     # only KG nodes are ever reported, never DSO terms
     assert all(not v.focus_node.startswith("<" + DSO_VACCINE) for v in outcome.violations)
@@ -306,7 +307,7 @@ def test_owl_rl_detects_functional_clash(dso: Graph, kg_shapes: Graph) -> None:
     kg = load_kg("nigeria")
     two_vaccination_statuses(kg)
     outcome = validate_kg(kg, dso, kg_shapes)
-    assert any(v.constraint == "owl-rl:eq-diff2" for v in outcome.violations), outcome.to_json()
+    assert any(v.constraint == "owl-rl:eq-diff2" for v in outcome.violations), outcome.violations
 
 
 def test_kg_defining_its_own_class_is_still_undeclared(dso: Graph, kg_shapes: Graph) -> None:
@@ -327,7 +328,7 @@ def test_validate_kg_does_not_modify_inputs(dso: Graph, kg_shapes: Graph) -> Non
 def test_outcome_json_shape(dso: Graph, kg_shapes: Graph) -> None:
     kg = load_kg("nigeria")
     duplicate_dose_numbers(kg)
-    data = validate_kg(kg, dso, kg_shapes).to_json()
+    data = validation_json(validate_kg(kg, dso, kg_shapes))
     assert data["conforms"] is False
     keys = {"focus_node", "path", "value", "message", "severity", "source_shape", "constraint"}
     assert data["violations"] and all(set(v) == keys for v in data["violations"])
@@ -372,7 +373,7 @@ def minimal_record() -> Graph:
 
 def test_minimal_record_conforms() -> None:
     outcome = validate_record(minimal_record(), default_record_shapes())
-    assert outcome.conforms and outcome.violations == (), outcome.to_json()
+    assert outcome.conforms and outcome.violations == (), outcome.violations
 
 
 def test_integer_weight_is_accepted() -> None:
@@ -412,4 +413,4 @@ def test_broken_record_fails(name: str, change: Callable[[Graph], None], focus: 
     change(g)
     outcome: ValidationOutcome = validate_record(g, default_record_shapes())
     assert not outcome.conforms, name
-    assert any(v.focus_node == EX[focus].n3() and phrase in v.message for v in outcome.violations), outcome.to_json()
+    assert any(v.focus_node == EX[focus].n3() and phrase in v.message for v in outcome.violations), outcome.violations

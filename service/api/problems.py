@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse, Response
 from ..core import errors
 from ..core.formats import negotiate
 from ..core.graphs import KnowledgeGraphInvalid
+from .shapes import error_detail_json, validation_json
 
 STATUS: dict[type[errors.ServiceError], int] = {
     errors.BadRequest: 400,
@@ -49,8 +50,8 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
         if wanted in ("text/turtle", "application/ld+json"):
             rdflib_format = "turtle" if wanted == "text/turtle" else "json-ld"
             return Response(outcome.report.serialize(format=rdflib_format), status_code=status, media_type=wanted)
-        return problem(status, title, error.message, **outcome.to_json())
-    extra = {"errors": error.detail} if error.detail is not None else {}
+        return problem(status, title, error.message, **validation_json(outcome))
+    extra = {"errors": error_detail_json(error.detail)} if error.detail is not None else {}
     return problem(status, title, error.message, **extra)
 
 

@@ -1,12 +1,25 @@
-"""JSON shapes of the domain's values: the one place where records become JSON for the HTTP answers."""
+"""JSON shapes of the domain's values: the one place where records become JSON for the HTTP answers
+(and for the command line's output). Domain modules return typed values; nothing else builds JSON."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from typing import Any, Protocol, TypeVar
+
+from ..core.catalog import CatalogEntry
+from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
+from ..plan.model import PlanView, Probe
+from ..scenarios.model import Page, ReviewedScenario, RuleCount
+from ..scope.model import EvaluationSummary
+
+T = TypeVar("T")
+JSON = dict[str, Any]
 
 
-def approval_json(record: ApprovalRecord) -> dict[str, object]:
+def approval_json(record: ApprovalRecord) -> JSON:
     return {
         "@id": record.iri, "kind": record.kind, "subject": record.subject, "agent": record.agent,
         "time": record.time.isoformat(), "outcome": record.outcome, "comment": record.comment,
@@ -14,13 +27,110 @@ def approval_json(record: ApprovalRecord) -> dict[str, object]:
     }
 
 
-def envelope_status_json(status: EnvelopeStatus) -> dict[str, object]:
+def envelope_status_json(status: EnvelopeStatus) -> JSON:
     return {"envelope": status.envelope, "version": status.version, "digest": status.digest,
             "signedOff": status.signed_off, "appropriateness": status.appropriate,
             "relevance": status.relevance, "missingForSignOff": status.missing}
 
 
-def plan_approval_json(status: PlanApprovalStatus) -> dict[str, object]:
+def plan_approval_json(status: PlanApprovalStatus) -> JSON:
     """Whether a plan is approved now, why not, and every approval it received (current or not)."""
     return {"approved": status.approved, "notApprovedBecause": list(status.reasons),
             "approvals": [approval_json(r) for r in status.approvals]}
+
+
+def plan_json(view: PlanView) -> JSON:
+    """A plan as recorded, its allocation per criterion, and its approval status now."""
+    return {
+        "plan": view.iri, "number": view.number, "digest": view.digest, "recordedDigest": view.recorded_digest,
+        "strategy": view.strategy, "budget": view.budget, "seed": view.seed,
+        "frameSize": view.frame_size, "eligibleFrameSize": view.eligible_frame_size,
+        "envelope": view.envelope, "envelopeDigest": view.envelope_digest,
+        "createdBy": view.created_by, "created": view.created,
+        "allocation": [{"criterion": a.criterion, "probes": a.probes, "eligibleFrame": a.eligible_frame,
+                        "exercisedBy": a.exercised_by, "scenarios": a.scenarios} for a in view.allocation],
+        "probes": view.probes,
+        **plan_approval_json(view.approval),
+    }
+
+
+def probe_json(probe: Probe) -> JSON:
+    return {"probe": probe.iri, "number": probe.number, "criterion": probe.criterion,
+            "exercises": list(probe.exercises), "scenario": probe.scenario, "openingPrompt": probe.opening_prompt,
+            "language": probe.language, "assignedTo": probe.assigned_to}
+
+
+def _local(iri: str) -> str:
+    return iri.rsplit("/", 1)[-1]
+
+
+def scenario_json(scenario: ReviewedScenario) -> JSON:
+    """A reviewed scenario; its facets by the property's local name (of several values, the first in order)."""
+    facets: dict[str, str] = {}
+    for prop, value in scenario.facets:
+        facets.setdefault(_local(prop), value)
+    excluded = scenario.exclusion
+    return {
+        "scenario": scenario.iri, "index": scenario.index, "status": scenario.status.value,
+        "blockedBy": list(scenario.blocked_by), "messages": list(scenario.messages), "facets": facets,
+        "excluded": None if excluded is None else {"reason": excluded.reason, "by": excluded.by, "at": excluded.at},
+    }
+
+
+def rule_count_json(count: RuleCount) -> JSON:
+    return {"rule": count.rule, "scenarios": count.scenarios}
+
+
+def page_json(page: Page[T], item: Callable[[T], JSON]) -> JSON:
+    """A page of a listing: how many match in all, where the page starts, and its items."""
+    return {"total": page.total, "limit": page.limit, "offset": page.offset, "items": [item(i) for i in page.items]}
+
+
+class Versioned(Protocol):
+    """An envelope version as a summary names it (an :class:`EnvelopeSummary` or a whole ``Envelope``)."""
+
+    @property
+    def iri(self) -> str: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def digest(self) -> str: ...
+
+
+def envelope_summary_json(env: Versioned | None) -> JSON | None:
+    return None if env is None else {"@id": env.iri, "version": env.version, "digest": env.digest}
+
+
+def evaluation_summary_json(summary: EvaluationSummary) -> JSON:
+    """An evaluation in the listing: identifier, title, and its current envelope's version and digest."""
+    return {"@id": summary.iri, "id": summary.id, "title": summary.title,
+            "envelope": envelope_summary_json(summary.envelope)}
+
+
+def catalog_entry_json(entry: CatalogEntry) -> JSON:
+    """The catalog's description of one named graph."""
+    return {
+        "graph": entry.graph, "kind": entry.kind.value, "identifier": entry.identifier, "title": entry.title,
+        "loadedBy": entry.agent, "modified": entry.modified.isoformat(), "triples": entry.triples,
+        "digest": entry.digest, "conformsTo": entry.conforms_to, "definesOntology": entry.defines_ontology,
+        "batchOf": entry.batch_of,
+    }
+
+
+def violation_json(violation: Violation) -> JSON:
+    """One validation result, its fields as :class:`Violation` names them."""
+    return asdict(violation)
+
+
+def validation_json(outcome: ValidationOutcome) -> JSON:
+    """Whether the data conforms, and every result."""
+    return {"conforms": outcome.conforms, "violations": [violation_json(v) for v in outcome.violations]}
+
+
+def error_detail_json(detail: object) -> object:
+    """An error's detail for a problem answer: violations shaped, everything else as the domain gave it."""
+    if isinstance(detail, Violation):
+        return violation_json(detail)
+    if isinstance(detail, Sequence) and not isinstance(detail, str):
+        return [error_detail_json(item) for item in detail]
+    return detail

@@ -74,21 +74,6 @@ class CatalogEntry:
     batch_of: str | None = None
     """The record this graph is an appended batch of (``cat:batchOf``)."""
 
-    def to_json(self) -> dict[str, object]:
-        return {
-            "graph": self.graph,
-            "kind": self.kind.value,
-            "identifier": self.identifier,
-            "title": self.title,
-            "loadedBy": self.agent,
-            "modified": self.modified.isoformat(),
-            "triples": self.triples,
-            "digest": self.digest,
-            "conformsTo": self.conforms_to,
-            "definesOntology": self.defines_ontology,
-            "batchOf": self.batch_of,
-        }
-
 
 def _iri(value: str) -> NamedNode:
     return NamedNode(value)

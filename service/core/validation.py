@@ -21,9 +21,9 @@ The SHACL pass deliberately does not run on the closure: under OWL semantics ``r
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
 import owlrl
 import pyoxigraph as ox
@@ -54,9 +54,6 @@ class Violation:
     source_shape: str | None
     constraint: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
 
 @dataclass(frozen=True)
 class ValidationOutcome:
@@ -65,9 +62,6 @@ class ValidationOutcome:
     conforms: bool
     violations: tuple[Violation, ...]
     report: Graph
-
-    def to_json(self) -> dict[str, Any]:
-        return {"conforms": self.conforms, "violations": [v.to_json() for v in self.violations]}
 
 
 def load_shapes(*paths_or_graphs: str | Path | Graph) -> Graph:

@@ -2,7 +2,8 @@
 
 The domain layer (no HTTP). Everything is stored in the evaluation's graph ``{base}evaluations/{id}``:
 :mod:`.model` holds the values, :mod:`.rdf` the RDF shape and the envelope digest, :mod:`.checks`
-the validation, :mod:`.records` the reads and the checked, transactional writes. Approvals are in
+the validation, :mod:`.records` the reads and the checked, transactional writes (the listing of
+evaluations is :mod:`service.scope.records`). Approvals are in
 :mod:`service.envelope.approvals`.
 """
 
@@ -15,7 +16,6 @@ from .records import (
     envelope_at,
     get_evaluation,
     iris_for,
-    list_evaluations,
     new_version,
     put_envelope,
     put_rdf,
@@ -43,7 +43,6 @@ __all__ = [
     "envelope_digest",
     "get_evaluation",
     "iris_for",
-    "list_evaluations",
     "new_version",
     "put_envelope",
     "put_rdf",

@@ -95,18 +95,6 @@ def get_evaluation(graphs: GraphService, evaluation_id: str) -> Evaluation:
     return load(graphs, evaluation_id)[2]
 
 
-def list_evaluations(graphs: GraphService) -> list[Evaluation]:
-    """Every evaluation of the deployment, by identifier."""
-    found = []
-    for entry in graphs.catalog():
-        if entry.kind is GraphKind.EVALUATION and "/" not in entry.identifier:
-            iris = iris_for(graphs, entry.identifier)
-            evaluation = read_evaluation(iris, graphs.triples(graph_ref(graphs, entry.identifier)))
-            if evaluation is not None:
-                found.append(evaluation)
-    return found
-
-
 def envelope_at(graphs: GraphService, evaluation_id: str, version: int | None = None) -> tuple[Envelope, list[Triple]]:
     """An envelope version (the current one by default) and its triples, or 404."""
     iris, index, evaluation = load(graphs, evaluation_id)

@@ -1,108 +1,34 @@
-"""Review of step 3: scenarios (eligible or blocked, with why), plans and probes, paged and filtered;
-an expert's exclusion of a scenario, recorded and attributed (append-only)."""
+"""Reading step 3's plans: each plan as recorded, with whether it is approved now, and its probes, filtered
+and paged; and an expert's exclusion of a scenario, recorded and attributed (append-only).
+
+Plans and probes are read through published queries (``queries/plans.rq``, ``plan-traceability.rq``,
+``probes.rq``, ``probe-count.rq``) with bound parameters; this module checks the parameters and turns rows
+into :mod:`.model` values. The review of scenarios is :mod:`service.scenarios.records`.
+"""
 
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from ..core import queries
-from ..core.store import Row
-from .approval import plan_ref, plan_status
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..envelope import iris_for
 from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
-from ..core.namespaces import EPO, PROV, RDF, RDFS, XSD
+from ..core.iris import named_node
+from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..core.store import Row, Term
+from ..envelope import iris_for
+from ..scenarios.model import Page
+from ..scenarios.records import check_page, page_rows
+from .approval import plan_status
+from .model import CriterionAllocation, PlanView, Probe
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from .testplan import plan_iri_for, scenario_at, scenarios_ref
 
 REVIEWERS = ("domain_expert", "evaluation_operator")
-STATUS = {"eligible": EPO + "EligibleScenario", "blocked": EPO + "BlockedScenario"}
-
-
-@dataclass(frozen=True)
-class Page:
-    items: list[dict[str, object]]
-    total: int
-    limit: int
-    offset: int
-
-    def to_json(self) -> dict[str, object]:
-        return {"total": self.total, "limit": self.limit, "offset": self.offset, "items": self.items}
-
-
-def _by_subject(triples: Iterable[Triple]) -> dict[str, list[Triple]]:
-    grouped: dict[str, list[Triple]] = defaultdict(list)
-    for triple in triples:
-        grouped[triple.subject.value].append(triple)
-    return grouped
-
-
-def _values(statements: list[Triple], predicate: str) -> list[str]:
-    return sorted(t.object.value for t in statements if t.predicate.value == predicate)
-
-
-def _page(items: list[dict[str, object]], limit: int, offset: int) -> Page:
-    if not 1 <= limit <= 1000 or offset < 0:
-        raise BadRequest("limit must be 1..1000 and offset at least 0")
-    return Page(items[offset: offset + limit], len(items), limit, offset)
-
-
-def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | None = None, rule: str | None = None,
-                   facets: dict[str, str] | None = None, limit: int = 50, offset: int = 0) -> Page:
-    """The derived scenarios, oldest index first, with facets, status, blocking rules and messages."""
-    if status is not None and status not in STATUS:
-        raise BadRequest(f"status must be one of {', '.join(STATUS)}, not {status!r}")
-    grouped = _by_subject(graphs.triples(scenarios_ref(graphs, evaluation_id)))
-    excluded = _exclusions(graphs, evaluation_id)
-    items = []
-    for subject, statements in grouped.items():
-        types = _values(statements, RDF + "type")
-        if EPO + "Scenario" not in types:
-            continue
-        person = grouped.get(subject + "#person", [])
-        facet_values = {t.predicate.value.rsplit("/", 1)[-1]: t.object.value for t in person + statements
-                        if t.predicate.value.startswith(("https://w3id.org/ob-caie/dso/", EPO)) and t.predicate.value != EPO + "blockedBy"}
-        facet_values.update({"persona": v for v in _values(person, RDF + "type") if not v.endswith("/Person")})
-        item = {
-            "scenario": subject,
-            "index": min((int(v) for v in _values(statements, EPO + "scenarioIndex")), default=-1),
-            "status": "blocked" if STATUS["blocked"] in types else "eligible",
-            "blockedBy": _values(statements, EPO + "blockedBy"),
-            "messages": _values(statements, RDFS + "comment"),
-            "facets": facet_values,
-            "excluded": excluded.get(subject),
-        }
-        if status and item["status"] != status or rule and rule not in item["blockedBy"]:
-            continue
-        if facets and any(facet_values.get(name) != value for name, value in facets.items()):
-            continue
-        items.append(item)
-    items.sort(key=lambda item: item["index"])
-    return _page(items, limit, offset)
-
-
-def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[dict[str, object]]:
-    """How many reviewed scenarios each rule blocked, and how many are eligible (queries/blocked-scenarios-by-rule.rq)."""
-    graph = NamedNode(scenarios_ref(graphs, evaluation_id).iri.value)
-    return [{"rule": row["rule"].value, "scenarios": int(row["scenarios"].value)}
-            for row in graphs.query(queries.load("blocked-scenarios-by-rule"), {"graph": graph})]
-
-
-def _exclusions(graphs: GraphService, evaluation_id: str) -> dict[str, dict[str, str]]:
-    """Excluded scenario IRI to why, by whom and when (queries/scenario-exclusions.rq; the latest wins)."""
-    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
-    return {
-        row["scenario"].value: {"reason": row["reason"].value, "by": row["agent"].value, "at": row["time"].value}
-        for row in graphs.rows("scenario-exclusions", {"evaluation": evaluation})
-    }
 
 
 def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, reason: str, credential: Credential) -> dict[str, str]:
@@ -140,64 +66,65 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, re
     return {"exclusion": node.value, "scenario": iri, "reason": reason.strip(), "by": agent.value, "at": when}
 
 
-def _plan_json(graphs: GraphService, evaluation_id: str, row: Row) -> dict[str, object]:
+def _plan_view(graphs: GraphService, evaluation_id: str, row: Row) -> PlanView:
     plan = row["plan"].value
     number = int(plan.rsplit("/", 1)[-1])
-    allocation = [
-        {"criterion": r["criterion"].value, "probes": int(r["allocated"].value),
-         "eligibleFrame": int(r["eligibleFrame"].value), "exercisedBy": int(r["exercising"].value),
-         "scenarios": int(r["scenarios"].value)}
+    allocation = tuple(
+        CriterionAllocation(r["criterion"].value, int(r["allocated"].value), int(r["eligibleFrame"].value),
+                            int(r["exercising"].value), int(r["scenarios"].value))
         for r in graphs.rows("plan-traceability", {"plan": NamedNode(plan)})
-    ]
-    status = plan_status(graphs, evaluation_id, number)
-    return {
-        "plan": plan, "number": number, "digest": status.digest,
-        "recordedDigest": row["digest"].value if "digest" in row else None,
-        "strategy": row["strategy"].value.rsplit("/", 1)[-1],
-        "budget": int(row["budget"].value), "seed": int(row["seed"].value),
-        "frameSize": int(row["frameSize"].value), "eligibleFrameSize": int(row["eligibleFrameSize"].value),
-        "envelope": row["envelope"].value, "envelopeDigest": row["envelopeDigest"].value,
-        "createdBy": row["createdBy"].value, "created": row["created"].value,
-        "allocation": allocation, "probes": int(row["probes"].value),
-        "approval": status,
-    }
+    )
+    return PlanView(
+        iri=plan, number=number, recorded_digest=row["digest"].value if "digest" in row else None,
+        strategy=row["strategy"].value.rsplit("/", 1)[-1],
+        budget=int(row["budget"].value), seed=int(row["seed"].value),
+        frame_size=int(row["frameSize"].value), eligible_frame_size=int(row["eligibleFrameSize"].value),
+        envelope=row["envelope"].value, envelope_digest=row["envelopeDigest"].value,
+        created_by=row["createdBy"].value, created=row["created"].value,
+        allocation=allocation, probes=int(row["probes"].value),
+        approval=plan_status(graphs, evaluation_id, number),
+    )
 
 
-def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> dict[str, object]:
+def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> PlanView:
     """A plan: strategy, budget, seed, frame sizes, allocation per criterion, whether it is approved now."""
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
     plan = plan_iri_for(graphs, evaluation_id, number)
     rows = graphs.rows("plans", {"evaluation": evaluation, "plan": plan})
     if not rows:
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
-    return _plan_json(graphs, evaluation_id, rows[0])
+    return _plan_view(graphs, evaluation_id, rows[0])
 
 
-def list_plans(graphs: GraphService, evaluation_id: str) -> list[dict[str, object]]:
+def list_plans(graphs: GraphService, evaluation_id: str) -> list[PlanView]:
     """Every plan of the evaluation, oldest first."""
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
-    return [_plan_json(graphs, evaluation_id, row) for row in graphs.rows("plans", {"evaluation": evaluation})]
+    return [_plan_view(graphs, evaluation_id, row) for row in graphs.rows("plans", {"evaluation": evaluation})]
+
+
+def _criterion_filter(criterion: str) -> dict[str, Term]:
+    """A criterion named by IRI (it has a scheme) or by its identifier (``c01``), as a parameter of probes.rq."""
+    if ":" in criterion:
+        return {"criterion": named_node(criterion, "the criterion")}
+    return {"criterionId": Literal(criterion)}
 
 
 def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criterion: str | None = None,
-                limit: int = 50, offset: int = 0) -> Page:
-    plan_view(graphs, evaluation_id, number)
-    prefix = plan_iri_for(graphs, evaluation_id, number).value + "/probes/"
-    grouped = _by_subject(t for t in graphs.triples(plan_ref(graphs, evaluation_id, number))
-                          if t.subject.value.startswith(prefix))
-    items = []
-    for subject, statements in grouped.items():
-        target = _values(statements, EPO + "allocatedTo")[0]
-        if criterion and criterion not in (target, target.rsplit("/", 1)[-1]):
-            continue
-        items.append({
-            "probe": subject, "number": int(subject.rsplit("/", 1)[-1]), "criterion": target,
-            "exercises": _values(statements, EPO + "exercises"),
-            "scenario": _values(statements, EPO + "fromScenario")[0],
-            "openingPrompt": _values(statements, EPO + "openingPrompt")[0],
-            "language": next(iter(_values(statements, EPO + "language")), None),
-            "assignedTo": next(iter(_values(statements, EPO + "assignedTo")), None),
-        })
-    items.sort(key=lambda item: item["number"])
-    return _page(items, limit, offset)
-
+                limit: int = 50, offset: int = 0) -> Page[Probe]:
+    """The plan's probes in number order, optionally only those allocated to ``criterion`` (IRI or identifier);
+    404 when the evaluation has no such plan."""
+    check_page(limit, offset)
+    bindings = {"plan": plan_iri_for(graphs, evaluation_id, number), **(_criterion_filter(criterion) if criterion else {})}
+    counted = graphs.rows("probe-count", {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation), **bindings})
+    if not counted:
+        raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
+    rows = page_rows(graphs, "probes", bindings, limit, offset)
+    probes = tuple(
+        Probe(iri=row["probe"].value, number=int(row["number"].value), criterion=row["criterion"].value,
+              exercises=tuple(sorted(row["exercises"].value.split())), scenario=row["scenario"].value,
+              opening_prompt=row["openingPrompt"].value,
+              language=row["language"].value if "language" in row else None,
+              assigned_to=row["assignedTo"].value if "assignedTo" in row else None)
+        for row in rows
+    )
+    return Page(probes, int(counted[0]["probes"].value), limit, offset)

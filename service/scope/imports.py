@@ -113,7 +113,7 @@ def _check(record: list[Triple], ref: GraphRef) -> None:
     raise Unprocessable(
         f"the record does not conform to the record shapes (shapes/record.ttl): {len(outcome.violations)} "
         f"violation(s): {shown}{f'; and {more} more' if more > 0 else ''}",
-        detail=[v.to_json() for v in outcome.violations],
+        detail=outcome.violations,
     )
 
 

@@ -74,3 +74,22 @@ class Scope:
     operating_environment: OperatingEnvironment
     out_of_scope: tuple[OutOfScope, ...] = ()
     risk_question: str | None = None
+
+
+@dataclass(frozen=True)
+class EnvelopeSummary:
+    """The envelope version an evaluation's record names as current, with the digest it records."""
+
+    iri: str
+    version: int
+    digest: str
+
+
+@dataclass(frozen=True)
+class EvaluationSummary:
+    """An evaluation as the listing shows it: its IRI, identifier, title and current envelope version."""
+
+    iri: str
+    id: str
+    title: str
+    envelope: EnvelopeSummary | None = None

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ... import envelope
+from ...scope import records as scope_records
 from ...envelope import approvals
 from .. import html
 from ...core.auth import require
@@ -36,7 +37,7 @@ from ..models import (
     scope_json,
 )
 from ..rdf_response import rdf_response
-from ..shapes import approval_json, envelope_status_json
+from ..shapes import approval_json, envelope_status_json, envelope_summary_json, evaluation_summary_json
 
 router = APIRouter(tags=["evaluations"])
 
@@ -64,13 +65,8 @@ def _agent(agent: Credential | None) -> Credential:
     return require(agent)
 
 
-def _summary(evaluation: envelope.Evaluation) -> dict[str, object] | None:
-    env = evaluation.envelope
-    return None if env is None else {"@id": env.iri, "version": env.version, "digest": env.digest}
-
-
 def _evaluation_json(evaluation: envelope.Evaluation) -> dict[str, object]:
-    return {"@id": evaluation.iri, **scope_json(evaluation.scope), "envelope": _summary(evaluation)}
+    return {"@id": evaluation.iri, **scope_json(evaluation.scope), "envelope": envelope_summary_json(evaluation.envelope)}
 
 
 @router.get(CONTEXT_PATH, summary="The JSON-LD context of the evaluation JSON", include_in_schema=True)
@@ -80,9 +76,8 @@ async def json_ld_context() -> Response:
 
 @router.get("/evaluations", summary="Every evaluation, with its current envelope's version and digest")
 async def list_evaluations(graphs: GraphsDep, settings: SettingsDep, _: ReaderDep) -> JSONResponse:
-    found = await run_in_threadpool(envelope.list_evaluations, graphs)
-    items = [{"@id": e.iri, "id": e.scope.id, "title": e.scope.title, "envelope": _summary(e)} for e in found]
-    return _json({"evaluations": items}, _context(settings))
+    found = await run_in_threadpool(scope_records.list_evaluations, graphs)
+    return _json({"evaluations": [evaluation_summary_json(e) for e in found]}, _context(settings))
 
 
 @router.post("/evaluations", summary="Create an evaluation from its JSON scope", status_code=201)

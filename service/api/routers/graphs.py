@@ -21,6 +21,7 @@ from ...core.roles import require_graph_writer
 from ..body import read_body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
 from ..rdf_response import rdf_response
+from ..shapes import catalog_entry_json
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
@@ -33,7 +34,7 @@ async def list_graphs(request: Request, catalog: CatalogDep, graphs: GraphsDep, 
     wanted = negotiate(request.headers.get("accept"), [JSON, HTML, "application/ld+json", "text/turtle", *GRAPH_FORMATS[2:]])
     if wanted == JSON:
         entries = await run_in_threadpool(graphs.catalog)
-        return JSONResponse({"catalog": catalog.graph.value, "graphs": [e.to_json() for e in entries]})
+        return JSONResponse({"catalog": catalog.graph.value, "graphs": [catalog_entry_json(e) for e in entries]})
     if wanted == HTML:
         entries = await run_in_threadpool(graphs.catalog)
         return HTMLResponse(html.catalog_page(entries, request.app.state.settings.base_url))
@@ -63,7 +64,7 @@ async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep
     data = await read_body(request, settings.max_body_bytes)
     result = await run_in_threadpool(graphs.write, ref, data, rdf_format, agent, mode=mode, title=title, dso=dso)
     location = f"/graphs/{kind}/{identifier}"
-    return JSONResponse(result.entry.to_json(), status_code=201 if result.created else 200, headers={"Location": location})
+    return JSONResponse(catalog_entry_json(result.entry), status_code=201 if result.created else 200, headers={"Location": location})
 
 
 @router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new); never an evaluation graph", status_code=201)

@@ -10,17 +10,17 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...plan import approval as plan_approval
-from ...plan.approval import PlanApprovalStatus
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import BadRequest, Unprocessable
 from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
-from ...plan.records import blocking_summary, exclude_scenario, list_plans, list_probes, list_scenarios, plan_view
+from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
 from ...plan.testplan import PlanRequest, create_plan
+from ...scenarios.records import blocking_summary, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
-from ..shapes import approval_json, plan_approval_json
+from ..shapes import approval_json, page_json, plan_json, probe_json, rule_count_json, scenario_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])
 
@@ -41,26 +41,20 @@ async def make_plan(evaluation_id: str, body: PlanBody, graphs: GraphsDep, setti
         annotators=tuple(Annotator(a.agent, frozenset(a.expertise), a.capacity) for a in body.annotators),
     )
     summary = await run_in_threadpool(create_plan, graphs, evaluation_id, request, require(agent), cancellation)
-    view = _plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number))
+    view = plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number))
     location = f"/evaluations/{evaluation_id}/plans/{summary.number}"
     return JSONResponse(view, status_code=201, headers={"Location": location})
-
-
-def _plan_json(view: dict[str, object]) -> dict[str, object]:
-    status = view.pop("approval")
-    assert isinstance(status, PlanApprovalStatus)
-    return {**view, **plan_approval_json(status)}
 
 
 @router.get("/plans", summary="Every plan of the evaluation, oldest first")
 async def get_plans(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
     plans = await run_in_threadpool(list_plans, graphs, evaluation_id)
-    return JSONResponse({"plans": [_plan_json(view) for view in plans]})
+    return JSONResponse({"plans": [plan_json(view) for view in plans]})
 
 
 @router.get("/plans/{number}", summary="A plan: strategy, budget, seed, frame sizes, allocation, approval")
 async def get_plan(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
-    return JSONResponse(_plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, number)))
+    return JSONResponse(plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, number)))
 
 
 @router.post("/plans/{number}/approval", status_code=201,
@@ -79,7 +73,7 @@ async def get_probes(evaluation_id: str, number: int, graphs: GraphsDep, _: Read
         require_iri_text(criterion, "the criterion")
     page = await run_in_threadpool(lambda: list_probes(graphs, evaluation_id, number, criterion=criterion,
                                                        limit=limit, offset=offset))
-    return JSONResponse(page.to_json())
+    return JSONResponse(page_json(page, probe_json))
 
 
 @router.get("/scenarios", summary="Derived scenarios, eligible or blocked (with the rule and message), paged and filtered")
@@ -100,12 +94,13 @@ async def get_scenarios(
         named_node(rule, "the rule")
     page = await run_in_threadpool(lambda: list_scenarios(graphs, evaluation_id, status=status, rule=rule,
                                                           facets=facets, limit=limit, offset=offset))
-    return JSONResponse(page.to_json())
+    return JSONResponse(page_json(page, scenario_json))
 
 
 @router.get("/scenarios/summary", summary="How many reviewed scenarios each consistency rule blocked")
 async def get_blocking_summary(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
-    return JSONResponse({"rules": await run_in_threadpool(blocking_summary, graphs, evaluation_id)})
+    counts = await run_in_threadpool(blocking_summary, graphs, evaluation_id)
+    return JSONResponse({"rules": [rule_count_json(count) for count in counts]})
 
 
 @router.post("/scenarios/{scenario}/exclusion", status_code=201,

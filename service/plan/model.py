@@ -1,0 +1,71 @@
+"""Step 3's test plans as typed values: a plan as recorded, its allocation per criterion, its probes.
+
+IRIs are absolute strings, times ``xsd:dateTime`` lexical forms. JSON shapes are in
+:mod:`service.api.shapes`; the reads that fill these are :mod:`.records`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .approval import PlanApprovalStatus
+
+
+@dataclass(frozen=True)
+class CriterionAllocation:
+    """One objective of a plan: the probes allocated to the criterion, the size of its eligible frame,
+    how many probes exercise it (a probe may exercise several criteria) and from how many scenarios."""
+
+    criterion: str
+    probes: int
+    eligible_frame: int
+    exercised_by: int
+    scenarios: int
+
+
+@dataclass(frozen=True)
+class PlanView:
+    """A test plan as recorded, with whether it is approved now.
+
+    ``strategy`` is the allocation strategy's name (``epo:{strategy}``); ``recorded_digest`` the digest the
+    plan records, ``approval.digest`` the one recomputed from its stored triples (they differ when the plan
+    was changed behind the service).
+    """
+
+    iri: str
+    number: int
+    recorded_digest: str | None
+    strategy: str
+    budget: int
+    seed: int
+    frame_size: int
+    eligible_frame_size: int
+    envelope: str
+    envelope_digest: str
+    created_by: str
+    created: str
+    allocation: tuple[CriterionAllocation, ...]
+    probes: int
+    approval: PlanApprovalStatus
+
+    @property
+    def digest(self) -> str:
+        """The digest of the plan's content as stored now."""
+        return self.approval.digest
+
+
+@dataclass(frozen=True)
+class Probe:
+    """One probe of a plan: the criterion it was allocated to, every criterion it exercises, the scenario it
+    was drawn from and its opening turn; its language and annotator when it has them."""
+
+    iri: str
+    number: int
+    criterion: str
+    exercises: tuple[str, ...]
+    scenario: str
+    opening_prompt: str
+    language: str | None
+    assigned_to: str | None

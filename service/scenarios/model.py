@@ -1,0 +1,75 @@
+"""Step 3's review as typed values: derived scenarios as an expert reviews them, and pages of a listing.
+
+IRIs are absolute strings. JSON shapes are in :mod:`service.api.shapes`; the reads that fill these are
+:mod:`.records`, through ``queries/scenarios.rq`` and its siblings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Generic, TypeVar
+
+from ..core.namespaces import EPO
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Page(Generic[T]):
+    """One page of a listing: its items, how many items match in all, and where the page starts."""
+
+    items: tuple[T, ...]
+    total: int
+    limit: int
+    offset: int
+
+
+class ScenarioStatus(Enum):
+    """Whether a derived scenario may be probed; the value is the JSON name, :attr:`iri` the EPO class."""
+
+    ELIGIBLE = "eligible"
+    BLOCKED = "blocked"
+
+    @property
+    def iri(self) -> str:
+        return EPO + ("EligibleScenario" if self is ScenarioStatus.ELIGIBLE else "BlockedScenario")
+
+    @classmethod
+    def from_iri(cls, iri: str) -> ScenarioStatus:
+        return next(status for status in cls if status.iri == iri)
+
+
+@dataclass(frozen=True)
+class Exclusion:
+    """An expert's exclusion of a scenario from sampling: why, by whom (agent IRI), when (``xsd:dateTime``)."""
+
+    reason: str
+    by: str
+    at: str
+
+
+@dataclass(frozen=True)
+class ReviewedScenario:
+    """A derived scenario as the review shows it.
+
+    ``facets`` are (property IRI, value) pairs of the scenario and of the person it describes, sorted;
+    a property may have several values (``epo:personState``). ``blocked_by`` and ``messages`` are empty
+    for an eligible scenario; ``exclusion`` is the latest, if an expert excluded it.
+    """
+
+    iri: str
+    index: int
+    status: ScenarioStatus
+    blocked_by: tuple[str, ...]
+    messages: tuple[str, ...]
+    facets: tuple[tuple[str, str], ...]
+    exclusion: Exclusion | None
+
+
+@dataclass(frozen=True)
+class RuleCount:
+    """How many reviewed scenarios a rule blocked (``rule`` is ``epo:EligibleScenario`` for the eligible ones)."""
+
+    rule: str
+    scenarios: int

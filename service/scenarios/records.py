@@ -1,0 +1,125 @@
+"""Reading step 3's review: the derived scenarios of an evaluation, eligible or blocked (with why), filtered
+and paged, and how many each consistency rule blocked.
+
+Every listing, filter, count and page is a published query (``queries/scenarios.rq``,
+``scenario-count.rq``, ``blocked-scenarios-by-rule.rq``) run with bound parameters; this module only
+checks the parameters and turns rows into :mod:`.model` values. The scenarios live in the evaluation's
+review graph ``{base}evaluations/{id}/scenarios``; exclusions in the record's exclusion batches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import unquote
+
+from pyoxigraph import NamedNode
+
+from ..core import queries
+from ..core.catalog import GraphKind
+from ..core.errors import BadRequest
+from ..core.graphs import GraphRef, GraphService
+from ..core.iris import named_node
+from ..core.namespaces import RDF
+from ..core.store import Row, Term
+from .facets import FACET_SPECS
+from .model import Exclusion, Page, ReviewedScenario, RuleCount, ScenarioStatus
+
+MAX_PAGE = 1000
+"""The largest page a listing gives."""
+MAX_FACETS = 4
+"""How many facet filters one listing takes (``queries/scenarios.rq`` has four facet parameters)."""
+
+FACET_PROPERTIES: dict[str, str] = {
+    **{str(spec.dso_property).rsplit("/", 1)[-1]: str(spec.dso_property) for spec in FACET_SPECS
+       if str(spec.dso_property) != RDF + "type"},
+    **{str(spec.epo_property).rsplit("/", 1)[-1]: str(spec.epo_property) for spec in FACET_SPECS},
+}
+"""Facet names, as the listing shows them (the property's local name), to the property IRI they stand for."""
+
+
+def check_page(limit: int, offset: int) -> None:
+    if not 1 <= limit <= MAX_PAGE or offset < 0:
+        raise BadRequest(f"limit must be 1..{MAX_PAGE} and offset at least 0")
+
+
+def page_rows(graphs: GraphService, name: str, bindings: Mapping[str, Term], limit: int, offset: int) -> list[Row]:
+    """One page of the rows of ``queries/{name}.rq``: LIMIT and OFFSET are appended as the integers checked
+    here (SPARQL cannot bind them), the parameters bound as for every published query."""
+    check_page(limit, offset)
+    return graphs.query(f"{queries.load(name)}\nLIMIT {int(limit)}\nOFFSET {int(offset)}\n", dict(bindings))  # type: ignore[return-value]
+
+
+def review_graph(graphs: GraphService, evaluation_id: str) -> GraphRef:
+    """The evaluation's scenarios graph ``{base}evaluations/{id}/scenarios`` (400 for an invalid id)."""
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios")
+
+
+def facet_property(name: str) -> NamedNode:
+    """The property a facet filter names: a facet name the listing shows (``hasVaccinationStatus``), or a
+    property IRI; 400 for anything else."""
+    if name in FACET_PROPERTIES:
+        return NamedNode(FACET_PROPERTIES[name])
+    if ":" in name:
+        return named_node(name, "the facet property")
+    raise BadRequest(f"unknown facet {name!r}: name a property IRI or one of {', '.join(sorted(FACET_PROPERTIES))}")
+
+
+def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule: str | None,
+             facets: Mapping[str, str] | None) -> dict[str, Term]:
+    """The parameters of ``scenarios.rq`` and ``scenario-count.rq``, each checked (400 naming what is wrong)."""
+    bindings: dict[str, Term] = {"graph": review_graph(graphs, evaluation_id).iri}
+    if status is not None:
+        try:
+            bindings["status"] = NamedNode(ScenarioStatus(status).iri)
+        except ValueError:
+            raise BadRequest(f"status must be one of {', '.join(s.value for s in ScenarioStatus)}, not {status!r}") from None
+    if rule is not None:
+        bindings["rule"] = named_node(rule, "the rule")
+    chosen = list((facets or {}).items())
+    if len(chosen) > MAX_FACETS:
+        raise BadRequest(f"at most {MAX_FACETS} facet filters at once, not {len(chosen)}")
+    for slot, (name, value) in enumerate(chosen, start=1):
+        bindings[f"facet{slot}"] = facet_property(name)
+        bindings[f"value{slot}"] = named_node(value, f"the value of facet {name!r}")
+    return bindings
+
+
+def _items(row: Row, column: str) -> list[str]:
+    """The items of a space-separated list column (empty items stand for no value)."""
+    return row[column].value.split() if column in row else []
+
+
+def _scenario(row: Row) -> ReviewedScenario:
+    facets = (item.partition("=") for item in _items(row, "facets"))
+    exclusion = None
+    if "excludedBy" in row:
+        exclusion = Exclusion(row["excludedReason"].value, row["excludedBy"].value, row["excludedAt"].value)
+    return ReviewedScenario(
+        iri=row["scenario"].value,
+        index=int(row["index"].value),
+        status=ScenarioStatus.from_iri(row["class"].value),
+        blocked_by=tuple(sorted(_items(row, "rules"))),
+        messages=tuple(sorted(unquote(m) for m in _items(row, "messages"))),
+        facets=tuple(sorted((unquote(p), unquote(v)) for p, _, v in facets)),
+        exclusion=exclusion,
+    )
+
+
+def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | None = None, rule: str | None = None,
+                   facets: Mapping[str, str] | None = None, limit: int = 50, offset: int = 0) -> Page[ReviewedScenario]:
+    """The derived scenarios in index order, with status, blocking rules and messages, facets and exclusion.
+
+    ``status`` is ``eligible`` or ``blocked``; ``rule`` a rule IRI; ``facets`` maps facet names or property
+    IRIs to the value IRI each must have (at most :data:`MAX_FACETS`).
+    """
+    check_page(limit, offset)
+    bindings = _filters(graphs, evaluation_id, status, rule, facets)
+    total = int(graphs.rows("scenario-count", bindings)[0]["scenarios"].value)
+    rows = page_rows(graphs, "scenarios", bindings, limit, offset)
+    return Page(tuple(_scenario(row) for row in rows), total, limit, offset)
+
+
+def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[RuleCount]:
+    """How many reviewed scenarios each rule blocked, and how many are eligible (``epo:EligibleScenario``)."""
+    rows = graphs.rows("blocked-scenarios-by-rule", {"graph": review_graph(graphs, evaluation_id).iri})
+    return [RuleCount(row["rule"].value, int(row["scenarios"].value)) for row in rows]
