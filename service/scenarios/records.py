@@ -38,6 +38,7 @@ FACET_PROPERTIES: dict[str, str] = {
 
 
 def check_page(limit: int, offset: int) -> None:
+    """400 unless ``1 <= limit <= MAX_PAGE`` and ``offset >= 0``: a page is bounded, so one request stays cheap."""
     if not 1 <= limit <= MAX_PAGE or offset < 0:
         raise BadRequest(f"limit must be 1..{MAX_PAGE} and offset at least 0")
 
