@@ -23,6 +23,7 @@ STATUS: dict[type[errors.ServiceError], int] = {
     errors.UnsupportedMediaType: 415,
     errors.Unprocessable: 422,
     errors.StoreUnavailable: 503,
+    errors.Cancelled: 503,
 }
 
 PROBLEM = "application/problem+json"

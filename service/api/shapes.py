@@ -12,7 +12,7 @@ from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
 from ..plan.model import PlanView, Probe
-from ..scenarios.model import Page, ReviewedScenario, RuleCount
+from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleCount
 from ..scope.model import EvaluationSummary
 
 T = TypeVar("T")
@@ -75,6 +75,12 @@ def scenario_json(scenario: ReviewedScenario) -> JSON:
         "blockedBy": list(scenario.blocked_by), "messages": list(scenario.messages), "facets": facets,
         "excluded": None if excluded is None else {"reason": excluded.reason, "by": excluded.by, "at": excluded.at},
     }
+
+
+def exclusion_json(recorded: RecordedExclusion) -> JSON:
+    exclusion = recorded.exclusion
+    return {"exclusion": recorded.iri, "scenario": recorded.scenario, "reason": exclusion.reason,
+            "by": exclusion.by, "at": exclusion.at}
 
 
 def rule_count_json(count: RuleCount) -> JSON:

@@ -21,7 +21,7 @@ from ..core.iris import named_node
 from ..core.namespaces import EPO, PROV, RDF, XSD
 from ..core.store import Row, Term
 from ..envelope import iris_for
-from ..scenarios.model import Page
+from ..scenarios.model import Exclusion, Page, RecordedExclusion
 from ..scenarios.records import check_page, page_rows
 from .approval import plan_status
 from .model import CriterionAllocation, PlanView, Probe
@@ -31,7 +31,8 @@ from .testplan import plan_iri_for, scenario_at, scenarios_ref
 REVIEWERS = ("domain_expert", "evaluation_operator")
 
 
-def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, reason: str, credential: Credential) -> dict[str, str]:
+def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, reason: str,
+                     credential: Credential) -> RecordedExclusion:
     """Record an expert's exclusion of a scenario as a batch of the record; later plans will not sample it.
 
     ``scenario`` is its key (the last segment of its IRI, which names the situation by content) or its index
@@ -49,7 +50,7 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, re
     else:
         raise NotFound(f"no scenario {scenario!r} in evaluation {evaluation_id!r}: name it by its key "
                        f"({SCENARIO_KEY_LENGTH} hex digits) or its index")
-    if not any(t.subject.value == iri for t in graphs.triples(scenarios_ref(graphs, evaluation_id))):
+    if not graphs.rows("scenario-exists", {"graph": scenarios_ref(graphs, evaluation_id).iri, "scenario": NamedNode(iri)}):
         raise NotFound(f"no derived scenario {scenario} (<{iri}>) in evaluation {evaluation_id!r}")
     key = uuid.uuid4().hex
     node = NamedNode(f"{evaluation}/exclusions/{key}")
@@ -63,7 +64,7 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, re
         Triple(node, NamedNode(PROV + "wasAttributedTo"), agent),
         Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(when, datatype=NamedNode(XSD + "dateTime"))),
     ], credential, key=key, title=f"exclusion of scenario {iri.rsplit('/', 1)[-1]} by {credential.agent}")
-    return {"exclusion": node.value, "scenario": iri, "reason": reason.strip(), "by": agent.value, "at": when}
+    return RecordedExclusion(node.value, iri, Exclusion(reason.strip(), agent.value, when))
 
 
 def _plan_view(graphs: GraphService, evaluation_id: str, row: Row) -> PlanView:

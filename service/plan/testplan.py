@@ -250,6 +250,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
         Triple(NamedNode(activity), NamedNode(PROV + "used"), NamedNode(envelope.iri)),
         *plan_rdf.probe_scenarios([p.scenario for p in probes if p.scenario not in described], context, evaluation),
     ]
+    report("storing the plan", 0, 1)  # the last point where a departed client or a stopping service cancels
     graphs.apply_edits(
         [
             GraphEdit(plan_graph, insert=content + [plan_rdf.digest_triple(plan_iri, digest)], batch_of=record.iri.value,

@@ -50,6 +50,15 @@ class Exclusion:
 
 
 @dataclass(frozen=True)
+class RecordedExclusion:
+    """An exclusion as stored: its IRI, the scenario it names, and the exclusion itself."""
+
+    iri: str
+    scenario: str
+    exclusion: Exclusion
+
+
+@dataclass(frozen=True)
 class ReviewedScenario:
     """A derived scenario as the review shows it.
 

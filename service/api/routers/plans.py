@@ -20,7 +20,7 @@ from ...plan.testplan import PlanRequest, create_plan
 from ...scenarios.records import blocking_summary, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
-from ..shapes import approval_json, page_json, plan_json, probe_json, rule_count_json, scenario_json
+from ..shapes import approval_json, exclusion_json, page_json, plan_json, probe_json, rule_count_json, scenario_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])
 
@@ -108,4 +108,4 @@ async def get_blocking_summary(evaluation_id: str, graphs: GraphsDep, _: ReaderD
 async def post_exclusion(evaluation_id: str, scenario: str, body: ExclusionBody, graphs: GraphsDep,
                          agent: CredentialDep) -> JSONResponse:
     record = await run_in_threadpool(exclude_scenario, graphs, evaluation_id, scenario, body.reason, require(agent))
-    return JSONResponse(record, status_code=201)
+    return JSONResponse(exclusion_json(record), status_code=201)
