@@ -255,8 +255,8 @@ class Catalog:
             f"FILTER NOT EXISTS {{ GRAPH {self.graph} {{ {graph} {_PENDING} ?load }} }} }}"
         )
         loads = {row["load"].value for row in self._store.select(
-            "SELECT ?load WHERE { GRAPH ?catalog { ?graph ?pending ?load } }",
-            {"catalog": self.graph, "graph": graph, "pending": _PENDING})}
+            f"SELECT ?load WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load }} }}",
+            {"catalog": self.graph, "graph": graph})}
         if loads == {load}:
             return load
         if load in loads:
@@ -281,9 +281,8 @@ class Catalog:
     def _holds(self, graph: NamedNode, load: str) -> bool:
         """Whether ``load``'s marker is still on ``graph`` with a lease that has not lapsed."""
         rows = self._store.select(
-            "SELECT ?until WHERE { GRAPH ?catalog { ?graph ?pending ?load ; ?owner ?replica ; ?lease ?until } }",
-            {"catalog": self.graph, "graph": graph, "pending": _PENDING, "load": Literal(load),
-             "owner": _OWNER, "replica": Literal(self.replica), "lease": _LEASE})
+            f"SELECT ?until WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load ; {_OWNER} ?replica ; {_LEASE} ?until }} }}",
+            {"catalog": self.graph, "graph": graph, "load": Literal(load), "replica": Literal(self.replica)})
         return any(datetime.fromisoformat(row["until"].value) > now() for row in rows)
 
     def _abandon(self, graph: NamedNode, load: str, condition: str = "") -> None:
@@ -315,12 +314,14 @@ class Catalog:
     def _drop_abandoned(self, graph: NamedNode | None, *, orphans: bool) -> list[str]:
         """Drop lapsed loads (of ``graph``, or of every graph), and with ``orphans`` this replica's loads
         that no longer run here; the IRIs dropped."""
-        bindings: dict[str, NamedNode] = {"catalog": self.graph, "pending": _PENDING, "owns": _OWNER, "lease": _LEASE}
+        # The journal's predicates are written into the query (our constants, never caller text): bound as
+        # variables, the engine scans every catalog triple against every other one.
+        bindings: dict[str, NamedNode] = {"catalog": self.graph}
         if graph is not None:
             bindings["graph"] = graph
         rows = self._store.select(
-            "SELECT ?graph ?load ?owner ?until WHERE { GRAPH ?catalog { ?graph ?pending ?load "
-            "OPTIONAL { ?graph ?owns ?owner } OPTIONAL { ?graph ?lease ?until } } }", bindings)
+            f"SELECT ?graph ?load ?owner ?until WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load "
+            f"OPTIONAL {{ ?graph {_OWNER} ?owner }} OPTIONAL {{ ?graph {_LEASE} ?until }} }} }}", bindings)
         dropped = []
         for row in rows:
             loading, load, until = row["graph"], row["load"].value, row.get("until")
