@@ -20,6 +20,7 @@ from .core.errors import ServiceError
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+    from rich.progress import TaskID
 
 DEMO_ROLES = {
     "admin": ["admin"],
@@ -154,13 +155,28 @@ def query(args: argparse.Namespace) -> int:
     return 0
 
 
-def _progress_bar(stage: str, done: int, total: int) -> None:
-    """A one-line progress bar on stderr: ``stage [#####.....] 5/10``."""
-    width = 30
-    filled = width * done // max(total, 1)
-    end = "\n" if done >= total else ""
-    sys.stderr.write(f"\r{stage:<20} [{'#' * filled}{'.' * (width - filled)}] {done}/{total}{end}")
-    sys.stderr.flush()
+class StageProgress:
+    """The domain's ``(stage, done, total)`` progress reports as rich progress bars on stderr, one per stage."""
+
+    def __init__(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
+                                  TimeElapsedColumn(), console=Console(stderr=True))
+        self._tasks: dict[str, TaskID] = {}
+
+    def __enter__(self) -> StageProgress:
+        self._progress.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._progress.stop()
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if stage not in self._tasks:
+            self._tasks[stage] = self._progress.add_task(stage, total=total)
+        self._progress.update(self._tasks[stage], completed=done, total=total)
 
 
 def _open_services(args: argparse.Namespace) -> Services:
@@ -174,10 +190,11 @@ def derive(args: argparse.Namespace) -> int:
     services = _open_services(args)
     graphs = services.graphs
     try:
-        _progress_bar("deriving scenarios", 0, 1)
-        planning = planning_input(graphs, args.evaluation, args.seed, args.sample)
-        derivation = run_derivation(planning.derivation)
-        _progress_bar("deriving scenarios", 1, 1)
+        with StageProgress() as progress:
+            progress("deriving scenarios", 0, 1)
+            planning = planning_input(graphs, args.evaluation, args.seed, args.sample)
+            derivation = run_derivation(planning.derivation)
+            progress("deriving scenarios", 1, 1)
     finally:
         services.close()
     counts = derivation.counts
@@ -202,7 +219,8 @@ def plan(args: argparse.Namespace) -> int:
     operator = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
     try:
         request = PlanRequest(Strategy(args.strategy), args.budget, args.seed, review_sample=args.sample)
-        summary = create_plan(graphs, args.evaluation, request, operator, _progress_bar)
+        with StageProgress() as progress:
+            summary = create_plan(graphs, args.evaluation, request, operator, progress)
     finally:
         services.close()
     print(f"plan {summary.number}: {summary.iri}  digest {summary.digest}")
