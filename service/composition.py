@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .core.catalog import Catalog
 from .core.config import Settings
 from .core.graphs import GraphService
-from .core.store import Store, open_store
+from .core.store import RemoteStore, Store, open_store
 from .publishing import Publisher
 
 
@@ -41,5 +41,6 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
     catalog = Catalog(backend, settings.base_url, lease_s=settings.bulk_lease_s)
     if recover:
         catalog.recover()
-    graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold)
+    chunk = settings.remote_max_update_triples if isinstance(backend, RemoteStore) else None
+    graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold, max_update_triples=chunk)
     return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), owns_store=owns)

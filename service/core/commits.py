@@ -42,6 +42,8 @@ class GraphWrite:
     ``entry`` is the graph's new catalog entry (it holds the new digest); ``replace`` empties the graph
     before ``insert``; ``delete`` lists triples to remove (no blank nodes: SPARQL cannot name them).
     A ``guard`` changes nothing: the write only requires the graph to still have ``expected_digest``.
+    ``staged`` names a staging graph already holding more content to insert (written in chunks before
+    the commit, for stores that refuse large requests); the commit copies it and drops it.
     """
 
     graph: NamedNode
@@ -51,6 +53,7 @@ class GraphWrite:
     delete: list[Triple] = field(default_factory=list)
     replace: bool = False
     guard: bool = False
+    staged: NamedNode | None = None
 
 
 def guard(graph: NamedNode, digest: str) -> GraphWrite:
@@ -98,6 +101,8 @@ def update_text(catalog: NamedNode, writes: Sequence[GraphWrite], token: str) ->
             operations.append(f"DELETE {{ GRAPH {w.graph} {{\n{_triples(w.delete)}\n  }} }} WHERE {{ {held} }}")
         if w.insert:
             operations.append(f"INSERT {{ GRAPH {w.graph} {{\n{_triples(w.insert)}\n  }} }} WHERE {{ {held} }}")
+        if w.staged is not None:
+            operations.append(f"INSERT {{ GRAPH {w.graph} {{ ?s ?p ?o }} }} WHERE {{ {held} GRAPH {w.staged} {{ ?s ?p ?o }} }}")
         operations.append(
             f"DELETE {{ GRAPH {catalog} {{ {w.graph} ?p ?o }} }} "
             f"WHERE {{ {held} GRAPH {catalog} {{ {w.graph} ?p ?o }} FILTER(?p != {_CLAIM}) }}"
@@ -112,6 +117,10 @@ def update_text(catalog: NamedNode, writes: Sequence[GraphWrite], token: str) ->
             f"FILTER NOT EXISTS {{ GRAPH {catalog} {{ {w.graph} {_COMMIT} {tok} }} }} }}"
         )
     operations.append(f"DELETE WHERE {{ GRAPH {catalog} {{ ?claimed {_CLAIM} {tok} }} }}")
+    for staged in (w.staged for w in writes if w.staged is not None):
+        # Committed or not, the staging graph and its journal marker go with this request.
+        operations.append(f"DROP SILENT GRAPH {staged}")
+        operations.append(f"DELETE WHERE {{ GRAPH {catalog} {{ {staged} ?p ?o }} }}")
     return " ;\n".join(operations)
 
 

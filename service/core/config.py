@@ -7,7 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -33,6 +33,9 @@ class Settings(BaseSettings):
     remote_store_url: str | None = None
     """SPARQL 1.1 Graph Store Protocol endpoint of the remote store."""
     remote_timeout_s: float = 60.0
+    remote_max_update_triples: int = Field(default=500, ge=1)
+    """The most triples one SPARQL Update request to the remote store carries; larger content is staged in
+    chunks and committed by one small request (Virtuoso 7 refuses INSERT DATA of about 2,000 triples)."""
     tokens: str | None = None
     """JSON object mapping bearer tokens to credentials: ``{"token": {"agent": "annie", "roles": [...]}}``."""
     tokens_file: Path | None = None
@@ -44,6 +47,19 @@ class Settings(BaseSettings):
     """Loads into a new graph at least this many triples use the journaled bulk path."""
     bulk_lease_s: float = 120.0
     """How long a bulk load stays safe from other replicas' recovery without renewal (renewed every third)."""
+    remote_auth: Literal["basic", "digest", "bearer"] | None = None
+    """How the service authenticates to the remote store; unset: bearer if a token is given, else basic if a user is."""
+    remote_user: str | None = None
+    remote_password: SecretStr | None = None
+    remote_password_file: Path | None = None
+    """A file holding the remote store's password (a mounted secret); read at start, trailing newline dropped."""
+    remote_token: SecretStr | None = None
+    remote_token_file: Path | None = None
+    remote_page_size: int = Field(5_000, ge=1)
+    """Triples per page when a whole graph is read from the remote store by SPARQL (below its row cap)."""
+    remote_row_cap: int | None = Field(None, ge=2)
+    """The remote store's result row limit (Virtuoso: ResultSetMaxRows, 10,000 by default); an answer that long is
+    refused as possibly cut short."""
 
     @field_validator("base_url")
     @classmethod

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import re
 import threading
+import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from contextlib import ExitStack
+from dataclasses import dataclass, field, replace
 from enum import Enum
 
 from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
@@ -67,10 +69,12 @@ class KnowledgeGraphInvalid(Unprocessable):
 class GraphService:
     """Graph management over one store and its catalog."""
 
-    def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000) -> None:
+    def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000,
+                 max_update_triples: int | None = None) -> None:
         self._store = store
         self._catalog = catalog
         self._bulk_threshold = bulk_threshold
+        self._max_update_triples = max_update_triples
         self._writes = threading.Lock()
 
     def ref(self, kind: str, identifier: str) -> GraphRef:
@@ -130,7 +134,27 @@ class GraphService:
             return WriteResult(entry, created=not exists)
 
     def _commit(self, writes: list[GraphWrite]) -> str:
-        return commit(self._store, self._catalog.graph, writes, self._repair)
+        """Commit ``writes``; content larger than one request may carry is staged first (:meth:`_staged`)."""
+        limit = self._max_update_triples
+        if limit is None or all(len(w.insert) <= limit for w in writes):
+            return commit(self._store, self._catalog.graph, writes, self._repair)
+        with ExitStack() as loads:
+            staged = [self._staged(w, limit, loads) if len(w.insert) > limit else w for w in writes]
+            return commit(self._store, self._catalog.graph, staged, self._repair)
+
+    def _staged(self, write: GraphWrite, limit: int, loads: ExitStack) -> GraphWrite:
+        """``write`` with its insert moved to a staging graph, written in requests of at most ``limit`` triples.
+
+        The staging graph lies outside every record and is journaled like a bulk load, so a crash leaves
+        nothing that counts and recovery drops it once its lease lapses; the commit copies and drops it.
+        """
+        staging = NamedNode(f"{self._catalog.base_url}.well-known/staging/{uuid.uuid4().hex}")
+        load = loads.enter_context(self._catalog.bulk_load(staging))
+        for start in range(0, len(write.insert), limit):
+            chunk = write.insert[start:start + limit]
+            self._store.apply(ChangeSet(insert=[Quad(t.subject, t.predicate, t.object, staging) for t in chunk]))
+        load.finish()
+        return replace(write, insert=[], staged=staging)
 
     def _repair(self, write: GraphWrite) -> None:
         """After two writers committed on one graph at once: drop a graph both created, else re-digest it."""
