@@ -258,17 +258,18 @@ def virtuoso_server() -> Iterator[VirtuosoServer]:
     url = f"http://127.0.0.1:{http_port}"
     try:
         _wait_until_up(url + "/sparql?query=ASK%7B%7D", process, seconds=60.0)
-        password = secrets.token_urlsafe(12)
-        server = VirtuosoServer(url, sql_port, "dba", "dba", 0.0)
+        password = secrets.token_hex(12)
+        server = VirtuosoServer(url, sql_port, "dba", "dba", 0.0)  # a fresh database's dba password is "dba"
         deadline = time.monotonic() + 30
         while True:  # the SQL listener comes up just after the HTTP one
             try:
-                server.isql(f"{_VIRTUOSO_GRANTS} SET PASSWORD dba {password};")
+                server.isql("SELECT 1;")
                 break
             except RuntimeError:
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise
                 time.sleep(0.1)
+        server.isql(f"{_VIRTUOSO_GRANTS} USER_CHANGE_PASSWORD ('dba', 'dba', '{password}');")
         yield VirtuosoServer(url, sql_port, "dba", password, time.monotonic() - started)
     finally:
         process.terminate()
