@@ -48,7 +48,8 @@ class Settings(BaseSettings):
     bulk_lease_s: float = 120.0
     """How long a bulk load stays safe from other replicas' recovery without renewal (renewed every third)."""
     remote_auth: Literal["basic", "digest", "bearer"] | None = None
-    """How the service authenticates to the remote store; unset: bearer if a token is given, else basic if a user is."""
+    """How the service authenticates to the remote store. Unset: with a user and password, Basic or Digest as the
+    store's challenge asks; else a bearer token if one is given. Secrets never appear in a repr, log or error."""
     remote_user: str | None = None
     remote_password: SecretStr | None = None
     remote_password_file: Path | None = None

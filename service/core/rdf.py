@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterable
 
 import rdflib
-from pyoxigraph import Quad, RdfFormat, Triple, parse, serialize
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
 
 from .errors import BadRequest
 
@@ -37,3 +38,24 @@ def from_rdflib(graph: rdflib.Graph) -> list[Triple]:
     """The triples of an rdflib graph as pyoxigraph values."""
     data = graph.serialize(format="nt", encoding="utf-8")
     return [quad.triple for quad in parse(data, format=RdfFormat.N_TRIPLES)]
+
+
+def skolemize(triples: Iterable[Triple], base: str) -> list[Triple]:
+    """The triples with every blank node replaced by a fresh ``{base}.well-known/genid/{uuid}`` IRI (RDF 1.1 §3.5).
+
+    One call is one write: a blank node label maps to one IRI throughout it (also inside quoted triples),
+    and a later call mints new ones. Stores treat blank nodes differently (Virtuoso refuses them in
+    INSERT DATA and relabels them as ``nodeID://…``); skolem IRIs mean the same on every store.
+    """
+    minted: dict[str, NamedNode] = {}
+
+    def term(value: NamedNode | BlankNode | Literal | Triple) -> NamedNode | Literal | Triple:
+        if isinstance(value, BlankNode):
+            if value.value not in minted:
+                minted[value.value] = NamedNode(f"{base}.well-known/genid/{uuid.uuid4().hex}")
+            return minted[value.value]
+        if isinstance(value, Triple):
+            return Triple(term(value.subject), value.predicate, term(value.object))
+        return value
+
+    return [Triple(term(t.subject), t.predicate, term(t.object)) for t in triples]

@@ -2,10 +2,43 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from pydantic import SecretStr
+
 from ..config import Settings
-from .base import ChangeSet, QueryAnswer, Row, Store, Term
+from .base import ChangeSet, QueryAnswer, Row, Store, StoreAuthorizationFailed, StoreLimitExceeded, Term
 from .embedded import EmbeddedStore
 from .remote import RemoteStore
+
+
+def _secret(value: SecretStr | None, file: Path | None, name: str) -> str | None:
+    """A secret from configuration or from its file (never echoed: errors name the setting only)."""
+    if value is not None:
+        return value.get_secret_value()
+    if file is None:
+        return None
+    try:
+        return file.read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as error:
+        raise ValueError(f"cannot read CAIE_{name.upper()}_FILE ({file}): {error.strerror}") from None
+
+
+def remote_credentials(settings: Settings) -> dict[str, str | None]:
+    """The :class:`RemoteStore` credential arguments the settings give (user and password, or a token)."""
+    token = _secret(settings.remote_token, settings.remote_token_file, "remote_token")
+    password = _secret(settings.remote_password, settings.remote_password_file, "remote_password")
+    scheme = settings.remote_auth
+    if scheme == "bearer" and not token:
+        raise ValueError("CAIE_REMOTE_AUTH=bearer needs CAIE_REMOTE_TOKEN or CAIE_REMOTE_TOKEN_FILE")
+    if scheme in ("basic", "digest") and (not settings.remote_user or password is None):
+        raise ValueError(f"CAIE_REMOTE_AUTH={scheme} needs CAIE_REMOTE_USER and CAIE_REMOTE_PASSWORD (or _FILE)")
+    if settings.remote_user and password is None:
+        raise ValueError("CAIE_REMOTE_USER needs CAIE_REMOTE_PASSWORD or CAIE_REMOTE_PASSWORD_FILE")
+    use_token = scheme == "bearer" or (scheme is None and token is not None and not settings.remote_user)
+    if use_token:
+        return {"token": token, "auth_scheme": "bearer"}
+    return {"username": settings.remote_user, "password": password, "auth_scheme": scheme}
 
 
 def open_store(settings: Settings) -> Store:
@@ -23,8 +56,15 @@ def open_store(settings: Settings) -> Store:
             settings.remote_update_url or "",
             settings.remote_store_url or "",
             timeout_s=settings.remote_timeout_s,
+            **remote_credentials(settings),  # type: ignore[arg-type]
+            catalog=settings.base_url + "catalog",
+            page_size=settings.remote_page_size,
+            row_cap=settings.remote_row_cap,
         )
     return EmbeddedStore(settings.data_dir)
 
 
-__all__ = ["ChangeSet", "EmbeddedStore", "QueryAnswer", "RemoteStore", "Row", "Store", "Term", "open_store"]
+__all__ = [
+    "ChangeSet", "EmbeddedStore", "QueryAnswer", "RemoteStore", "Row", "Store", "StoreAuthorizationFailed",
+    "StoreLimitExceeded", "Term", "open_store", "remote_credentials",
+]

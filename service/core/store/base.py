@@ -15,6 +15,8 @@ from typing import Union
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, RdfFormat, Triple
 
+from ..errors import StoreUnavailable
+
 Term = Union[NamedNode, BlankNode, Literal, Triple]
 Row = dict[str, Term]
 Bindings = Mapping[str, Term]
@@ -51,8 +53,20 @@ def check_bindings(bindings: Bindings | None) -> Bindings:
     return bindings or {}
 
 
+class StoreAuthorizationFailed(StoreUnavailable):
+    """The remote store refused the service's credentials, or none were configured (503: an operator must act)."""
+
+
+class StoreLimitExceeded(StoreUnavailable):
+    """The remote store hit one of its limits (request size, result rows): an answer would have been cut short."""
+
+
 class Store(ABC):
     """A SPARQL 1.1 dataset of named graphs."""
+
+    def attach_catalog(self, graph: NamedNode) -> None:
+        """Name the deployment's catalog graph: a remote store then makes union queries over the catalogued
+        graphs only (see :mod:`.remote`). The embedded store needs nothing."""
 
     @abstractmethod
     def select(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Row]:
@@ -167,11 +181,24 @@ def quads_block(quads: Sequence[Quad]) -> str:
     return "\n".join(parts)
 
 
+def _has_blank_node(term: Quad | Triple | Term) -> bool:
+    if isinstance(term, BlankNode):
+        return True
+    if isinstance(term, (Quad, Triple)):
+        return _has_blank_node(term.subject) or _has_blank_node(term.object)
+    return False
+
+
 def update_text(changes: ChangeSet) -> str:
     """One SPARQL 1.1 Update request that performs a change set (operations run in order)."""
     operations = [f"DROP SILENT GRAPH {graph}" for graph in changes.drop_graphs]
     if changes.delete:
         operations.append(f"DELETE DATA {{\n{quads_block(changes.delete)}\n}}")
     if changes.insert:
-        operations.append(f"INSERT DATA {{\n{quads_block(changes.insert)}\n}}")
+        if any(_has_blank_node(quad) for quad in changes.insert):
+            # Virtuoso refuses blank nodes in INSERT DATA; a template's blank nodes are fresh per operation
+            # and shared within it, which is what INSERT DATA means too.
+            operations.append(f"INSERT {{\n{quads_block(changes.insert)}\n}} WHERE {{}}")
+        else:
+            operations.append(f"INSERT DATA {{\n{quads_block(changes.insert)}\n}}")
     return " ;\n".join(operations)

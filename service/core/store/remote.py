@@ -2,14 +2,48 @@
 
 Each write is one SPARQL Update request, which Oxigraph, GraphDB and Virtuoso apply atomically
 (https://www.w3.org/TR/sparql11-update/#updateServices leaves atomicity to the service).
+
+What this module does so that answers do not depend on the engine behind it:
+
+* **Credentials.** HTTP Basic, HTTP Digest or a bearer token (``auth``), set once on the httpx client.
+  They never appear in a message: errors name the URL and the store's answer only.
+* **Errors with their meaning.** The store's own text (trimmed to 500 characters) is carried in the
+  message: a 400 is a :class:`BadRequest`, said to be a syntax error only when the store says so; 401/403
+  is :class:`StoreAuthorizationFailed`; 413, or a text saying a limit was exceeded, is
+  :class:`StoreLimitExceeded`; other 5xx and connection errors are :class:`StoreUnavailable` (all 503
+  except the 400).
+* **The dataset is explicit.** A *union* query is sent with the catalogued graphs (those with a
+  ``cat:digest`` in the catalog graph, and the catalog graph itself) as both ``default-graph-uri`` and
+  ``named-graph-uri``, read from the catalog for each union query (one read of one graph's index; no
+  cache, so a graph another replica just committed is seen at once). Graphs that are not catalogued
+  (staging graphs, bulk loads in progress, a store's own system graphs) are therefore never part of a
+  union answer. A non-union query is sent with no dataset: the service's own queries name their graphs
+  (bound from the catalog or by the caller), and reach staging and journal graphs that way. Until a
+  catalog is attached (:meth:`RemoteStore.attach_catalog`; :func:`..open_store` does it from the base
+  URL) a union is over every named graph the store lists. Rows in which a ``GRAPH ?g`` variable came
+  back unbound (Virtuoso answers ``GRAPH ?g { }`` with one such row) are dropped when the query has no
+  OPTIONAL or UNION that could leave it unbound legitimately.
+* **Blank nodes read back.** Virtuoso returns blank nodes as ``nodeID://…`` IRIs (or bnode values with
+  that prefix); they are turned into blank nodes labelled by their id before parsing, consistently
+  within one answer. What the service writes has none (:func:`service.core.rdf.skolemize`).
+* **Whole graphs are read completely or not at all.** :meth:`graph_triples` counts the graph, then
+  reads it with one Graph Store Protocol GET; if that is refused or comes back with another count, it
+  pages ``SELECT ?s ?p ?o … ORDER BY … LIMIT page_size OFFSET …``. A page shorter than asked while the
+  count says more remains means a store limit cut it: :class:`StoreLimitExceeded`, never a short
+  answer. ``row_cap`` (Virtuoso: its ``ResultSetMaxRows``) refuses any SELECT or CONSTRUCT answer of
+  exactly that many rows, since it cannot be told from a cut one; ``page_size`` must stay below it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+import re
+from collections.abc import Generator, Mapping, Sequence
+from typing import Any
 
 import httpx
 from pyoxigraph import (
+    BlankNode,
     NamedNode,
     Quad,
     QueryBoolean,
@@ -23,51 +57,272 @@ from pyoxigraph import (
 )
 
 from ..errors import BadRequest, StoreUnavailable
-from .base import Bindings, ChangeSet, QueryAnswer, Row, Store, bind, update_text
+from ..namespaces import CATALOG
+from .base import (
+    Bindings,
+    ChangeSet,
+    QueryAnswer,
+    Row,
+    Store,
+    StoreAuthorizationFailed,
+    StoreLimitExceeded,
+    Term,
+    bind,
+    update_text,
+)
 
 _RESULTS_JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
+_NODE_ID = "nodeID://"
+_MESSAGE_CHARS = 500
+
+_SYNTAX = re.compile(r"syntax|pars(e|er|ing) error|unexpected|expected |lexical|SP030", re.IGNORECASE)
+_LIMIT = re.compile(r"exceed|too (large|long|many|big)|limit (reached|exceeded)|maximum|max(imum)? ?rows|"
+                    r"result ?set ?max ?rows|more than \d+ rows|only \d+ (are )?allowed|out of memory|timeout|timed out",
+                    re.IGNORECASE)
+_GRAPH_VARIABLE = re.compile(r"\bGRAPH\s+[?$]([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+_MAY_LEAVE_UNBOUND = re.compile(r"\b(OPTIONAL|UNION)\b", re.IGNORECASE)
+
+_COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
+# The ordered sub-select is Virtuoso's documented way past its MaxSortedTopRows (an ORDER BY with OFFSET + LIMIT
+# above 10,000 is refused: "SR353 ... Only 10000 are allowed"); the graph's IRI is written in, N-Triples escaped.
+_PAGE = "SELECT ?s ?p ?o WHERE { { SELECT ?s ?p ?o WHERE { GRAPH %s { ?s ?p ?o } } ORDER BY ?s ?p ?o } } LIMIT %d OFFSET %d"
+_CATALOGUED = "SELECT DISTINCT ?g WHERE { GRAPH %s { ?g <" + CATALOG + "digest> ?digest } }"
+_GRAPH_NAMES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"
+_GRAPHS_WITH_TRIPLES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+ENGINE_GRAPHS = (
+    "http://www.openlinksw.com/",  # Virtuoso: virtrdf#, schemas, …
+    "http://localuriqaserver/",
+    "http://www.w3.org/ns/ldp#",
+    "http://www.w3.org/2002/07/owl#",
+    "http://www.w3.org/2000/01/rdf-schema#",
+    "http://www.ontotext.com/",  # GraphDB's pseudo-graphs (explicit, implicit)
+)
+"""Graphs engines keep for themselves; without a catalog, a union leaves them out (with one, only catalogued graphs count)."""
+
+def _store_text(response: httpx.Response) -> str:
+    text = " ".join(response.text.split())
+    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "…"
+
+
+def _node_id(value: str) -> str:
+    """A blank node label for a ``nodeID://…`` value (letters, digits, ``_`` and ``-`` only)."""
+    label = re.sub(r"[^A-Za-z0-9_-]", "_", value[len(_NODE_ID):] if value.startswith(_NODE_ID) else value)
+    return "n" + label if not label or not label[0].isalnum() else label
+
+
+def _fix_json_term(term: dict[str, Any]) -> None:
+    kind, value = term.get("type"), term.get("value", "")
+    if kind == "uri" and isinstance(value, str) and value.startswith(_NODE_ID):
+        term["type"], term["value"] = "bnode", _node_id(value)
+    elif kind == "bnode" and isinstance(value, str) and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", value):
+        term["value"] = _node_id(value)
+    elif kind == "triple" and isinstance(value, dict):
+        for part in value.values():
+            if isinstance(part, dict):
+                _fix_json_term(part)
+
+
+def json_results_without_node_ids(content: bytes) -> bytes:
+    """SPARQL JSON results with Virtuoso's ``nodeID://`` terms turned into blank nodes (unchanged otherwise)."""
+    if _NODE_ID.encode() not in content:
+        return content
+    document = json.loads(content)
+    for row in document.get("results", {}).get("bindings", []):
+        for term in row.values():
+            _fix_json_term(term)
+    return json.dumps(document).encode("utf-8")
+
+
+def _unnode_id(term: Any) -> Any:
+    if isinstance(term, NamedNode) and term.value.startswith(_NODE_ID):
+        return BlankNode(_node_id(term.value))
+    if isinstance(term, Triple):
+        return Triple(_unnode_id(term.subject), term.predicate, _unnode_id(term.object))
+    return term
+
+
+def triples_without_node_ids(triples: Sequence[Triple]) -> list[Triple]:
+    """Triples with ``nodeID://…`` IRIs read back as blank nodes."""
+    return [Triple(_unnode_id(t.subject), t.predicate, _unnode_id(t.object)) for t in triples]
+
+
+def _must_bind(query: str) -> list[str]:
+    """Variables the query's GRAPH patterns must bind (none when OPTIONAL or UNION could leave one unbound)."""
+    if _MAY_LEAVE_UNBOUND.search(query):
+        return []
+    return sorted(set(_GRAPH_VARIABLE.findall(query)))
+
+
+class NegotiatedAuth(httpx.Auth):
+    """HTTP Basic or Digest, whichever the store's first ``WWW-Authenticate`` challenge asks for, then that one.
+
+    Virtuoso's ``/sparql-auth`` asks for Digest, a reverse proxy in front of GraphDB often for Basic; an
+    operator gives a user and a password and need not know which. ``scheme`` fixes one instead.
+    """
+
+    requires_request_body = True
+
+    def __init__(self, username: str, password: str, scheme: str | None = None) -> None:
+        self._basic = httpx.BasicAuth(username, password)
+        self._digest = httpx.DigestAuth(username, password)
+        self._scheme = scheme
+
+    def __repr__(self) -> str:
+        return f"NegotiatedAuth(scheme={self._scheme!r})"
+
+    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
+        if self._scheme == "basic":
+            yield from self._basic.auth_flow(request)
+            return
+        if self._scheme == "digest":
+            yield from self._digest.auth_flow(request)
+            return
+        response = yield request
+        if response.status_code != 401:
+            return
+        challenges = [value.lower() for value in response.headers.get_list("www-authenticate")]
+        if any(value.startswith("digest") for value in challenges):
+            self._scheme = "digest"
+            flow = self._digest.auth_flow(request)
+            next(flow)  # the digest flow's unauthenticated request: its answer is the 401 in hand
+            try:
+                retry = flow.send(response)
+            except StopIteration:
+                return
+            answer = yield retry
+            try:
+                flow.send(answer)
+            except StopIteration:
+                pass
+        elif any(value.startswith("basic") for value in challenges) or not challenges:
+            self._scheme = "basic"
+            yield from self._basic.auth_flow(request)
 
 
 class RemoteStore(Store):
-    """A store reached over HTTP: ``query_url`` (SPARQL Query), ``update_url`` (Update), ``store_url`` (GSP)."""
+    """A store reached over HTTP: ``query_url`` (SPARQL Query), ``update_url`` (Update), ``store_url`` (GSP).
 
-    def __init__(self, query_url: str, update_url: str, store_url: str, *, timeout_s: float = 60.0) -> None:
+    ``username`` and ``password`` authenticate by HTTP Basic or Digest (``auth_scheme`` "basic" or "digest";
+    unset: whichever the store asks for), ``token`` by a bearer token (``auth_scheme`` "bearer"). ``catalog`` is the deployment's catalog graph (see the module
+    docstring). ``page_size`` bounds each page of a whole-graph read; ``row_cap`` is the store's own
+    result row limit when it has one; ``graph_store_reads`` lets whole graphs be read by GSP GET first.
+    """
+
+    def __init__(self, query_url: str, update_url: str, store_url: str, *, timeout_s: float = 60.0,
+                 username: str | None = None, password: str | None = None, token: str | None = None,
+                 auth_scheme: str | None = None, catalog: str | None = None,
+                 page_size: int = 5_000, row_cap: int | None = None, graph_store_reads: bool = True) -> None:
+        if page_size < 1 or (row_cap is not None and page_size >= row_cap):
+            raise ValueError("page_size must be at least 1 and below the store's row cap")
         self._query_url = query_url
         self._update_url = update_url
         self._store_url = store_url
-        self._client = httpx.Client(timeout=timeout_s)
+        if auth_scheme not in (None, "basic", "digest", "bearer"):
+            raise ValueError(f"unknown remote store auth scheme {auth_scheme!r}: basic, digest or bearer")
+        auth: httpx.Auth | None = None
+        headers: dict[str, str] = {}
+        if auth_scheme == "bearer" or (auth_scheme is None and token is not None):
+            if token is None:
+                raise ValueError("bearer authentication needs a token")
+            headers["Authorization"] = f"Bearer {token}"
+        elif username is not None:
+            if password is None:
+                raise ValueError("a remote store user needs a password")
+            auth = NegotiatedAuth(username, password, auth_scheme)
+        elif auth_scheme is not None:
+            raise ValueError(f"{auth_scheme} authentication needs a user and a password")
+        self._has_credentials = bool(headers) or auth is not None
+        self._client = httpx.Client(timeout=timeout_s, auth=auth, headers=headers)
+        self._catalog: NamedNode | None = NamedNode(catalog) if catalog else None
+        self.page_size = page_size
+        self.row_cap = row_cap
+        self._graph_store_reads = graph_store_reads
 
-    def _post(self, url: str, *, data: Mapping[str, object] | None = None, content: bytes | None = None,
-              headers: Mapping[str, str] | None = None, params: Mapping[str, str] | None = None) -> httpx.Response:
+    def attach_catalog(self, graph: NamedNode) -> None:
+        self._catalog = graph
+
+    # ------------------------------------------------------------------------------------ HTTP and errors
+
+    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._client.post(url, data=data, content=content, headers=headers, params=params)
+            response = self._client.request(method, url, **kwargs)
         except httpx.HTTPError as error:
-            raise StoreUnavailable(f"the remote store at {url} did not answer: {error}") from error
-        if response.status_code == 400:
-            raise BadRequest(f"SPARQL syntax error (reported by the remote store): {response.text.strip()[:500]}")
+            raise StoreUnavailable(f"the remote store at {url} did not answer: {type(error).__name__}: {error}") from error
         if response.status_code >= 300:
-            raise StoreUnavailable(f"the remote store at {url} answered {response.status_code}: {response.text.strip()[:500]}")
+            self._raise_for(url, response)
         return response
 
+    def _raise_for(self, url: str, response: httpx.Response) -> None:
+        status, text = response.status_code, _store_text(response)
+        said = f"the remote store at {url} answered {status}: {text}"
+        if status in (401, 403):
+            if self._has_credentials:
+                raise StoreAuthorizationFailed(f"the remote store refused the credentials ({status}); "
+                                               f"check CAIE_REMOTE_USER/PASSWORD/TOKEN: {said}")
+            raise StoreAuthorizationFailed(f"the remote store requires credentials ({status}) and none are "
+                                           f"configured (CAIE_REMOTE_AUTH): {said}")
+        if status == 413:
+            raise StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
+        if status == 400:
+            if _SYNTAX.search(text):
+                raise BadRequest(f"SPARQL syntax error (reported by the remote store): {text}")
+            if _LIMIT.search(text):
+                raise StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
+            raise BadRequest(f"the remote store refused the request: {text}")
+        if _LIMIT.search(text):
+            raise StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
+        if 400 <= status < 500 and _SYNTAX.search(text):
+            raise BadRequest(f"SPARQL syntax error (reported by the remote store): {text}")
+        raise StoreUnavailable(said)
+
+    # ---------------------------------------------------------------------------------------- datasets
+
+    def _catalogued(self) -> list[str]:
+        """The graphs a union query reads: the catalogued ones and the catalog (every listed graph until one is attached)."""
+        if self._catalog is None:
+            # Oxigraph lists graph names cheaply; Virtuoso answers that with one unbound row (dropped by _rows).
+            rows = self._rows(_GRAPH_NAMES, union=False) or self._rows(_GRAPHS_WITH_TRIPLES, union=False)
+            names = {row["g"].value for row in rows if isinstance(row.get("g"), NamedNode)}
+            return sorted(name for name in names if not name.startswith(ENGINE_GRAPHS))
+        rows = self._rows(_CATALOGUED % self._catalog, union=False)
+        return sorted({self._catalog.value} | {row["g"].value for row in rows if isinstance(row.get("g"), NamedNode)})
+
     def _dataset(self, union: bool) -> dict[str, list[str]]:
-        """Protocol dataset for a union default graph: every named graph, as default and as named."""
+        """Protocol dataset for a union default graph: the catalogued graphs, as default and as named."""
         if not union:
             return {}
-        graphs = [row["g"].value for row in self.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")]
+        graphs = self._catalogued()
         return {"default-graph-uri": graphs, "named-graph-uri": graphs}
 
     def _query(self, query: str, accept: str, union: bool) -> httpx.Response:
-        form: dict[str, object] = {"query": query, **self._dataset(union)}
-        return self._post(self._query_url, data=form, headers={"Accept": accept})
+        form: dict[str, Any] = {"query": query, **self._dataset(union)}
+        return self._send("POST", self._query_url, data=form, headers={"Accept": accept})
 
-    def select(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Row]:
-        response = self._query(bind(query, bindings), _RESULTS_JSON, union)
-        solutions = parse_query_results(response.content, format=QueryResultsFormat.JSON)
+    def _check_cap(self, count: int, what: str) -> None:
+        if self.row_cap is not None and count >= self.row_cap:
+            raise StoreLimitExceeded(f"the remote store returned {count} {what}, its row cap (CAIE_REMOTE_ROW_CAP="
+                                     f"{self.row_cap}): the answer may have been cut short; narrow the query")
+
+    def _rows(self, query: str, union: bool) -> list[Row]:
+        response = self._query(query, _RESULTS_JSON, union)
+        solutions = parse_query_results(json_results_without_node_ids(response.content), format=QueryResultsFormat.JSON)
         if not isinstance(solutions, QuerySolutions):
             raise TypeError("select() needs a SELECT query")
         names = [variable.value for variable in solutions.variables]
-        return [{name: row[name] for name in names if row[name] is not None} for row in solutions]
+        rows: list[Row] = [{name: row[name] for name in names if row[name] is not None} for row in solutions]
+        self._check_cap(len(rows), "rows")
+        announced = response.headers.get("x-sparql-maxrows")  # Virtuoso's sign that it applied ResultSetMaxRows
+        if announced is not None and announced.isdigit() and len(rows) >= int(announced):
+            raise StoreLimitExceeded(f"the remote store cut the answer at its row limit ({announced} rows, "
+                                     "X-SPARQL-MaxRows): narrow the query or raise the store's limit")
+        required = [name for name in _must_bind(query) if name in names]
+        return [row for row in rows if all(name in row for name in required)] if required else rows
+
+    # ------------------------------------------------------------------------------------------- reads
+
+    def select(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Row]:
+        return self._rows(bind(query, bindings), union)
 
     def ask(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> bool:
         response = self._query(bind(query, bindings), _RESULTS_JSON, union)
@@ -78,14 +333,57 @@ class RemoteStore(Store):
 
     def construct(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Triple]:
         response = self._query(bind(query, bindings), _NTRIPLES, union)
-        return [quad.triple for quad in parse(response.content, format=RdfFormat.N_TRIPLES)]
+        triples = triples_without_node_ids([quad.triple for quad in parse(response.content, format=RdfFormat.N_TRIPLES)])
+        self._check_cap(len(triples), "triples")
+        return triples
 
     def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
         response = self._query(query, media_type, union)
-        return QueryAnswer(response.content, media_type)
+        body = json_results_without_node_ids(response.content) if media_type == _RESULTS_JSON else response.content
+        return QueryAnswer(body, media_type)
+
+    def _count(self, graph: NamedNode) -> int:
+        rows = self._rows(bind(_COUNT, {"g": graph}), union=False)
+        return int(rows[0]["n"].value) if rows and "n" in rows[0] else 0
+
+    def _graph_store_get(self, graph: NamedNode) -> list[Triple] | None:
+        """The whole graph by one GSP GET, or ``None`` when the store does not serve it that way."""
+        try:
+            response = self._client.get(self._store_url, params={"graph": graph.value}, headers={"Accept": _NTRIPLES})
+        except httpx.HTTPError as error:
+            raise StoreUnavailable(f"the remote store at {self._store_url} did not answer: {type(error).__name__}: {error}") from error
+        if response.status_code in (401, 403):
+            self._raise_for(self._store_url, response)
+        if response.status_code != 200:
+            return None
+        try:
+            return [quad.triple for quad in parse(response.content, format=RdfFormat.N_TRIPLES)]
+        except SyntaxError:
+            return None
+
+    def _paged(self, graph: NamedNode, expected: int) -> list[Triple]:
+        triples: list[Triple] = []
+        while True:
+            rows = self._rows(_PAGE % (graph, self.page_size, len(triples)), union=False)
+            triples.extend(Triple(r["s"], r["p"], r["o"]) for r in rows)  # type: ignore[arg-type]
+            if len(rows) < self.page_size:
+                break
+        if len(triples) < expected and self._count(graph) > len(triples):
+            raise StoreLimitExceeded(
+                f"the remote store returned {len(triples)} of the {expected} triples of <{graph.value}> in pages of "
+                f"{self.page_size}: a result limit of the store (e.g. Virtuoso's ResultSetMaxRows) cut a page short; "
+                "lower CAIE_REMOTE_PAGE_SIZE below it")
+        return triples
 
     def graph_triples(self, graph: NamedNode) -> list[Triple]:
-        return self.construct("CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": graph})
+        expected = self._count(graph)
+        if expected == 0:
+            return []
+        if self._graph_store_reads:
+            whole = self._graph_store_get(graph)
+            if whole is not None and (len(whole) == expected or len(whole) == self._count(graph)):
+                return triples_without_node_ids(whole)
+        return triples_without_node_ids(self._paged(graph, expected))
 
     def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
         triples = self.graph_triples(graph)
@@ -96,20 +394,22 @@ class RemoteStore(Store):
     def graph_exists(self, graph: NamedNode) -> bool:
         return self.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": graph})
 
+    # ------------------------------------------------------------------------------------------ writes
+
     def apply(self, changes: ChangeSet) -> None:
         if not changes.is_empty():
             self.run_update(update_text(changes))
 
     def run_update(self, update: str) -> None:
-        self._post(self._update_url, content=update.encode("utf-8"), headers={"Content-Type": "application/sparql-update"})
+        self._send("POST", self._update_url, content=update.encode("utf-8"),
+                   headers={"Content-Type": "application/sparql-update"})
 
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
-        self._post(
-            self._store_url,
-            params={"graph": graph.value},
-            content=data,
-            headers={"Content-Type": rdf_format.media_type},
-        )
+        self._send("POST", self._store_url, params={"graph": graph.value}, content=data,
+                   headers={"Content-Type": rdf_format.media_type})
 
     def close(self) -> None:
         self._client.close()
+
+
+__all__ = ["RemoteStore", "Term", "json_results_without_node_ids", "triples_without_node_ids"]
