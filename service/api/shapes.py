@@ -65,10 +65,15 @@ def _local(iri: str) -> str:
 
 
 def scenario_json(scenario: ReviewedScenario) -> JSON:
-    """A reviewed scenario; its facets by the property's local name (of several values, the first in order)."""
-    facets: dict[str, str] = {}
+    """A reviewed scenario; its facets by the property's local name, each a sorted list of all its values
+    (a list even for a one-valued facet, so every engine and every facet gives one shape)."""
+    facets: dict[str, list[str]] = {}
     for prop, value in scenario.facets:
-        facets.setdefault(_local(prop), value)
+        values = facets.setdefault(_local(prop), [])
+        if value not in values:
+            values.append(value)
+    for values in facets.values():
+        values.sort()
     excluded = scenario.exclusion
     return {
         "scenario": scenario.iri, "index": scenario.index, "status": scenario.status.value,

@@ -63,8 +63,9 @@ class ReviewedScenario:
     """A derived scenario as the review shows it.
 
     ``facets`` are (property IRI, value) pairs of the scenario and of the person it describes, sorted;
-    a property may have several values (``epo:personState``). ``blocked_by`` and ``messages`` are empty
-    for an eligible scenario; ``exclusion`` is the latest, if an expert excluded it.
+    a property may have several values (``epo:personState``): one pair each, every value kept.
+    ``blocked_by`` and ``messages`` are empty for an eligible scenario; ``exclusion`` is the latest, if an
+    expert excluded it.
     """
 
     iri: str

@@ -50,19 +50,33 @@ def test_scenario_filters_and_pages_agree_with_the_whole_listing(signed: Service
     assert get(signed, url, rule=rule, limit=1000)["items"] == [s for s in items if rule in s["blockedBy"]]
 
     sample = next(s for s in items if s["status"] == "blocked")["facets"]
-    status, country = sample["hasVaccinationStatus"], sample["livesIn"]
+    (status,), (country,) = sample["hasVaccinationStatus"], sample["livesIn"]
     by_name = get(signed, url, facet=f"hasVaccinationStatus={status}", limit=1000)
-    assert by_name["items"] == [s for s in items if s["facets"]["hasVaccinationStatus"] == status]
+    assert by_name["items"] == [s for s in items if status in s["facets"]["hasVaccinationStatus"]]
     by_iri = get(signed, url, facet=f"{VE}hasVaccinationStatus={status}", limit=1000)
     assert by_iri == by_name
     both = signed.http.get(url, params=[("facet", f"hasVaccinationStatus={status}"), ("facet", f"livesIn={country}"),
                                         ("status", "blocked"), ("limit", "1000")]).json()
-    assert both["items"] == [s for s in by_name["items"] if s["facets"]["livesIn"] == country and s["status"] == "blocked"]
+    assert both["items"] == [s for s in by_name["items"] if country in s["facets"]["livesIn"] and s["status"] == "blocked"]
     assert both["total"] == len(both["items"]) > 0
 
     assert pages_of(signed, url, 7, whole["total"]) == items
     beyond = get(signed, url, offset=whole["total"])
     assert beyond["items"] == [] and beyond["total"] == whole["total"]
+
+
+def test_a_multi_valued_facet_lists_every_value(signed: Service) -> None:  # noqa: F811
+    """epo:personState has one value per person state (age, vaccination, infection, immunity): all are listed,
+    sorted, and each facet is a list, one-valued or not."""
+    make_plan(signed, SMALL_PLAN)
+    items = get(signed, f"/evaluations/{ID}/scenarios", limit=1000)["items"]
+    assert items
+    for scenario in items:
+        facets = scenario["facets"]
+        assert all(isinstance(values, list) and values == sorted(set(values)) for values in facets.values())
+        states = [v for name in ("hasAgeGroup", "hasVaccinationStatus", "hasInfectionHistory", "hasImmunityStatus")
+                  for v in facets.get(name, [])]
+        assert len(states) > 1 and facets["personState"] == sorted(states)
 
 
 def test_scenario_filters_are_checked(signed: Service) -> None:  # noqa: F811

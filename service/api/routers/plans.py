@@ -76,7 +76,9 @@ async def get_probes(evaluation_id: str, number: int, graphs: GraphsDep, _: Read
     return JSONResponse(page_json(page, probe_json))
 
 
-@router.get("/scenarios", summary="Derived scenarios, eligible or blocked (with the rule and message), paged and filtered")
+@router.get("/scenarios", summary="Derived scenarios, eligible or blocked (with the rule and message), paged and filtered",
+            description="Each item's `facets` maps a facet name (the property's local name) to the sorted list of "
+                        "all its values, a list even when there is one (`personState` has several).")
 async def get_scenarios(
     evaluation_id: str, graphs: GraphsDep, _: ReaderDep,
     status: Annotated[str | None, Query(description="eligible or blocked")] = None,
