@@ -41,6 +41,8 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
     catalog = Catalog(backend, settings.base_url, lease_s=settings.bulk_lease_s)
     if recover:
         catalog.recover()
-    chunk = settings.remote_max_update_triples if isinstance(backend, RemoteStore) else None
-    graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold, max_update_triples=chunk)
+    backend.attach_catalog(catalog.graph)
+    remote = isinstance(backend, RemoteStore)
+    graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold, skolemize=remote,
+                          max_update_triples=settings.remote_max_update_triples if remote else None)
     return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), owns_store=owns)

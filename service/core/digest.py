@@ -29,6 +29,10 @@ written is the digest anyone recomputes from what any store returns later:
   (``"PT36H"`` → ``"P1DT12H"``);
 - language tags in lower case; ``xsd:string`` literals are plain literals anyway.
 
+Skolem IRIs (``…/.well-known/genid/…``, RDF 1.1 §3.5) stand for blank nodes: the service writes them to a
+remote store in place of blank nodes, and the digest reads them as blank nodes again, so a graph has
+the same digest whether its blank nodes were stored as such or skolemized.
+
 A literal whose lexical form is not in its datatype's lexical space, and a literal of any other
 datatype, stays as written. Two leniencies, both Oxigraph's, so that what Oxigraph returns digests as
 what was written: ``inf``, ``infinity`` and ``nan`` in any case, with a sign, read as ``INF``,
@@ -299,9 +303,27 @@ def canonical_literals(statements: Iterable[Quad | Triple]) -> list[Triple]:
     return [Triple(t.subject, t.predicate, changed[t.object]) if t.object in changed else t for t in triples]
 
 
+_GENID = "/.well-known/genid/"
+
+
+def blank_skolems(triples: list[Triple]) -> list[Triple]:
+    """The triples with every skolem IRI read as the blank node it stands for."""
+
+    def term(value):  # type: ignore[no-untyped-def]
+        if isinstance(value, NamedNode) and _GENID in value.value:
+            return BlankNode(hashlib.sha256(value.value.encode("utf-8")).hexdigest()[:32])
+        return value
+
+    if not any(_GENID in t.subject.value or _GENID in t.object.value for t in triples
+               if not isinstance(t.subject, Triple) and not isinstance(t.object, Triple)):
+        return triples
+    return [Triple(term(t.subject), t.predicate, term(t.object)) for t in triples]
+
+
 def canonical_nquads(statements: Iterable[Quad | Triple]) -> bytes:
-    """The canonical N-Quads document of one graph's statements (canonical literals, graph names dropped)."""
-    return _canonical(canonical_literals(statements))
+    """The canonical N-Quads document of one graph's statements (canonical literals, skolem IRIs as blank
+    nodes, graph names dropped)."""
+    return _canonical(blank_skolems(canonical_literals(statements)))
 
 
 def _canonical(statements: list[Triple]) -> bytes:

@@ -24,7 +24,7 @@ from .commits import ConcurrentWrite, GraphWrite, commit, guard
 from .digest import digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
-from .rdf import parse_triples, to_rdflib
+from .rdf import parse_triples, skolemize, to_rdflib
 from . import queries
 from .store import ChangeSet, Row, Store, Term
 
@@ -70,11 +70,12 @@ class GraphService:
     """Graph management over one store and its catalog."""
 
     def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000,
-                 max_update_triples: int | None = None) -> None:
+                 max_update_triples: int | None = None, skolemize: bool = False) -> None:
         self._store = store
         self._catalog = catalog
         self._bulk_threshold = bulk_threshold
         self._max_update_triples = max_update_triples
+        self._skolemize = skolemize
         self._writes = threading.Lock()
 
     def ref(self, kind: str, identifier: str) -> GraphRef:
@@ -102,7 +103,7 @@ class GraphService:
     ) -> WriteResult:
         """Replace or append to a graph after checking the body; returns the new catalog record."""
         _refuse_record(ref)
-        incoming = parse_triples(data, rdf_format, ref.iri.value)
+        incoming = self._stored(parse_triples(data, rdf_format, ref.iri.value))
         with self._writes:
             previous = self._catalog.entry(ref.iri)
             exists = self._store.graph_exists(ref.iri)
@@ -132,6 +133,11 @@ class GraphService:
             self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry), insert=incoming,
                                      replace=mode is WriteMode.REPLACE and exists)])
             return WriteResult(entry, created=not exists)
+
+    def _stored(self, triples: list[Triple]) -> list[Triple]:
+        """The triples as this store gets them: blank nodes skolemized where the store is remote (their
+        digest is unchanged: digests read skolem IRIs as blank nodes)."""
+        return skolemize(triples, self._catalog.base_url) if self._skolemize else triples
 
     def _commit(self, writes: list[GraphWrite]) -> str:
         """Commit ``writes``; content larger than one request may carry is staged first (:meth:`_staged`)."""
@@ -225,6 +231,7 @@ class GraphService:
             writes = []
             entries = []
             for position, edit in enumerate(edits):
+                edit = replace(edit, insert=self._stored(edit.insert))
                 previous = self._catalog.entry(edit.ref.iri)
                 current = self._store.graph_triples(edit.ref.iri) if previous or position == 0 else []
                 if position == 0 and precondition is not None:
