@@ -136,3 +136,84 @@ def catalog_matches_store(store: Store, catalog_graph: NamedNode) -> list[str]:
     for graph, about in sorted(statements.items()):
         problems += [f"<{graph}> still carries <{p}> {about[p]}" for p in (_CLAIM, *_JOURNAL) if about.get(p)]
     return problems
+
+
+# ------------------------------------------------------------------ a service process over any SPARQL store
+
+
+@dataclass
+class ServiceProcess(Replica):
+    """A ``caie serve`` process over a remote store named by its three endpoint URLs, its stderr kept."""
+
+    url: str = ""
+    stderr_path: Path | None = None
+
+    def stderr(self) -> str:
+        """What the process wrote to stderr so far (its last 4,000 characters)."""
+        if self.stderr_path is None or not self.stderr_path.exists():
+            return ""
+        return self.stderr_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+
+
+class ServiceDidNotStart(RuntimeError):
+    """``caie serve`` exited or never answered; the message carries its stderr."""
+
+
+def start_service(query_url: str, update_url: str, store_url: str, tokens: dict[str, str], log_dir: Path, *,
+                  examples: bool = False, **settings: object) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """Start ``caie serve`` (with ``--examples`` if asked) over the given endpoints; returns at once with the
+    process, its URL and the file its stderr goes to. ``settings`` become ``CAIE_*`` variables."""
+    port = free_port()
+    credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
+    env = {
+        **os.environ,
+        "CAIE_STORE": "remote",
+        "CAIE_REMOTE_QUERY_URL": query_url,
+        "CAIE_REMOTE_UPDATE_URL": update_url,
+        "CAIE_REMOTE_STORE_URL": store_url,
+        "CAIE_BASE_URL": BASE_URL,
+        "CAIE_TOKENS": json.dumps(credentials),
+        **{f"CAIE_{name.upper()}": str(value) for name, value in settings.items()},
+    }
+    log_dir.mkdir(parents=True, exist_ok=True)
+    stderr_path = log_dir / f"caie-serve-{port}.stderr"
+    command = [caie_binary(), "serve", "--host", "127.0.0.1", "--port", str(port), *(["--examples"] if examples else [])]
+    with open(stderr_path, "wb") as stderr:
+        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+    return process, f"http://127.0.0.1:{port}", stderr_path
+
+
+def wait_for_service(process: subprocess.Popen[bytes], url: str, stderr_path: Path, tokens: dict[str, str],
+                     seconds: float) -> ServiceProcess:
+    """The started service once ``/health`` answers; :class:`ServiceDidNotStart` with its stderr otherwise
+    (the process is then stopped)."""
+    try:
+        _wait_until_up(url + "/health", process, seconds=seconds)
+    except RuntimeError as error:
+        stop_service(process)
+        text = stderr_path.read_text(encoding="utf-8", errors="replace")[-4000:]
+        raise ServiceDidNotStart(f"{error}; its stderr:\n{text}") from None
+    return ServiceProcess(process, httpx.Client(base_url=url, timeout=300.0), tokens, url, stderr_path)
+
+
+def stop_service(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (SIGKILL after 20 s) a service process that is still running."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
+def store_graphs(store: Store) -> set[str]:
+    """Every named graph holding a triple, as the store lists them (a non-union query: no dataset sent)."""
+    return {row["g"].value for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")}
+
+
+def catalog_matches_store_ignoring(store: Store, catalog_graph: NamedNode, ignored: set[str]) -> list[str]:
+    """:func:`catalog_matches_store`, leaving out what it says about ``ignored`` graphs (a store's own system
+    graphs, which Virtuoso lists as holding triples and no catalog describes)."""
+    return [problem for problem in catalog_matches_store(store, catalog_graph)
+            if not any(problem.startswith(f"<{graph}> ") for graph in ignored)]
