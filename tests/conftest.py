@@ -1,7 +1,10 @@
-"""Fixtures: every test that takes ``store`` or ``service`` runs on both backends.
+"""Fixtures: every test that takes ``store`` or ``service`` runs on the embedded and the remote backend.
 
 ``embedded`` is pyoxigraph in memory; ``remote`` is a real ``oxigraph serve`` process reached over
-SPARQL 1.1 HTTP. The service runs under uvicorn and tests talk to it over real HTTP: one uvicorn server
+SPARQL 1.1 HTTP; ``virtuoso`` is the remote backend on a real Virtuoso 7 (:func:`.servers.virtuoso_server`).
+A module opts its tests into Virtuoso too with ``pytestmark = pytest.mark.backends("embedded", "remote",
+"virtuoso")`` (read by :func:`pytest_generate_tests`); the others run on ``embedded`` and ``remote`` only,
+to keep ``make test`` within its time budget (docs/stores.md, "What runs on each engine in `make test`"). The service runs under uvicorn and tests talk to it over real HTTP: one uvicorn server
 for the session, serving the app each test creates over its own empty store (:class:`.servers.AppSlot`).
 
 Store contents that many tests start from (the specification files, a signed-off evaluation) are built
@@ -28,7 +31,7 @@ from service.core.graphs import GraphService
 from service.core.config import Settings
 from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
 
-from .servers import AppSlot, app_server, oxigraph_server
+from .servers import AppSlot, VirtuosoServer, app_server, oxigraph_server, virtuoso_server
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -67,15 +70,86 @@ def _remote(url: str) -> RemoteStore:
     return RemoteStore(f"{url}/query", f"{url}/update", f"{url}/store")
 
 
-@pytest.fixture(params=["embedded", "remote"])
+BACKENDS = ("embedded", "remote", "virtuoso")
+DEFAULT_BACKENDS = ("embedded", "remote")
+_LIST_GRAPHS = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "backends(*names): the store backends a module's tests run on "
+                                       f"(of {', '.join(BACKENDS)}; default {', '.join(DEFAULT_BACKENDS)})")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize ``store`` by the closest ``backends`` marker; without one the fixture's own params apply
+    (embedded and remote). An explicit ``parametrize("store", …)`` on the test wins over both."""
+    marker = metafunc.definition.get_closest_marker("backends")
+    if marker is None or "store" not in metafunc.fixturenames:
+        return
+    if any(m.args and "store" in str(m.args[0]).replace(" ", "").split(",")
+           for m in metafunc.definition.iter_markers("parametrize")):
+        return
+    unknown = set(marker.args) - set(BACKENDS)
+    if unknown:
+        raise ValueError(f"unknown store backends {sorted(unknown)}: use {BACKENDS}")
+    # As a parametrize mark, so pytest's own hooks (which run after this one) parametrize by it and leave the
+    # fixture's params out, exactly as for a module's ``pytestmark = pytest.mark.parametrize("store", …)``.
+    metafunc.definition.add_marker(pytest.mark.parametrize("store", list(marker.args), indirect=True))
+
+
+class VirtuosoStore(RemoteStore):
+    """The remote backend on the session's Virtuoso, as an operator configures it for Virtuoso's packaged limits:
+    ``row_cap`` its ``ResultSetMaxRows`` (10,000). ``system_graphs`` are the graphs the fresh database held
+    (Virtuoso's own); the tests never drop or read them."""
+
+    def __init__(self, server: VirtuosoServer, system_graphs: frozenset[str]) -> None:
+        super().__init__(server.query_url, server.update_url, server.store_url, row_cap=10_000)
+        self.system_graphs = system_graphs
+
+    def test_graphs(self) -> list[NamedNode]:
+        """Every graph holding triples but Virtuoso's own."""
+        rows = self.select(_LIST_GRAPHS)
+        return [row["g"] for row in rows if row["g"].value not in self.system_graphs]  # type: ignore[misc]
+
+    def empty(self) -> None:
+        """Drop every graph but Virtuoso's own, in one update request (``DROP ALL`` would drop those too)."""
+        graphs = self.test_graphs()
+        if graphs:
+            self.run_update(" ;\n".join(f"DROP SILENT GRAPH {graph}" for graph in graphs))
+
+
+@pytest.fixture(scope="session")
+def virtuoso() -> Iterator[VirtuosoServer]:
+    """A real Virtuoso 7 for the session (Debian's 7.2.5.1 with its packaged limits)."""
+    with virtuoso_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def virtuoso_system_graphs(virtuoso: VirtuosoServer) -> frozenset[str]:
+    """The graphs Virtuoso holds before any test writes: its own, never dropped."""
+    response = httpx.post(virtuoso.query_url, data={"query": _LIST_GRAPHS},
+                          headers={"Accept": "application/sparql-results+json"}, timeout=60)
+    response.raise_for_status()
+    return frozenset(row["g"]["value"] for row in response.json()["results"]["bindings"] if "g" in row)
+
+
+@pytest.fixture(params=list(DEFAULT_BACKENDS))
 def store(request: pytest.FixtureRequest) -> Iterator[Store]:
-    """An empty store of each backend."""
+    """An empty store of each backend (``virtuoso`` only where a module asks for it: :func:`pytest_generate_tests`)."""
+    backend: Store
     if request.param == "embedded":
-        backend: Store = EmbeddedStore()
-    else:
+        backend = EmbeddedStore()
+    elif request.param == "remote":
         url = request.getfixturevalue("remote_url")
         httpx.post(f"{url}/update", content=b"DROP ALL", headers={"Content-Type": "application/sparql-update"}).raise_for_status()
         backend = _remote(url)
+    elif request.param == "virtuoso":
+        backend = VirtuosoStore(request.getfixturevalue("virtuoso"), request.getfixturevalue("virtuoso_system_graphs"))
+        backend.empty()
+    else:
+        raise ValueError(f"unknown store backend {request.param!r}")
     yield backend
     backend.close()
 
@@ -88,6 +162,8 @@ def settings_for(tokens: dict[str, str], **overrides: object) -> Settings:
 
 
 def backend_of(store: Store) -> str:
+    if isinstance(store, VirtuosoStore):
+        return "virtuoso"
     return "remote" if isinstance(store, RemoteStore) else "embedded"
 
 
@@ -129,7 +205,13 @@ def service(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str])
 
 
 def dump(store: Store) -> list[Quad]:
-    """Every quad of the store (all in named graphs: the service writes nothing to the default graph)."""
+    """Every quad of the store (all in named graphs: the service writes nothing to the default graph).
+
+    On Virtuoso (no separate default graph: a query with no dataset reads every graph) each of the test's graphs
+    is read whole, past its ``ResultSetMaxRows``; its own graphs are left out."""
+    if isinstance(store, VirtuosoStore):
+        return [Quad(t.subject, t.predicate, t.object, graph)
+                for graph in store.test_graphs() for t in store.graph_triples(graph)]
     assert not store.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: a snapshot would miss it"
     return [Quad(r["s"], r["p"], r["o"], r["g"]) for r in store.select(ALL_QUADS)]  # type: ignore[arg-type]
 

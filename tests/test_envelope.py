@@ -30,6 +30,8 @@ from service.core.store import EmbeddedStore, Store
 
 from .conftest import ALL_QUADS, BASE_URL, REPO, ROLES, dump, graphs_over, restore
 
+pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
+
 EXAMPLES = REPO / "examples" / "measles"
 
 

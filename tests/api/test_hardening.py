@@ -29,6 +29,8 @@ from ..servers import _wait_until_up, app_server, free_port
 from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
 from .test_evaluations import ID, loaded  # noqa: F401
 
+pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
+
 EMBEDDED_ONLY = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 LIMIT = Settings().max_plan_budget
 

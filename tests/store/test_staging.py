@@ -13,6 +13,8 @@ from service.core.store import ChangeSet, Store
 
 from ..conftest import BASE_URL
 
+pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
+
 SYSTEM_ADMIN = {"agent": "admin", "roles": ["admin"]}
 EPO = "https://w3id.org/ob-caie/epo/"
 STAGING = BASE_URL + ".well-known/staging/"

@@ -59,6 +59,7 @@ from pyoxigraph import (
 from ..errors import BadRequest, StoreUnavailable
 from ..namespaces import CATALOG
 from .base import (
+    RESULTS_MEDIA,
     Bindings,
     ChangeSet,
     QueryAnswer,
@@ -338,6 +339,12 @@ class RemoteStore(Store):
         return triples
 
     def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
+        if media_type in RESULTS_MEDIA and media_type != _RESULTS_JSON:
+            # Results are asked for as JSON and written out here: engines write the other formats differently
+            # (Virtuoso's TSV gives an IRI as "http://…", not <http://…>), and this way every backend answers alike.
+            response = self._query(query, _RESULTS_JSON, union)
+            results = parse_query_results(json_results_without_node_ids(response.content), format=QueryResultsFormat.JSON)
+            return QueryAnswer(results.serialize(format=RESULTS_MEDIA[media_type]), media_type)
         response = self._query(query, media_type, union)
         body = json_results_without_node_ids(response.content) if media_type == _RESULTS_JSON else response.content
         return QueryAnswer(body, media_type)
