@@ -17,8 +17,10 @@ What this module does so that answers do not depend on the engine behind it:
   ``named-graph-uri``, read from the catalog for each union query (one read of one graph's index; no
   cache, so a graph another replica just committed is seen at once). Graphs that are not catalogued
   (staging graphs, bulk loads in progress, a store's own system graphs) are therefore never part of a
-  union answer. A non-union query is sent with no dataset: the service's own queries name their graphs
-  (bound from the catalog or by the caller), and reach staging and journal graphs that way. Until a
+  union answer. A non-union query is sent with no dataset when it names graphs (``GRAPH``, ``FROM``): the service's
+  own queries name their graphs (bound from the catalog or by the caller), and reach staging and journal
+  graphs that way; one that names none is sent with an empty default graph, since with no dataset
+  Virtuoso reads every graph (its own too) as the default graph. Until a
   catalog is attached (:meth:`RemoteStore.attach_catalog`; :func:`..open_store` does it from the base
   URL) a union is over every named graph the store lists. Rows in which a ``GRAPH ?g`` variable came
   back unbound (Virtuoso answers ``GRAPH ?g { }`` with one such row) are dropped when the query has no
@@ -82,6 +84,9 @@ _LIMIT = re.compile(r"exceed|too (large|long|many|big)|limit (reached|exceeded)|
                     r"result ?set ?max ?rows|more than \d+ rows|only \d+ (are )?allowed|out of memory|timeout|timed out",
                     re.IGNORECASE)
 _GRAPH_VARIABLE = re.compile(r"\bGRAPH\s+[?$]([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
+_NAMES_A_GRAPH = re.compile(r"\b(GRAPH|FROM)\b", re.IGNORECASE)
+EMPTY_DEFAULT_GRAPH = "urn:x-ob-caie:empty-default-graph"
+"""The default graph a non-union query that names no graph is sent with: an IRI no one writes to."""
 _MAY_LEAVE_UNBOUND = re.compile(r"\b(OPTIONAL|UNION)\b", re.IGNORECASE)
 
 _COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -289,15 +294,21 @@ class RemoteStore(Store):
         rows = self._rows(_CATALOGUED % self._catalog, union=False)
         return sorted({self._catalog.value} | {row["g"].value for row in rows if isinstance(row.get("g"), NamedNode)})
 
-    def _dataset(self, union: bool) -> dict[str, list[str]]:
-        """Protocol dataset for a union default graph: the catalogued graphs, as default and as named."""
+    def _dataset(self, union: bool, query: str) -> dict[str, list[str]]:
+        """Protocol dataset for a union default graph: the catalogued graphs, as default and as named.
+
+        A non-union query that names no graph (no ``GRAPH``, no ``FROM``) is sent with an empty default graph
+        (:data:`EMPTY_DEFAULT_GRAPH`, never written): the service writes nothing to a store's default graph,
+        and with no dataset Virtuoso reads every graph, its own included, as the default graph. A query
+        naming graphs is sent with no dataset, so it reaches every graph it names.
+        """
         if not union:
-            return {}
+            return {} if _NAMES_A_GRAPH.search(query) else {"default-graph-uri": [EMPTY_DEFAULT_GRAPH]}
         graphs = self._catalogued()
         return {"default-graph-uri": graphs, "named-graph-uri": graphs}
 
     def _query(self, query: str, accept: str, union: bool) -> httpx.Response:
-        form: dict[str, Any] = {"query": query, **self._dataset(union)}
+        form: dict[str, Any] = {"query": query, **self._dataset(union, query)}
         return self._send("POST", self._query_url, data=form, headers={"Accept": accept})
 
     def _check_cap(self, count: int, what: str) -> None:
