@@ -21,7 +21,7 @@ from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
 from .commits import ConcurrentWrite, GraphWrite, commit, guard
-from .digest import digest_and_size
+from .digest import blank_skolems, digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, skolemize, to_rdflib
@@ -194,8 +194,9 @@ class GraphService:
         return self.member(record.kind, f"{record.identifier}/{segment}/{number}")
 
     def triples(self, ref: GraphRef) -> list[Triple]:
-        """The graph's triples (empty if it does not exist)."""
-        return self._store.graph_triples(ref.iri)
+        """The graph's triples (empty if it does not exist), skolem IRIs read as the blank nodes they stand
+        for: reasoning and SHACL over a DSO's restrictions and lists must see them as written."""
+        return blank_skolems(self._store.graph_triples(ref.iri))
 
     def update(
         self,
@@ -288,7 +289,7 @@ class GraphService:
         dso_entry = self._dso_for(content, dso)
         outcome = validation.validate_kg(
             to_rdflib(content),
-            to_rdflib(self._store.graph_triples(NamedNode(dso_entry.graph))),
+            to_rdflib(blank_skolems(self._store.graph_triples(NamedNode(dso_entry.graph)))),
             validation.default_kg_shapes(),
         )
         if not outcome.conforms:
