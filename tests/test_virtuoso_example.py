@@ -158,17 +158,6 @@ def put(service: ServiceProcess, identifier: str, data: bytes) -> httpx.Response
 # ---------------------------------------------------------------------------------------------- 1
 
 
-SKOLEM_READ_BUG = (
-    "service bug (service/core/store/remote.py graph_triples / service/core/graphs.py GraphService.triples): blank "
-    "nodes skolemized on write (/.well-known/genid/...) are not turned back into blank nodes when graphs are read "
-    "from a remote store, so the scenario engine (service/scenarios/owl.py, rules.py, facets.py, which tell BNode "
-    "from URIRef) reads the DSO's owl:Restriction and the SHACL shapes' blank nodes as named classes and shapes; "
-    "caie serve --examples on Virtuoso exits 2 with 'no eligible scenario exercises .../criteria/c01, c02, c03, "
-    "c04: the criterion cannot be probed' (a read that de-skolemizes lets the example finish)"
-)
-
-
-@pytest.mark.xfail(strict=True, reason=SKOLEM_READ_BUG)
 def test_the_worked_example_on_virtuoso_equals_the_embedded_one(started: Started) -> None:
     if started.service is None:
         pytest.fail(f"caie serve --examples did not start on Virtuoso: {started.failure}", pytrace=False)
