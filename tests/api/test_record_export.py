@@ -5,6 +5,7 @@ digest, recomputed from the download, equals the one its catalog entry records."
 from __future__ import annotations
 
 import rdflib
+import pytest
 from pyoxigraph import NamedNode, Quad, RdfFormat, parse
 
 from service.core import queries
@@ -14,6 +15,8 @@ from ..conftest import BASE_URL, Service
 from ..plan.test_plans_api import signed  # noqa: F401
 from ..test_envelope import spec_quads  # noqa: F401
 from .test_evaluations import ID
+
+pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
 DIGEST = NamedNode("https://w3id.org/ob-caie/catalog/digest")
 
