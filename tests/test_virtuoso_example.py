@@ -45,6 +45,9 @@ from .replicas import (ServiceDidNotStart, ServiceProcess, catalog_matches_store
                        stop_service, store_graphs, wait_for_service)
 from .servers import VirtuosoServer, virtuoso_server
 
+# Several minutes of real processes on Virtuoso: outside `make test`'s 420 s, run by `make test-engines`.
+pytestmark = pytest.mark.engines
+
 CATALOG_GRAPH = NamedNode(BASE_URL + "catalog")
 STAGING = BASE_URL + ".well-known/staging/"
 BIG = 50_000

@@ -15,6 +15,7 @@ from pyoxigraph import NamedNode, RdfFormat, Triple
 from ..core.auth import require
 from ..core.catalog import GraphKind
 from ..core.config import Credential
+from ..core.digest import canonical_literals
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphRef, GraphService
 from ..core.namespaces import EARL, EPO
@@ -199,7 +200,8 @@ def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change:
     new = envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf"))
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     old = [t for t in index.triples if owned_by(iri, t)]
-    if current is not None and set(old) == set(new):
+    # Compared by value: a store may give a literal back in another spelling (Virtuoso: decimal 10 as integer).
+    if current is not None and set(canonical_literals(old)) == set(canonical_literals(new)):
         return False
     if current is not None and iri in signed:
         raise Conflict(
