@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import rdflib
-import pytest
 from pyld import jsonld
 from rdflib.compare import isomorphic
 
@@ -14,7 +13,6 @@ from service.core.bootstrap import load_spec_files
 from ..conftest import BASE_URL, REPO, Service
 from ..conftest import graphs_over
 
-pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
 TERM = "/epo/AcceptanceCriterion"
 IRI = "https://w3id.org/ob-caie/epo/AcceptanceCriterion"

@@ -7,7 +7,6 @@ from decimal import Decimal
 
 import httpx
 import rdflib
-import pytest
 from pyoxigraph import RdfFormat, parse, serialize
 from rdflib.compare import isomorphic
 
@@ -16,7 +15,6 @@ from service.core.digest import blank_skolems, graph_digest
 from ..conftest import BASE_URL, Service, shared_path
 from ..test_envelope import snapshot
 
-pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
 CAIE_RECORD = ("interop", "caie-spec", "explorer", "data", "measles-evaluation.ttl")
 SOURCE = ("https://github.com/DynamicalSystemsGroup/caie-spec/blob/f8cbe4e7d7ab3f57a2103bfdfe13bacc5466be8a/"

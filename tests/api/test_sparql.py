@@ -12,7 +12,6 @@ from pyoxigraph import RdfFormat, parse
 
 from ..conftest import Service
 
-pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
 DATA = (b"@prefix ex: <http://example.org/> . ex:a ex:p ex:b , ex:c ; ex:label \"A, with comma\" . "
         b"ex:q a <http://www.w3.org/2002/07/owl#Ontology> .")

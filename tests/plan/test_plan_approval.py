@@ -16,7 +16,6 @@ from ..test_envelope import spec_quads  # noqa: F401
 from ..conftest import BASE_URL, Service, graphs_over
 from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
 
-pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
 SMALL_PLAN = {**PLAN, "budget": 24, "strategy": "Equal"}
 

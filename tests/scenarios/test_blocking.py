@@ -177,7 +177,7 @@ def small_worlds(draw):
     return kgs, facets, rules, criteria, seed
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 @given(small_worlds())
 def test_production_and_reference_block_identical_sets(world) -> None:
     kgs, facets, rules, criteria, seed = world
