@@ -180,13 +180,13 @@ class GraphService:
             raise BadRequest(f"invalid graph path {path!r}")
         return GraphRef(kind, path, self._catalog.graph_iri(kind, path))
 
-    def query(self, sparql: str, bindings: dict[str, NamedNode] | None = None) -> list[dict[str, object]]:
-        """Rows of a SELECT over the union of all graphs (the published queries read the record this way)."""
-        return self._store.select(sparql, bindings, union=True)
-
-    def rows(self, name: str, bindings: Mapping[str, Term]) -> list[Row]:
-        """Rows of the published query ``queries/{name}.rq`` with its parameters bound (VALUES, never pasted text)."""
-        return self._store.select(queries.load(name), bindings)
+    def rows(self, name: str, bindings: Mapping[str, Term], *, limit: int | None = None, offset: int = 0) -> list[Row]:
+        """Rows of the published query ``queries/{name}.rq`` with its parameters bound (VALUES, never pasted
+        text); a page appends ``LIMIT``/``OFFSET`` as integers (SPARQL cannot bind them)."""
+        text = queries.load(name)
+        if limit is not None:
+            text = f"{text}\nLIMIT {int(limit)}\nOFFSET {int(offset)}\n"
+        return self._store.select(text, bindings)
 
     def next_batch(self, record: GraphRef, segment: str) -> GraphRef:
         """The graph the next numbered batch of ``record`` under ``segment`` would be (``{record}/{segment}/{n}``)."""
@@ -234,7 +234,9 @@ class GraphService:
             for position, edit in enumerate(edits):
                 edit = replace(edit, insert=self._stored(edit.insert))
                 previous = self._catalog.entry(edit.ref.iri)
-                current = self._store.graph_triples(edit.ref.iri) if previous or position == 0 else []
+                # Only what a check or the new digest needs is read: a new batch or a replaced graph needs nothing.
+                wanted = (previous is not None and not edit.replace) or (position == 0 and precondition is not None)
+                current = self._store.graph_triples(edit.ref.iri) if wanted else []
                 if position == 0 and precondition is not None:
                     precondition(current)
                 removed = {(t.subject, t.predicate, t.object) for t in edit.delete}

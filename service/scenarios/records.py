@@ -14,7 +14,6 @@ from urllib.parse import unquote
 
 from pyoxigraph import NamedNode
 
-from ..core import queries
 from ..core.catalog import GraphKind
 from ..core.errors import BadRequest
 from ..core.graphs import GraphRef, GraphService
@@ -44,10 +43,9 @@ def check_page(limit: int, offset: int) -> None:
 
 
 def page_rows(graphs: GraphService, name: str, bindings: Mapping[str, Term], limit: int, offset: int) -> list[Row]:
-    """One page of the rows of ``queries/{name}.rq``: LIMIT and OFFSET are appended as the integers checked
-    here (SPARQL cannot bind them), the parameters bound as for every published query."""
+    """One page of the rows of ``queries/{name}.rq``, ``limit`` and ``offset`` checked first (400 otherwise)."""
     check_page(limit, offset)
-    return graphs.query(f"{queries.load(name)}\nLIMIT {int(limit)}\nOFFSET {int(offset)}\n", dict(bindings))  # type: ignore[return-value]
+    return graphs.rows(name, bindings, limit=limit, offset=offset)
 
 
 def review_graph(graphs: GraphService, evaluation_id: str) -> GraphRef:
