@@ -166,8 +166,8 @@ class Catalog:
                                   {"catalog": self.graph, "record": record, "segment": Literal(segment)})
         return 1 + int(rows[0]["highest"].value) if rows and "highest" in rows[0] else 1
 
-    def entries(self, graph: NamedNode | None = None) -> list[CatalogEntry]:
-        """Every catalogued graph (or the one named), ordered by IRI.
+    def entries(self, graph: NamedNode | None = None, kind: GraphKind | None = None) -> list[CatalogEntry]:
+        """Every catalogued graph (or the one named, or those of one kind), ordered by IRI.
 
         The OPTIONALs stand outside the GRAPH block so that Oxigraph joins them to the bound ``?graph``;
         inside it, they were evaluated over the whole catalog, making one entry's read O(catalog).
@@ -194,6 +194,8 @@ class Catalog:
         bindings: dict[str, NamedNode] = {"catalog": self.graph}
         if graph is not None:
             bindings["graph"] = graph
+        if kind is not None:
+            bindings["kind"] = kind.class_iri
         entries = []
         for row in self._store.select(query, bindings):
             kind = GraphKind.from_class(row["kind"].value)
@@ -223,7 +225,7 @@ class Catalog:
     def graph_defining(self, ontology: str, kind: GraphKind) -> CatalogEntry | None:
         """The catalogued graph of ``kind`` that declares the ontology IRI ``ontology``."""
         return next(
-            (entry for entry in self.entries() if entry.kind is kind and entry.defines_ontology == ontology),
+            (entry for entry in self.entries(kind=kind) if entry.defines_ontology == ontology),
             None,
         )
 

@@ -326,6 +326,10 @@ class GraphService:
         """The catalog record of ``ref``, if the graph exists."""
         return self._catalog.entry(ref.iri)
 
+    def find_graph(self, iri: str) -> CatalogEntry | None:
+        """The catalog record of the graph named ``iri`` (e.g. one a record pinned), if it exists."""
+        return self._catalog.entry(NamedNode(iri))
+
     def entry(self, ref: GraphRef) -> CatalogEntry:
         entry = self._catalog.entry(ref.iri)
         if entry is None:
@@ -351,10 +355,11 @@ class GraphService:
         if ref.kind is not GraphKind.DSO:
             return []
         ontology = self.entry(ref).defines_ontology
-        return [e.graph for e in self._catalog.entries() if e.kind is GraphKind.KG and e.conforms_to == ontology]
+        return [e.graph for e in self._catalog.entries(kind=GraphKind.KG) if e.conforms_to == ontology]
 
-    def catalog(self) -> list[CatalogEntry]:
-        return self._catalog.entries()
+    def catalog(self, kind: GraphKind | None = None) -> list[CatalogEntry]:
+        """Every catalogued graph, or those of ``kind`` (a record's batches make the whole catalog large)."""
+        return self._catalog.entries(kind=kind)
 
 
 def _refuse_record(ref: GraphRef) -> None:

@@ -76,7 +76,8 @@ class Inputs:
 
 def current_inputs(graphs: GraphService, scope: Scope) -> Inputs:
     """The scope's DSO and knowledge graphs and every scenario shapes graph the catalog lists, pinned now."""
-    entries = {entry.graph: entry for entry in graphs.catalog()}
+    entries = {entry.graph: entry for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES)
+               for entry in graphs.catalog(kind)}
     dso = graphs.ref(GraphKind.DSO.value, scope.dso)
     kgs = tuple(graphs.ref(GraphKind.KG.value, kg) for kg in scope.knowledge_graphs)
     shapes = tuple(graphs.ref(GraphKind.SHAPES.value, e.identifier) for e in entries.values()
@@ -104,8 +105,8 @@ def changes(pinned: Sequence[Pin], current: Mapping[str, Pin | None]) -> list[In
 
 def changed_since(graphs: GraphService, pinned: Sequence[Pin]) -> list[InputChange]:
     """The pinned graphs whose catalog digest is not the pinned one now (a deleted graph counts)."""
-    entries = {entry.graph: entry for entry in graphs.catalog()}
-    return changes(pinned, {pin.graph: _pin(entries[pin.graph]) if pin.graph in entries else None for pin in pinned})
+    current = {pin.graph: graphs.find_graph(pin.graph) for pin in pinned}
+    return changes(pinned, {graph: _pin(entry) if entry else None for graph, entry in current.items()})
 
 
 def governing_sign_off(found: Iterable[ApprovalRecord], status: EnvelopeStatus) -> ApprovalRecord | None:
