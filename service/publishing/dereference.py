@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode, Triple
 
-from ..core.catalog import Catalog
+from ..core.catalog import Catalog, GraphKind
 from ..core.errors import NotFound
 from ..core.namespaces import DCTERMS, RDFS, SKOS, VOCAB_BASE
 from ..core.store import Store
@@ -67,7 +67,9 @@ class Publisher:
         return [self._catalog.base_url + path, VOCAB_BASE + path]
 
     def describe(self, path: str) -> Description:
-        ontology_graphs = {e.defines_ontology: e.graph for e in self._catalog.entries() if e.defines_ontology}
+        # Only ontology and DSO graphs define an ontology; the rest of the catalog (every record batch) is not read.
+        ontology_graphs = {e.defines_ontology: e.graph for kind in (GraphKind.ONTOLOGY, GraphKind.DSO)
+                           for e in self._catalog.entries(kind=kind) if e.defines_ontology}
         for iri in self.candidates(path):
             resource = NamedNode(iri)
             if iri in ontology_graphs:
