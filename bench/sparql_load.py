@@ -1,0 +1,257 @@
+"""SPARQL query throughput under load: our ``/sparql`` against a raw ``oxigraph serve`` on the same data.
+
+The data is an evaluation record's attestations (``--attestations``, 300,000 by default, four triples each:
+type, criterion, outcome, time; about 1.2M triples, the same every run) in one named graph. Ours is a real
+``caie serve`` process on an embedded on-disk store the data was loaded into with ``caie load``; the
+baseline is ``oxigraph serve --union-default-graph`` on a store loaded with ``oxigraph load``. Both stores
+are compacted (``oxigraph optimize``) before serving, so no background compaction is timed.
+
+Two workloads, each run by wrk (Debian's ``wrk``) with ``bench/sparql_load.lua`` after a warm-up:
+
+- lookup: ``SELECT ?p ?o WHERE { <attestation n> ?p ?o }`` with a random ``n`` per request, 16 connections;
+- analytic: outcomes per criterion (``GROUP BY`` over every attestation), 4 connections.
+
+Every request is ``GET <endpoint>?query=...`` with ``Accept: application/sparql-results+json``. Before
+measuring, both endpoints answer the two queries once and must agree. Any non-2xx answer fails the run.
+
+    .venv/bin/python bench/sparql_load.py [--attestations 300000] [--seconds 15] [--rounds 1] [--anonymous]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import httpx
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from tests.servers import free_port, oxigraph_binary  # noqa: E402
+
+DATA = "http://bench.test/record/"
+EPO = "https://w3id.org/ob-caie/epo/"
+EARL = "http://www.w3.org/ns/earl#"
+PROV = "http://www.w3.org/ns/prov#"
+RDF_TYPE = "http://www.w3.org/1999/02/22-rdf-syntax-ns#type"
+XSD_DATETIME = "http://www.w3.org/2001/XMLSchema#dateTime"
+GRAPH = "ontologies/bench"
+"""Where ours keeps the data: the generic graph API writes ontology, DSO, KG and shapes graphs, not records."""
+LUA = Path(__file__).with_name("sparql_load.lua")
+
+LOOKUP = ("SELECT ?p ?o WHERE { <" + DATA + "attestations/a", "> ?p ?o }")
+"""The point lookup, split where wrk puts the random key."""
+ANALYTIC = (
+    f"SELECT ?criterion ?outcome (COUNT(?attestation) AS ?n) WHERE {{ ?attestation a <{EPO}Attestation> ; "
+    f"<{EARL}test> ?criterion ; <{EARL}outcome> ?outcome }} GROUP BY ?criterion ?outcome ORDER BY ?criterion ?outcome"
+)
+
+
+def write_attestations(path: Path, attestations: int, graph: str) -> int:
+    """The record as N-Triples (with the ``owl:Ontology`` declaration an ontology-kind graph needs); its triples."""
+    outcomes = ("passed", "failed", "cantTell", "inapplicable")
+    with path.open("w", encoding="utf-8") as out:
+        out.write(f"<{graph}> <{RDF_TYPE}> <http://www.w3.org/2002/07/owl#Ontology> .\n")
+        for n in range(attestations):
+            subject = f"<{DATA}attestations/a{n}>"
+            out.write(
+                f"{subject} <{RDF_TYPE}> <{EPO}Attestation> .\n"
+                f"{subject} <{EARL}test> <{DATA}criteria/c{n % 40}> .\n"
+                f"{subject} <{EARL}outcome> <{EARL}{outcomes[(n * 7) % 11 % 4]}> .\n"
+                f"{subject} <{PROV}generatedAtTime> \"2026-08-{1 + n % 28:02d}T{n % 24:02d}:{n % 60:02d}:00Z\"^^<{XSD_DATETIME}> .\n"
+            )
+    return 1 + 4 * attestations
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A running SPARQL endpoint: where to GET queries, and the Authorization header to send ("" for none)."""
+
+    name: str
+    url: str
+    path: str
+    authorization: str = ""
+
+    def get(self, query: str) -> httpx.Response:
+        headers = {"Accept": "application/sparql-results+json"}
+        if self.authorization:
+            headers["Authorization"] = self.authorization
+        response = httpx.get(self.url + self.path, params={"query": query}, headers=headers, timeout=120)
+        response.raise_for_status()
+        return response
+
+
+def _wait_until_up(url: str, process: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"the server for {url} exited with {process.returncode}")
+        try:
+            httpx.get(url, timeout=2)
+            return
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    raise RuntimeError(f"nothing answered at {url} within {seconds:g} s")
+
+
+@contextmanager
+def _running(command: list[str], probe: str, env: dict[str, str] | None = None, quiet: bool = False) -> Iterator[None]:
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL if quiet else None)
+    try:
+        _wait_until_up(probe, process)
+        yield
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _optimize(directory: Path) -> None:
+    subprocess.run([oxigraph_binary(), "optimize", "--location", str(directory)], check=True, stdout=subprocess.DEVNULL)
+
+
+@contextmanager
+def ours(data: Path, workdir: Path, anonymous: bool) -> Iterator[Endpoint]:
+    """``caie load`` the data into an on-disk store, then ``caie serve`` it."""
+    port, token = free_port(), secrets.token_urlsafe(16)
+    store = workdir / "caie"
+    env = {**os.environ, "CAIE_BASE_URL": f"http://127.0.0.1:{port}/",
+           "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": []}})}
+    caie = [sys.executable, "-m", "service.cli"]
+    subprocess.run([*caie, "load", str(data), "--graph", GRAPH, "--data-dir", str(store)], env=env, check=True,
+                   stdout=subprocess.DEVNULL)
+    _optimize(store)
+    url = f"http://127.0.0.1:{port}"
+    with _running([*caie, "serve", "--data-dir", str(store), "--port", str(port)], url + "/health", env):
+        yield Endpoint("ours", url, "/sparql", "" if anonymous else f"Bearer {token}")
+
+
+@contextmanager
+def baseline(data: Path, workdir: Path) -> Iterator[Endpoint]:
+    """``oxigraph load`` the same file into the same graph name, then ``oxigraph serve`` with the union default graph."""
+    port, store = free_port(), workdir / "oxigraph"
+    subprocess.run([oxigraph_binary(), "load", "--location", str(store), "--file", str(data),
+                    "--graph", f"http://127.0.0.1/{GRAPH}"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _optimize(store)
+    url = f"http://127.0.0.1:{port}"
+    command = [oxigraph_binary(), "serve", "--location", str(store), "--bind", f"127.0.0.1:{port}", "--union-default-graph"]
+    with _running(command, url + "/query?query=ASK%7B%7D", quiet=True):
+        yield Endpoint("baseline", url, "/query")
+
+
+def _rows(response: httpx.Response) -> list[str]:
+    bindings = response.json()["results"]["bindings"]
+    return sorted(json.dumps({name: term["value"] for name, term in row.items()}, sort_keys=True) for row in bindings)
+
+
+def check_agree(endpoints: list[Endpoint], attestations: int) -> None:
+    """Both endpoints give the same rows for a lookup and the analytic query, and the rows are what was loaded."""
+    key = attestations // 2
+    lookups = [_rows(e.get(LOOKUP[0] + str(key) + LOOKUP[1])) for e in endpoints]
+    analytics = [_rows(e.get(ANALYTIC)) for e in endpoints]
+    if len(lookups[0]) != 4 or any(rows != lookups[0] for rows in lookups):
+        raise SystemExit(f"the endpoints disagree on attestation {key}: {lookups}")
+    total = sum(int(json.loads(row)["n"]) for row in analytics[0])
+    if total != attestations or any(rows != analytics[0] for rows in analytics):
+        raise SystemExit(f"the analytic query counts {total} attestations, or the endpoints disagree")
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    prefix: str
+    suffix: str
+    keys: int
+    connections: int
+
+
+@dataclass(frozen=True)
+class Measure:
+    requests: int
+    seconds: float
+    p50_ms: float
+    p99_ms: float
+
+    @property
+    def rate(self) -> float:
+        return self.requests / self.seconds
+
+
+def wrk(endpoint: Endpoint, workload: Workload, seconds: float) -> Measure:
+    """One wrk run; prints wrk's own report and fails on any socket error or non-2xx answer."""
+    threads = min(2, workload.connections)
+    command = ["wrk", f"-t{threads}", f"-c{workload.connections}", f"-d{seconds:g}s", "--timeout", "120s", "--latency",
+               "-s", str(LUA), endpoint.url + endpoint.path,
+               "--", endpoint.path + workload.prefix, workload.suffix, str(workload.keys), endpoint.authorization]
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        raise SystemExit(f"wrk failed on {endpoint.name} {workload.name}: {run.stderr or run.stdout}")
+    output = run.stdout
+    line = next(line for line in output.splitlines() if line.startswith("WRK_JSON "))
+    result = json.loads(line.removeprefix("WRK_JSON "))
+    failures = {name: result[name] for name in ("connect", "read", "write", "status", "timeout") if result[name]}
+    if failures:
+        raise SystemExit(f"{endpoint.name} {workload.name}: wrk saw errors {failures}\n{output}")
+    return Measure(result["requests"], result["duration_us"] / 1e6, result["p50_us"] / 1e3, result["p99_us"] / 1e3)
+
+
+def ensure_wrk() -> None:
+    if shutil.which("wrk") is None:
+        raise SystemExit("wrk is missing: apt-get install -y wrk (make bench installs it)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--attestations", type=int, default=300_000)
+    parser.add_argument("--seconds", type=float, default=15.0, help="measured seconds per workload and endpoint")
+    parser.add_argument("--warmup", type=float, default=3.0, help="unmeasured seconds before each measurement")
+    parser.add_argument("--rounds", type=int, default=1, help="alternate ours and baseline this many times; medians")
+    parser.add_argument("--anonymous", action="store_true", help="query ours without a bearer token")
+    parser.add_argument("--only", choices=["lookup", "analytic"], help="run one workload")
+    args = parser.parse_args()
+    ensure_wrk()
+    workloads = [Workload("lookup", "?query=" + quote(LOOKUP[0], safe=""), quote(LOOKUP[1], safe=""), args.attestations, 16),
+                 Workload("analytic", "?query=" + quote(ANALYTIC, safe=""), "", 0, 4)]
+    workloads = [w for w in workloads if args.only in (None, w.name)]
+    with tempfile.TemporaryDirectory(prefix="bench-sparql-") as directory:
+        workdir = Path(directory)
+        data = workdir / "record.nt"
+        start = time.perf_counter()
+        triples = write_attestations(data, args.attestations, f"http://127.0.0.1/{GRAPH}")
+        with baseline(data, workdir) as raw, ours(data, workdir, args.anonymous) as mine:
+            print(f"data: {args.attestations:,} attestations, {triples:,} triples; both loaded, compacted and serving "
+                  f"in {time.perf_counter() - start:.0f} s", flush=True)
+            check_agree([mine, raw], args.attestations)
+            rates: dict[tuple[str, str], list[Measure]] = {}
+            for round_ in range(args.rounds):
+                for workload in workloads:
+                    for endpoint in (mine, raw):
+                        if args.warmup > 0:
+                            wrk(endpoint, workload, args.warmup)
+                        measure = wrk(endpoint, workload, args.seconds)
+                        rates.setdefault((workload.name, endpoint.name), []).append(measure)
+                        print(f"round {round_ + 1} {workload.name:<8} {endpoint.name:<8} c={workload.connections:<2} "
+                              f"{measure.rate:9.1f} req/s  p50 {measure.p50_ms:8.2f} ms  p99 {measure.p99_ms:8.2f} ms  "
+                              f"({measure.requests} requests)", flush=True)
+    for workload in workloads:
+        def median(name: str, field: str) -> float:
+            return statistics.median(getattr(m, field) for m in rates[(workload.name, name)])
+        ours_rate, raw_rate = median("ours", "rate"), median("baseline", "rate")
+        print(f"SPARQL_{workload.name.upper()}: ours={ours_rate:.1f} baseline={raw_rate:.1f} ratio={ours_rate / raw_rate:.3f} "
+              f"p50_ms={median('ours', 'p50_ms'):.2f} baseline_p50_ms={median('baseline', 'p50_ms'):.2f} "
+              f"p99_ms={median('ours', 'p99_ms'):.2f} baseline_p99_ms={median('baseline', 'p99_ms'):.2f} "
+              f"connections={workload.connections}")
+
+
+if __name__ == "__main__":
+    main()
