@@ -24,13 +24,16 @@ STATUS: dict[type[errors.ServiceError], int] = {
     errors.Unprocessable: 422,
     errors.StoreUnavailable: 503,
     errors.Cancelled: 503,
+    errors.QueryLimitExceeded: 500,
+    errors.TooManyQueries: 429,
 }
 
 PROBLEM = "application/problem+json"
 
 
-def problem(status: int, title: str, message: str, **extra: object) -> JSONResponse:
-    headers = {"WWW-Authenticate": 'Bearer realm="ob-caie"'} if status == 401 else None
+def problem(status: int, title: str, message: str, headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
+    if status == 401:
+        headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="ob-caie"'}
     body = {"type": "about:blank", "status": status, "title": title, "detail": message, **extra}
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
@@ -52,8 +55,11 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
             rdflib_format = "turtle" if wanted == "text/turtle" else "json-ld"
             return Response(outcome.report.serialize(format=rdflib_format), status_code=status, media_type=wanted)
         return problem(status, title, error.message, **validation_json(outcome))
-    extra = {"errors": error_detail_json(error.detail)} if error.detail is not None else {}
-    return problem(status, title, error.message, **extra)
+    extra: dict[str, object] = {"errors": error_detail_json(error.detail)} if error.detail is not None else {}
+    if isinstance(error, errors.QueryLimitExceeded):
+        extra |= {"limit": error.limit, "limitValue": error.value}
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, errors.TooManyQueries) else None
+    return problem(status, title, error.message, headers, **extra)
 
 
 async def _validation_error(request: Request, error: RequestValidationError) -> Response:

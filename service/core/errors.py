@@ -57,3 +57,23 @@ class Cancelled(ServiceError):
 
     Python cannot interrupt a thread, so work run in one checks for this between steps and stops there.
     """
+
+
+class QueryLimitExceeded(ServiceError):
+    """A client's query was stopped at a configured limit (time, result size, memory): 500, as the SPARQL 1.1
+    Protocol has it for a query the service refuses to complete (§2.1.5). Not 503: the same query fails the
+    same way when retried, so there is no Retry-After to give. ``limit`` names the limit, ``value`` its setting."""
+
+    def __init__(self, message: str, *, limit: str, value: float) -> None:
+        super().__init__(message)
+        self.limit = limit
+        self.value = value
+
+
+class TooManyQueries(ServiceError):
+    """The client already runs as many queries at once as it may, or every query worker is busy (429);
+    ``retry_after`` is the seconds to wait before trying again."""
+
+    def __init__(self, message: str, *, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
