@@ -7,7 +7,8 @@ pyoxigraph 0.5 facts this module relies on: ``extend`` and ``update`` are each o
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from pyoxigraph import (
@@ -39,6 +40,22 @@ class EmbeddedStore(Store):
         except OSError as error:
             raise StoreUnavailable(f"cannot open the embedded store at {directory}: {error}") from error
         self._writes = threading.Lock()
+        self.generation = 0
+        """Counts writes: a forked query worker older than this answers from a stale copy (service.core.guarded)."""
+
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        # The generation moves on with every write, even a failed one: a bulk load is not atomic.
+        with self._writes:
+            try:
+                yield
+            finally:
+                self.generation += 1
+
+    def writes_paused(self) -> threading.Lock:
+        """The write lock: while it is held no write is in progress, so a process forked then inherits no store
+        lock held mid-write."""
+        return self._writes
 
     def _run(self, query: str, bindings: Bindings | None, union: bool) -> QuerySolutions | QueryBoolean | QueryTriples:
         try:
@@ -82,7 +99,7 @@ class EmbeddedStore(Store):
     def apply(self, changes: ChangeSet) -> None:
         if changes.is_empty():
             return
-        with self._writes:
+        with self._writing():
             try:
                 if changes.drop_graphs or changes.delete:
                     self._store.update(update_text(changes))
@@ -92,14 +109,14 @@ class EmbeddedStore(Store):
                 raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
 
     def run_update(self, update: str) -> None:
-        with self._writes:
+        with self._writing():
             try:
                 self._store.update(update)
             except OSError as error:
                 raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
 
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
-        with self._writes:
+        with self._writing():
             self._store.bulk_load(data, format=rdf_format, base_iri=base_iri, to_graph=graph)
             self._store.flush()
 
