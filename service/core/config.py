@@ -61,6 +61,20 @@ class Settings(BaseSettings):
     remote_row_cap: int | None = Field(None, ge=2)
     """The remote store's result row limit (Virtuoso: ResultSetMaxRows, 10,000 by default); an answer that long is
     refused as possibly cut short."""
+    query_time_limit_s: float = Field(30.0, gt=0)
+    """Wall time a client's SPARQL query (``/sparql``) may run; it is stopped there with a 500 naming the limit."""
+    query_max_result_bytes: int = Field(100_000_000, ge=1)
+    """The largest serialized answer to a client's query; a larger one is an error, never a cut answer."""
+    query_memory_limit_mb: int = Field(2048, ge=16)
+    """Memory a client's query may take on the embedded store, above its worker's size at fork (``RLIMIT_AS``)."""
+    query_workers: int = Field(2, ge=1)
+    """Forked query workers kept ready between client queries on the embedded store."""
+    query_max_concurrent: int = Field(8, ge=1)
+    """Client queries running at once (embedded: forked workers); more wait for a free one until their time limit."""
+    query_max_per_client: int = Field(2, ge=1)
+    """Client queries one client (a token's agent, or an address without a token) may run at once; more get 429."""
+    service_allowlist: list[str] = []
+    """SPARQL endpoints a client's query may call with ``SERVICE`` (JSON list of IRIs); any other is refused with 400."""
 
     @field_validator("base_url")
     @classmethod
