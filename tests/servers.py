@@ -54,12 +54,12 @@ def oxigraph_binary() -> str:
 
 
 @contextmanager
-def oxigraph_server() -> Iterator[str]:
-    """A real ``oxigraph serve`` on a fresh directory; yields its base URL."""
+def oxigraph_server(*options: str) -> Iterator[str]:
+    """A real ``oxigraph serve`` on a fresh directory, with ``options`` (e.g. ``--timeout-s``); yields its base URL."""
     port = free_port()
     directory = tempfile.mkdtemp(prefix="caie-oxigraph-")
     process = subprocess.Popen(
-        [oxigraph_binary(), "serve", "--location", directory, "--bind", f"127.0.0.1:{port}"],
+        [oxigraph_binary(), "serve", "--location", directory, "--bind", f"127.0.0.1:{port}", *options],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
