@@ -1,0 +1,98 @@
+"""The guard every client query goes through: allow-listed ``SERVICE`` only, a per-client cap, and the limits.
+
+On the embedded store the query runs in a forked worker (:mod:`.workers`) that is killed at a limit; on a
+remote store the request carries the limits (:mod:`.remote`). The service's own queries (``queries/*.rq``
+via ``GraphService``) are trusted and do not come here.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from ..config import Settings
+from ..errors import TooManyQueries
+from ..store import EmbeddedStore, QueryAnswer, RemoteStore, Store
+from .federation import refuse_unlisted_services
+from .limits import MB, QueryLimits
+from .workers import WorkerPool
+
+
+class QueryGuard:
+    """Runs clients' queries under the deployment's limits; one per application."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._pool: WorkerPool | None = None
+        self._running: Counter[str] = Counter()
+        self._lock = threading.Lock()
+
+    def limits(self, cancelled: threading.Event | None = None) -> QueryLimits:
+        """A fresh budget, its clock started now; ``cancelled`` is set when the client goes away."""
+        settings = self._settings
+        return QueryLimits(settings.query_time_limit_s, settings.query_max_result_bytes,
+                           settings.query_memory_limit_mb * MB, cancelled or threading.Event())
+
+    def answer(self, store: Store, client: str, limits: QueryLimits, query: str, media_type: str,
+               **options: Any) -> QueryAnswer:
+        """``store.answer(query, media_type, **options)`` for ``client``, under ``limits``."""
+        refuse_unlisted_services(query, self._settings.service_allowlist)
+        with self._admitted(client):
+            if isinstance(store, EmbeddedStore):
+                return self._workers().answer(store, (query, media_type), options, limits)
+            if isinstance(store, RemoteStore):
+                return store.answer(query, media_type, limits=limits, **options)
+            raise TypeError(f"no guard for a {type(store).__name__}: client queries need a process or a request to stop")
+
+    def bound(self, store: Store, client: str, limits: QueryLimits) -> GuardedStore:
+        """``store`` as one client's query sees it: :meth:`GuardedStore.answer` runs under the guard."""
+        return GuardedStore(self, store, client, limits)
+
+    def close(self) -> None:
+        """Stop the query workers (they also stop when the guard is collected or the interpreter exits)."""
+        if self._pool is not None:
+            self._pool.close()
+
+    @contextmanager
+    def _admitted(self, client: str) -> Iterator[None]:
+        most = self._settings.query_max_per_client
+        with self._lock:
+            if self._running[client] >= most:
+                raise TooManyQueries(f"this client already runs {most} queries at once (CAIE_QUERY_MAX_PER_CLIENT); "
+                                     "wait for one to finish", retry_after=max(1, round(self._settings.query_time_limit_s)))
+            self._running[client] += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._running[client] -= 1
+                if not self._running[client]:
+                    del self._running[client]
+
+    def _workers(self) -> WorkerPool:
+        with self._lock:
+            if self._pool is None:
+                settings = self._settings
+                self._pool = WorkerPool(idle=settings.query_workers, most=settings.query_max_concurrent,
+                                        memory_bytes=settings.query_memory_limit_mb * MB)
+            return self._pool
+
+
+class GuardedStore:
+    """One client query's view of the store: only :meth:`answer`, the call that runs a client's query.
+
+    Handed to code that runs a client query (``service.core.sparql.execute``) in place of the store, so the
+    protocol handling stays where it is and only the execution is guarded.
+    """
+
+    def __init__(self, guard: QueryGuard, store: Store, client: str, limits: QueryLimits) -> None:
+        self._guard = guard
+        self._store = store
+        self._client = client
+        self._limits = limits
+
+    def answer(self, query: str, media_type: str, **options: Any) -> QueryAnswer:
+        return self._guard.answer(self._store, self._client, self._limits, query, media_type, **options)

@@ -1,0 +1,308 @@
+"""Client queries on the embedded store, in forked worker processes that can be killed.
+
+pyoxigraph has no query timeout or cancellation, and a query running inside Rust cannot be interrupted: a
+cartesian product whose FILTER rejects every row yields nothing, for ever. So a client's query runs in a
+process forked from the service, which shares the store's state as of the fork (copy-on-write), and is
+killed (SIGKILL) at the time limit, when its client goes away, or dies at its memory bound (``RLIMIT_AS``
+set at its size at fork plus the bound: an allocation beyond it aborts the worker).
+
+Workers persist and answer many queries over a pipe each, so a point lookup costs a round trip of tens of
+microseconds, not a fork. A worker is as fresh as the store was when it was forked: a worker older than the
+store's last committed write (:attr:`EmbeddedStore.generation`) is retired and a fresh one forked lazily,
+while no write is in progress (:meth:`EmbeddedStore.writes_paused`), so no child inherits a store lock held
+mid-write. A new worker first answers a small query within :data:`READY_S`; one that does not (it inherited
+some engine lock another thread held) is killed and forked again.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import resource
+import select
+import signal
+import struct
+import threading
+import weakref
+from dataclasses import dataclass, field
+from typing import Any, NoReturn
+
+from ..errors import ServiceError, StoreUnavailable, TooManyQueries
+from ..store import EmbeddedStore, QueryAnswer
+from .limits import QueryLimits
+
+READY_S = 2.0
+"""How long a freshly forked worker may take to answer its first, trivial query."""
+_POLL_S = 0.05
+"""How often a waiting parent looks at the client's disconnect flag."""
+_HEADER = struct.Struct("!cQ")
+_CHUNK = 1 << 20
+_REQUEST, _ANSWER, _ERROR = b"Q", b"A", b"E"
+_PARENT_FDS: set[int] = set()
+"""The parent's ends of every worker's pipes: each new child closes them, so a worker sees end-of-file when
+the service goes away, even while other workers live."""
+
+
+class WorkerDied(Exception):
+    """The worker's pipe closed mid-query: it was killed or it crashed (its wait status is in ``status``)."""
+
+    def __init__(self, status: int) -> None:
+        super().__init__(f"wait status {status}")
+        self.status = status
+
+
+# ------------------------------------------------------------------------------------------ pipe framing
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _read_exact(fd: int, size: int) -> bytes:
+    """Blocking read of exactly ``size`` bytes (the child's side); ``b""`` at end-of-file."""
+    parts, got = [], 0
+    while got < size:
+        part = os.read(fd, min(size - got, _CHUNK))
+        if not part:
+            return b""
+        parts.append(part)
+        got += len(part)
+    return b"".join(parts)
+
+
+def _send(fd: int, kind: bytes, payload: bytes) -> None:
+    _write_all(fd, _HEADER.pack(kind, len(payload)) + payload)
+
+
+# ------------------------------------------------------------------------------------------------ child
+
+
+def _vm_size() -> int:
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("VmSize:"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError("no VmSize in /proc/self/status")
+
+
+def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int) -> NoReturn:
+    """The child: answer queries until the parent closes the pipe; never returns into the parent's code."""
+    status = 0
+    try:
+        for fd in _PARENT_FDS:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        bound = _vm_size() + memory_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
+        while True:
+            header = _read_exact(requests, _HEADER.size)
+            if not header:
+                break
+            _, size = _HEADER.unpack(header)
+            args, kwargs, time_s, max_bytes = pickle.loads(_read_exact(requests, size))
+            # A kernel backstop should the parent die mid-query: SIGXCPU once this query used its time in CPU.
+            used = resource.getrusage(resource.RUSAGE_SELF)
+            spent = int(used.ru_utime + used.ru_stime + time_s) + 2
+            resource.setrlimit(resource.RLIMIT_CPU, (spent, resource.RLIM_INFINITY))
+            try:
+                answer = store.answer(*args, **kwargs)
+            except ServiceError as error:
+                _send(replies, _ERROR, pickle.dumps((type(error), error.message)))
+                continue
+            except Exception as error:  # the engine's own failure: reported, the worker stays usable
+                _send(replies, _ERROR, pickle.dumps((StoreUnavailable, f"the query failed in the store: {error}")))
+                continue
+            if len(answer.body) > max_bytes:
+                _send(replies, _ERROR, pickle.dumps((None, "too large")))
+                continue
+            meta = pickle.dumps((answer.media_type, len(answer.body)))
+            _write_all(replies, _HEADER.pack(_ANSWER, len(meta)) + meta + answer.body)
+    except BaseException:  # noqa: BLE001 - whatever happens, the child must not return into the service
+        status = 1
+    os._exit(status)
+
+
+# ----------------------------------------------------------------------------------------------- parent
+
+
+@dataclass
+class Worker:
+    """A forked worker as the parent sees it: its pid, its pipes, the store generation it was forked at."""
+
+    pid: int
+    requests: int
+    replies: int
+    generation: int
+    busy: bool = False
+    status: int | None = None
+    """The wait status once the worker is reaped."""
+    buffer: bytearray = field(default_factory=bytearray)
+    poller: select.poll = field(default_factory=select.poll)
+
+    def __post_init__(self) -> None:
+        self.poller.register(self.replies, select.POLLIN | select.POLLHUP)
+
+    def stop(self) -> None:
+        """Kill the worker (unless it is already dead), reap it and close its pipes."""
+        if self.status is None:
+            os.kill(self.pid, signal.SIGKILL)
+            self.status = os.waitpid(self.pid, 0)[1]
+        for fd in (self.requests, self.replies):
+            _PARENT_FDS.discard(fd)
+            os.close(fd)
+
+    def _read(self, size: int, limits: QueryLimits) -> bytes:
+        """Exactly ``size`` bytes of the reply, waiting at most until the deadline and while the client is there.
+
+        Reads as much as the pipe holds at once (a small answer is one read), and keeps the rest for the next call.
+        """
+        while len(self.buffer) < size:
+            limits.check()
+            if not self.poller.poll(max(min(limits.remaining(), _POLL_S), 0) * 1000):
+                continue
+            part = os.read(self.replies, max(size - len(self.buffer), _CHUNK))
+            if not part:
+                self.status = os.waitpid(self.pid, 0)[1]
+                raise WorkerDied(self.status)
+            self.buffer += part
+        taken = bytes(self.buffer[:size])
+        del self.buffer[:size]
+        return taken
+
+    def answer(self, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits) -> QueryAnswer:
+        """Run ``store.answer(*args, **kwargs)`` in the worker. If this raises with :attr:`busy` still set, the
+        worker is mid-query (stopped at a limit, or its client left) and must be killed."""
+        self.busy = True
+        _send(self.requests, _REQUEST, pickle.dumps((args, kwargs, limits.time_s, limits.max_bytes)))
+        kind, size = _HEADER.unpack(self._read(_HEADER.size, limits))
+        payload = pickle.loads(self._read(size, limits))
+        if kind == _ERROR:
+            self.busy = False
+            cls, message = payload
+            raise limits.too_large() if cls is None else cls(message)
+        media_type, length = payload
+        if length > limits.max_bytes:
+            raise limits.too_large()
+        body = self._read(length, limits)
+        self.busy = False
+        return QueryAnswer(body, media_type)
+
+
+class WorkerPool:
+    """Forked workers over one embedded store: at most ``most`` at once, ``idle`` of them kept between queries."""
+
+    def __init__(self, *, idle: int, most: int, memory_bytes: int) -> None:
+        self._idle_most = idle
+        self._most = most
+        self._memory_bytes = memory_bytes
+        self._idle: list[Worker] = []
+        self._live = 0
+        self._lock = threading.Condition()
+        self._closed = False
+        # Workers go with the pool (an app dropped in a test) or at interpreter exit, whichever comes first.
+        self._finalizer = weakref.finalize(self, _stop_all, self._idle)
+
+    def answer(self, store: EmbeddedStore, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits) -> QueryAnswer:
+        worker = self._acquire(store, limits)
+        try:
+            return worker.answer(args, kwargs, limits)
+        except WorkerDied as died:
+            if os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) in (signal.SIGABRT, signal.SIGSEGV):
+                raise limits.out_of_memory() from None  # an allocation failed under RLIMIT_AS
+            if os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) == signal.SIGXCPU:
+                raise limits.timed_out() from None
+            raise StoreUnavailable(f"the query worker died ({_describe(died.status)})") from None
+        finally:
+            self._release(worker, store)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._finalizer()
+
+    # ---------------------------------------------------------------------------------------- workers
+
+    def _acquire(self, store: EmbeddedStore, limits: QueryLimits) -> Worker:
+        with self._lock:
+            generation = store.generation
+            stale = [worker for worker in self._idle if worker.generation != generation]
+            for worker in stale:
+                self._idle.remove(worker)
+                self._live -= 1
+            while not self._idle and self._live >= self._most:
+                if limits.cancelled.is_set() or limits.remaining() <= 0:
+                    raise TooManyQueries(f"every query worker is busy (CAIE_QUERY_MAX_CONCURRENT={self._most}); "
+                                         "try again later", retry_after=max(1, round(limits.time_s)))
+                self._lock.wait(timeout=min(limits.remaining(), _POLL_S))
+            if self._idle:
+                worker = self._idle.pop()
+            else:
+                worker = None
+                self._live += 1
+        for old in stale:
+            old.stop()
+        if worker is not None:
+            return worker
+        try:
+            return self._fork(store)
+        except BaseException:
+            with self._lock:
+                self._live -= 1
+                self._lock.notify()
+            raise
+
+    def _release(self, worker: Worker, store: EmbeddedStore) -> None:
+        """Keep the worker for the next query if it finished cleanly and is still fresh; else stop it."""
+        keep = not worker.busy and worker.status is None and worker.generation == store.generation
+        with self._lock:
+            keep = keep and len(self._idle) < self._idle_most and not self._closed
+            if keep:
+                self._idle.append(worker)
+            else:
+                self._live -= 1
+            self._lock.notify()
+        if not keep:
+            worker.stop()
+
+    def _fork(self, store: EmbeddedStore) -> Worker:
+        for _ in range(3):
+            worker = self._fork_once(store)
+            probe = QueryLimits(time_s=READY_S, max_bytes=1 << 16, memory_bytes=self._memory_bytes)
+            try:
+                worker.answer(("ASK { GRAPH ?g { ?s ?p ?o } }", "application/sparql-results+json"), {}, probe)
+                return worker
+            except (ServiceError, WorkerDied):
+                worker.stop()
+        raise StoreUnavailable("no query worker could be started: each forked worker failed to answer a trivial query")
+
+    def _fork_once(self, store: EmbeddedStore) -> Worker:
+        with store.writes_paused():
+            generation = store.generation
+            child_requests, parent_requests = os.pipe()
+            parent_replies, child_replies = os.pipe()
+            pid = os.fork()
+            if pid == 0:
+                os.close(parent_requests)
+                os.close(parent_replies)
+                _serve(store, child_requests, child_replies, self._memory_bytes)
+        os.close(child_requests)
+        os.close(child_replies)
+        _PARENT_FDS.update((parent_requests, parent_replies))
+        return Worker(pid, parent_requests, parent_replies, generation)
+
+
+def _stop_all(idle: list[Worker]) -> None:
+    while idle:
+        idle.pop().stop()
+
+
+def _describe(status: int) -> str:
+    if os.WIFSIGNALED(status):
+        return f"signal {signal.Signals(os.WTERMSIG(status)).name}"
+    return f"exit status {os.waitstatus_to_exitcode(status)}"
