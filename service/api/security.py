@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fastapi import FastAPI
+from starlette.middleware.cors import CORSMiddleware
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..core import errors
@@ -29,6 +30,8 @@ from . import html, problems
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 QUERY_POSTS = frozenset({"/sparql"})
 """POSTs that only read: the SPARQL 1.1 Protocol sends queries by POST too (§2.1.2, §2.1.3)."""
+READ_ONLY_PATHS = frozenset({"/rdf-graph-store"})
+"""Paths that take no write at all: a write there is 405 with ``Allow`` from the router, whoever asks."""
 DOCS_PATHS = frozenset({"/docs", "/docs/oauth2-redirect", "/redoc"})
 DOCS_POLICY = "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
 """FastAPI's API docs load Swagger UI or ReDoc from a CDN and run an inline script: they get only what does not break them."""
@@ -73,7 +76,7 @@ class WritesNeedCredentials:
         self.settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] not in SAFE_METHODS and scope["path"] not in QUERY_POSTS:
+        if scope["type"] == "http" and scope["method"] not in SAFE_METHODS and scope["path"] not in QUERY_POSTS | READ_ONLY_PATHS:
             headers = dict(scope["headers"])
             authorization = headers.get(b"authorization")
             try:
@@ -101,7 +104,13 @@ class PathsAreIris:
 
 
 def install(app: FastAPI, settings: Settings) -> None:
-    """Adds the three middlewares; the last added runs first, so headers wrap every answer, even a refusal."""
+    """Adds the three middlewares and CORS; the last added runs first, so headers wrap every answer, even a refusal.
+
+    CORS sits outside the credential check, so a preflight (``OPTIONS``, no token) is answered and a refusal
+    carries the CORS headers a browser needs to show it. No cookies are used, so none are allowed cross-origin.
+    """
     app.add_middleware(PathsAreIris)
     app.add_middleware(WritesNeedCredentials, settings=settings)
+    app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_credentials=False,
+                       allow_methods=["GET", "HEAD", "POST", "OPTIONS"], allow_headers=["Accept", "Authorization", "Content-Type"])
     app.add_middleware(SecurityHeaders)

@@ -40,6 +40,9 @@ class Settings(BaseSettings):
     """JSON object mapping bearer tokens to credentials: ``{"token": {"agent": "annie", "roles": [...]}}``."""
     tokens_file: Path | None = None
     public_reads: bool = True
+    cors_origins: list[str] = ["*"]
+    """Origins whose pages may call the service from a browser (CORS); JSON list, ``["*"]`` for any. Credentials
+    (cookies) are never allowed cross-origin: callers send bearer tokens in ``Authorization``."""
     max_body_bytes: int = 512 * 1024 * 1024
     max_plan_budget: int = Field(10_000, ge=1)
     """The most probes one test plan may have: planning time and the plan's size grow with the budget."""

@@ -23,11 +23,13 @@ RDF_FORMATS: dict[str, RdfFormat] = {
 
 RDF_ALIASES: dict[str, str] = {
     "application/x-turtle": "text/turtle",
+    "application/turtle": "text/turtle",
     "text/n3": "text/turtle",
     "text/plain": "application/n-triples",
     "application/x-trig": "application/trig",
     "text/x-nquads": "application/n-quads",
     "application/xml": "application/rdf+xml",
+    "application/x-json+ld": "application/ld+json",
 }
 
 GRAPH_FORMATS: tuple[str, ...] = (
@@ -46,7 +48,10 @@ RESULT_FORMATS: dict[str, QueryResultsFormat] = {
     "text/csv": QueryResultsFormat.CSV,
     "text/tab-separated-values": QueryResultsFormat.TSV,
 }
-RESULT_ALIASES: dict[str, str] = {"application/json": "application/sparql-results+json"}
+RESULT_ALIASES: dict[str, str] = {
+    "application/json": "application/sparql-results+json",
+    "application/xml": "application/sparql-results+xml",
+}
 
 EXTENSIONS: dict[str, str] = {
     ".ttl": "text/turtle",

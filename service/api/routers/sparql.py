@@ -1,61 +1,103 @@
-"""``/sparql``: the SPARQL 1.1 Protocol query operation, read-only (https://www.w3.org/TR/sparql11-protocol/)."""
+"""``/sparql``: the SPARQL 1.1 Protocol query operation, read-only (https://www.w3.org/TR/sparql11-protocol/).
+
+Queries come by GET, POST form and POST ``application/sparql-query`` (§2.1.1-2.1.3); ``GET`` without a query
+answers the service description. Parsing the request, choosing the dataset and running the query are in
+:mod:`service.core.sparql`; this module only reads HTTP.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Any
 from urllib.parse import parse_qs
 
-from fastapi import APIRouter, Query, Request, Response
+from fastapi import APIRouter, Request, Response
+from fastapi.responses import RedirectResponse
 from starlette.concurrency import run_in_threadpool
+from starlette.datastructures import QueryParams
 
+from ...core.config import Settings
 from ...core.errors import BadRequest, UnsupportedMediaType
-from ...core.formats import GRAPH_FORMATS, RESULT_ALIASES, RESULT_FORMATS, base_type, negotiate
-from ...core.sparql import query_form, refuse_update
+from ...core.formats import GRAPH_FORMATS, HTML, base_type, negotiate
+from ...core.service_description import service_description
+from ...core.store import Store
+from ...core.sparql import DEFAULT_GRAPH, NAMED_GRAPH, QUERY, ProtocolQuery, execute, protocol_query, refuse_update
 from ..body import read_body
 from ..deps import ReaderDep, SettingsDep, StoreDep
+from ..methods import allow_only
+from ..rdf_response import rdf_response
 
 router = APIRouter(tags=["sparql"])
 
+QUERY_PAGE = "/query"
+"""Where a browser asking ``/sparql`` for HTML is sent: the query page."""
+DESCRIPTION_FORMATS = (*GRAPH_FORMATS[:4], HTML)
+
 _EXAMPLE = "SELECT ?graph ?kind WHERE { GRAPH ?catalog { ?graph <https://w3id.org/ob-caie/catalog/kind> ?kind } }"
+_GRAPH_PARAMETER = {"schema": {"type": "array", "items": {"type": "string", "format": "iri"}}, "style": "form", "explode": True}
+_PARAMETERS: dict[str, Any] = {"parameters": [
+    {"name": QUERY, "in": "query", "schema": {"type": "string"}, "example": _EXAMPLE,
+     "description": "The SPARQL query (exactly one). Without it, GET answers the service description."},
+    {"name": DEFAULT_GRAPH, "in": "query", **_GRAPH_PARAMETER,
+     "description": "Graphs whose merge is the default graph; replaces the query's FROM (for POST: in the URL)."},
+    {"name": NAMED_GRAPH, "in": "query", **_GRAPH_PARAMETER,
+     "description": "The named graphs; replaces the query's FROM NAMED (for POST: in the URL)."},
+]}
 
 
-def _answer(query: str, accept: str | None, store: StoreDep) -> Response:
-    form = query_form(query)
-    offered = list(GRAPH_FORMATS[:4]) if form.returns_graph else list(RESULT_FORMATS)
-    media = negotiate(accept, offered, aliases=RESULT_ALIASES)
-    answer = store.answer(query, media, union=True)
+def base_iri(settings: Settings) -> str:
+    """The base IRI of a client's query: the endpoint's own IRI under the deployment base (``<kg/x>`` is ``{base}kg/x``)."""
+    return f"{settings.base_url}sparql"
+
+
+def _parameters(query_params: QueryParams) -> dict[str, list[str]]:
+    parameters: dict[str, list[str]] = {}
+    for name, value in query_params.multi_items():
+        parameters.setdefault(name, []).append(value)
+    return parameters
+
+
+async def _answer(request: Request, store: Store, protocol: ProtocolQuery, settings: Settings) -> Response:
+    answer = await run_in_threadpool(execute, store, protocol, request.headers.get("accept"), base_iri(settings))
     return Response(answer.body, media_type=answer.media_type, headers={"Vary": "Accept"})
 
 
-@router.get("/sparql", summary="Run a read-only SPARQL query (default graph: the union of all graphs)")
-async def sparql_get(
-    request: Request, store: StoreDep, _: ReaderDep,
-    query: Annotated[str | None, Query(description="The SPARQL query", examples=[_EXAMPLE])] = None,
-) -> Response:
-    if "update" in request.query_params:
-        refuse_update()
-    if query is None:
-        raise BadRequest("give a query: GET /sparql?query=..., or POST it (form field 'query' or application/sparql-query)")
-    return await run_in_threadpool(_answer, query, request.headers.get("accept"), store)
+def _description(request: Request, settings: Settings) -> Response:
+    wanted = negotiate(request.headers.get("accept"), DESCRIPTION_FORMATS)
+    if wanted == HTML:
+        return RedirectResponse(QUERY_PAGE, status_code=303, headers={"Vary": "Accept"})
+    triples = service_description(base_iri(settings), request.app.state.catalog.graph, f"{settings.base_url}graphs")
+    return rdf_response(triples, wanted)
 
 
-@router.post("/sparql", summary="Run a read-only SPARQL query sent in the body")
+@router.api_route("/sparql", methods=["GET", "HEAD"], openapi_extra=_PARAMETERS,
+                  summary="Run a read-only SPARQL query; without one, the SPARQL service description")
+async def sparql_get(request: Request, store: StoreDep, settings: SettingsDep, _: ReaderDep) -> Response:
+    protocol = protocol_query(_parameters(request.query_params))
+    if protocol is None:
+        return _description(request, settings)
+    return await _answer(request, store, protocol, settings)
+
+
+@router.post("/sparql", openapi_extra=_PARAMETERS,
+             summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)")
 async def sparql_post(request: Request, store: StoreDep, settings: SettingsDep, _: ReaderDep) -> Response:
     media = base_type(request.headers.get("content-type"))
-    body = await read_body(request, settings.max_body_bytes)
+    url = _parameters(request.query_params)
     if media == "application/sparql-update":
         refuse_update()
-    if media == "application/sparql-query":
-        query = body.decode("utf-8", errors="replace")
-    elif media == "application/x-www-form-urlencoded":
-        fields = parse_qs(body.decode("utf-8", errors="replace"))
-        if "update" in fields:
-            refuse_update()
-        if "query" not in fields:
-            raise BadRequest("the form has no 'query' field")
-        query = fields["query"][0]
-    else:
+    if media not in ("application/sparql-query", "application/x-www-form-urlencoded"):
         raise UnsupportedMediaType(
             f"cannot read {media or 'no Content-Type'}: POST application/sparql-query or application/x-www-form-urlencoded"
         )
-    return await run_in_threadpool(_answer, query, request.headers.get("accept"), store)
+    text = (await read_body(request, settings.max_body_bytes)).decode("utf-8", errors="replace")
+    if media == "application/sparql-query":
+        protocol = protocol_query(url, body_query=text)
+    else:
+        form = parse_qs(text, keep_blank_values=True)
+        protocol = protocol_query({name: [*url.get(name, []), *form.get(name, [])] for name in {*url, *form}})
+    if protocol is None:
+        raise BadRequest("the form has no 'query' field")
+    return await _answer(request, store, protocol, settings)
+
+
+allow_only(router, "/sparql", ("GET", "HEAD", "POST"))

@@ -42,6 +42,18 @@ class QueryAnswer:
     media_type: str
 
 
+@dataclass(frozen=True)
+class Dataset:
+    """A SPARQL 1.1 Protocol dataset (``default-graph-uri``, ``named-graph-uri``): it replaces the query's own.
+
+    An empty ``default_graphs`` is an empty default graph; an empty ``named_graphs`` means no named graphs
+    (https://www.w3.org/TR/sparql11-protocol/#dataset).
+    """
+
+    default_graphs: tuple[NamedNode, ...] = ()
+    named_graphs: tuple[NamedNode, ...] = ()
+
+
 _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -81,8 +93,14 @@ class Store(ABC):
         """The triples of a CONSTRUCT or DESCRIBE query."""
 
     @abstractmethod
-    def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
-        """A client's query (any read-only form), serialized as ``media_type`` (results or RDF)."""
+    def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
+               base_iri: str | None = None) -> QueryAnswer:
+        """A client's query (any read-only form), serialized as ``media_type`` (results or RDF).
+
+        ``dataset``, when given, replaces the query's ``FROM``/``FROM NAMED``; otherwise ``union`` makes the
+        default graph the union of the graphs (pass ``False`` when the query names its own dataset).
+        ``base_iri`` resolves the query's relative IRIs.
+        """
 
     @abstractmethod
     def graph_triples(self, graph: NamedNode) -> list[Triple]:

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pyoxigraph import (
     NamedNode,
@@ -24,7 +25,7 @@ from pyoxigraph import (
 
 from ..errors import BadRequest, StoreUnavailable
 from ..formats import RDF_FORMATS
-from .base import RESULTS_MEDIA, Bindings, ChangeSet, QueryAnswer, Row, Store, bind, update_text
+from .base import RESULTS_MEDIA, Bindings, ChangeSet, Dataset, QueryAnswer, Row, Store, bind, update_text
 
 
 class EmbeddedStore(Store):
@@ -79,8 +80,15 @@ class EmbeddedStore(Store):
             raise TypeError("construct() needs a CONSTRUCT or DESCRIBE query")
         return list(triples)
 
-    def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
-        result = self._run(query, None, union)
+    def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
+               base_iri: str | None = None) -> QueryAnswer:
+        # pyoxigraph takes a query's FROM unless told a union or a dataset, and then ignores it: the caller decides.
+        options: dict[str, Any] = {"use_default_graph_as_union": union} if dataset is None else {
+            "default_graph": list(dataset.default_graphs), "named_graphs": list(dataset.named_graphs)}
+        try:
+            result = self._store.query(query, base_iri=base_iri, **options)
+        except SyntaxError as error:
+            raise BadRequest(f"SPARQL syntax error: {error}") from error
         if isinstance(result, QueryTriples):
             return QueryAnswer(result.serialize(format=RDF_FORMATS[media_type]), media_type)
         return QueryAnswer(result.serialize(format=RESULTS_MEDIA[media_type]), media_type)

@@ -64,6 +64,7 @@ from .base import (
     RESULTS_MEDIA,
     Bindings,
     ChangeSet,
+    Dataset,
     QueryAnswer,
     Row,
     Store,
@@ -76,6 +77,8 @@ from .base import (
 
 _RESULTS_JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
+_WRITTEN_HERE = {"application/n-quads": RdfFormat.N_QUADS, "application/trig": RdfFormat.TRIG}
+"""Graph answers asked of the engine as N-Triples and written here, in the default graph."""
 _NODE_ID = "nodeID://"
 _MESSAGE_CHARS = 500
 
@@ -349,16 +352,35 @@ class RemoteStore(Store):
         self._check_cap(len(triples), "triples")
         return triples
 
-    def answer(self, query: str, media_type: str, *, union: bool = True) -> QueryAnswer:
-        if media_type in RESULTS_MEDIA and media_type != _RESULTS_JSON:
-            # Results are asked for as JSON and written out here: engines write the other formats differently
-            # (Virtuoso's TSV gives an IRI as "http://…", not <http://…>), and this way every backend answers alike.
-            response = self._query(query, _RESULTS_JSON, union)
-            results = parse_query_results(json_results_without_node_ids(response.content), format=QueryResultsFormat.JSON)
+    def _client_query(self, query: str, accept: str, union: bool, dataset: Dataset | None) -> httpx.Response:
+        """A client's query with the protocol dataset passed through, else as :meth:`_dataset` says."""
+        if dataset is None:
+            parameters = self._dataset(union, query)
+        else:
+            # An empty default graph is named explicitly: with none given, Virtuoso reads every graph as the default.
+            default = [graph.value for graph in dataset.default_graphs] or [EMPTY_DEFAULT_GRAPH]
+            parameters = {"default-graph-uri": default, "named-graph-uri": [graph.value for graph in dataset.named_graphs]}
+        form: dict[str, Any] = {"query": query, **parameters}
+        return self._send("POST", self._query_url, data=form, headers={"Accept": accept})
+
+    def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
+               base_iri: str | None = None) -> QueryAnswer:
+        # The protocol has no base IRI parameter; a BASE on the first line keeps the engine's line numbers right.
+        text = f"BASE <{base_iri}> {query}" if base_iri else query
+        # Results other than JSON, and N-Quads/TriG of a graph, are written here from JSON or N-Triples: engines
+        # write them differently (Virtuoso's TSV gives an IRI as "http://…", not <http://…>) or not at all.
+        asked = _RESULTS_JSON if media_type in RESULTS_MEDIA else _NTRIPLES if media_type in _WRITTEN_HERE else media_type
+        content = self._client_query(text, asked, union, dataset).content
+        if asked == _RESULTS_JSON:
+            content = json_results_without_node_ids(content)
+        if asked == media_type:
+            return QueryAnswer(content, media_type)
+        if asked == _RESULTS_JSON:
+            results = parse_query_results(content, format=QueryResultsFormat.JSON)
             return QueryAnswer(results.serialize(format=RESULTS_MEDIA[media_type]), media_type)
-        response = self._query(query, media_type, union)
-        body = json_results_without_node_ids(response.content) if media_type == _RESULTS_JSON else response.content
-        return QueryAnswer(body, media_type)
+        triples = triples_without_node_ids([quad.triple for quad in parse(content, format=RdfFormat.N_TRIPLES)])
+        quads = [Quad(t.subject, t.predicate, t.object) for t in triples]
+        return QueryAnswer(serialize(quads, format=_WRITTEN_HERE[media_type]), media_type)
 
     def _count(self, graph: NamedNode) -> int:
         rows = self._rows(bind(_COUNT, {"g": graph}), union=False)
