@@ -13,7 +13,7 @@ from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
 from . import problems, security
-from .routers import evaluations, graphs, health, imports, plans, records, resources, sparql
+from .routers import evaluations, graph_store, graphs, health, imports, plans, records, resources, sparql
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -45,6 +45,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(health.router)
     app.include_router(graphs.router)
     app.include_router(sparql.router)
+    app.include_router(graph_store.router)
     app.include_router(imports.router)
     app.include_router(evaluations.router)
     app.include_router(plans.router)
