@@ -11,7 +11,7 @@ from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from ..core.config import Credential
-from ..core.guarded import QueryGuard
+from ..core.guarded.guard import QueryGuard
 from ..core.store import Store
 from .deps import DISCONNECT_POLL_S
 

@@ -12,17 +12,16 @@ from urllib.parse import parse_qs
 
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import RedirectResponse
-from starlette.concurrency import run_in_threadpool
 from starlette.datastructures import QueryParams
 
-from ...core.config import Settings
+from ...core.config import Credential, Settings
 from ...core.errors import BadRequest, UnsupportedMediaType
 from ...core.formats import GRAPH_FORMATS, HTML, base_type, negotiate
 from ...core.service_description import service_description
-from ...core.store import Store
 from ...core.sparql import DEFAULT_GRAPH, NAMED_GRAPH, QUERY, ProtocolQuery, execute, protocol_query, refuse_update
 from ..body import read_body
-from ..deps import ReaderDep, SettingsDep, StoreDep
+from ..deps import ReaderDep, SettingsDep
+from ..guarded import guarded
 from ..methods import allow_only
 from ..rdf_response import rdf_response
 
@@ -56,8 +55,10 @@ def _parameters(query_params: QueryParams) -> dict[str, list[str]]:
     return parameters
 
 
-async def _answer(request: Request, store: Store, protocol: ProtocolQuery, settings: Settings) -> Response:
-    answer = await run_in_threadpool(execute, store, protocol, request.headers.get("accept"), base_iri(settings))
+async def _answer(request: Request, protocol: ProtocolQuery, settings: Settings, credential: Credential | None) -> Response:
+    accept, base = request.headers.get("accept"), base_iri(settings)
+    # The query runs under the guard's limits (docs/protection.md): only the store's answer() call is guarded.
+    answer = await guarded(request, credential, lambda store: execute(store, protocol, accept, base))
     return Response(answer.body, media_type=answer.media_type, headers={"Vary": "Accept"})
 
 
@@ -71,16 +72,16 @@ def _description(request: Request, settings: Settings) -> Response:
 
 @router.api_route("/sparql", methods=["GET", "HEAD"], openapi_extra=_PARAMETERS,
                   summary="Run a read-only SPARQL query; without one, the SPARQL service description")
-async def sparql_get(request: Request, store: StoreDep, settings: SettingsDep, _: ReaderDep) -> Response:
+async def sparql_get(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     protocol = protocol_query(_parameters(request.query_params))
     if protocol is None:
         return _description(request, settings)
-    return await _answer(request, store, protocol, settings)
+    return await _answer(request, protocol, settings, credential)
 
 
 @router.post("/sparql", openapi_extra=_PARAMETERS,
              summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)")
-async def sparql_post(request: Request, store: StoreDep, settings: SettingsDep, _: ReaderDep) -> Response:
+async def sparql_post(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     media = base_type(request.headers.get("content-type"))
     url = _parameters(request.query_params)
     if media == "application/sparql-update":
@@ -97,7 +98,7 @@ async def sparql_post(request: Request, store: StoreDep, settings: SettingsDep, 
         protocol = protocol_query({name: [*url.get(name, []), *form.get(name, [])] for name in {*url, *form}})
     if protocol is None:
         raise BadRequest("the form has no 'query' field")
-    return await _answer(request, store, protocol, settings)
+    return await _answer(request, protocol, settings, credential)
 
 
 allow_only(router, "/sparql", ("GET", "HEAD", "POST"))

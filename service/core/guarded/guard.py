@@ -44,7 +44,10 @@ class QueryGuard:
             if isinstance(store, EmbeddedStore):
                 return self._workers().answer(store, (query, media_type), options, limits)
             if isinstance(store, RemoteStore):
-                return store.answer(query, media_type, limits=limits, **options)
+                answer = store.answer(query, media_type, limits=limits, **options)
+                if len(answer.body) > limits.max_bytes:  # written here in a larger format than the engine sent
+                    raise limits.too_large()
+                return answer
             raise TypeError(f"no guard for a {type(store).__name__}: client queries need a process or a request to stop")
 
     def bound(self, store: Store, client: str, limits: QueryLimits) -> GuardedStore:

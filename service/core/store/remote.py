@@ -59,6 +59,8 @@ from pyoxigraph import (
 )
 
 from ..errors import BadRequest, StoreUnavailable
+from ..guarded.limits import QueryLimits
+from ..guarded.remote import limited_request
 from ..namespaces import CATALOG
 from .base import (
     RESULTS_MEDIA,
@@ -253,9 +255,11 @@ class RemoteStore(Store):
 
     # ------------------------------------------------------------------------------------ HTTP and errors
 
-    def _send(self, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    def _send(self, method: str, url: str, *, limits: QueryLimits | None = None, **kwargs: Any) -> httpx.Response:
         try:
-            response = self._client.request(method, url, **kwargs)
+            # A client's query carries its limits: the answer is streamed and dropped at the size limit.
+            response = (self._client.request(method, url, **kwargs) if limits is None
+                        else limited_request(self._client, method, url, limits, **kwargs))
         except httpx.HTTPError as error:
             raise StoreUnavailable(f"the remote store at {url} did not answer: {type(error).__name__}: {error}") from error
         if response.status_code >= 300:
@@ -352,7 +356,8 @@ class RemoteStore(Store):
         self._check_cap(len(triples), "triples")
         return triples
 
-    def _client_query(self, query: str, accept: str, union: bool, dataset: Dataset | None) -> httpx.Response:
+    def _client_query(self, query: str, accept: str, union: bool, dataset: Dataset | None,
+                      limits: QueryLimits | None = None) -> httpx.Response:
         """A client's query with the protocol dataset passed through, else as :meth:`_dataset` says."""
         if dataset is None:
             parameters = self._dataset(union, query)
@@ -361,16 +366,16 @@ class RemoteStore(Store):
             default = [graph.value for graph in dataset.default_graphs] or [EMPTY_DEFAULT_GRAPH]
             parameters = {"default-graph-uri": default, "named-graph-uri": [graph.value for graph in dataset.named_graphs]}
         form: dict[str, Any] = {"query": query, **parameters}
-        return self._send("POST", self._query_url, data=form, headers={"Accept": accept})
+        return self._send("POST", self._query_url, data=form, headers={"Accept": accept}, limits=limits)
 
     def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
-               base_iri: str | None = None) -> QueryAnswer:
+               base_iri: str | None = None, limits: QueryLimits | None = None) -> QueryAnswer:
         # The protocol has no base IRI parameter; a BASE on the first line keeps the engine's line numbers right.
         text = f"BASE <{base_iri}> {query}" if base_iri else query
         # Results other than JSON, and N-Quads/TriG of a graph, are written here from JSON or N-Triples: engines
         # write them differently (Virtuoso's TSV gives an IRI as "http://…", not <http://…>) or not at all.
         asked = _RESULTS_JSON if media_type in RESULTS_MEDIA else _NTRIPLES if media_type in _WRITTEN_HERE else media_type
-        content = self._client_query(text, asked, union, dataset).content
+        content = self._client_query(text, asked, union, dataset, limits).content
         if asked == _RESULTS_JSON:
             content = json_results_without_node_ids(content)
         if asked == media_type:
