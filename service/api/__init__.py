@@ -12,7 +12,7 @@ from .. import __version__
 from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
-from . import problems, security
+from . import openapi, problems, routing_errors, security
 from .routers import evaluations, graph_store, graphs, health, imports, plans, records, resources, sparql
 
 
@@ -32,6 +32,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
         version=__version__,
         summary="Ontology-Based Contextual AI Evaluations as a linked-data service",
         lifespan=lifespan,
+        docs_url=None,  # Swagger UI comes from openapi.install, on packaged assets (no CDN)
+        redoc_url=None,
     )
     app.state.services = services
     app.state.settings = services.settings
@@ -41,7 +43,9 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.state.publisher = services.publisher
     app.state.stopping = stopping
     problems.install(app)
+    routing_errors.install(app)
     security.install(app, services.settings)
+    openapi.install(app, services.settings)  # before the routers: /docs must come before the catch-all
     app.include_router(health.router)
     app.include_router(graphs.router)
     app.include_router(sparql.router)

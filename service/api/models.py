@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -60,7 +60,11 @@ def compact(iri: str) -> str:
     return f"{best}:{iri[len(CONTEXT_PREFIXES[best]):]}" if best else iri
 
 
-Iri = Annotated[str, AfterValidator(expand)]
+HTTP_IRI = r"https?://[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?:/[A-Za-z0-9._~-]*)*"
+"""An http(s) IRI of unreserved characters, which every IRI parser reads alike: the OpenAPI document promises
+that text of this form (or a compact IRI) is read as an IRI; the service reads more (:func:`expand`)."""
+_IRI_SCHEMA = {"type": "string", "pattern": rf"^(?:(?:{'|'.join(CONTEXT_PREFIXES)}):[A-Za-z0-9._-]+|{HTTP_IRI})$"}
+Iri = Annotated[str, AfterValidator(expand), WithJsonSchema(_IRI_SCHEMA)]
 Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 Text = Annotated[str, Field(min_length=1)]
 
@@ -143,7 +147,8 @@ class CriterionBody(_Body):
     requirement: str = Field(description="The id of the requirement this criterion is decomposed from.")
     statement: Text
     expected_result: str | None = None
-    weight: Decimal = Field(description="Deployment-sensitivity weight, a decimal greater than zero.")
+    weight: Annotated[Decimal, WithJsonSchema({"type": "number", "exclusiveMinimum": 0})] = Field(
+        description="Deployment-sensitivity weight, a decimal greater than zero.")
     weight_rationale: Text
     in_scope: bool = True
     dimension: Identifier
@@ -260,7 +265,7 @@ class AnnotatorBody(_Body):
 class PlanBody(_Body):
     strategy: Literal["ProportionalToWeight", "HighestWeightFirst", "Equal", "MatchedToExpertise"]
     budget: int = Field(ge=1, le=1_000_000, description="Total number of probes")
-    seed: int = Field(ge=0, le=2**63 - 1)
+    seed: int = Field(ge=0, le=2**53 - 1)  # JSON numbers past 2^53 lose digits in JavaScript (RFC 7493 §2.2)
     annotators: list[AnnotatorBody] = []
     reviewSample: int = Field(500, ge=0, le=20_000, description="Candidates kept for expert review, blocked or eligible")
 

@@ -29,6 +29,8 @@ from . import queries
 from .store import ChangeSet, Row, Store, Term
 
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+IDENTIFIER_PATTERN = _IDENTIFIER.pattern
+"""What a graph identifier (and so an evaluation id) may be; the OpenAPI document states it for path parameters."""
 _TYPE = RDF + "type"
 
 
