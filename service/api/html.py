@@ -1,49 +1,46 @@
-"""HTML pages for people: resource descriptions, the catalog, the home page. Plain HTML, no scripts.
+"""HTML pages for people, from Jinja2 templates (``templates/``, autoescaped) and packaged assets (``static/``).
 
 Only http(s) IRIs and paths on this site become links: the record holds IRIs anyone may have written
-(``javascript:``, ``data:``), and those are shown as text.
+(``javascript:``, ``data:``), and those are shown as text. Pages load their stylesheet and scripts from
+``/static`` only, so the Content-Security-Policy allows no inline script or style at all.
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
-from collections.abc import Callable
-from html import escape
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from urllib.parse import urlencode
 
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from ..core.catalog import CatalogEntry
-from ..core.namespaces import PREFIXES, RDFS, SKOS
+from ..core.namespaces import PREFIXES, RDF, RDFS, SKOS
+from ..publishing.ontology_docs import DOCUMENTED, Link, OntologyIndex, TermDoc
+from ..publishing.query_examples import examples
+from ..scenarios.model import Page
+from .diagram import layout
 
 Linker = Callable[[str], str | None]
 
-_STYLE = """
-body{font-family:system-ui,-apple-system,Segoe UI,sans-serif;max-width:62rem;margin:2rem auto;padding:0 1rem;color:#1d2330;line-height:1.45}
-h1{font-size:1.6rem;margin-bottom:.2rem}code,.iri{font-family:ui-monospace,Menlo,monospace;font-size:.88em;word-break:break-all}
-.iri{color:#555}table{border-collapse:collapse;width:100%;margin:1rem 0}th,td{text-align:left;vertical-align:top;padding:.35rem .5rem;border-bottom:1px solid #e3e6ec}
-th{background:#f5f7fa;font-weight:600}a{color:#1a56b0;text-decoration:none}a:hover{text-decoration:underline}
-.comment{font-size:1.05rem;background:#f5f7fa;border-left:4px solid #1a56b0;padding:.6rem .9rem}nav a{margin-right:1rem}
-.formats a{margin-right:.6rem;font-size:.85em}.lang{color:#888;font-size:.8em}
-"""
+STATIC = Path(__file__).resolve().parent / "static"
+"""The pages' stylesheet, scripts and icon, served at ``/static``."""
 
 CONTENT_SECURITY_POLICY = (
-    "default-src 'none'; "
-    f"style-src 'sha256-{base64.b64encode(hashlib.sha256(_STYLE.encode()).digest()).decode()}'; "
-    "img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    "default-src 'none'; style-src 'self'; script-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 )
-"""What the pages need (CSP Level 3): their one inline stylesheet, by hash; no scripts, frames or forms."""
+"""What the pages need (CSP Level 3): their stylesheet and scripts from this site, fetch to this site (the query
+page runs queries on /sparql), and the query form's fallback post; no inline script or style, no frames."""
 
+FORMATS = (("text/turtle", "Turtle"), ("application/ld+json", "JSON-LD"), ("application/n-triples", "N-Triples"),
+           ("application/rdf+xml", "RDF/XML"))
 
-def _page(title: str, body: str, alternates: str = "") -> str:
-    return (
-        "<!doctype html><html lang=en><head><meta charset=utf-8>"
-        f"<meta name=viewport content='width=device-width,initial-scale=1'><title>{escape(title)}</title>"
-        f"{alternates}<style>{_STYLE}</style></head><body>"
-        "<nav><a href='/'>OB-CAIE</a><a href='/graphs'>Graphs</a><a href='/epo'>EPO</a>"
-        "<a href='/sparql'>SPARQL</a><a href='/docs'>API</a></nav>"
-        f"{body}</body></html>"
-    )
+_ENV = Environment(loader=PackageLoader("service.api", "templates"), autoescape=True, undefined=StrictUndefined,
+                   trim_blocks=True, lstrip_blocks=True)
+
+_INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances",
+                    RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties"}
 
 
 def compact(iri: str) -> str:
@@ -71,104 +68,113 @@ def safe_href(href: str | None) -> str | None:
     return href if colon and scheme.lower() in ("http", "https") else None
 
 
-def _term(term: object, link: Linker) -> str:
+def _render(template: str, *, title: str, link: Linker = lambda _: None, path: str | None = None,
+            scripts: Sequence[str] = (), **context: object) -> str:
+    """A page: ``link`` maps an IRI to its path here; ``path`` (this page's) gets RDF alternates."""
+    alternate = safe_href(path)
+    return _ENV.get_template(template).render(
+        title=title, scripts=scripts, compact=compact, formats=FORMATS,
+        href=lambda iri: safe_href(link(iri)) or safe_href(iri),
+        alternates=FORMATS if alternate else (), alternate_href=alternate or "", **context,
+    )
+
+
+def _page_href(parameter: str) -> Callable[[str, int], str]:
+    """Links to another page of a listing: ``?{parameter}={listing}&page={n}``."""
+    return lambda listing, number: "?" + urlencode({parameter: listing, "page": number})
+
+
+def _value(term: object, labels: dict[str, str], nested: dict[str, list[Triple]] | None = None) -> dict[str, object]:
+    """How the statements table shows an object: a labelled link, a literal, or a blank node's own statements."""
     if isinstance(term, NamedNode):
-        text, title = escape(compact(term.value)), escape(term.value)
-        href = safe_href(link(term.value)) or safe_href(term.value)
-        return f"<a href='{escape(href)}' title='{title}'>{text}</a>" if href else f"<span class=iri title='{title}'>{text}</span>"
+        return {"kind": "iri", "iri": term.value, "label": labels.get(term.value)}
     if isinstance(term, Literal):
-        lang = f" <span class=lang>@{escape(term.language)}</span>" if term.language else ""
-        return escape(term.value).replace("\n", "<br>") + lang
-    if isinstance(term, BlankNode):
-        return "<em>(anonymous)</em>"
-    return escape(str(term))
+        return {"kind": "literal", "text": term.value, "lang": term.language}
+    if isinstance(term, BlankNode) and nested and term.value in nested:
+        pairs = [(Link(t.predicate.value, labels.get(t.predicate.value)), _value(t.object, labels))
+                 for t in nested[term.value]]
+        return {"kind": "nested", "pairs": pairs}
+    return {"kind": "blank"}
 
 
-def _rows(subject: str, triples: list[Triple], link: Linker) -> str:
+def _statements(iri: str, triples: list[Triple], labels: dict[str, str]) -> list[tuple[Link, dict[str, object]]]:
     nested: dict[str, list[Triple]] = {}
     for triple in triples:
         if isinstance(triple.subject, BlankNode):
             nested.setdefault(triple.subject.value, []).append(triple)
-    rows = []
-    for triple in sorted(triples, key=lambda t: (t.predicate.value, str(t.object))):
-        if triple.subject.value != subject or isinstance(triple.subject, BlankNode):
-            continue
-        value = _term(triple.object, link)
-        if isinstance(triple.object, BlankNode) and triple.object.value in nested:
-            inner = "".join(
-                f"<div>{_term(t.predicate, link)}: {_term(t.object, link)}</div>" for t in nested[triple.object.value]
-            )
-            value = f"<div>{inner}</div>"
-        rows.append(f"<tr><th>{_term(triple.predicate, link)}</th><td>{value}</td></tr>")
-    return "<table>" + "".join(rows) + "</table>" if rows else ""
+    own = [t for t in triples if isinstance(t.subject, NamedNode) and t.subject.value == iri]
+    return [(Link(t.predicate.value, labels.get(t.predicate.value)), _value(t.object, labels, nested))
+            for t in sorted(own, key=lambda t: (t.predicate.value, str(t.object)))]
 
 
-def _alternates(path: str) -> str:
-    href = safe_href(path)
-    if href is None:
-        return ""
-    formats = {"text/turtle": "Turtle", "application/ld+json": "JSON-LD", "application/n-triples": "N-Triples", "application/rdf+xml": "RDF/XML"}
-    return "".join(f"<link rel=alternate type='{media}' href='{escape(href)}' title='{name}'>" for media, name in formats.items())
+def _objects(iri: str, triples: list[Triple], predicate: str, labels: dict[str, str]) -> list[Link]:
+    """The IRIs ``iri`` has as ``predicate`` in its statements, labelled."""
+    return [Link(t.object.value, labels.get(t.object.value)) for t in triples
+            if t.subject.value == iri and t.predicate.value == predicate and isinstance(t.object, NamedNode)]
 
 
-def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tuple[str, str]], link: Linker, path: str) -> str:
-    """A resource's page: label, definition, every statement, and what links to it."""
-    comment = next(
-        (t.object.value for t in triples if t.subject.value == iri and t.predicate.value in (RDFS + "comment", SKOS + "definition")),
-        None,
-    )
-    body = f"<h1>{escape(label)}</h1><div class=iri>{escape(iri)}</div>"
-    if comment:
-        body += f"<p class=comment>{escape(comment)}</p>"
-    body += _rows(iri, triples, link)
-    subjects = sorted({t.subject.value for t in triples if isinstance(t.subject, NamedNode) and t.subject.value != iri})
-    if subjects:
-        items = "".join(f"<li>{_term(NamedNode(s), link)} — {escape(_label_of(s, triples))}</li>" for s in subjects)
-        body += f"<h2>Terms ({len(subjects)})</h2><ul>{items}</ul>"
-    if incoming:
-        items = "".join(f"<li>{_term(NamedNode(s), link)} <em>{escape(compact(p))}</em></li>" for s, p in incoming)
-        body += f"<h2>Referenced by</h2><ul>{items}</ul>"
-    body += "<p class=formats>Also as: " + " ".join(
-        f"<code>curl -H 'Accept: {m}' …</code>" for m in ("text/turtle", "application/ld+json")
-    ) + "</p>"
-    return _page(label, body, _alternates(path))
+def _label_of(subject: str, triples: list[Triple]) -> str | None:
+    return next((t.object.value for t in triples if t.subject.value == subject and t.predicate.value == RDFS + "label"),
+                None)
 
 
-def _label_of(subject: str, triples: list[Triple]) -> str:
-    return next(
-        (t.object.value for t in triples if t.subject.value == subject and t.predicate.value == RDFS + "label"),
-        "",
+def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tuple[str, str]], link: Linker,
+                  path: str, term: TermDoc | None = None) -> str:
+    """A resource's page: label, definition, what it is, its place in the hierarchy, its properties, what links
+    to it, where it is used, every statement, and its RDF alternates. Without ``term`` (the documentation reads,
+    :meth:`OntologyDocs.term`), its statements and the ``incoming`` links alone."""
+    labels = dict(term.labels) if term else {}
+    labels.update({s: lab for s in {t.subject.value for t in triples} if (lab := _label_of(s, triples))})
+    definition = next((t.object.value for t in triples if t.subject.value == iri
+                       and t.predicate.value in (SKOS + "definition", RDFS + "comment")), None)
+    outline = [{"title": title, "links": _objects(iri, triples, predicate, labels)} for title, predicate in (
+        ("Types", RDF + "type"), ("Superclasses", RDFS + "subClassOf"), ("Superproperties", RDFS + "subPropertyOf"),
+        ("Domain", RDFS + "domain"), ("Range", RDFS + "range"))]
+    # A document (an ontology's whole graph) lists the terms it describes.
+    terms = sorted((Link(s, labels.get(s)) for s in {t.subject.value for t in triples
+                    if isinstance(t.subject, NamedNode) and t.subject.value != iri}),
+                   key=lambda item: (item.label or item.iri).lower())
+    return _render(
+        "resource.html", title=label, link=link, path=path, scripts=["alternates.js"],
+        iri=iri, label=label, definition=definition, doc=term, outline=outline, incoming=incoming,
+        statements=_statements(iri, triples, labels), terms=terms, page_href=_page_href("via"),
+        incoming_title=lambda predicate: _INCOMING_TITLES.get(predicate.iri, f"Linked to by {predicate.label or compact(predicate.iri)}"),
+        graph_name=lambda graph: (link(graph) or graph).lstrip("/"),
     )
 
 
-def catalog_page(entries: list[CatalogEntry], base_url: str) -> str:
-    """The catalog as a table: every graph, its kind, size, digest, who loaded it and when."""
-    rows = "".join(
-        "<tr>"
-        f"<td><a href='/graphs/{e.kind.value}/{escape(e.identifier)}'>{escape(e.kind.value)}/{escape(e.identifier)}</a></td>"
-        f"<td>{escape(e.title)}</td><td>{e.triples:,}</td><td><code>{e.digest[:16]}…</code></td>"
-        f"<td>{escape(e.agent)}</td><td>{escape(e.modified.strftime('%Y-%m-%d %H:%M:%S UTC'))}</td>"
-        "</tr>"
-        for e in entries
+def index_page(index: OntologyIndex, link: Linker, path: str) -> str:
+    """The index of an ontology, DSO or knowledge graph: metadata, class hierarchy diagram, paged term lists."""
+    return _render(
+        "index.html", title=index.metadata.title, link=link, path=path, scripts=["alternates.js"],
+        index=index, diagram=layout(index.hierarchy), page_href=_page_href("list"),
+        kinds={"ontologies": "ontology", "dso": "domain-specific ontology (DSO)", "kg": "knowledge graph"},
+        singular={"classes": "class", "properties": "property", "individuals": "individual"},
     )
-    body = (
-        f"<h1>Graphs</h1><p>Named graphs of this deployment (<span class=iri>{escape(base_url)}</span>). "
-        "Digests are SHA-256 over RDFC-1.0 canonical N-Quads.</p>"
-        "<table><tr><th>graph</th><th>title</th><th>triples</th><th>digest</th><th>loaded by</th><th>modified</th></tr>"
-        f"{rows}</table>"
-    )
-    return _page("Graphs", body, _alternates("/graphs"))
+
+
+def catalog_page(entries: list[CatalogEntry], base_url: str, *, page: int = 1, path: str = "/graphs",
+                 heading: str = "Graphs", intro: str = "", void: dict[str, object] | None = None) -> str:
+    """The catalog as a table, 100 graphs a page: each graph's kind, size, digest, who loaded it and when."""
+    size = 100
+    listing = Page(tuple(entries[(page - 1) * size:page * size]), len(entries), size, (page - 1) * size)
+    return _render("catalog.html", title=heading, path=path, scripts=["alternates.js"], heading=heading,
+                   intro=intro, base_url=base_url, page=listing, void=void, page_href=_page_href("list"),
+                   documented={kind.value for kind in DOCUMENTED})
 
 
 def home_page(base_url: str, entries: list[CatalogEntry]) -> str:
     """Where to start: what the service holds and where to look."""
-    body = (
-        "<h1>OB-CAIE</h1><p>Ontology-Based Contextual AI Evaluations: the problem space and record of "
-        "AI evaluations as linked data.</p><ul>"
-        "<li><a href='/graphs'>Graphs</a>: the catalog of ontologies, DSOs, knowledge graphs and records "
-        f"({len(entries)} graphs)</li>"
-        "<li><a href='/epo'>Evaluation Process Ontology</a>: every term has its own page</li>"
-        "<li><a href='/sparql'>SPARQL endpoint</a>: read-only, SPARQL 1.1 Protocol</li>"
-        "<li><a href='/docs'>REST API</a> (OpenAPI)</li></ul>"
-    )
-    return _page("OB-CAIE", body)
+    documented = [e for e in entries if e.kind in DOCUMENTED and not e.batch_of]
+    return _render("home.html", title="Home", base_url=base_url, entries=entries, documented=documented)
+
+
+def query_page(initial: str = "") -> str:
+    """The query page: an editor, the examples (every published query among them) and a results area."""
+    chosen = initial or examples()[0].text
+    return _render("query.html", title="Query", scripts=["query.js"], initial=chosen, examples=examples())
+
+
+def error_page(status: int, title: str, message: str) -> str:
+    """An error for a browser: the same status, title and message as the problem details."""
+    return _render("error.html", title=f"{status} {title}", message=message)

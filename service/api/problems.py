@@ -1,15 +1,20 @@
-"""Errors as RFC 9457 problem details, mapped from the domain's error classes in one place."""
+"""Errors as RFC 9457 problem details, mapped from the domain's error classes in one place.
+
+A browser (a client whose Accept prefers ``text/html``) gets the same error as a page, with the same status
+and headers (:func:`respond`); every other client gets ``application/problem+json``.
+"""
 
 from __future__ import annotations
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..core import errors
-from ..core.formats import negotiate
+from ..core.formats import HTML, negotiate
 from ..core.graphs import KnowledgeGraphInvalid
+from . import html
 from .shapes import error_detail_json, validation_json
 
 STATUS: dict[type[errors.ServiceError], int] = {
@@ -38,6 +43,21 @@ def problem(status: int, title: str, message: str, headers: dict[str, str] | Non
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
+def respond(request: Request, status: int, title: str, message: str, headers: dict[str, str] | None = None,
+            **extra: object) -> Response:
+    """The error as a page when the client prefers HTML, else as problem details."""
+    try:
+        wanted = negotiate(request.headers.get("accept"), [PROBLEM, "application/json", HTML])
+    except errors.NotAcceptable:
+        wanted = PROBLEM  # an error is answered whatever the client accepts
+    if wanted != HTML:
+        return problem(status, title, message, headers, **extra)
+    response = HTMLResponse(html.error_page(status, title, message), status_code=status, headers=headers)
+    if status == 401:
+        response.headers["WWW-Authenticate"] = 'Bearer realm="ob-caie"'
+    return response
+
+
 def _status_of(error: errors.ServiceError) -> int:
     for cls in type(error).__mro__:
         if cls in STATUS:
@@ -59,13 +79,13 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
     if isinstance(error, errors.QueryLimitExceeded):
         extra |= {"limit": error.limit, "limitValue": error.value}
     headers = {"Retry-After": str(error.retry_after)} if isinstance(error, errors.TooManyQueries) else None
-    return problem(status, title, error.message, headers, **extra)
+    return respond(request, status, title, error.message, headers, **extra)
 
 
 async def _validation_error(request: Request, error: RequestValidationError) -> Response:
     details = jsonable_encoder([{k: v for k, v in e.items() if k in ("type", "loc", "msg")} for e in error.errors()])
     messages = [f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in details]
-    return problem(422, "Unprocessable", "; ".join(messages), errors=details)
+    return respond(request, 422, "Unprocessable", "; ".join(messages), errors=details)
 
 
 def install(app: FastAPI) -> None:
