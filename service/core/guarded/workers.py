@@ -16,11 +16,13 @@ some engine lock another thread held) is killed and forked again.
 
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import resource
 import select
 import signal
+import stat
 import struct
 import threading
 import weakref
@@ -87,15 +89,24 @@ def _vm_size() -> int:
     raise RuntimeError("no VmSize in /proc/self/status")
 
 
+def _close_inherited(*keep: int) -> None:
+    """Close the parent's sockets (a connection a worker held open would never end for its client, and a client
+    closing it would not be seen to go) and the pipes of the other workers. The store's own files stay open."""
+    for name in os.listdir("/proc/self/fd"):
+        fd = int(name)
+        try:
+            if fd not in keep and (fd in _PARENT_FDS or stat.S_ISSOCK(os.fstat(fd).st_mode)):
+                os.close(fd)
+        except OSError:  # the directory listing's own descriptor, gone by now
+            pass
+
+
 def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int) -> NoReturn:
     """The child: answer queries until the parent closes the pipe; never returns into the parent's code."""
     status = 0
     try:
-        for fd in _PARENT_FDS:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
+        _close_inherited(requests, replies)
+        faulthandler.disable()  # an abort at the memory bound is expected: no traceback of the parent's threads
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         bound = _vm_size() + memory_bytes

@@ -1,0 +1,156 @@
+"""Issue 8, protection: clients' queries stop at the time, result-size and memory limits, when their client
+leaves, and at a per-client cap; ``SERVICE`` only reaches allow-listed endpoints. On both backends, over HTTP.
+
+The remote backend here is an ``oxigraph serve`` of this module's own with ``--timeout-s`` above the service's
+limit, as docs/protection.md tells operators to run it, so a runaway the service gave up on also stops there.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+
+from service.api import create_app
+
+from ..conftest import Service, settings_for
+from ..servers import AppSlot, oxigraph_server
+
+TIME_LIMIT_S = 2.0
+RESULT_BYTES = 50_000
+LIMITS = {"query_time_limit_s": TIME_LIMIT_S, "query_max_result_bytes": RESULT_BYTES, "query_memory_limit_mb": 64,
+          "query_max_per_client": 2}
+TRIPLES = 1_000
+DATA = ("<http://example.org/big> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/2002/07/owl#Ontology> .\n"
+        + "".join(f'<http://example.org/s{i}> <http://example.org/p> "v{i}" .\n' for i in range(TRIPLES))).encode()
+# 10^9 combinations, none passing the FILTER: no row ever comes out, so only a limit stops it.
+RUNAWAY = ("SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?x ?y ?z } "
+           "FILTER(STRLEN(CONCAT(STR(?c), STR(?f), STR(?z))) > 1000) }")
+LOOKUP = "SELECT ?o WHERE { <http://example.org/s7> <http://example.org/p> ?o }"
+JSON = {"Accept": "application/sparql-results+json"}
+
+
+@pytest.fixture(scope="module")
+def remote_url() -> Iterator[str]:
+    """This module's remote store: ``oxigraph serve`` stopping queries itself 2 s after the service's limit."""
+    with oxigraph_server("--timeout-s", str(int(TIME_LIMIT_S) + 2)) as url:
+        yield url
+
+
+@pytest.fixture
+def guarded(service: Service, tokens: dict[str, str], app_slot: tuple[AppSlot, str]) -> Iterator[Service]:
+    """The service with small query limits, holding one graph of 1,000 triples; its own /sparql is allow-listed."""
+    slot, url = app_slot
+    settings = settings_for(tokens, **LIMITS, service_allowlist=[f"{url}/sparql"])
+    with slot.serving(create_app(settings, service.store)):
+        put = service.http.put("/graphs/ontologies/big", content=DATA,
+                               headers={"Content-Type": "application/n-triples", **service.auth()})
+        assert put.status_code == 201, put.text
+        yield service
+
+
+def rss_bytes(pid: int | str = "self") -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) * 1024
+    raise AssertionError("no VmRSS")
+
+
+def children() -> set[int]:
+    """This process's live child processes (the embedded store's query workers among them)."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found
+
+
+def is_limit_problem(response: httpx.Response, limit: str) -> bool:
+    return (response.status_code == 500 and response.headers["content-type"] == "application/problem+json"
+            and response.json()["limit"] == limit)
+
+
+def test_a_runaway_query_is_stopped_at_the_limit_while_others_are_answered(guarded: Service) -> None:
+    """An anonymous runaway stops at the time limit with a problem naming it; meanwhile a reader's lookup and
+    the health check are answered, one client cannot run a third query at once, and the service stays small."""
+    before = rss_bytes()
+    with ThreadPoolExecutor(2) as pool:
+        runaways = [pool.submit(guarded.http.get, "/sparql", params={"query": RUNAWAY}, headers=JSON) for _ in range(2)]
+        time.sleep(0.5)
+        started = time.monotonic()
+        lookup = guarded.http.get("/sparql", params={"query": LOOKUP}, headers={**JSON, **guarded.auth("vera")})
+        assert time.monotonic() - started < TIME_LIMIT_S / 2, "the lookup waited for the runaways"
+        assert [b["o"]["value"] for b in lookup.json()["results"]["bindings"]] == ["v7"]
+        assert guarded.http.get("/health").status_code == 200
+        third = guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
+        assert third.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in third.json()["detail"]
+        assert int(third.headers["retry-after"]) >= 1
+        during = rss_bytes()
+        stopped = [future.result() for future in runaways]
+    for response in stopped:
+        assert is_limit_problem(response, "time"), response.text
+        assert response.json()["limitValue"] == TIME_LIMIT_S and "CAIE_QUERY_TIME_LIMIT_S" in response.json()["detail"]
+    assert max(during, rss_bytes()) - before < 64 * 1024 * 1024, "the service process grew while the runaways ran"
+    again = guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
+    assert again.status_code == 200 and "v7" in again.text
+
+
+@pytest.mark.parametrize("store", ["embedded"], indirect=True)
+def test_a_query_whose_client_leaves_is_stopped(guarded: Service) -> None:
+    """The worker running a query whose client went away is killed well before the time limit."""
+    known = children()
+    with pytest.raises(httpx.ReadTimeout):
+        guarded.http.get("/sparql", params={"query": RUNAWAY}, headers=JSON, timeout=0.5)
+    workers = children() - known
+    assert workers, "no query worker ran the query"
+    deadline = time.monotonic() + TIME_LIMIT_S / 2  # well before the time limit stops it
+    while children() & workers and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not children() & workers, "the query went on after its client left"
+    assert guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON).status_code == 200
+
+
+def test_an_answer_over_the_size_limit_is_an_error_not_a_cut_answer(guarded: Service) -> None:
+    everything = guarded.http.get("/sparql", params={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }"}, headers=JSON)
+    assert is_limit_problem(everything, "result-size"), everything.text[:300]
+    assert f"{RESULT_BYTES:,} bytes" in everything.json()["detail"]
+    as_turtle = guarded.http.get("/sparql", params={"query": "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"},
+                                 headers={"Accept": "text/turtle"})
+    assert is_limit_problem(as_turtle, "result-size")
+    small = guarded.http.get("/sparql", params={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 10"}, headers=JSON)
+    assert len(small.json()["results"]["bindings"]) == 10
+
+
+@pytest.mark.parametrize("store", ["embedded"], indirect=True)
+def test_a_query_past_the_memory_bound_is_stopped(guarded: Service) -> None:
+    """Sorting 10^9 rows needs far more than the 64 MiB bound: the worker dies there, the service answers on."""
+    huge = "SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?x ?y ?z } } ORDER BY ?c ?f ?z"
+    response = guarded.http.get("/sparql", params={"query": huge}, headers=JSON)
+    assert is_limit_problem(response, "memory"), response.text[:300]
+    assert "64 MiB" in response.json()["detail"]
+    assert guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON).status_code == 200
+
+
+def test_service_reaches_only_allow_listed_endpoints(guarded: Service) -> None:
+    for query in ("SELECT * WHERE { SERVICE <http://127.0.0.1:1/> { ?s ?p ?o } }",
+                  "PREFIX h: <http://127.0.0.1:1/> SELECT * WHERE { service silent h:sparql { ?s ?p ?o } }",
+                  "SELECT * WHERE { ?e ?p ?o SERVICE ?e { ?s ?p ?o } }"):
+        refused = guarded.http.get("/sparql", params={"query": query}, headers=JSON)
+        assert refused.status_code == 400, query
+        assert "CAIE_SERVICE_ALLOWLIST" in refused.json()["detail"] and f"{guarded.url}/sparql" in refused.json()["detail"]
+    in_text = guarded.http.get("/sparql", headers=JSON, params={
+        "query": 'SELECT ?o WHERE { # SERVICE <http://127.0.0.1:1/>\n <http://example.org/s7> ?p ?o FILTER(?o != "SERVICE <http://x/>") }'})
+    assert in_text.status_code == 200 and "v7" in in_text.text
+    federated = f"SELECT ?o WHERE {{ SERVICE <{guarded.url}/sparql> {{ <http://example.org/s7> <http://example.org/p> ?o }} }}"
+    allowed = guarded.http.get("/sparql", params={"query": federated}, headers=JSON)
+    assert allowed.status_code == 200, allowed.text[:300]
+    assert [b["o"]["value"] for b in allowed.json()["results"]["bindings"]] == ["v7"]
