@@ -35,6 +35,10 @@ from .limits import QueryLimits
 
 READY_S = 2.0
 """How long a freshly forked worker may take to answer its first, trivial query."""
+IDLE_EXIT_S = 30.0
+"""A worker with no query for this long exits: it holds the service's memory as of its fork (copy-on-write)."""
+_IDLE_EXIT = 3
+"""A worker's exit status when it left idle: it never read a request sent meanwhile, which can go to another."""
 _POLL_S = 0.05
 """How often a waiting parent looks at the client's disconnect flag."""
 _HEADER = struct.Struct("!cQ")
@@ -112,6 +116,9 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
         bound = _vm_size() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
         while True:
+            if not select.select([requests], [], [], IDLE_EXIT_S)[0]:
+                status = _IDLE_EXIT
+                break
             header = _read_exact(requests, _HEADER.size)
             if not header:
                 break
@@ -190,7 +197,11 @@ class Worker:
         """Run ``store.answer(*args, **kwargs)`` in the worker. If this raises with :attr:`busy` still set, the
         worker is mid-query (stopped at a limit, or its client left) and must be killed."""
         self.busy = True
-        _send(self.requests, _REQUEST, pickle.dumps((args, kwargs, limits.time_s, limits.max_bytes)))
+        try:
+            _send(self.requests, _REQUEST, pickle.dumps((args, kwargs, limits.time_s, limits.max_bytes)))
+        except BrokenPipeError:  # it exited (idle) before this request
+            self.status = os.waitpid(self.pid, 0)[1]
+            raise WorkerDied(self.status) from None
         kind, size = _HEADER.unpack(self._read(_HEADER.size, limits))
         payload = pickle.loads(self._read(size, limits))
         if kind == _ERROR:
@@ -220,17 +231,16 @@ class WorkerPool:
         self._finalizer = weakref.finalize(self, _stop_all, self._idle)
 
     def answer(self, store: EmbeddedStore, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits) -> QueryAnswer:
-        worker = self._acquire(store, limits)
-        try:
-            return worker.answer(args, kwargs, limits)
-        except WorkerDied as died:
-            if os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) in (signal.SIGABRT, signal.SIGSEGV):
-                raise limits.out_of_memory() from None  # an allocation failed under RLIMIT_AS
-            if os.WIFSIGNALED(died.status) and os.WTERMSIG(died.status) == signal.SIGXCPU:
-                raise limits.timed_out() from None
-            raise StoreUnavailable(f"the query worker died ({_describe(died.status)})") from None
-        finally:
-            self._release(worker, store)
+        while True:
+            worker = self._acquire(store, limits)
+            try:
+                return worker.answer(args, kwargs, limits)
+            except WorkerDied as died:
+                if not _left_idle(died.status):
+                    raise _death(died.status, limits) from None
+                # It left idle without reading the query: released below, the query goes to another worker.
+            finally:
+                self._release(worker, store)
 
     def close(self) -> None:
         with self._lock:
@@ -306,6 +316,21 @@ class WorkerPool:
         os.close(child_replies)
         _PARENT_FDS.update((parent_requests, parent_replies))
         return Worker(pid, parent_requests, parent_replies, generation)
+
+
+def _death(status: int, limits: QueryLimits) -> Exception:
+    """The error for a worker that died mid-query: at the memory bound it aborts (an allocation failed under
+    ``RLIMIT_AS``); past the CPU backstop the kernel ends it; anything else is a failure of the store."""
+    signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
+    if signalled in (signal.SIGABRT, signal.SIGSEGV):
+        return limits.out_of_memory()
+    if signalled == signal.SIGXCPU:
+        return limits.timed_out()
+    return StoreUnavailable(f"the query worker died ({_describe(status)})")
+
+
+def _left_idle(status: int) -> bool:
+    return os.WIFEXITED(status) and os.WEXITSTATUS(status) == _IDLE_EXIT
 
 
 def _stop_all(idle: list[Worker]) -> None:
