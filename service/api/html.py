@@ -40,7 +40,8 @@ _ENV = Environment(loader=PackageLoader("service.api", "templates"), autoescape=
                    trim_blocks=True, lstrip_blocks=True)
 
 _INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances",
-                    RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties"}
+                    RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties",
+                    RDFS + "isDefinedBy": "Terms it defines"}
 
 
 def compact(iri: str) -> str:
