@@ -39,6 +39,8 @@ IDLE_EXIT_S = 30.0
 """A worker with no query for this long exits: it holds the service's memory as of its fork (copy-on-write)."""
 _IDLE_EXIT = 3
 """A worker's exit status when it left idle: it never read a request sent meanwhile, which can go to another."""
+_OUT_OF_MEMORY = 4
+"""A worker's exit status when Python (not the engine) ran out of memory under its bound."""
 _POLL_S = 0.05
 """How often a waiting parent looks at the client's disconnect flag."""
 _HEADER = struct.Struct("!cQ")
@@ -115,6 +117,7 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         bound = _vm_size() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # dying at a limit must not write the service's memory to disk
         while True:
             if not select.select([requests], [], [], IDLE_EXIT_S)[0]:
                 status = _IDLE_EXIT
@@ -130,6 +133,8 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
             resource.setrlimit(resource.RLIMIT_CPU, (spent, resource.RLIM_INFINITY))
             try:
                 answer = store.answer(*args, **kwargs)
+            except MemoryError:
+                raise
             except ServiceError as error:
                 _send(replies, _ERROR, pickle.dumps((type(error), error.message)))
                 continue
@@ -139,8 +144,15 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
             if len(answer.body) > max_bytes:
                 _send(replies, _ERROR, pickle.dumps((None, "too large")))
                 continue
-            meta = pickle.dumps((answer.media_type, len(answer.body)))
-            _write_all(replies, _HEADER.pack(_ANSWER, len(meta)) + meta + answer.body)
+            described = pickle.dumps((answer.media_type, len(answer.body)))
+            meta = _HEADER.pack(_ANSWER, len(described)) + described
+            if len(answer.body) < _CHUNK:
+                _write_all(replies, meta + answer.body)  # one write: a small answer arrives in one read
+            else:
+                _write_all(replies, meta)
+                _write_all(replies, answer.body)
+    except MemoryError:
+        status = _OUT_OF_MEMORY
     except BaseException:  # noqa: BLE001 - whatever happens, the child must not return into the service
         status = 1
     os._exit(status)
@@ -322,7 +334,7 @@ def _death(status: int, limits: QueryLimits) -> Exception:
     """The error for a worker that died mid-query: at the memory bound it aborts (an allocation failed under
     ``RLIMIT_AS``); past the CPU backstop the kernel ends it; anything else is a failure of the store."""
     signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-    if signalled in (signal.SIGABRT, signal.SIGSEGV):
+    if signalled in (signal.SIGABRT, signal.SIGSEGV) or (os.WIFEXITED(status) and os.WEXITSTATUS(status) == _OUT_OF_MEMORY):
         return limits.out_of_memory()
     if signalled == signal.SIGXCPU:
         return limits.timed_out()
