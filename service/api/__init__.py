@@ -7,13 +7,14 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
 from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
-from . import openapi, problems, routing_errors, security
-from .routers import evaluations, graph_store, graphs, health, imports, plans, records, resources, sparql
+from . import html, openapi, problems, routing_errors, security
+from .routers import evaluations, graph_store, graphs, health, imports, pages, plans, records, resources, sparql
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -54,5 +55,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(evaluations.router)
     app.include_router(plans.router)
     app.include_router(records.router)
-    app.include_router(resources.router)
+    app.include_router(pages.router)
+    app.mount("/static", StaticFiles(directory=html.STATIC), name="static")  # the pages' CSS, JS, icon
+    app.include_router(resources.router)  # last: its catch-all dereferences every other path
     return app
