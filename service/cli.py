@@ -141,7 +141,7 @@ def load(args: argparse.Namespace) -> int:
 
 def query(args: argparse.Namespace) -> int:
     from .core.formats import GRAPH_FORMATS, RESULT_FORMATS
-    from .core.sparql import query_form
+    from .core.sparql import has_dataset_clause, query_form
     services = build_services(_settings(args))
     store = services.store
     try:
@@ -149,7 +149,8 @@ def query(args: argparse.Namespace) -> int:
         media = args.format or ("text/turtle" if query_form(text).returns_graph else "text/tab-separated-values")
         if media not in (*GRAPH_FORMATS, *RESULT_FORMATS):
             raise SystemExit(f"unknown format {media}")
-        sys.stdout.write(store.answer(text, media, union=True).body.decode("utf-8"))
+        # the query's FROM/FROM NAMED when it has them, else the union, as on /sparql
+        sys.stdout.write(store.answer(text, media, union=not has_dataset_clause(text)).body.decode("utf-8"))
     finally:
         services.close()
     return 0
