@@ -24,6 +24,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from copy import deepcopy
 from dataclasses import dataclass
@@ -40,12 +41,13 @@ from ..core.catalog import GraphKind
 from ..core.config import Settings
 from ..core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, RESULT_FORMATS
 from ..core.graphs import IDENTIFIER_PATTERN
+from ..publishing.ontology_docs import CATEGORIES, MAX_PAGE
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from ..scenarios.model import ScenarioStatus
 from ..scenarios.records import FACET_PROPERTIES, MAX_FACETS
 from .models import HTTP_IRI
 from .problems import PROBLEM
-from .routers import evaluations, records, resources
+from .routers import evaluations, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS
 
 Spec = dict[str, Any]
@@ -55,20 +57,31 @@ DOCS_URL = "/docs"
 ASSETS_URL = "/docs/assets"
 
 JSON_LD = "application/ld+json"
+PUBLISHED = (JSON, *resources.OFFERED)
+"""A JSON route whose path is also a minted IRI: its JSON, and what every published IRI answers in."""
+QUERY_ANSWERS = tuple(dict.fromkeys((*RESULT_FORMATS, *GRAPH_FORMATS)))
 NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("get", "/"): (HTML,),
     ("get", "/contexts/{name}"): (JSON_LD,),
     ("get", "/graphs"): (JSON, HTML, JSON_LD, "text/turtle", *GRAPH_FORMATS[2:]),
-    ("get", "/graphs/{kind}/{identifier}"): GRAPH_FORMATS,
-    ("get", "/sparql"): (*RESULT_FORMATS, *GRAPH_FORMATS[:4]),
-    ("post", "/sparql"): (*RESULT_FORMATS, *GRAPH_FORMATS[:4]),
-    ("get", "/evaluations/{evaluation_id}"): (JSON, HTML, *evaluations.RDF_OFFERED),
+    ("get", "/graphs/{kind}/{identifier}"): (*GRAPH_FORMATS, HTML),
+    ("get", "/sparql"): tuple(dict.fromkeys((*QUERY_ANSWERS, *sparql.DESCRIPTION_FORMATS))),
+    ("post", "/sparql"): QUERY_ANSWERS,
+    ("get", "/rdf-graph-store"): GRAPH_FORMATS,
+    ("get", "/evaluations/{evaluation_id}"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/envelope"): (JSON, *evaluations.RDF_OFFERED),
     ("get", "/evaluations/{evaluation_id}/approvals"): (JSON, *evaluations.RDF_OFFERED),
+    ("get", "/evaluations/{evaluation_id}/plans/{number}"): PUBLISHED,
+    ("get", "/evaluations/{evaluation_id}/scenarios"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
+    ("get", "/doc/{kind}/{identifier}"): (HTML,),
+    ("get", "/.well-known/void"): tuple(pages.OFFERED),
+    ("get", "/dcat"): tuple(pages.OFFERED),
+    ("get", "/query"): (HTML,),
     ("get", "/{path}"): tuple(resources.OFFERED),
 }
-"""The media types a 200 may have, by operation, where they are not FastAPI's JSON; more than one is negotiated."""
+"""The media types a 200 may have, by operation (a HEAD's are its GET's), where they are not FastAPI's JSON;
+more than one is negotiated (406 when none fits). Each list is the route's own where it has one."""
 
 _TEXT: Spec = {"type": "string"}
 _RDF = {media: _TEXT for media in RDF_FORMATS}
@@ -103,6 +116,8 @@ PARAMETERS: Mapping[tuple[str, str], Spec] = {
     ("query", "criterion"): {"anyOf": [{"type": "string", "pattern": rf"^(?:{_IRI}|{IDENTIFIER_PATTERN[1:-1]})$"},
                                        {"type": "null"}]},
     ("path", "number"): {"type": "integer", "minimum": 1},
+    ("query", "list"): {"anyOf": [{"type": "string", "enum": list(CATEGORIES)}, {"type": "null"}]},
+    ("query", "page"): {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, {"type": "null"}]},
     ("query", "facet"): {"type": "array", "maxItems": MAX_FACETS, "items": {
         "type": "string", "pattern": rf"^(?:{'|'.join(sorted(FACET_PROPERTIES))}|{_IRI})={_IRI}$"}},
 }
@@ -134,8 +149,20 @@ ERRORS: Mapping[int, str] = {
     413: "The body exceeds this deployment's limit",
     415: "The body's media type is not one this operation reads",
     422: "The input parses but breaks a rule: a field's value, or a rule across records",
+    429: "The client runs as many queries at once as it may, or every query worker is busy: retry after Retry-After",
+    500: "The query was stopped at a configured limit (time, result size, memory), named in the problem",
     503: "The store did not answer, or the work stopped because the client left or the service is stopping",
 }
+
+
+ERROR_HEADERS: Mapping[int, tuple[str, str]] = {
+    401: ("WWW-Authenticate", 'Bearer realm="ob-caie" (RFC 6750 §3)'),
+    429: ("Retry-After", "Seconds to wait before trying again"),
+}
+NAMING = frozenset({("query", "graph")})
+"""Query parameters that name a resource (the Graph Store Protocol's ``?graph=IRI``): 404 when there is none."""
+GUARDED = frozenset({"/sparql"})
+"""Paths whose operations run a client's query under the query guard (:mod:`.guarded`, docs/protection.md)."""
 
 
 @dataclass(frozen=True)
@@ -157,7 +184,8 @@ class Operation:
 
     @property
     def names_something(self) -> bool:
-        return any(p["in"] == "path" for p in self.spec.get("parameters", []))
+        """Whether a parameter names a resource that may not exist: a path parameter, or a graph's IRI."""
+        return any(p["in"] == "path" or (p["in"], p["name"]) in NAMING for p in self.spec.get("parameters", []))
 
 
 STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
@@ -170,17 +198,20 @@ STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
     413: lambda op: (op.method, op.path) in RAW_BODIES,
     415: lambda op: (op.method, op.path) in RAW_BODIES,
     422: lambda op: op.has_input or op.writes,
+    429: lambda op: op.path in GUARDED,
+    500: lambda op: op.path in GUARDED,
     503: lambda op: op.takes_credential or op.path == "/health",
 }
 """When each error status can happen; :data:`ERRORS` says what it means."""
 
 
 def _problem_response(status: int) -> Spec:
-    response: Spec = {"description": ERRORS[status],
-                      "content": {PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}}}
-    if status == 401:
-        response["headers"] = {"WWW-Authenticate": {"description": "Bearer realm=\"ob-caie\" (RFC 6750 §3)",
-                                                    "schema": {"type": "string"}}}
+    """Problem details, or the same error as a page for a client that prefers HTML (:func:`.problems.respond`)."""
+    response: Spec = {"description": ERRORS[status], "content": {
+        PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}, HTML: {"schema": {"type": "string"}}}}
+    header = ERROR_HEADERS.get(status)
+    if header:
+        response["headers"] = {header[0]: {"description": header[1], "schema": {"type": "string"}}}
     return response
 
 
@@ -233,8 +264,10 @@ def _operations(paths: Spec) -> Iterable[Operation]:
 
 def document(app: FastAPI, settings: Settings) -> Spec:
     """The OpenAPI 3.1 document of ``app``: FastAPI's, with the service's rules applied (see the module)."""
-    spec = get_openapi(title=app.title, version=app.version, summary=app.summary, description=app.description,
-                       routes=app.routes, tags=app.openapi_tags)
+    with warnings.catch_warnings():  # a route taking GET and HEAD has one id for both: made unique below
+        warnings.filterwarnings("ignore", "Duplicate Operation ID", UserWarning)
+        spec = get_openapi(title=app.title, version=app.version, summary=app.summary, description=app.description,
+                           routes=app.routes, tags=app.openapi_tags)
     components = spec.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):

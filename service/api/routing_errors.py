@@ -1,4 +1,5 @@
-"""Starlette's own errors (no route, a method no route takes, a body that is not JSON) as problem details.
+"""Starlette's own errors (no route, a method no route takes, a body that is not JSON) as problem details,
+or as pages for a browser, like every other error (:func:`.problems.respond`).
 
 Starlette answers a method that no route on a path takes with the ``Allow`` of the first route that matched
 the path only (``OPTIONS /evaluations`` said ``Allow: GET`` though ``POST`` works), and in JSON that is not
@@ -18,7 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from starlette.exceptions import HTTPException
 
-from .problems import problem
+from .problems import respond
 
 _TITLES = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 415: "UnsupportedMediaType"}
 _PARAMETER = re.compile(r"\{[^}]+\}")
@@ -43,9 +44,7 @@ async def _http_error(request: Request, error: HTTPException) -> Response:
         allow = allowed_methods(request.app.openapi().get("paths", {}), request.url.path)
         headers["Allow"] = ", ".join(allow)
         detail = f"{request.method} is not allowed on {request.url.path}: it takes {', '.join(allow)}"
-    response = problem(status, _TITLES.get(status, "HTTPError"), detail)
-    response.headers.update(headers)
-    return response
+    return respond(request, status, _TITLES.get(status, "HTTPError"), detail, headers)
 
 
 def install(app: FastAPI) -> None:

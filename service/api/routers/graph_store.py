@@ -48,7 +48,15 @@ def _read(store: Store, catalog: Catalog, graph: NamedNode | None, media: str) -
     return store.export_graph(graph, RDF_FORMATS[media], PREFIXES)
 
 
-@router.api_route(PATH, methods=["GET", "HEAD"], summary="A graph (?graph=IRI) or the default graph (?default), as RDF")
+_PARAMETERS = {"parameters": [  # read by _graph itself; stated here for the OpenAPI document (docs/api.md)
+    {"name": "graph", "in": "query", "schema": {"type": "string", "format": "iri"}, "description": "The graph's IRI."},
+    {"name": "default", "in": "query", "allowEmptyValue": True, "schema": {"type": "string", "maxLength": 0},
+     "description": "Present (no value) for the default graph."},
+]}
+
+
+@router.api_route(PATH, methods=["GET", "HEAD"], openapi_extra=_PARAMETERS,
+                  summary="A graph (?graph=IRI) or the default graph (?default), as RDF")
 async def get_graph(request: Request, store: StoreDep, catalog: CatalogDep, _: ReaderDep) -> Response:
     graph = _graph(request)
     media = negotiate(request.headers.get("accept"), GRAPH_FORMATS, aliases=RDF_ALIASES)

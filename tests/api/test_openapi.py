@@ -1,0 +1,134 @@
+"""The OpenAPI document is true (issue 8, item 6): schemathesis finds nothing, and /docs works offline.
+
+schemathesis, a client no one here wrote, reads ``/openapi.json`` and sends what the document allows and what it
+forbids, with ``--checks all``; its settings (``schemathesis.toml`` beside this file) name the operations whose
+validity JSON Schema cannot state. One backend: the document does not depend on the store.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from html.parser import HTMLParser
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from service.api.openapi import NEGOTIATED, RAW_BODIES
+
+from ..browser import Browser
+from ..conftest import Service
+
+pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
+
+CONFIG = Path(__file__).with_name("schemathesis.toml")
+SEED = 1  # a fixed seed: a failure replays exactly (`st replay <id>` from the output)
+EXAMPLES = 3  # per operation and phase: the whole run stays within about 30 s on two busy cores
+
+
+def schemathesis() -> str:
+    """The ``schemathesis`` CLI installed beside this interpreter (the ``test`` extra)."""
+    found = Path(sys.executable).with_name("schemathesis")
+    if not found.exists():
+        pytest.fail("the schemathesis CLI is missing: pip install -e '.[test]'")
+    return str(found)
+
+
+def test_schemathesis_with_every_check_finds_no_failure(service: Service) -> None:
+    run = subprocess.run(
+        [schemathesis(), "--config-file", str(CONFIG), "--no-color", "run", f"{service.url}/openapi.json",
+         "--checks", "all", "--header", f"Authorization: Bearer {service.tokens['admin']}",
+         "--max-examples", str(EXAMPLES), "--seed", str(SEED), "--generation-database", "none",
+         "--request-timeout", "30", "--workers", "1"],
+        capture_output=True, text=True, timeout=300,
+    )
+    report = run.stdout[-20_000:] + run.stderr[-2_000:]
+    assert run.returncode == 0, report
+
+
+def _document(service: Service) -> dict[str, Any]:
+    response = service.http.get("/openapi.json")
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_the_document_states_bearer_security_errors_and_media_types(service: Service) -> None:
+    spec = _document(service)
+    assert spec["components"]["securitySchemes"]["bearer"] == {
+        "type": "http", "scheme": "bearer", "description": spec["components"]["securitySchemes"]["bearer"]["description"]}
+    assert spec["security"] == [{"bearer": []}]
+    paths = spec["paths"]
+    put_graph = paths["/graphs/{kind}/{identifier}"]["put"]
+    assert put_graph["security"] == [{"bearer": []}]  # a write needs a token
+    assert {"401", "403", "404", "409", "413", "415", "422"} <= set(put_graph["responses"])
+    assert put_graph["responses"]["401"]["content"]["application/problem+json"] == {
+        "schema": {"$ref": "#/components/schemas/Problem"}}
+    assert "WWW-Authenticate" in put_graph["responses"]["401"]["headers"]
+    assert "text/turtle" in put_graph["requestBody"]["content"]  # the body the route reads itself
+    get_evaluation = paths["/evaluations/{evaluation_id}"]["get"]
+    assert get_evaluation["security"] == [{}, {"bearer": []}]  # reads are public here, a token optional
+    assert {"404", "406"} <= set(get_evaluation["responses"])
+    assert {"application/json", "text/html", "text/turtle"} <= set(get_evaluation["responses"]["200"]["content"])
+    assert paths["/health"]["get"]["security"] == []
+    every = [op for item in paths.values() for op in item.values()]
+    assert not [op["operationId"] for op in every
+                if any(p["in"] == "header" and p["name"].lower() == "authorization" for p in op.get("parameters", []))]
+    assert len({op["operationId"] for op in every}) == len(every)  # unique, though GET and HEAD share a handler
+    # every error is problem details, or the same error as a page for a browser
+    assert all(r["content"].keys() == {"application/problem+json", "text/html"} for op in every
+               for status, r in op["responses"].items() if status >= "400")
+
+
+def test_central_tables_name_operations_of_the_document(service: Service) -> None:
+    """A route renamed or removed shows here, not as a silently untrue document."""
+    paths = _document(service)["paths"]
+    stale = [key for key in [*NEGOTIATED, *RAW_BODIES] if key[0] not in paths.get(key[1], {})]
+    assert not stale
+
+
+def test_a_method_no_route_takes_is_405_with_every_method_of_the_path(service: Service) -> None:
+    response = service.http.request("PATCH", "/evaluations", headers=service.auth())
+    assert response.status_code == 405
+    assert response.headers["content-type"] == "application/problem+json"
+    assert response.headers["allow"] == "GET, POST"
+    response = service.http.request("DELETE", "/evaluations/e1/envelope/versions", headers=service.auth())
+    assert (response.status_code, response.headers["allow"]) == (405, "POST")
+
+
+class _Assets(HTMLParser):
+    """Every URL a page loads: script and image sources, stylesheet and icon links."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        found = dict(attrs)
+        url = found.get("src") if tag in ("script", "img") else found.get("href") if tag == "link" else None
+        if url:
+            self.urls.append(url)
+
+
+def test_docs_render_from_local_assets_only(service: Service) -> None:
+    page = service.http.get("/docs")
+    assert page.status_code == 200 and "swagger-ui" in page.text
+    assets = _Assets()
+    assets.feed(page.text)
+    assert assets.urls and all(url.startswith("/") and not url.startswith("//") for url in assets.urls), assets.urls
+    for url in assets.urls:
+        assert service.http.get(url).status_code == 200, url
+    policy = page.headers["content-security-policy"]
+    assert "script-src 'self' 'sha256-" in policy and "http" not in policy and "unsafe" not in policy
+    assert "url: '/openapi.json'" in page.text
+
+
+def test_swagger_ui_renders_every_operation_in_chromium_without_console_errors(
+        service: Service, tmp_path: Path) -> None:
+    with Browser() as browser:
+        browser.open(f"{service.url}/docs")
+        operations = browser.wait_for("document.querySelectorAll('.opblock').length")
+        assert operations == sum(len(item) for item in _document(service)["paths"].values())
+        assert browser.evaluate("!!document.querySelector('.btn.authorize')")  # the bearer scheme, to log in with
+        browser.screenshot(tmp_path / "docs.png")
+        browser.check()  # no CSP violation, failed load or script error
