@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ..errors import ServiceError, StoreUnavailable, TooManyQueries
+from ..errors import ServiceError, StoreUnavailable
 from ..store import EmbeddedStore, QueryAnswer
 from .limits import QueryLimits
 
@@ -229,22 +229,21 @@ class Worker:
 
 
 class WorkerPool:
-    """Forked workers over one embedded store: at most ``most`` at once, ``idle`` of them kept between queries."""
+    """Forked workers over one embedded store, ``idle`` of them kept between queries. How many run at once is
+    capped by the guard's admission (``CAIE_QUERY_MAX_CONCURRENT``), before a query gets here."""
 
-    def __init__(self, *, idle: int, most: int, memory_bytes: int) -> None:
+    def __init__(self, *, idle: int, memory_bytes: int) -> None:
         self._idle_most = idle
-        self._most = most
         self._memory_bytes = memory_bytes
         self._idle: list[Worker] = []
-        self._live = 0
-        self._lock = threading.Condition()
+        self._lock = threading.Lock()
         self._closed = False
         # Workers go with the pool (an app dropped in a test) or at interpreter exit, whichever comes first.
         self._finalizer = weakref.finalize(self, _stop_all, self._idle)
 
     def answer(self, store: EmbeddedStore, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits) -> QueryAnswer:
         while True:
-            worker = self._acquire(store, limits)
+            worker = self._acquire(store)
             try:
                 return worker.answer(args, kwargs, limits)
             except WorkerDied as died:
@@ -261,34 +260,16 @@ class WorkerPool:
 
     # ---------------------------------------------------------------------------------------- workers
 
-    def _acquire(self, store: EmbeddedStore, limits: QueryLimits) -> Worker:
+    def _acquire(self, store: EmbeddedStore) -> Worker:
+        """An idle worker as fresh as the store, else a new one (idle ones older than the store are stopped)."""
         with self._lock:
-            generation = store.generation
-            stale = [worker for worker in self._idle if worker.generation != generation]
+            stale = [worker for worker in self._idle if worker.generation != store.generation]
             for worker in stale:
                 self._idle.remove(worker)
-                self._live -= 1
-            while not self._idle and self._live >= self._most:
-                if limits.cancelled.is_set() or limits.remaining() <= 0:
-                    raise TooManyQueries(f"every query worker is busy (CAIE_QUERY_MAX_CONCURRENT={self._most}); "
-                                         "try again later", retry_after=max(1, round(limits.time_s)))
-                self._lock.wait(timeout=min(limits.remaining(), _POLL_S))
-            if self._idle:
-                worker = self._idle.pop()
-            else:
-                worker = None
-                self._live += 1
+            fresh = self._idle.pop() if self._idle else None
         for old in stale:
             old.stop()
-        if worker is not None:
-            return worker
-        try:
-            return self._fork(store)
-        except BaseException:
-            with self._lock:
-                self._live -= 1
-                self._lock.notify()
-            raise
+        return fresh if fresh is not None else self._fork(store)
 
     def _release(self, worker: Worker, store: EmbeddedStore) -> None:
         """Keep the worker for the next query if it finished cleanly and is still fresh; else stop it."""
@@ -297,9 +278,6 @@ class WorkerPool:
             keep = keep and len(self._idle) < self._idle_most and not self._closed
             if keep:
                 self._idle.append(worker)
-            else:
-                self._live -= 1
-            self._lock.notify()
         if not keep:
             worker.stop()
 
