@@ -29,7 +29,20 @@ function request()
   return wrk.format("GET", prefix .. math.random(0, keys - 1) .. suffix)
 end
 
+-- The first non-2xx answer of each thread, so that a failed run says what went wrong.
+function response(status, headers, body)
+  if status >= 300 and first_error == nil then
+    first_error = status .. " " .. string.sub(body or "", 1, 300)
+  end
+end
+
 function done(summary, latency, requests)
+  for _, thread in ipairs(threads) do
+    local seen = thread:get("first_error")
+    if seen ~= nil then
+      io.write("WRK_ERROR " .. seen .. "\n")
+    end
+  end
   local e = summary.errors
   io.write(string.format(
     'WRK_JSON {"requests": %d, "duration_us": %d, "p50_us": %d, "p99_us": %d, "max_us": %d, ' ..

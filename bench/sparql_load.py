@@ -14,7 +14,7 @@ Two workloads, each run by wrk (Debian's ``wrk``) with ``bench/sparql_load.lua``
 Every request is ``GET <endpoint>?query=...`` with ``Accept: application/sparql-results+json``. Before
 measuring, both endpoints answer the two queries once and must agree. Any non-2xx answer fails the run.
 
-    .venv/bin/python bench/sparql_load.py [--attestations 300000] [--seconds 15] [--rounds 1] [--anonymous] [--workdir DIR]
+    .venv/bin/python bench/sparql_load.py [--attestations 300000] [--seconds 15] [--rounds 1] [--anonymous] [--set CAIE_X=V] [--workdir DIR]
 """
 
 from __future__ import annotations
@@ -155,13 +155,16 @@ def prepare(workdir: Path, attestations: int) -> None:
 
 
 @contextmanager
-def ours(workdir: Path, anonymous: bool) -> Iterator[Endpoint]:
-    """``caie serve`` on the prepared embedded store, with a bearer token configured for the queries."""
+def ours(workdir: Path, anonymous: bool, settings: dict[str, str]) -> Iterator[Endpoint]:
+    """``caie serve`` on the prepared embedded store, with a bearer token configured for the queries.
+
+    wrk is one client with 16 connections: the query guard's caps on queries at once, per client (2) and in
+    all (8), would answer the rest 429 at once, where oxigraph serve has no cap; so both are raised to 16
+    (``settings``, ``CAIE_*`` variables from ``--set``, come last and may change them).
+    """
     port, token = free_port(), secrets.token_urlsafe(16)
-    # wrk is one client: the per-client cap on concurrent queries (2 by default) would refuse most of its
-    # 16 connections with 429, where oxigraph serve has no such cap.
     env = {**os.environ, "CAIE_BASE_URL": BASE, "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": []}}),
-           "CAIE_QUERY_MAX_PER_CLIENT": "64"}
+           "CAIE_QUERY_MAX_PER_CLIENT": "16", "CAIE_QUERY_MAX_CONCURRENT": "16", **settings}
     url = f"http://127.0.0.1:{port}"
     command = [*CAIE, "serve", "--data-dir", str(workdir / "caie"), "--port", str(port)]
     with _running(command, url + "/health", workdir / "caie.log", env):
@@ -218,8 +221,8 @@ class Measure:
         return self.requests / self.seconds
 
 
-def wrk(endpoint: Endpoint, workload: Workload, seconds: float) -> Measure:
-    """One wrk run; prints wrk's own report and fails on any socket error or non-2xx answer."""
+def wrk(endpoint: Endpoint, workload: Workload, seconds: float, warmup: bool = False) -> Measure:
+    """One wrk run; fails on any socket error or non-2xx answer, or when no request completed (but in a warm-up)."""
     threads = min(2, workload.connections)
     command = ["wrk", f"-t{threads}", f"-c{workload.connections}", f"-d{seconds:g}s", "--timeout", "120s", "--latency",
                "-s", str(LUA), endpoint.url + endpoint.path,
@@ -229,10 +232,12 @@ def wrk(endpoint: Endpoint, workload: Workload, seconds: float) -> Measure:
         raise SystemExit(f"wrk failed on {endpoint.name} {workload.name}: {run.stderr or run.stdout}")
     output = run.stdout
     line = next(line for line in output.splitlines() if line.startswith("WRK_JSON "))
+    # The first failed answer of each wrk thread (the Lua script's response()), to say why a run failed.
+    seen = [line.removeprefix("WRK_ERROR ") for line in output.splitlines() if line.startswith("WRK_ERROR ")]
     result = json.loads(line.removeprefix("WRK_JSON "))
     failures = {name: result[name] for name in ("connect", "read", "write", "status", "timeout") if result[name]}
-    if failures or not result["requests"]:
-        raise SystemExit(f"{endpoint.name} {workload.name}: wrk saw errors {failures}\n{output}")
+    if failures or not (result["requests"] or warmup):
+        raise SystemExit(f"{endpoint.name} {workload.name}: wrk saw errors {failures}; first failed answers: {seen}")
     return Measure(result["requests"], result["duration_us"] / 1e6, result["p50_us"] / 1e3, result["p99_us"] / 1e3)
 
 
@@ -249,6 +254,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="alternate ours and baseline this many times; medians")
     parser.add_argument("--anonymous", action="store_true", help="query ours without a bearer token")
     parser.add_argument("--only", choices=["lookup", "analytic"], help="run one workload")
+    parser.add_argument("--set", action="append", default=[], metavar="CAIE_NAME=VALUE",
+                        help="a setting for our service (repeatable), e.g. --set CAIE_QUERY_WORKERS=16")
     parser.add_argument("--workdir", type=Path, help="keep the loaded stores here and reuse them (default: a temporary directory)")
     args = parser.parse_args()
     ensure_wrk()
@@ -259,7 +266,7 @@ def main() -> None:
         workdir = args.workdir or Path(scratch)
         start = time.perf_counter()
         prepare(workdir, args.attestations)
-        with baseline(workdir) as raw, ours(workdir, args.anonymous) as mine:
+        with baseline(workdir) as raw, ours(workdir, args.anonymous, dict(item.split("=", 1) for item in args.set)) as mine:
             print(f"data: {args.attestations:,} attestations, {1 + 4 * args.attestations:,} triples; both stores loaded, "
                   f"compacted and serving in {time.perf_counter() - start:.0f} s", flush=True)
             check_agree([mine, raw], args.attestations)
@@ -268,7 +275,7 @@ def main() -> None:
                 for workload in workloads:
                     for endpoint in (mine, raw):
                         if args.warmup > 0:
-                            wrk(endpoint, workload, args.warmup)
+                            wrk(endpoint, workload, args.warmup, warmup=True)
                         measure = wrk(endpoint, workload, args.seconds)
                         rates.setdefault((workload.name, endpoint.name), []).append(measure)
                         print(f"round {round_ + 1} {workload.name:<8} {endpoint.name:<8} c={workload.connections:<2} "
