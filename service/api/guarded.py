@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import TypeVar, cast
 
 from fastapi import Request
 from starlette.concurrency import run_in_threadpool
 
 from ..core.config import Credential
+from ..core.errors import TooManyQueries
+from ..core.guarded import QueryLimits
 from ..core.guarded.guard import QueryGuard
 from ..core.store import Store
 from .deps import DISCONNECT_POLL_S
@@ -25,7 +28,25 @@ def query_guard(request: Request) -> QueryGuard:
     with _CREATING:
         if getattr(state, "query_guard", None) is None:
             state.query_guard = QueryGuard(state.settings)
+            state.query_slots = asyncio.Semaphore(state.settings.query_max_concurrent)
     return cast(QueryGuard, state.query_guard)
+
+
+@asynccontextmanager
+async def query_slot(request: Request, limits: QueryLimits) -> AsyncIterator[None]:
+    """One of the ``CAIE_QUERY_MAX_CONCURRENT`` slots; a query waits for it here, in the event loop, holding no
+    server thread, until its time limit (then 429)."""
+    slots: asyncio.Semaphore = request.app.state.query_slots
+    try:
+        await asyncio.wait_for(slots.acquire(), timeout=max(limits.remaining(), 0))
+    except TimeoutError:
+        most = request.app.state.settings.query_max_concurrent
+        raise TooManyQueries(f"the service ran its most queries at once (CAIE_QUERY_MAX_CONCURRENT={most}) for as long "
+                             "as this query may take; try again later", retry_after=max(1, round(limits.time_s))) from None
+    try:
+        yield
+    finally:
+        slots.release()
 
 
 def client_of(request: Request, credential: Credential | None) -> str:
@@ -52,6 +73,7 @@ async def guarded(request: Request, credential: Credential | None, work: Callabl
     try:
         # Only answer() is called on it (see GuardedStore): the cast hands it to code written against Store.
         store = cast(Store, guard.bound(request.app.state.store, client_of(request, credential), limits))
-        return await run_in_threadpool(work, store)
+        async with query_slot(request, limits):
+            return await run_in_threadpool(work, store)
     finally:
         watcher.cancel()

@@ -73,7 +73,8 @@ class Settings(BaseSettings):
     query_workers: int = Field(2, ge=1)
     """Forked query workers kept ready between client queries on the embedded store."""
     query_max_concurrent: int = Field(8, ge=1)
-    """Client queries running at once (embedded: one forked worker each); more are refused with 429 at once."""
+    """Client queries running at once (embedded: one forked worker each); more wait, holding no thread, until
+    one ends or their time limit passes (then 429)."""
     query_max_per_client: int = Field(2, ge=1)
     """Client queries one client (a token's agent, or an address without a token) may run at once; more get 429."""
     service_allowlist: list[str] = []

@@ -61,16 +61,12 @@ class QueryGuard:
 
     @contextmanager
     def _admitted(self, client: str) -> Iterator[None]:
-        """A slot for the query, or 429 at once: a query never waits holding one of the server's threads."""
-        settings = self._settings
-        retry_after = max(1, round(settings.query_time_limit_s))
+        """Count the query against its client, or 429 when the client already runs its most."""
+        most = self._settings.query_max_per_client
         with self._lock:
-            if self._running[client] >= settings.query_max_per_client:
-                raise TooManyQueries(f"this client already runs {settings.query_max_per_client} queries at once "
-                                     "(CAIE_QUERY_MAX_PER_CLIENT); wait for one to finish", retry_after=retry_after)
-            if self._running.total() >= settings.query_max_concurrent:
-                raise TooManyQueries(f"the service already runs {settings.query_max_concurrent} queries, its most "
-                                     "(CAIE_QUERY_MAX_CONCURRENT); try again later", retry_after=retry_after)
+            if self._running[client] >= most:
+                raise TooManyQueries(f"this client already runs {most} queries at once (CAIE_QUERY_MAX_PER_CLIENT); "
+                                     "wait for one to finish", retry_after=max(1, round(self._settings.query_time_limit_s)))
             self._running[client] += 1
         try:
             yield
