@@ -112,6 +112,8 @@ def test_dataset_answers_as_a_raw_oxigraph_serve(service: Service, remote_url: s
     named = service.http.post("/sparql", data={"query": COUNT_BY_GRAPH}, headers=accept)
     graphs = {dict(row)["g"]: int(dict(row)["n"]) for row in _rows(named)}
     assert {a, b} < set(graphs) and int(dict(_rows(union).pop())["n"]) == sum(graphs.values())
+    hidden = 'SELECT (COUNT(*) AS ?n) # FROM <urn:x>\nWHERE { ?s ?p ?o FILTER(STR(?o) != "FROM <urn:x>") }'  # no dataset
+    assert _rows(service.http.get("/sparql", params={"query": hidden}, headers=accept)) == _rows(union)
 
 
 def test_relative_iris_resolve_against_the_endpoint(loaded: Service) -> None:

@@ -32,19 +32,31 @@ QUERY_PAGE = "/query"
 DESCRIPTION_FORMATS = (*GRAPH_FORMATS[:4], HTML)
 
 _EXAMPLE = "SELECT ?graph ?kind WHERE { GRAPH ?catalog { ?graph <https://w3id.org/ob-caie/catalog/kind> ?kind } }"
-_GRAPH_PARAMETER = {"schema": {"type": "array", "items": {"type": "string", "format": "iri"}}, "style": "form", "explode": True}
-_PARAMETERS: dict[str, Any] = {"parameters": [
+_GRAPH_PARAMETER = {"in": "query", "schema": {"type": "array", "items": {"type": "string", "format": "iri"}},
+                    "style": "form", "explode": True}
+_GRAPHS = [
+    {"name": DEFAULT_GRAPH, **_GRAPH_PARAMETER,
+     "description": "Graphs whose merge is the default graph; replaces the query's FROM (for POST: in the URL)."},
+    {"name": NAMED_GRAPH, **_GRAPH_PARAMETER,
+     "description": "The named graphs; replaces the query's FROM NAMED (for POST: in the URL)."},
+]
+_GET: dict[str, Any] = {"parameters": [
     {"name": QUERY, "in": "query", "schema": {"type": "string"}, "example": _EXAMPLE,
      "description": "The SPARQL query (exactly one). Without it, GET answers the service description."},
-    {"name": DEFAULT_GRAPH, "in": "query", **_GRAPH_PARAMETER,
-     "description": "Graphs whose merge is the default graph; replaces the query's FROM (for POST: in the URL)."},
-    {"name": NAMED_GRAPH, "in": "query", **_GRAPH_PARAMETER,
-     "description": "The named graphs; replaces the query's FROM NAMED (for POST: in the URL)."},
+    *_GRAPHS,
 ]}
+_POST: dict[str, Any] = {"parameters": _GRAPHS, "requestBody": {"required": True, "content": {
+    "application/sparql-query": {"schema": {"type": "string"}, "example": _EXAMPLE},
+    "application/x-www-form-urlencoded": {"schema": {"type": "object", "required": [QUERY], "properties": {
+        QUERY: {"type": "string"},
+        DEFAULT_GRAPH: {"type": "array", "items": {"type": "string"}},
+        NAMED_GRAPH: {"type": "array", "items": {"type": "string"}},
+    }}},
+}}}
 
 
 def base_iri(settings: Settings) -> str:
-    """The base IRI of a client's query: the endpoint's own IRI under the deployment base (``<kg/x>`` is ``{base}kg/x``)."""
+    """The base IRI of a client's query: the endpoint's own IRI, ``{base}sparql`` (so ``<graphs/x>`` is ``{base}graphs/x``)."""
     return f"{settings.base_url}sparql"
 
 
@@ -70,7 +82,7 @@ def _description(request: Request, settings: Settings) -> Response:
     return rdf_response(triples, wanted)
 
 
-@router.api_route("/sparql", methods=["GET", "HEAD"], openapi_extra=_PARAMETERS,
+@router.api_route("/sparql", methods=["GET", "HEAD"], openapi_extra=_GET,
                   summary="Run a read-only SPARQL query; without one, the SPARQL service description")
 async def sparql_get(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     protocol = protocol_query(_parameters(request.query_params))
@@ -79,7 +91,7 @@ async def sparql_get(request: Request, settings: SettingsDep, credential: Reader
     return await _answer(request, protocol, settings, credential)
 
 
-@router.post("/sparql", openapi_extra=_PARAMETERS,
+@router.post("/sparql", openapi_extra=_POST,
              summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)")
 async def sparql_post(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     media = base_type(request.headers.get("content-type"))
