@@ -45,7 +45,7 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, re
     evaluation = iris_for(graphs, evaluation_id).evaluation
     if len(scenario) == SCENARIO_KEY_LENGTH and all(c in "0123456789abcdef" for c in scenario):
         iri = f"{evaluation}/scenarios/{scenario}"
-    elif scenario.isdigit():
+    elif scenario.isascii() and scenario.isdigit():  # "²".isdigit(), but int("²") fails
         iri = scenario_at(graphs, evaluation_id, int(scenario))
     else:
         raise NotFound(f"no scenario {scenario!r} in evaluation {evaluation_id!r}: name it by its key "

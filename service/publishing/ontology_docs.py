@@ -125,7 +125,7 @@ def page_number(value: str | None) -> int:
     """The 1-based page a ``page`` query parameter asks for (1 when absent); 400 for anything else."""
     if value is None:
         return 1
-    if not value.isdigit() or not 1 <= int(value) <= MAX_PAGE:
+    if not (value.isascii() and value.isdigit()) or not 1 <= int(value) <= MAX_PAGE:  # "²".isdigit(), int("²") fails
         raise BadRequest(f"page must be a whole number from 1 to {MAX_PAGE}, not {value!r}")
     return int(value)
 

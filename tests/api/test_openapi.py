@@ -96,6 +96,22 @@ def test_a_method_no_route_takes_is_405_with_every_method_of_the_path(service: S
     assert (response.status_code, response.headers["allow"]) == (405, "POST")
 
 
+@pytest.mark.parametrize(("method", "path", "body", "status"), [
+    ("GET", "/dcat?page=%C2%B2", None, 400),  # "²".isdigit() held and int("²") raised: 500
+    ("POST", "/evaluations/e1/scenarios/%C2%B2/exclusion", {"reason": "r"}, 404),  # the same: 500
+    # JSON read as UTF-32 that is not: FastAPI's own 400 was {"detail": ...}, not problem details
+    ("POST", "/evaluations/e1/plans", b'\x00\x00\x00"\xff\xff\xff\xff', 400),
+    ("POST", "/evaluations/e1/plans", {"strategy": "Equal", "budget": 1, "seed": 2**53}, 422),  # past 2^53: JS rounds
+])
+def test_what_schemathesis_found_stays_fixed(service: Service, method: str, path: str, body: object,
+                                            status: int) -> None:
+    sent = {"content": body, "headers": {**service.auth(), "Content-Type": "application/json"}} if isinstance(body, bytes) \
+        else {"json": body, "headers": service.auth()}
+    response = service.http.request(method, path, **sent)  # type: ignore[arg-type]
+    assert response.status_code == status, response.text
+    assert response.headers["content-type"] == "application/problem+json"
+
+
 class _Assets(HTMLParser):
     """Every URL a page loads: script and image sources, stylesheet and icon links."""
 
