@@ -90,13 +90,9 @@ RAW_BODIES: Mapping[tuple[str, str], Mapping[str, Spec]] = {
     ("post", "/graphs/{kind}/{identifier}"): _RDF,
     ("post", "/evaluations/imports"): _RDF,
     ("put", "/evaluations/{evaluation_id}"): {JSON: {"$ref": "#/components/schemas/EvaluationBody"}, **_RDF},
-    ("post", "/sparql"): {
-        "application/sparql-query": _TEXT,
-        # the query may come in the URL instead (the protocol's parameters are read from both)
-        "application/x-www-form-urlencoded": {"type": "object", "properties": {"query": _TEXT}},
-    },
 }
-"""Bodies that routes read themselves (RDF, SPARQL), by operation and media type."""
+"""Bodies that routes read themselves (RDF), by operation and media type, where the route does not state them
+(``/sparql`` does, in its decorator)."""
 
 _IRI = HTTP_IRI
 _IDENTIFIER: Spec = {"type": "string", "pattern": IDENTIFIER_PATTERN}
@@ -183,6 +179,11 @@ class Operation:
         return bool(self.spec.get("parameters") or self.spec.get("requestBody"))
 
     @property
+    def reads_own_body(self) -> bool:
+        """Whether the route reads its body itself (RDF, SPARQL), under the size limit: FastAPI parses only JSON."""
+        return any(media != JSON for media in self.spec.get("requestBody", {}).get("content", {}))
+
+    @property
     def names_something(self) -> bool:
         """Whether a parameter names a resource that may not exist: a path parameter, or a graph's IRI."""
         return any(p["in"] == "path" or (p["in"], p["name"]) in NAMING for p in self.spec.get("parameters", []))
@@ -195,8 +196,8 @@ STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
     404: lambda op: op.names_something or op.writes,
     406: lambda op: len(_media(op)) > 1,
     409: lambda op: op.writes,
-    413: lambda op: (op.method, op.path) in RAW_BODIES,
-    415: lambda op: (op.method, op.path) in RAW_BODIES,
+    413: lambda op: op.reads_own_body,
+    415: lambda op: op.reads_own_body,
     422: lambda op: op.has_input or op.writes,
     429: lambda op: op.path in GUARDED,
     500: lambda op: op.path in GUARDED,

@@ -7,6 +7,7 @@ validity JSON Schema cannot state. One backend: the document does not depend on 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -23,6 +24,7 @@ from ..conftest import Service
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
+HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
 SEED = 1  # a fixed seed: a failure replays exactly (`st replay <id>` from the output)
 EXAMPLES = 3  # per operation and phase: the whole run stays within about 30 s on two busy cores
 
@@ -41,7 +43,7 @@ def test_schemathesis_with_every_check_finds_no_failure(service: Service) -> Non
          "--checks", "all", "--header", f"Authorization: Bearer {service.tokens['admin']}",
          "--max-examples", str(EXAMPLES), "--seed", str(SEED), "--generation-database", "none",
          "--request-timeout", "30", "--workers", "1"],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=300, env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
     )
     report = run.stdout[-20_000:] + run.stderr[-2_000:]
     assert run.returncode == 0, report

@@ -50,8 +50,8 @@ def _read(store: Store, catalog: Catalog, graph: NamedNode | None, media: str) -
 
 _PARAMETERS = {"parameters": [  # read by _graph itself; stated here for the OpenAPI document (docs/api.md)
     {"name": "graph", "in": "query", "schema": {"type": "string", "format": "iri"}, "description": "The graph's IRI."},
-    {"name": "default", "in": "query", "allowEmptyValue": True, "schema": {"type": "string", "maxLength": 0},
-     "description": "Present (no value) for the default graph."},
+    {"name": "default", "in": "query", "allowEmptyValue": True, "schema": {"type": "string"},
+     "description": "Present for the default graph (its value, if any, is not read)."},
 ]}
 
 
