@@ -127,7 +127,7 @@ def load(args: argparse.Namespace) -> int:
     services = build_services(settings)
     try:
         graphs = services.graphs
-        graph = args.graph.removeprefix(settings.base_url)
+        graph = args.graph.removeprefix(settings.base_url).removeprefix("graphs/")  # an IRI, or KIND/ID
         kind, _, identifier = graph.partition("/")
         ref = graphs.ref(kind, identifier)
         path = Path(args.file)

@@ -27,10 +27,10 @@ def caie(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_load_query_and_validate(tmp_path: Path) -> None:
-    loaded = caie("load", str(REPO / "ontologies/epo.ttl"), "--graph", f"{BASE}ontologies/epo", data=tmp_path)
+    loaded = caie("load", str(REPO / "ontologies/epo.ttl"), "--graph", f"{BASE}graphs/ontologies/epo", data=tmp_path)
     assert loaded.returncode == 0, loaded.stderr
     assert json.loads(loaded.stdout)["kind"] == "ontologies"
-    counted = caie("query", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://caie.test/ontologies/epo> { ?s ?p ?o } }", data=tmp_path)
+    counted = caie("query", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://caie.test/graphs/ontologies/epo> { ?s ?p ?o } }", data=tmp_path)
     assert counted.returncode == 0 and int(counted.stdout.splitlines()[1].split("^^")[0].strip('"')) > 1000
     bad = caie("load", str(REPO / "ontologies/epo.ttl"), "--graph", "widgets/x", data=tmp_path)
     assert bad.returncode == 2 and "unknown graph kind" in bad.stderr

@@ -34,7 +34,7 @@ from .replicas import Replica, catalog_matches_store, poll, remote_store, replic
 from .servers import oxigraph_server
 from .test_envelope import example_envelope
 
-CATALOG_GRAPH = NamedNode(BASE_URL + "catalog")
+CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
 BULK = {"bulk_threshold": 1000}
 LARGE = 300_000
 """Triples of a graph whose load takes long enough (about a second) to be caught in the middle."""
@@ -48,7 +48,7 @@ def store_url() -> Iterator[str]:
 
 
 def ontology_graph(identifier: str) -> NamedNode:
-    return NamedNode(f"{BASE_URL}ontologies/{identifier}")
+    return NamedNode(f"{BASE_URL}graphs/ontologies/{identifier}")
 
 
 def large_ontology(identifier: str, triples: int = LARGE) -> bytes:

@@ -48,7 +48,7 @@ from .servers import VirtuosoServer, virtuoso_server
 # Several minutes of real processes on Virtuoso: outside `make test`'s 420 s, run by `make test-engines`.
 pytestmark = pytest.mark.engines
 
-CATALOG_GRAPH = NamedNode(BASE_URL + "catalog")
+CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
 STAGING = BASE_URL + ".well-known/staging/"
 BIG = 50_000
 """Triples of the large graph (an owl:Ontology declaration and 49,999 notes)."""
@@ -197,7 +197,7 @@ def test_a_50000_triple_graph_is_written_and_read_back_whole_with_its_digest(sta
     print(f"PUT and GET of {BIG:,} triples: {time.monotonic() - began:.1f} s")
     assert len(back) == BIG
     listed = {g["graph"]: g for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}
-    entry = listed[BASE_URL + "ontologies/big"]
+    entry = listed[BASE_URL + "graphs/ontologies/big"]
     assert (graph_digest(back), entry["digest"], entry["triples"]) == (sent, sent, BIG)
 
 
@@ -235,7 +235,7 @@ KILL_LOCK = (
 @pytest.mark.xfail(strict=False, reason=KILL_LOCK)
 def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(started: Started,
                                                                              service: ServiceProcess) -> None:
-    store, target = started.store, BASE_URL + "ontologies/dead"
+    store, target = started.store, BASE_URL + "graphs/ontologies/dead"
     data = big_ontology("dead")
     with ThreadPoolExecutor(1) as pool:
         writing = pool.submit(put, service, "dead", data)

@@ -1,21 +1,70 @@
-"""Serializing triples into an HTTP response in a negotiated RDF syntax."""
+"""Serializing triples into an HTTP response in a negotiated RDF syntax; JSON-LD compacted with our context.
+
+The published JSON-LD context (``contexts/ob-caie.jsonld``, served at ``/contexts/ob-caie.jsonld``) names the
+namespaces of :data:`service.core.namespaces.PREFIXES`; a JSON-LD answer is compacted with it by pyld and
+refers to it by IRI, so a client sees ``epo:Probe`` and ``rdfs:label`` instead of expanded full IRIs.
+"""
 
 from __future__ import annotations
 
+import json
+from functools import cache
+from pathlib import Path
+
 from fastapi import Response
-from pyoxigraph import NamedNode, Quad, Triple, serialize
+from pyld import jsonld
+from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, serialize
 
 from ..core.formats import RDF_FORMATS
 from ..core.namespaces import PREFIXES
 
+JSON_LD = "application/ld+json"
+CONTEXTS = Path(__file__).resolve().parent / "contexts"
+CONTEXT_NAME = "ob-caie.jsonld"
 
-def rdf_response(triples: list[Triple], media_type: str, graph: NamedNode | None = None) -> Response:
-    """``triples`` as ``media_type``; dataset syntaxes put them in ``graph``."""
+
+def context_iri(base_url: str) -> str:
+    """Where a deployment serves the published context."""
+    return f"{base_url}contexts/{CONTEXT_NAME}"
+
+
+@cache
+def _context() -> dict[str, object]:
+    return json.loads((CONTEXTS / CONTEXT_NAME).read_text())
+
+
+_RDF_TYPE = PREFIXES["rdf"] + "type"
+
+
+def _types_as_type(nodes: list[dict[str, object]]) -> list[dict[str, object]]:
+    """``rdf:type`` as ``@type`` in expanded node objects (what JSON-LD's own RDF reading does), in place."""
+    for node in nodes:
+        types = node.get(_RDF_TYPE)
+        if isinstance(types, list) and all(isinstance(t, dict) and set(t) == {"@id"} for t in types):
+            node["@type"] = [t["@id"] for t in types]
+            del node[_RDF_TYPE]
+        if isinstance(node.get("@graph"), list):
+            _types_as_type(node["@graph"])  # type: ignore[arg-type]
+    return nodes
+
+
+def compacted(expanded: bytes, context: str | None) -> bytes:
+    """Expanded JSON-LD compacted with the published context; ``@context`` is its IRI when given (else inline)."""
+    document = jsonld.compact(_types_as_type(json.loads(expanded)), _context())
+    if context is not None:
+        document["@context"] = context
+    return json.dumps(document, ensure_ascii=False).encode()
+
+
+def rdf_response(triples: list[Triple], media_type: str, graph: NamedNode | None = None,
+                 context: str | None = None) -> Response:
+    """``triples`` as ``media_type``; dataset syntaxes put them in ``graph``; JSON-LD refers to ``context``."""
     rdf_format = RDF_FORMATS[media_type]
-    if rdf_format.supports_datasets and graph is not None:
-        body = serialize([Quad(t.subject, t.predicate, t.object, graph) for t in triples], format=rdf_format)
-    elif rdf_format.supports_datasets:
-        body = serialize([Quad(t.subject, t.predicate, t.object) for t in triples], format=rdf_format)
+    if rdf_format.supports_datasets:
+        body = serialize([Quad(t.subject, t.predicate, t.object, graph) if graph is not None
+                          else Quad(t.subject, t.predicate, t.object) for t in triples], format=rdf_format)
     else:
         body = serialize(triples, format=rdf_format, prefixes=PREFIXES)
+    if rdf_format == RdfFormat.JSON_LD:
+        body = compacted(body, context)
     return Response(body, media_type=media_type, headers={"Vary": "Accept"})

@@ -24,12 +24,12 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from .errors import Conflict, ServiceError
 from .namespaces import CATALOG, DCAT, DCTERMS, PROV, RDF, RDFS, VOID, XSD
-from . import queries
+from . import iris, queries
 from .store import ChangeSet, Store
 
 
 class GraphKind(Enum):
-    """What a named graph holds; the value is its path segment under the deployment base."""
+    """What a named graph holds; the value is its path segment (:func:`.iris.graph_iri` says where)."""
 
     ONTOLOGY = "ontologies"
     DSO = "dso"
@@ -92,21 +92,21 @@ _ATTRIBUTED, _DATASET = _iri(PROV + "wasAttributedTo"), _iri(DCAT + "dataset")
 
 
 class Catalog:
-    """Reads and writes the catalog graph ``{base}catalog`` of one deployment."""
+    """Reads and writes the catalog graph ``{base}graphs`` of one deployment."""
 
     def __init__(self, store: Store, base_url: str, *, replica: str | None = None, lease_s: float = 120.0) -> None:
         """``replica`` names this process's bulk loads (``cat:loadOwner``; a fresh id by default); ``lease_s``
         is how long a load of it stays safe from other replicas' recovery without a renewal."""
         self._store = store
         self.base_url = base_url
-        self.graph = NamedNode(base_url + "catalog")
+        self.graph = NamedNode(iris.catalog_graph_iri(base_url))
         self.replica = replica or uuid.uuid4().hex
         self.lease_s = lease_s
         self._running: set[str] = set()
         """Ids of the bulk loads this replica is running now (recovery never drops those)."""
 
     def graph_iri(self, kind: GraphKind, identifier: str) -> NamedNode:
-        return NamedNode(f"{self.base_url}{kind.value}/{identifier}")
+        return NamedNode(iris.graph_iri(self.base_url, kind.value, identifier))
 
     def agent_iri(self, agent: str) -> NamedNode:
         return NamedNode(f"{self.base_url}agents/{agent}")

@@ -1,7 +1,9 @@
-"""Checking text that becomes an IRI: a request path or parameter names a resource only if it can be one.
+"""The IRIs a deployment mints, and checking text that becomes an IRI.
 
-pyoxigraph refuses to build a ``NamedNode`` from text that is not an IRI (RFC 3987 §2.2). User text is
-checked here first, so the caller gets a 400 naming the offending character rather than a 500.
+The layout (below): which path segments the deployment mints IRIs under, the graph IRIs, and the one IRI a
+request path names. The checks: pyoxigraph refuses to build a ``NamedNode`` from text that is not an IRI
+(RFC 3987 §2.2), so user text is checked here first, and the caller gets a 400 naming the offending
+character rather than a 500.
 """
 
 from __future__ import annotations
@@ -71,3 +73,49 @@ def named_node(iri: str, what: str = "the IRI") -> NamedNode:
     except ValueError as error:
         problem = invalid_character(iri) or str(error)
         raise BadRequest(f"{what} {iri!r} is not an absolute IRI (RFC 3987): {problem}") from error
+
+
+# ------------------------------------------------------------------------------------------ the IRI layout
+# One path, one IRI (docs/publishing.md): the deployment mints IRIs only under the first path segments below;
+# every other path at the service is the persistent vocabulary's (``https://w3id.org/ob-caie/{path}``, which w3id
+# redirects here). The vocabulary never uses these segments, so no IRI shadows another.
+
+GRAPHS_SEGMENT = "graphs"
+RECORDS_SEGMENT = "evaluations"
+DEPLOYMENT_SEGMENTS = frozenset({GRAPHS_SEGMENT, RECORDS_SEGMENT, "agents", "contexts", ".well-known"})
+"""First path segments of the IRIs (and documents) a deployment mints."""
+
+
+def catalog_graph_iri(base: str) -> str:
+    """The catalog graph, ``{base}graphs``: the collection every other graph is a member of."""
+    return base + GRAPHS_SEGMENT
+
+
+def graph_iri(base: str, kind: str, identifier: str) -> str:
+    """A named graph's IRI. A record's graphs are named by what they record (``{base}evaluations/{id}``, its
+    batches below it); every other kind lives under the catalog, ``{base}graphs/{kind}/{id}``, which is also
+    its Graph Store resource (``/graphs/{kind}/{id}``)."""
+    if kind == RECORDS_SEGMENT:
+        return f"{base}{RECORDS_SEGMENT}/{identifier}"
+    return f"{base}{GRAPHS_SEGMENT}/{kind}/{identifier}"
+
+
+def is_deployment_path(path: str) -> bool:
+    """Whether a request path (without its leading '/') names an IRI under the deployment's base."""
+    return path.split("/", 1)[0] in DEPLOYMENT_SEGMENTS
+
+
+def iri_for_path(base: str, vocabulary: str, path: str) -> str:
+    """The one IRI a request path names: ``{base}{path}`` under a deployment segment, else ``{vocabulary}{path}``."""
+    path = path.lstrip("/")
+    return (base if is_deployment_path(path) else vocabulary) + path
+
+
+def path_for_iri(base: str, vocabulary: str, iri: str) -> str | None:
+    """The request path that dereferences ``iri`` here (fragment dropped), or ``None`` when no path does."""
+    document = iri.split("#", 1)[0]
+    for prefix, deployment in ((base, True), (vocabulary, False)):
+        if document.startswith(prefix):
+            path = document[len(prefix):]
+            return "/" + path if is_deployment_path(path) == deployment else None
+    return None

@@ -19,6 +19,7 @@ from decimal import Decimal, InvalidOperation
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.digest import graph_digest
+from ..core.iris import graph_iri
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, SKOS, XSD
 from ..scope.model import Assumption, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
 from .model import Criterion, Envelope, EnvelopeContent, Judge, Requirement
@@ -74,10 +75,10 @@ class Iris:
         return f"{self.dimension(version, dimension)}/{category}"
 
     def dso(self, identifier: str) -> str:
-        return f"{self.base}dso/{identifier}"
+        return graph_iri(self.base, "dso", identifier)
 
     def kg(self, identifier: str) -> str:
-        return f"{self.base}kg/{identifier}"
+        return graph_iri(self.base, "kg", identifier)
 
     def agent(self, agent: str) -> str:
         return f"{self.base}agents/{agent}"
@@ -287,8 +288,8 @@ def read_scope(iris: Iris, index: Index) -> Scope | None:
         id=iris.evaluation_id,
         title=index.one(e, DCTERMS + "title") or iris.evaluation_id,
         risk_question=index.one(e, EPO + "riskQuestion"),
-        dso=_tail(dso, iris.base + "dso/"),
-        knowledge_graphs=tuple(_tail(kg, iris.base + "kg/") for kg in index.all(e, EPO + "usesKnowledgeGraph")),
+        dso=_tail(dso, iris.dso("")),
+        knowledge_graphs=tuple(_tail(kg, iris.kg("")) for kg in index.all(e, EPO + "usesKnowledgeGraph")),
         test_target=TestTarget(
             name=index.one(target, RDFS + "label") or "",
             kind=index.one(target, EPO + "targetKind") or "",
@@ -324,7 +325,7 @@ def scope_owned(iris: Iris, triple: Triple) -> bool:
     """Whether ``triple`` belongs to the scope (and is replaced with it)."""
     if triple.subject.value == iris.evaluation:
         return triple.predicate.value != EPO + "operationalEnvelope"
-    if triple.subject.value.startswith((iris.base + "dso/", iris.base + "kg/")):
+    if triple.subject.value.startswith((iris.dso(""), iris.kg(""))):
         return True
     parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope")
     return any(owned_by(iris.under(part), triple) for part in parts)

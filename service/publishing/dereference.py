@@ -1,9 +1,16 @@
 """Dereferencing: what the service answers for an IRI it publishes.
 
-A request path ``/p`` names ``{base}p`` (data this deployment minted) or, failing that,
-``https://w3id.org/ob-caie/p`` (our persistent vocabulary, which w3id redirects here). The answer is
-the resource's description across all graphs: its own statements, the blank nodes they lead to, and
-for an ontology IRI the whole ontology graph.
+One path, one IRI (:func:`service.core.iris.iri_for_path`): a path under a deployment segment
+(``graphs/``, ``evaluations/``, ``agents/`` …) names ``{base}{path}``; any other path names
+``https://w3id.org/ob-caie/{path}``, our persistent vocabulary, which w3id redirects here. What an IRI gives:
+
+- an ontology IRI (a catalogued ontology or DSO graph declares it): the whole ontology graph;
+- a graph IRI (the IRI of a catalogued graph: a record, a plan, a batch, the scenarios graph, a DSO …): its
+  statements (the catalog entry among them) and, as RDF, the graph's content too;
+- any other IRI: its statements across all graphs, with the blank nodes and the IRI's own ``#`` IRIs they lead
+  to (two levels), so ``…/scenarios/7`` carries ``…/scenarios/7#person``.
+
+docs/publishing.md has the rule and how w3id reaches a deployment.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from dataclasses import dataclass
 
 from pyoxigraph import NamedNode, Triple
 
+from ..core import iris
 from ..core.catalog import Catalog, GraphKind
 from ..core.errors import NotFound
 from ..core.namespaces import DCTERMS, RDFS, SKOS, VOCAB_BASE
@@ -22,7 +30,7 @@ CONSTRUCT { ?resource ?p ?o . ?o ?p2 ?o2 . ?o2 ?p3 ?o3 }
 WHERE {
   ?resource ?p ?o .
   OPTIONAL {
-    FILTER isBlank(?o)
+    FILTER (isBlank(?o) || STRSTARTS(STR(?o), CONCAT(STR(?resource), "#")))
     ?o ?p2 ?o2 .
     OPTIONAL { FILTER isBlank(?o2) ?o2 ?p3 ?o3 }
   }
@@ -39,12 +47,15 @@ LIMIT 200
 
 @dataclass(frozen=True)
 class Description:
-    """What is known about one IRI: its statements, and who points at it (for pages)."""
+    """What is known about one IRI: its statements, who points at it (for pages), and the graph it names."""
 
     iri: str
     triples: list[Triple]
     incoming: list[tuple[str, str]]
     is_document: bool
+    """Whether ``triples`` is a whole ontology graph (its page lists the terms)."""
+    graph: NamedNode | None = None
+    """The catalogued graph this IRI names, whose content RDF answers add (:meth:`Publisher.document`)."""
 
     def label(self) -> str:
         for predicate in (RDFS + "label", SKOS + "prefLabel", DCTERMS + "title"):
@@ -61,32 +72,41 @@ class Publisher:
         self._store = store
         self._catalog = catalog
 
-    def candidates(self, path: str) -> list[str]:
-        """The IRIs a request path may name, in the order they are tried."""
-        path = path.lstrip("/")
-        return [self._catalog.base_url + path, VOCAB_BASE + path]
+    def iri(self, path: str) -> str:
+        """The one IRI a request path names."""
+        return iris.iri_for_path(self._catalog.base_url, VOCAB_BASE, path)
 
     def describe(self, path: str) -> Description:
-        # Only ontology and DSO graphs define an ontology; the rest of the catalog (every record batch) is not read.
-        ontology_graphs = {e.defines_ontology: e.graph for kind in (GraphKind.ONTOLOGY, GraphKind.DSO)
-                           for e in self._catalog.entries(kind=kind) if e.defines_ontology}
-        for iri in self.candidates(path):
-            resource = NamedNode(iri)
+        iri = self.iri(path)
+        resource = NamedNode(iri)
+        if not iris.is_deployment_path(path.lstrip("/")):
+            # Only ontology and DSO graphs define an ontology; the rest of the catalog (every record batch) is not read.
+            ontology_graphs = {e.defines_ontology: e.graph for kind in (GraphKind.ONTOLOGY, GraphKind.DSO)
+                               for e in self._catalog.entries(kind=kind) if e.defines_ontology}
             if iri in ontology_graphs:
-                triples = self._store.graph_triples(NamedNode(ontology_graphs[iri]))
-                return Description(iri, triples, [], True)
-            triples = self._store.construct(_DESCRIBE, {"resource": resource}, union=True)
-            if triples:
-                incoming = [
-                    (row["subject"].value, row["predicate"].value)
-                    for row in self._store.select(_INCOMING, {"resource": resource}, union=True)
-                ]
-                return Description(iri, triples, incoming, False)
-        raise NotFound(f"nothing is published at {path!r} (looked up {' and '.join(self.candidates(path))})")
+                return Description(iri, self._store.graph_triples(NamedNode(ontology_graphs[iri])), [], True)
+        graph = resource if self._names_graph(iri) else None
+        triples = self._store.construct(_DESCRIBE, {"resource": resource}, union=True)
+        if not triples and graph is None:
+            raise NotFound(f"nothing is published at {path!r} (the IRI {iri})")
+        incoming = [(row["subject"].value, row["predicate"].value)
+                    for row in self._store.select(_INCOMING, {"resource": resource}, union=True)]
+        return Description(iri, triples, incoming, False, graph)
+
+    def _names_graph(self, iri: str) -> bool:
+        """Whether ``iri`` is a catalogued graph (vocabulary IRIs never are: they are not under the base)."""
+        return iri.startswith(self._catalog.base_url) and self._catalog.entry(NamedNode(iri)) is not None
+
+    def document(self, description: Description) -> list[Triple]:
+        """What an RDF answer holds: the description and, for a graph IRI, the graph's content."""
+        if description.graph is None:
+            return description.triples
+        return list(dict.fromkeys(self._store.graph_triples(description.graph) + description.triples))
 
     def local_href(self, iri: str) -> str | None:
-        """The path at this service that dereferences ``iri``, when it is one of ours."""
-        for base in (self._catalog.base_url, VOCAB_BASE):
-            if iri.startswith(base):
-                return "/" + iri[len(base):]
-        return None
+        """The path at this service that dereferences ``iri`` (with its fragment), when it is one of ours."""
+        path = iris.path_for_iri(self._catalog.base_url, VOCAB_BASE, iri)
+        if path is None:
+            return None
+        _, hash_sign, fragment = iri.partition("#")
+        return path + hash_sign + fragment

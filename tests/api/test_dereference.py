@@ -1,21 +1,40 @@
-"""Dereferencing published IRIs: HTML for people, RDF for machines, ``Vary: Accept``, 406 otherwise."""
+"""Dereferencing published IRIs: HTML for people, RDF for machines, ``Vary: Accept``, 406 otherwise; one path,
+one IRI (graphs under ``{base}graphs/``, the vocabulary at its w3id path); JSON-LD compacted with our context."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
+import pytest
 import rdflib
 from pyld import jsonld
+from pyoxigraph import Quad
 from rdflib.compare import isomorphic
 
+from service.api import create_app
 from service.core.bootstrap import load_spec_files
+from service.core.iris import DEPLOYMENT_SEGMENTS
+from service.core.namespaces import PREFIXES, VOCAB_BASE
 
-from ..conftest import BASE_URL, REPO, Service
+from ..conftest import BASE_URL, REPO, Service, settings_for
 from ..conftest import graphs_over
-
+from ..test_envelope import load_spec, spec_quads  # noqa: F401
 
 TERM = "/epo/AcceptanceCriterion"
 IRI = "https://w3id.org/ob-caie/epo/AcceptanceCriterion"
+CONTEXT = BASE_URL + "contexts/ob-caie.jsonld"
+embedded_only = pytest.mark.parametrize("store", ["embedded"], indirect=True)
+
+
+def context_loader(service: Service) -> Callable[..., dict]:
+    """A pyld document loader that fetches the deployment's contexts from the running service."""
+    def load(url: str, options: dict | None = None) -> dict:
+        assert url.startswith(BASE_URL), f"JSON-LD refers to a context elsewhere: {url}"
+        answer = service.http.get("/" + url[len(BASE_URL):])
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/ld+json")
+        return {"contentType": "application/ld+json", "contextUrl": None, "documentUrl": url, "document": answer.json()}
+    return load
 
 
 def _load(service: Service) -> None:
@@ -35,7 +54,10 @@ def test_term_in_turtle_json_ld_and_html(service: Service) -> None:
 
     as_jsonld = service.http.get(TERM, headers={"Accept": "application/ld+json"})
     assert as_jsonld.headers["content-type"].startswith("application/ld+json")
-    expanded = jsonld.expand(json.loads(as_jsonld.text))
+    compacted = json.loads(as_jsonld.text)
+    assert compacted["@context"] == CONTEXT and compacted["@id"] == "epo:AcceptanceCriterion"
+    assert compacted["@type"] == "owl:Class" and "rdfs:label" in compacted
+    expanded = jsonld.expand(compacted, {"documentLoader": context_loader(service)})
     nquads = jsonld.to_rdf(expanded, {"format": "application/n-quads"})
     assert isomorphic(rdflib.Graph().parse(data=nquads, format="nt"), from_turtle)
 
@@ -78,3 +100,58 @@ def test_specification_files_load_once(service: Service) -> None:
     assert load_spec_files(graphs) == 0
     kinds = {g["kind"] for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}
     assert kinds == {"ontologies", "dso", "kg", "shapes"}
+
+
+def test_head_answers_like_get_without_a_body(service: Service) -> None:
+    _load(service)
+    head = service.http.head(TERM, headers={"Accept": "text/turtle"})
+    assert head.status_code == 200 and head.content == b"" and head.headers["content-type"].startswith("text/turtle")
+    assert service.http.head("/epo/NoSuchTerm", headers={"Accept": "text/turtle"}).status_code == 404
+
+
+@embedded_only
+def test_published_context_names_every_namespace(service: Service) -> None:
+    served = service.http.get("/contexts/ob-caie.jsonld")
+    assert served.status_code == 200 and served.headers["content-type"].startswith("application/ld+json")
+    assert PREFIXES.items() <= served.json()["@context"].items()
+    assert service.http.get("/contexts/evaluation.jsonld").json()["@context"]["epo"] == PREFIXES["epo"]
+    assert service.http.get("/contexts/nothing.jsonld").status_code == 404
+
+
+@embedded_only
+def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+    """The paths minted under both bases before (the catalog, the DSO, the KGs, the shapes graphs) now give the
+    vocabulary's IRI; each graph is under ``{base}graphs/``, where its IRI is its Graph Store resource."""
+    load_spec(service.store, spec_quads)
+    catalog = service.http.get("/graphs", headers={"Accept": "application/json"}).json()
+    assert catalog["catalog"] == BASE_URL + "graphs"
+    graphs = {g["graph"] for g in catalog["graphs"]}
+    assert len(graphs) == 12 and all(g.startswith(BASE_URL + "graphs/") for g in graphs)  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
+    for path, kind in (("dso/vaccine-education", rdflib.OWL.Ontology), ("catalog", rdflib.OWL.Ontology),
+                       ("shapes/record", rdflib.OWL.Ontology), ("kg/kenya", rdflib.DCAT.Dataset)):
+        answer = service.http.get(f"/{path}", headers={"Accept": "text/turtle"})
+        assert answer.status_code == 200, path
+        described = rdflib.Graph().parse(data=answer.text, format="turtle")
+        assert (rdflib.URIRef(VOCAB_BASE + path), rdflib.RDF.type, kind) in described, path
+        graph = f"/graphs/{'ontologies/catalog' if path == 'catalog' else path}"
+        content = rdflib.Graph().parse(data=service.http.get(graph, headers={"Accept": "text/turtle"}).text)
+        assert (rdflib.URIRef(VOCAB_BASE + path), rdflib.RDF.type, kind) in content, graph
+        page = service.http.get(graph, headers={"Accept": "text/html"})
+        assert page.status_code == 200 and page.headers["content-type"].startswith("text/html"), graph
+        assert BASE_URL + graph[1:] in page.text and "Accept" in page.headers["vary"]
+    whole = service.http.get("/dso/vaccine-education", headers={"Accept": "application/n-triples"}).text
+    assert whole.count("\n") > 500  # the ontology IRI gives the whole DSO
+
+
+@embedded_only
+def test_no_route_shadows_the_vocabulary(service: Service, spec_quads: list[Quad], tokens: dict[str, str]) -> None:  # noqa: F811
+    """The rule holds for the running app: the first path segments it routes (other than the catch-all) and the
+    ones the deployment mints under are never a first segment of the vocabulary's IRIs."""
+    app = create_app(settings_for(tokens), service.store)
+    paths = {*app.openapi()["paths"], *(getattr(route, "path", None) or "/" for route in app.routes)}
+    routed = {path.split("/")[1] for path in paths if path not in ("/", "/{path}", "/{path:path}")}
+    assert {"graphs", "evaluations", "sparql", "docs"} <= routed
+    vocabulary = {q.subject.value[len(VOCAB_BASE):].split("/")[0]
+                  for q in spec_quads if q.subject.value.startswith(VOCAB_BASE)}
+    assert vocabulary >= {"epo", "catalog", "dso", "kg", "shapes"}
+    assert not vocabulary & (routed | DEPLOYMENT_SEGMENTS), vocabulary & (routed | DEPLOYMENT_SEGMENTS)

@@ -129,12 +129,12 @@ def test_iri_parameters_are_checked_and_valid_paths_still_resolve(service: Servi
 
 UNSAFE = ["javascript:alert(1)", "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "vbscript:x",
           "http://caie.test//evil.example/x"]
-THING = "http://caie.test/thing"
+THING = "https://w3id.org/ob-caie/thing"
 
 
 def page_with_unsafe_links(service: Service) -> httpx.Response:
-    objects = " , ".join(f"<{iri}>" for iri in UNSAFE[:3]) + f" , <{UNSAFE[3]}> , <http://caie.test/ont>"
-    turtle = (f"<http://caie.test/ont> a <http://www.w3.org/2002/07/owl#Ontology> .\n"
+    objects = " , ".join(f"<{iri}>" for iri in UNSAFE[:3]) + f" , <{UNSAFE[3]}> , <https://w3id.org/ob-caie/ont>"
+    turtle = (f"<https://w3id.org/ob-caie/ont> a <http://www.w3.org/2002/07/owl#Ontology> .\n"
               f"<{THING}> <http://www.w3.org/2000/01/rdf-schema#seeAlso> {objects} ; "
               f"<http://www.w3.org/2000/01/rdf-schema#label> \"thing\" .")
     stored = service.http.put("/graphs/ontologies/links", content=turtle.encode(),

@@ -25,7 +25,7 @@ def test_record_download_is_recomputable_elsewhere(signed: Service) -> None:  # 
     response = signed.http.get(f"/evaluations/{ID}/record", headers={"Accept": "application/n-quads"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/n-quads")
     quads = list(parse(response.content, format=RdfFormat.N_QUADS))
-    catalog = NamedNode(BASE_URL + "catalog")
+    catalog = NamedNode(BASE_URL + "graphs")
     recorded = {q.subject.value: q.object.value for q in quads if q.graph_name == catalog and q.predicate == DIGEST}
     graphs: dict[str, list[Quad]] = {}
     for quad in quads:

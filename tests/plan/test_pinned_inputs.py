@@ -22,9 +22,9 @@ from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
 
 SMALL = {**PLAN, "strategy": "Equal", "budget": 40, "reviewSample": 50}
 EVALUATION = f"{BASE_URL}evaluations/{ID}"
-NIGERIA = f"{BASE_URL}kg/nigeria"
-INPUTS = {f"{BASE_URL}dso/vaccine-education", *(f"{BASE_URL}kg/{kg}" for kg in ("bangladesh", "india", "kenya", "nigeria")),
-          f"{BASE_URL}shapes/scenario-consistency", f"{BASE_URL}shapes/scenario-routing"}
+NIGERIA = f"{BASE_URL}graphs/kg/nigeria"
+INPUTS = {f"{BASE_URL}graphs/dso/vaccine-education", *(f"{BASE_URL}graphs/kg/{kg}" for kg in ("bangladesh", "india", "kenya", "nigeria")),
+          f"{BASE_URL}graphs/shapes/scenario-consistency", f"{BASE_URL}graphs/shapes/scenario-routing"}
 PREFIXES = """
 @prefix ve:   <https://w3id.org/ob-caie/dso/vaccine-education/> .
 @prefix kg:   <https://w3id.org/ob-caie/kg/nigeria/> .

@@ -7,24 +7,21 @@ and shape the answer.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ... import envelope
 from ...scope import records as scope_records
 from ...envelope import approvals
-from .. import html
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import Unprocessable
-from ...core.formats import HTML, JSON, base_type, negotiate, rdf_format_for
-from ...publishing import Publisher
+from ...core.formats import JSON, base_type, negotiate, rdf_format_for
 from ..body import read_body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import (
@@ -36,12 +33,12 @@ from ..models import (
     content_json,
     scope_json,
 )
-from ..rdf_response import rdf_response
+from ..rdf_response import context_iri, rdf_response
+from .resources import linked_data, wants_json
 from ..shapes import approval_json, envelope_status_json, envelope_summary_json, evaluation_summary_json
 
 router = APIRouter(tags=["evaluations"])
 
-CONTEXT_FILE = Path(__file__).resolve().parents[1] / "contexts" / "evaluation.jsonld"
 CONTEXT_PATH = "/contexts/evaluation.jsonld"
 RDF_OFFERED = ["text/turtle", "application/ld+json", "application/n-triples", "application/rdf+xml"]
 CredentialDep = Annotated[Credential | None, Depends(credential)]
@@ -67,11 +64,6 @@ def _agent(agent: Credential | None) -> Credential:
 
 def _evaluation_json(evaluation: envelope.Evaluation) -> dict[str, object]:
     return {"@id": evaluation.iri, **scope_json(evaluation.scope), "envelope": envelope_summary_json(evaluation.envelope)}
-
-
-@router.get(CONTEXT_PATH, summary="The JSON-LD context of the evaluation JSON", include_in_schema=True)
-async def json_ld_context() -> Response:
-    return Response(CONTEXT_FILE.read_bytes(), media_type="application/ld+json")
 
 
 @router.get("/evaluations", summary="Every evaluation, with its current envelope's version and digest")
@@ -116,21 +108,10 @@ async def put_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep
 @router.get("/evaluations/{evaluation_id}", summary="An evaluation: JSON, its record graph as RDF, or a page")
 async def get_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                          _: ReaderDep) -> Response:
-    wanted = negotiate(request.headers.get("accept"), [JSON, HTML, *RDF_OFFERED])
-    if wanted == JSON:
-        evaluation = await run_in_threadpool(envelope.get_evaluation, graphs, evaluation_id)
-        return _json(_evaluation_json(evaluation), _context(settings))
-    # The evaluation's IRI is also its graph's: RDF and pages give the record and its catalog entry.
-    publisher: Publisher = request.app.state.publisher
-    path = f"evaluations/{evaluation_id}"
-    description = await run_in_threadpool(publisher.describe, path)
-    if wanted == HTML:
-        page = html.resource_page(description.iri, description.label(), description.triples, description.incoming,
-                                  publisher.local_href, "/" + path)
-        return HTMLResponse(page, headers={"Vary": "Accept"})
-    ref = envelope.records.graph_ref(graphs, evaluation_id)
-    record = await run_in_threadpool(graphs.triples, ref)
-    return rdf_response(list(dict.fromkeys(record + description.triples)), wanted)
+    if not wants_json(request):  # the evaluation's IRI is also its graph's: the record and its catalog entry
+        return await linked_data(request)
+    evaluation = await run_in_threadpool(envelope.get_evaluation, graphs, evaluation_id)
+    return _json(_evaluation_json(evaluation), _context(settings))
 
 
 @router.put("/evaluations/{evaluation_id}/envelope", summary="Write the current envelope version (409 once signed off)")
@@ -156,7 +137,7 @@ async def get_envelope(evaluation_id: str, request: Request, graphs: GraphsDep, 
     wanted = negotiate(request.headers.get("accept"), [JSON, *RDF_OFFERED])
     env, triples = await run_in_threadpool(envelope.envelope_at, graphs, evaluation_id, version)
     if wanted != JSON:
-        return rdf_response(triples, wanted)
+        return await run_in_threadpool(rdf_response, triples, wanted, None, context_iri(settings.base_url))
     status = await run_in_threadpool(approvals.envelope_status, graphs, evaluation_id)
     return _json(_envelope_json(evaluation_id, env, status), _context(settings))
 
@@ -206,5 +187,5 @@ async def list_approvals(evaluation_id: str, request: Request, graphs: GraphsDep
     wanted = negotiate(request.headers.get("accept"), [JSON, *RDF_OFFERED])
     found, triples = await run_in_threadpool(approvals.list_approvals, graphs, evaluation_id)
     if wanted != JSON:
-        return rdf_response(triples, wanted)
+        return await run_in_threadpool(rdf_response, triples, wanted, None, context_iri(settings.base_url))
     return _json({"approvals": [approval_json(r) for r in found]}, _context(settings))

@@ -20,7 +20,8 @@ from ...core.namespaces import PREFIXES
 from ...core.roles import require_graph_writer
 from ..body import read_body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
-from ..rdf_response import rdf_response
+from ..rdf_response import JSON_LD, compacted, context_iri, rdf_response
+from .resources import linked_data
 from ..shapes import catalog_entry_json
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
@@ -34,19 +35,25 @@ async def list_graphs(request: Request, catalog: CatalogDep, graphs: GraphsDep, 
     wanted = negotiate(request.headers.get("accept"), [JSON, HTML, "application/ld+json", "text/turtle", *GRAPH_FORMATS[2:]])
     if wanted == JSON:
         entries = await run_in_threadpool(graphs.catalog)
-        return JSONResponse({"catalog": catalog.graph.value, "graphs": [catalog_entry_json(e) for e in entries]})
+        return JSONResponse({"catalog": catalog.graph.value, "graphs": [catalog_entry_json(e) for e in entries]},
+                            headers={"Vary": "Accept"})
     if wanted == HTML:
         entries = await run_in_threadpool(graphs.catalog)
-        return HTMLResponse(html.catalog_page(entries, request.app.state.settings.base_url))
+        return HTMLResponse(html.catalog_page(entries, request.app.state.settings.base_url), headers={"Vary": "Accept"})
     triples = await run_in_threadpool(catalog.triples)
-    return rdf_response(triples, wanted, catalog.graph)
+    return await run_in_threadpool(rdf_response, triples, wanted, catalog.graph,
+                                   context_iri(request.app.state.settings.base_url))
 
 
 @router.get("/{kind}/{identifier}", summary="One named graph, in the RDF syntax the client accepts")
 async def get_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, _: ReaderDep) -> Response:
     ref = graphs.ref(kind, identifier)
-    wanted = negotiate(request.headers.get("accept"), GRAPH_FORMATS)
+    wanted = negotiate(request.headers.get("accept"), [*GRAPH_FORMATS, HTML])
+    if wanted == HTML:  # this path is the graph's IRI: a page about it, as for every published IRI
+        return await linked_data(request)
     body = await run_in_threadpool(graphs.read, ref, RDF_FORMATS[wanted], PREFIXES)
+    if wanted == JSON_LD:
+        body = await run_in_threadpool(compacted, body, context_iri(request.app.state.settings.base_url))
     return Response(body, media_type=wanted, headers={"Vary": "Accept"})
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -21,12 +21,14 @@ from ...scenarios.records import blocking_summary, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
 from ..shapes import approval_json, exclusion_json, page_json, plan_json, probe_json, rule_count_json, scenario_json
+from .resources import linked_data, wants_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])
 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
 Offset = Annotated[int, Query(ge=0)]
+VARY = {"Vary": "Accept"}  # a plan's and the scenarios graph's IRIs negotiate: JSON here, HTML and RDF from resources
 
 
 @router.post("/plans", status_code=201,
@@ -53,8 +55,10 @@ async def get_plans(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSON
 
 
 @router.get("/plans/{number}", summary="A plan: strategy, budget, seed, frame sizes, allocation, approval")
-async def get_plan(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
-    return JSONResponse(plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, number)))
+async def get_plan(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, _: ReaderDep) -> Response:
+    if not wants_json(request):
+        return await linked_data(request)
+    return JSONResponse(plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, number)), headers=VARY)
 
 
 @router.post("/plans/{number}/approval", status_code=201,
@@ -80,12 +84,14 @@ async def get_probes(evaluation_id: str, number: int, graphs: GraphsDep, _: Read
             description="Each item's `facets` maps a facet name (the property's local name) to the sorted list of "
                         "all its values, a list even when there is one (`personState` has several).")
 async def get_scenarios(
-    evaluation_id: str, graphs: GraphsDep, _: ReaderDep,
+    evaluation_id: str, request: Request, graphs: GraphsDep, _: ReaderDep,
     status: Annotated[str | None, Query(description="eligible or blocked")] = None,
     rule: Annotated[str | None, Query(description="IRI of the rule that blocked them")] = None,
     facet: Annotated[list[str], Query(description="name=IRI, e.g. hasVaccinationStatus=https://…/Unvaccinated")] = [],
     limit: Limit = 50, offset: Offset = 0,
-) -> JSONResponse:
+) -> Response:
+    if not wants_json(request):
+        return await linked_data(request)
     facets = {}
     for item in facet:
         name, sep, value = item.partition("=")
@@ -96,7 +102,7 @@ async def get_scenarios(
         named_node(rule, "the rule")
     page = await run_in_threadpool(lambda: list_scenarios(graphs, evaluation_id, status=status, rule=rule,
                                                           facets=facets, limit=limit, offset=offset))
-    return JSONResponse(page_json(page, scenario_json))
+    return JSONResponse(page_json(page, scenario_json), headers=VARY)
 
 
 @router.get("/scenarios/summary", summary="How many reviewed scenarios each consistency rule blocked")

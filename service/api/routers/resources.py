@@ -1,7 +1,10 @@
-"""Dereferencing every published IRI: ``/``, ``/epo``, ``/epo/{Term}`` and anything minted under the base.
+"""Dereferencing every published IRI: ``/``, the published JSON-LD contexts, and any other path (the catch-all).
 
-Content negotiation gives HTML to browsers and Turtle, JSON-LD, N-Triples or RDF/XML to RDF
-clients, with ``Vary: Accept``; anything else is 406.
+Content negotiation gives HTML to browsers and Turtle, JSON-LD (compacted with the published context),
+N-Triples or RDF/XML to RDF clients, with ``Vary: Accept``; anything else is 406. Which IRI a path names is
+:func:`service.core.iris.iri_for_path`. A JSON route whose path is also a minted IRI (an evaluation, a plan, the
+scenarios graph, a graph) keeps its JSON for ``Accept: application/json`` and hands every other answer here
+with :func:`wants_json` and :func:`linked_data`, so that IRI negotiates like any other.
 """
 
 from __future__ import annotations
@@ -11,14 +14,38 @@ from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import html
-from ...core.formats import HTML, negotiate
+from ...core.errors import NotFound
+from ...core.formats import HTML, JSON, negotiate
 from ...publishing import Publisher
 from ..deps import GraphsDep, ReaderDep
-from ..rdf_response import rdf_response
+from .pages import term_doc
+from ..rdf_response import CONTEXTS, JSON_LD, context_iri, rdf_response
 
 router = APIRouter(tags=["linked data"])
 
-OFFERED = [HTML, "text/turtle", "application/ld+json", "application/n-triples", "application/rdf+xml"]
+OFFERED = [HTML, "text/turtle", JSON_LD, "application/n-triples", "application/rdf+xml"]
+"""What every published IRI answers in, the server's preference first (a browser's ``*/*`` gets the page)."""
+
+
+def wants_json(request: Request) -> bool:
+    """Whether a JSON route that is also a published IRI answers with its JSON (406 when nothing fits)."""
+    return negotiate(request.headers.get("accept"), [JSON, *OFFERED]) == JSON
+
+
+async def linked_data(request: Request, path: str | None = None) -> Response:
+    """The published IRI's answer for ``path`` (the request's own by default), by content negotiation."""
+    path = (path if path is not None else request.url.path).lstrip("/")
+    wanted = negotiate(request.headers.get("accept"), OFFERED)
+    publisher: Publisher = request.app.state.publisher
+    description = await run_in_threadpool(publisher.describe, path)
+    if wanted == HTML:
+        term = await term_doc(request, description.iri)  # the documentation of a term (pages.py)
+        page = html.resource_page(description.iri, description.label(), description.triples, description.incoming,
+                                  publisher.local_href, "/" + path, term)
+        return HTMLResponse(page, headers={"Vary": "Accept"})
+    triples = await run_in_threadpool(publisher.document, description)
+    # pyld's compaction takes a while on a large graph: off the event loop, like the reads.
+    return await run_in_threadpool(rdf_response, triples, wanted, None, context_iri(request.app.state.settings.base_url))
 
 
 @router.get("/", summary="Home page", response_class=HTMLResponse)
@@ -27,15 +54,17 @@ async def home(request: Request, graphs: GraphsDep, _: ReaderDep) -> HTMLRespons
     return HTMLResponse(html.home_page(request.app.state.settings.base_url, entries))
 
 
-@router.get("/{path:path}", summary="The description of a published IRI, by content negotiation")
+@router.get("/contexts/{name}", summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, "
+                                        "evaluation.jsonld for the evaluation JSON)")
+async def json_ld_context(name: str) -> Response:
+    published = {path.name: path for path in CONTEXTS.glob("*.jsonld")}
+    if name not in published:
+        raise NotFound(f"no JSON-LD context {name!r}: the contexts are {', '.join(sorted(published))}")
+    return Response(published[name].read_bytes(), media_type=JSON_LD)
+
+
+@router.api_route("/{path:path}", methods=["GET", "HEAD"],
+                  summary="The description of a published IRI, by content negotiation")
 async def dereference(path: str, request: Request, _: ReaderDep) -> Response:
-    wanted = negotiate(request.headers.get("accept"), OFFERED)
-    publisher: Publisher = request.app.state.publisher
-    description = await run_in_threadpool(publisher.describe, path)
-    if wanted == HTML:
-        page = html.resource_page(
-            description.iri, description.label(), description.triples, description.incoming,
-            publisher.local_href, "/" + path,
-        )
-        return HTMLResponse(page, headers={"Vary": "Accept"})
-    return rdf_response(description.triples, wanted)
+    return await linked_data(request, path)
+

@@ -7,6 +7,7 @@ from pathlib import Path
 from pydantic import SecretStr
 
 from ..config import Settings
+from ..iris import catalog_graph_iri
 from .base import ChangeSet, QueryAnswer, Row, Store, StoreAuthorizationFailed, StoreLimitExceeded, Term
 from .embedded import EmbeddedStore
 from .remote import RemoteStore
@@ -57,7 +58,7 @@ def open_store(settings: Settings) -> Store:
             settings.remote_store_url or "",
             timeout_s=settings.remote_timeout_s,
             **remote_credentials(settings),  # type: ignore[arg-type]
-            catalog=settings.base_url + "catalog",
+            catalog=catalog_graph_iri(settings.base_url),
             page_size=settings.remote_page_size,
             row_cap=settings.remote_row_cap,
         )
