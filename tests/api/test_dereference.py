@@ -15,6 +15,7 @@ from rdflib.compare import isomorphic
 from service.api import create_app
 from service.core.bootstrap import load_spec_files
 from service.core.iris import DEPLOYMENT_SEGMENTS
+from service.api.routers.resources import OFFERED
 from service.core.namespaces import PREFIXES, VOCAB_BASE
 
 from ..conftest import BASE_URL, REPO, Service, settings_for
@@ -155,3 +156,13 @@ def test_no_route_shadows_the_vocabulary(service: Service, spec_quads: list[Quad
                   for q in spec_quads if q.subject.value.startswith(VOCAB_BASE)}
     assert vocabulary >= {"epo", "catalog", "dso", "kg", "shapes"}
     assert not vocabulary & (routed | DEPLOYMENT_SEGMENTS), vocabulary & (routed | DEPLOYMENT_SEGMENTS)
+
+
+def test_w3id_htaccess_sends_every_syntax_we_write_to_the_same_path() -> None:
+    """docs/w3id/.htaccess: a 303 to the same path for HTML, for each RDF syntax the service offers, and for the rest."""
+    rules = (REPO / "docs/w3id/.htaccess").read_text()
+    for media in OFFERED:
+        assert f"%{{HTTP_ACCEPT}} {media.replace('+', chr(92) + '+')}" in rules, media
+    redirects = [line for line in rules.splitlines() if line.startswith("RewriteRule")]
+    assert redirects[-1] == "RewriteRule ^(.+)$ https://caie.example.org/$1 [R=303,L]"
+    assert all(line.endswith("[R=303,L]") and "https://caie.example.org/" in line for line in redirects)
