@@ -139,11 +139,12 @@ def protocol_query(parameters: Mapping[str, Sequence[str]], body_query: str | No
         where = " (one in the body, one in the URL)" if body_query is not None else ""
         raise BadRequest(f"the request carries {len(queries)} queries{where}: send exactly one 'query' "
                          "(SPARQL 1.1 Protocol §2.1)")
-    if not queries:
-        return None
     default, named = parameters.get(DEFAULT_GRAPH, ()), parameters.get(NAMED_GRAPH, ())
     # §2.1.4: given either parameter, the protocol dataset replaces the query's own; the other one is then empty.
+    # Checked even without a query (then the service description answers): a graph that is no IRI is 400 either way.
     dataset = Dataset(_graphs(default, DEFAULT_GRAPH), _graphs(named, NAMED_GRAPH)) if default or named else None
+    if not queries:
+        return None
     return ProtocolQuery(queries[0], dataset)
 
 

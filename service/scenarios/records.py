@@ -25,6 +25,8 @@ from .model import Exclusion, Page, ReviewedScenario, RuleCount, ScenarioStatus
 
 MAX_PAGE = 1000
 """The largest page a listing gives."""
+MAX_OFFSET = 2**53 - 1
+"""The largest offset: past any listing's length, and an integer every JSON client and SPARQL store reads exactly."""
 MAX_FACETS = 4
 """How many facet filters one listing takes (``queries/scenarios.rq`` has four facet parameters)."""
 
@@ -37,9 +39,10 @@ FACET_PROPERTIES: dict[str, str] = {
 
 
 def check_page(limit: int, offset: int) -> None:
-    """400 unless ``1 <= limit <= MAX_PAGE`` and ``offset >= 0``: a page is bounded, so one request stays cheap."""
-    if not 1 <= limit <= MAX_PAGE or offset < 0:
-        raise BadRequest(f"limit must be 1..{MAX_PAGE} and offset at least 0")
+    """400 unless ``1 <= limit <= MAX_PAGE`` and ``0 <= offset <= MAX_OFFSET``: a page is bounded, so one request
+    stays cheap (an offset past 2^64 was a SPARQL syntax error in the store)."""
+    if not 1 <= limit <= MAX_PAGE or not 0 <= offset <= MAX_OFFSET:
+        raise BadRequest(f"limit must be 1..{MAX_PAGE} and offset 0..{MAX_OFFSET}")
 
 
 def page_rows(graphs: GraphService, name: str, bindings: Mapping[str, Term], limit: int, offset: int) -> list[Row]:

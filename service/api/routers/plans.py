@@ -17,7 +17,7 @@ from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
 from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
 from ...plan.testplan import PlanRequest, create_plan
-from ...scenarios.records import blocking_summary, list_scenarios
+from ...scenarios.records import MAX_OFFSET, blocking_summary, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
 from ..shapes import approval_json, exclusion_json, page_json, plan_json, probe_json, rule_count_json, scenario_json
@@ -27,7 +27,7 @@ router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scena
 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
 Limit = Annotated[int, Query(ge=1, le=1000)]
-Offset = Annotated[int, Query(ge=0)]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
 VARY = {"Vary": "Accept"}  # a plan's and the scenarios graph's IRIs negotiate: JSON here, HTML and RDF from resources
 
 
