@@ -49,6 +49,8 @@ _REQUEST, _ANSWER, _ERROR = b"Q", b"A", b"E"
 _PARENT_FDS: set[int] = set()
 """The parent's ends of every worker's pipes: each new child closes them, so a worker sees end-of-file when
 the service goes away, even while other workers live."""
+_FORKING = threading.Lock()
+"""One fork at a time in the process, so every child knows the pipes of all workers forked before it."""
 
 
 class WorkerDied(Exception):
@@ -196,7 +198,7 @@ class Worker:
             limits.check()
             if not self.poller.poll(max(min(limits.remaining(), _POLL_S), 0) * 1000):
                 continue
-            part = os.read(self.replies, max(size - len(self.buffer), _CHUNK))
+            part = os.read(self.replies, _CHUNK)
             if not part:
                 self.status = os.waitpid(self.pid, 0)[1]
                 raise WorkerDied(self.status)
@@ -293,7 +295,7 @@ class WorkerPool:
         raise StoreUnavailable("no query worker could be started: each forked worker failed to answer a trivial query")
 
     def _fork_once(self, store: EmbeddedStore) -> Worker:
-        with store.writes_paused():
+        with _FORKING, store.writes_paused():
             generation = store.generation
             child_requests, parent_requests = os.pipe()
             parent_replies, child_replies = os.pipe()
@@ -302,9 +304,9 @@ class WorkerPool:
                 os.close(parent_requests)
                 os.close(parent_replies)
                 _serve(store, child_requests, child_replies, self._memory_bytes)
+            _PARENT_FDS.update((parent_requests, parent_replies))
         os.close(child_requests)
         os.close(child_replies)
-        _PARENT_FDS.update((parent_requests, parent_replies))
         return Worker(pid, parent_requests, parent_replies, generation)
 
 
