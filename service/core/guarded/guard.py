@@ -30,11 +30,10 @@ class QueryGuard:
         self._running: Counter[str] = Counter()
         self._lock = threading.Lock()
 
-    def limits(self, cancelled: threading.Event | None = None) -> QueryLimits:
-        """A fresh budget, its clock started now; ``cancelled`` is set when the client goes away."""
+    def limits(self) -> QueryLimits:
+        """A fresh budget, its clock started now (its ``cancelled`` flag is for whoever watches the client)."""
         settings = self._settings
-        return QueryLimits(settings.query_time_limit_s, settings.query_max_result_bytes,
-                           settings.query_memory_limit_mb * MB, cancelled or threading.Event())
+        return QueryLimits(settings.query_time_limit_s, settings.query_max_result_bytes, settings.query_memory_limit_mb * MB)
 
     def answer(self, store: Store, client: str, limits: QueryLimits, query: str, media_type: str,
                **options: Any) -> QueryAnswer:
@@ -53,11 +52,6 @@ class QueryGuard:
     def bound(self, store: Store, client: str, limits: QueryLimits) -> GuardedStore:
         """``store`` as one client's query sees it: :meth:`GuardedStore.answer` runs under the guard."""
         return GuardedStore(self, store, client, limits)
-
-    def close(self) -> None:
-        """Stop the query workers (they also stop when the guard is collected or the interpreter exits)."""
-        if self._pool is not None:
-            self._pool.close()
 
     @contextmanager
     def _admitted(self, client: str) -> Iterator[None]:

@@ -239,9 +239,9 @@ class WorkerPool:
         self._memory_bytes = memory_bytes
         self._idle: list[Worker] = []
         self._lock = threading.Lock()
-        self._closed = False
-        # Workers go with the pool (an app dropped in a test) or at interpreter exit, whichever comes first.
-        self._finalizer = weakref.finalize(self, _stop_all, self._idle)
+        # Idle workers go with the pool (with its application) or at interpreter exit, whichever comes first; a
+        # worker also exits by itself when idle (IDLE_EXIT_S) or when the service's end of its pipe closes.
+        weakref.finalize(self, _stop_all, self._idle)
 
     def answer(self, store: EmbeddedStore, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits) -> QueryAnswer:
         while True:
@@ -254,11 +254,6 @@ class WorkerPool:
                 # It left idle without reading the query: released below, the query goes to another worker.
             finally:
                 self._release(worker, store)
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-        self._finalizer()
 
     # ---------------------------------------------------------------------------------------- workers
 
@@ -277,7 +272,7 @@ class WorkerPool:
         """Keep the worker for the next query if it finished cleanly and is still fresh; else stop it."""
         keep = not worker.busy and worker.status is None and worker.generation == store.generation
         with self._lock:
-            keep = keep and len(self._idle) < self._idle_most and not self._closed
+            keep = keep and len(self._idle) < self._idle_most
             if keep:
                 self._idle.append(worker)
         if not keep:
