@@ -16,10 +16,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from pyoxigraph import Quad
 
 from service.api import create_app
 
-from ..conftest import Service, settings_for
+from ..conftest import Service, restored, settings_for
 from ..servers import AppSlot, oxigraph_server
 
 TIME_LIMIT_S = 2.0
@@ -52,12 +53,15 @@ def limited(service: Service, app_slot: tuple[AppSlot, str], **overrides: object
         yield service
 
 
-@pytest.fixture
-def guarded(service: Service, app_slot: tuple[AppSlot, str]) -> Iterator[Service]:
-    """The service with small query limits, holding one graph of 1,000 triples."""
+def load(service: Service) -> None:
     put = service.http.put("/graphs/ontologies/big", content=DATA, headers={"Content-Type": "application/n-triples", **service.auth()})
     assert put.status_code == 201, put.text
-    with limited(service, app_slot) as limited_service:
+
+
+@pytest.fixture
+def guarded(service: Service, snapshots: dict[tuple[str, str], list[Quad]], app_slot: tuple[AppSlot, str]) -> Iterator[Service]:
+    """The service with small query limits, holding one graph of 1,000 triples (loaded once per backend)."""
+    with limited(restored(service, snapshots, "protection", load), app_slot) as limited_service:
         yield limited_service
 
 
