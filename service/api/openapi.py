@@ -94,7 +94,6 @@ RAW_BODIES: Mapping[tuple[str, str], Mapping[str, Spec]] = {
 """Bodies that routes read themselves (RDF), by operation and media type, where the route does not state them
 (``/sparql`` does, in its decorator)."""
 
-_IRI = HTTP_IRI
 _IDENTIFIER: Spec = {"type": "string", "pattern": IDENTIFIER_PATTERN}
 PARAMETERS: Mapping[tuple[str, str], Spec] = {
     ("path", "evaluation_id"): _IDENTIFIER,
@@ -104,18 +103,18 @@ PARAMETERS: Mapping[tuple[str, str], Spec] = {
     ("path", "kind"): {"type": "string", "enum": [kind.value for kind in GraphKind]},
     ("path", "scenario"): {"type": "string", "pattern": rf"^(?:[0-9a-f]{{{SCENARIO_KEY_LENGTH}}}|[0-9]{{1,9}})$"},
     ("path", "path"): {"type": "string", "pattern": r"^[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*$"},
+    ("path", "number"): {"type": "integer", "minimum": 1},
     ("query", "id"): _IDENTIFIER,
     ("query", "dso"): {"anyOf": [_IDENTIFIER, {"type": "null"}]},
     ("query", "status"): {"anyOf": [{"type": "string", "enum": [s.value for s in ScenarioStatus]}, {"type": "null"}]},
-    ("query", "rule"): {"anyOf": [{"type": "string", "pattern": f"^{_IRI}$"}, {"type": "null"}]},
-    ("query", "source"): {"anyOf": [{"type": "string", "pattern": f"^{_IRI}$", "maxLength": 2000}, {"type": "null"}]},
-    ("query", "criterion"): {"anyOf": [{"type": "string", "pattern": rf"^(?:{_IRI}|{IDENTIFIER_PATTERN[1:-1]})$"},
+    ("query", "rule"): {"anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$"}, {"type": "null"}]},
+    ("query", "source"): {"anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$", "maxLength": 2000}, {"type": "null"}]},
+    ("query", "criterion"): {"anyOf": [{"type": "string", "pattern": rf"^(?:{HTTP_IRI}|{IDENTIFIER_PATTERN[1:-1]})$"},
                                        {"type": "null"}]},
-    ("path", "number"): {"type": "integer", "minimum": 1},
     ("query", "list"): {"anyOf": [{"type": "string", "enum": list(CATEGORIES)}, {"type": "null"}]},
     ("query", "page"): {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, {"type": "null"}]},
     ("query", "facet"): {"type": "array", "maxItems": MAX_FACETS, "items": {
-        "type": "string", "pattern": rf"^(?:{'|'.join(sorted(FACET_PROPERTIES))}|{_IRI})={_IRI}$"}},
+        "type": "string", "pattern": rf"^(?:{'|'.join(sorted(FACET_PROPERTIES))}|{HTTP_IRI})={HTTP_IRI}$"}},
 }
 """Parameters named alike mean alike: their schemas, where the route's type says less than it accepts."""
 
@@ -189,6 +188,11 @@ class Operation:
         return any(p["in"] == "path" or (p["in"], p["name"]) in NAMING for p in self.spec.get("parameters", []))
 
 
+def _media(op: Operation) -> tuple[str, ...]:
+    """What a 200 of ``op`` may be; a HEAD's headers are its GET's."""
+    return NEGOTIATED.get(("get" if op.method == "head" else op.method, op.path), ())
+
+
 STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
     400: lambda op: op.has_input,
     401: lambda op: op.takes_credential or op.writes,
@@ -201,7 +205,7 @@ STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
     422: lambda op: op.has_input or op.writes,
     429: lambda op: op.path in GUARDED,
     500: lambda op: op.path in GUARDED,
-    503: lambda op: op.takes_credential or op.path == "/health",
+    503: lambda op: op.takes_credential or op.path == "/health",  # every store read; /health asks the store too
 }
 """When each error status can happen; :data:`ERRORS` says what it means."""
 
@@ -216,9 +220,13 @@ def _problem_response(status: int) -> Spec:
     return response
 
 
+def _is_authorization(parameter: Spec) -> bool:
+    return parameter["in"] == "header" and parameter["name"].lower() == "authorization"
+
+
 def _refine_parameters(op: Operation) -> None:
     """Drop the Authorization header (the security scheme states it); give named parameters their schema."""
-    parameters = [p for p in op.spec.get("parameters", []) if not (p["in"] == "header" and p["name"].lower() == "authorization")]
+    parameters = [p for p in op.spec.get("parameters", []) if not _is_authorization(p)]
     for parameter in parameters:
         schema = PARAMETERS.get((parameter["in"], parameter["name"]))
         if schema is not None:
@@ -230,12 +238,8 @@ def _refine_parameters(op: Operation) -> None:
         op.spec.pop("parameters", None)
 
 
-def _media(op: Operation) -> tuple[str, ...]:
-    """What a 200 of ``op`` may be; a HEAD's headers are its GET's."""
-    return NEGOTIATED.get(("get" if op.method == "head" else op.method, op.path), ())
-
-
 def _refine_responses(op: Operation) -> None:
+    """The 200's media types where the route negotiates, and every error status the rules give ``op``."""
     responses: Spec = op.spec["responses"]
     media = _media(op)
     success = next((code for code in responses if code.startswith("2")), None)
@@ -250,6 +254,7 @@ def _refine_responses(op: Operation) -> None:
 
 
 def _security(op: Operation, public_reads: bool) -> list[Spec]:
+    """None for what takes no credential; else required, or optional (``{}``) for a read when reads are public."""
     if not (op.takes_credential or op.writes):
         return []
     required = [{SCHEME: []}]
@@ -259,8 +264,7 @@ def _security(op: Operation, public_reads: bool) -> list[Spec]:
 def _operations(paths: Spec) -> Iterable[Operation]:
     for path, item in paths.items():
         for method, spec in item.items():
-            takes = any(p["in"] == "header" and p["name"].lower() == "authorization" for p in spec.get("parameters", []))
-            yield Operation(method, path, spec, takes)
+            yield Operation(method, path, spec, any(_is_authorization(p) for p in spec.get("parameters", [])))
 
 
 def document(app: FastAPI, settings: Settings) -> Spec:

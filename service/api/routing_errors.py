@@ -25,10 +25,14 @@ _TITLES = {400: "BadRequest", 404: "NotFound", 405: "MethodNotAllowed", 415: "Un
 _PARAMETER = re.compile(r"\{[^}]+\}")
 
 
+def _matches(template: str, path: str) -> bool:
+    """Whether ``path`` is an instance of the documented ``template`` (each ``{parameter}`` one segment)."""
+    return re.fullmatch("[^/]+".join(re.escape(part) for part in _PARAMETER.split(template)), path) is not None
+
+
 def allowed_methods(paths: Mapping[str, Mapping[str, Any]], path: str) -> list[str]:
     """The methods the OpenAPI ``paths`` give the resource at ``path`` (see the module)."""
-    matching = [template for template in paths
-                if re.fullmatch(_PARAMETER.sub("[^/]+", re.escape(template).replace(r"\{", "{").replace(r"\}", "}")), path)]
+    matching = [template for template in paths if _matches(template, path)]
     catch_all = [template for template in paths if _PARAMETER.fullmatch(template.lstrip("/"))]
     specific = matching or catch_all
     fewest = min((len(_PARAMETER.findall(t)) for t in specific), default=0)
