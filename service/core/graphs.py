@@ -158,9 +158,7 @@ class GraphService:
         """
         staging = NamedNode(f"{self._catalog.base_url}.well-known/staging/{uuid.uuid4().hex}")
         load = loads.enter_context(self._catalog.bulk_load(staging))
-        for start in range(0, len(write.insert), limit):
-            chunk = write.insert[start:start + limit]
-            self._store.apply(ChangeSet(insert=[Quad(t.subject, t.predicate, t.object, staging) for t in chunk]))
+        self._store.stage(staging, write.insert, limit)
         load.finish()
         return replace(write, insert=[], staged=staging)
 

@@ -9,7 +9,7 @@ from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, serialize
 from service.composition import build_services
 from service.core.config import Credential, Settings
 from service.core.digest import graph_digest
-from service.core.store import ChangeSet, Store
+from service.core.store import ChangeSet, RemoteStore, Store
 
 from ..conftest import BASE_URL
 
@@ -27,8 +27,12 @@ def _ontology(triples: int) -> bytes:
     return serialize([q.triple for q in quads], format=RdfFormat.N_TRIPLES)
 
 
+@pytest.mark.parametrize("graph_store", ["GSP POST", "no Graph Store writes: INSERT DATA"])
 @pytest.mark.parametrize("store", ["remote"], indirect=True)
-def test_a_large_write_is_staged_in_chunks_and_committed_whole(store: Store) -> None:
+def test_a_large_write_is_staged_in_chunks_and_committed_whole(store: Store, remote_url: str, graph_store: str) -> None:
+    if graph_store != "GSP POST":  # a store URL that answers 404, as where a store offers no Graph Store Protocol
+        store = RemoteStore(f"{remote_url}/query", f"{remote_url}/update", f"{remote_url}/no-graph-store")
+    store.stage_chunk = 120  # type: ignore[attr-defined]
     services = build_services(Settings(base_url=BASE_URL, remote_max_update_triples=50), store)
     ref = services.graphs.ref("ontologies", "big")
     result = services.graphs.write(ref, _ontology(400), RdfFormat.N_TRIPLES, Credential.model_validate(SYSTEM_ADMIN))

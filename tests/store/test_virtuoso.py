@@ -71,12 +71,10 @@ def update(virtuoso: VirtuosoServer, text: str) -> httpx.Response:
 # ------------------------------------------------------------------------------------------ the engine itself
 
 
-def test_engine_fresh_instance_takes_small_writes_through_the_remote_store(virtuoso: VirtuosoServer,
-                                                                           vstore: RemoteStore) -> None:
+def test_engine_fresh_instance_takes_small_writes_through_the_remote_store(vstore: RemoteStore) -> None:
     graph = NamedNode(fresh())
     vstore.apply(ChangeSet(insert=in_graph(graph, triples(3))))
     assert sorted(vstore.graph_triples(graph), key=str) == sorted(triples(3), key=str)
-    assert virtuoso.startup_s < 30
 
 
 def test_engine_insert_data_is_refused_above_about_1000_triples(virtuoso: VirtuosoServer) -> None:

@@ -122,6 +122,16 @@ class Store(ABC):
     def run_update(self, update: str) -> None:
         """Run one SPARQL 1.1 Update request (all its operations in one transaction); the service's own text only."""
 
+    def stage(self, graph: NamedNode, triples: Sequence[Triple], max_update_triples: int) -> None:
+        """Add ``triples`` to ``graph``, a staging graph outside every record, in requests the store takes.
+
+        Not atomic: callers journal the staging graph first (see :mod:`service.core.graphs`), so a crash
+        leaves only a graph that recovery drops. By default, INSERT DATA requests of ``max_update_triples``.
+        """
+        for start in range(0, len(triples), max_update_triples):
+            chunk = triples[start:start + max_update_triples]
+            self.apply(ChangeSet(insert=[Quad(t.subject, t.predicate, t.object, graph) for t in chunk]))
+
     @abstractmethod
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
         """Load a large, already validated document into an empty graph, fast but not atomically.
