@@ -44,9 +44,12 @@ _INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances"
                     RDFS + "isDefinedBy": "Terms it defines"}
 
 
+_LONGEST_FIRST = sorted(PREFIXES.items(), key=lambda item: -len(item[1]))
+
+
 def compact(iri: str) -> str:
     """``prefix:local`` for known namespaces, else the IRI."""
-    for prefix, namespace in sorted(PREFIXES.items(), key=lambda item: -len(item[1])):
+    for prefix, namespace in _LONGEST_FIRST:
         if iri.startswith(namespace) and "/" not in iri[len(namespace):]:
             return f"{prefix}:{iri[len(namespace):]}"
     return iri

@@ -164,7 +164,8 @@ def test_more_links_page_through_every_term_and_instance(service: Service, spec_
 
     refused = service.http.get("/doc/ontologies/epo", params={"list": "properties", "page": "0"}, headers=BROWSER)
     assert refused.status_code == 400 and refused.headers["content-type"].startswith("text/html")
-    assert service.http.get("/doc/evaluations/e1", headers={"Accept": "application/json"}).status_code == 404
+    assert service.http.get("/doc/evaluations/e1", headers=BROWSER).status_code == 404
+    assert service.http.get("/doc/ontologies/epo", headers={"Accept": "text/turtle"}).status_code == 406
 
 
 @embedded_only

@@ -46,6 +46,7 @@ async def term_doc(request: Request, iri: str) -> TermDoc:
 async def index(kind: str, identifier: str, request: Request, reader: DocsDep, _: ReaderDep,
                 listing: Annotated[str | None, Query(alias="list", description="classes, properties or individuals")] = None,
                 page: PageParameter = None) -> HTMLResponse:
+    negotiate(request.headers.get("accept"), [HTML])  # a page only (406 otherwise): its RDF is the graph, linked from it
     found = await run_in_threadpool(reader.index, kind, identifier, listing, page_number(page))
     publisher = request.app.state.publisher
     return HTMLResponse(html.index_page(found, publisher.local_href, f"/graphs/{kind}/{identifier}"))
