@@ -95,6 +95,13 @@ def test_term_index_and_query_pages_render_without_console_errors(
         _shot(browser, screenshots, path.strip("/").replace("/", "-"))
     browser.open(service.url + "/doc/ontologies/epo")
     assert browser.evaluate("document.querySelectorAll('.diagram svg a').length") > 40, "the hierarchy is drawn"
+    # A term page's "Turtle" link shows the term as Turtle (fetched with that Accept by alternates.js).
+    browser.open(service.url + "/epo/AcceptanceCriterion")
+    browser.evaluate("document.querySelector('a[data-accept=\"text/turtle\"]').click()")
+    turtle = str(browser.wait_for("document.getElementById('alternate-view').textContent.includes('owl:Class') && "
+                                  "document.getElementById('alternate-view').textContent"))
+    assert "@prefix" in turtle and "acceptance criterion" in turtle
+    browser.check()
 
 
 def test_query_page_runs_an_example_and_shows_a_results_table(
