@@ -70,8 +70,9 @@ class Settings(BaseSettings):
     """The largest serialized answer to a client's query; a larger one is an error, never a cut answer."""
     query_memory_limit_mb: int = Field(2048, ge=16)
     """Memory a client's query may take on the embedded store, above its worker's size at fork (``RLIMIT_AS``)."""
-    query_workers: int = Field(2, ge=1)
-    """Forked query workers kept ready between client queries on the embedded store."""
+    query_workers: int = Field(8, ge=1)
+    """Forked query workers kept ready between client queries on the embedded store. As many as may run at once
+    (``query_max_concurrent``): with fewer, a burst forks and then kills a worker per query (4x the CPU per lookup)."""
     query_max_concurrent: int = Field(8, ge=1)
     """Client queries running at once (embedded: one forked worker each); more wait, holding no thread, until
     one ends or their time limit passes (then 429)."""
