@@ -162,12 +162,12 @@ def ours(workdir: Path, anonymous: bool, settings: dict[str, str]) -> Iterator[E
     """``caie serve`` on the prepared embedded store, with a bearer token configured for the queries.
 
     wrk is one client with 16 connections: the query guard's caps on queries at once, per client (2) and in
-    all (8), would answer the rest 429 at once, where oxigraph serve has no cap; so both are raised to 16
-    (``settings``, ``CAIE_*`` variables from ``--set``, come last and may change them).
+    all (8), would refuse or hold back the rest, where oxigraph serve has no cap; so both are raised to 16,
+    and the query workers kept ready with them (``settings``, ``CAIE_*`` variables from ``--set``, come last).
     """
     port, token = free_port(), secrets.token_urlsafe(16)
     env = {**os.environ, "CAIE_BASE_URL": BASE, "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": []}}),
-           "CAIE_QUERY_MAX_PER_CLIENT": "16", "CAIE_QUERY_MAX_CONCURRENT": "16", **settings}
+           "CAIE_QUERY_MAX_PER_CLIENT": "16", "CAIE_QUERY_MAX_CONCURRENT": "16", "CAIE_QUERY_WORKERS": "16", **settings}
     url = f"http://127.0.0.1:{port}"
     command = [*CAIE, "serve", "--data-dir", str(workdir / "caie"), "--port", str(port)]
     with _running(command, url + "/health", workdir / "caie.log", env):

@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     """Memory a client's query may take on the embedded store, above its worker's size at fork (``RLIMIT_AS``)."""
     query_workers: int = Field(8, ge=1)
     """Forked query workers kept ready between client queries on the embedded store. As many as may run at once
-    (``query_max_concurrent``): with fewer, a burst forks and then kills a worker per query (4x the CPU per lookup)."""
+    (``query_max_concurrent``): with fewer, a burst forks and then kills a worker per query (3x the CPU per lookup)."""
     query_max_concurrent: int = Field(8, ge=1)
     """Client queries running at once (embedded: one forked worker each); more wait, holding no thread, until
     one ends or their time limit passes (then 429)."""
