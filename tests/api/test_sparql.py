@@ -15,12 +15,12 @@ from collections.abc import Iterator
 import httpx
 import pytest
 import rdflib
-from pyoxigraph import RdfFormat, parse
+from pyoxigraph import Quad, RdfFormat, parse
 
 from service.api import create_app
 from service.core.store import Store
 
-from ..conftest import BASE_URL, Service, dump, settings_for
+from ..conftest import BASE_URL, Service, dump, restored, settings_for
 from ..servers import AppSlot
 
 DATA = (b"@prefix ex: <http://example.org/> . ex:a ex:p ex:b , ex:c ; ex:label \"A, with comma\" . "
@@ -39,10 +39,14 @@ def _put(service: Service, name: str, data: bytes) -> str:
     return response.json()["graph"]
 
 
-@pytest.fixture
-def loaded(service: Service) -> Service:
+def _load_q(service: Service) -> None:
     _put(service, "q", DATA)
-    return service
+
+
+@pytest.fixture
+def loaded(service: Service, snapshots: dict[tuple[str, str], list[Quad]]) -> Service:
+    """The service holding one ontology graph (written over HTTP once per backend, then copied)."""
+    return restored(service, snapshots, "sparql: ontology q", _load_q)
 
 
 def test_select_in_every_results_format(loaded: Service) -> None:
@@ -86,9 +90,10 @@ def _copy_to_raw_server(service: Service, raw: httpx.Client) -> None:
         raw.post("/store", content=quads, headers={"Content-Type": "application/n-quads"}).raise_for_status()
 
 
-def test_dataset_answers_as_a_raw_oxigraph_serve(service: Service, remote_url: str) -> None:
+def test_dataset_answers_as_a_raw_oxigraph_serve(loaded: Service, remote_url: str) -> None:
     """FROM, FROM NAMED and the protocol's graph parameters (which replace them) mean what they mean to the engine."""
-    a, b = _put(service, "q", DATA), _put(service, "r", OTHER)
+    service = loaded
+    a, b = f"{BASE_URL}graphs/ontologies/q", _put(service, "r", OTHER)
     cases: list[tuple[str, dict[str, list[str]]]] = [
         (f"SELECT (COUNT(*) AS ?n) FROM <{a}> WHERE {{ ?s ?p ?o }}", {}),
         (f"SELECT (COUNT(*) AS ?n) FROM <{a}> WHERE {{ GRAPH ?g {{ ?s ?p ?o }} }}", {}),  # no FROM NAMED: no named graphs

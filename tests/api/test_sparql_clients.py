@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import pytest
 import rdflib
+from pyoxigraph import Quad
 from rdflib.plugins.stores.sparqlstore import SPARQLStore
 from SPARQLWrapper import CSV, JSON, JSONLD, N3, POST, RDFXML, TSV, TURTLE, XML, SPARQLWrapper
 
-from ..conftest import Service
+from ..conftest import Service, restored
 
 EX = "http://example.org/"
 OWL = "http://www.w3.org/2002/07/owl#"
@@ -46,14 +47,19 @@ class Loaded:
         return client
 
 
-@pytest.fixture
-def loaded(service: Service) -> Loaded:
-    sizes = {}
+def _load(service: Service) -> None:
     for name, data in (("big", BIG), ("small", SMALL)):
         response = service.http.put(f"/graphs/ontologies/{name}", content=data.encode(),
                                     headers={"Content-Type": "text/turtle", **service.auth()})
         assert response.status_code == 201
-        sizes[response.json()["graph"]] = response.json()["triples"]
+
+
+@pytest.fixture
+def loaded(service: Service, snapshots: dict[tuple[str, str], list[Quad]]) -> Loaded:
+    """Two graphs (written over HTTP once per backend, then copied), with their sizes as the catalog lists them."""
+    restored(service, snapshots, "sparql clients: big and small", _load)
+    catalog = service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]
+    sizes = {entry["graph"]: entry["triples"] for entry in catalog if entry["identifier"] in ("big", "small")}
     assert sorted(sizes.values()) == [3, 7]
     return Loaded(service, sizes, max(sizes, key=sizes.__getitem__))
 
