@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import csv
 import io
-import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 
 import pytest
