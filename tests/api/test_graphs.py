@@ -4,10 +4,12 @@ each kind is written only by the roles that may write it, and evaluation graphs 
 from __future__ import annotations
 
 import pytest
+from pyld import jsonld
 from pyoxigraph import RdfFormat, parse
 
 from .test_evaluations import ID, loaded  # noqa: F401
 from ..conftest import BASE_URL, REPO, Service
+from .test_dereference import context_loader
 from ..plan.test_plans_api import signed  # noqa: F401
 from ..test_envelope import snapshot as record_snapshot, spec_quads  # noqa: F401
 
@@ -57,11 +59,16 @@ def test_put_get_append_delete(service: Service) -> None:
     assert appended.status_code == 200 and appended.json()["triples"] == 3
     assert appended.json()["digest"] != entry["digest"]
 
-    for media, rdf_format in [("text/turtle", RdfFormat.TURTLE), ("application/ld+json", RdfFormat.JSON_LD),
-                              ("application/rdf+xml", RdfFormat.RDF_XML), ("application/n-quads", RdfFormat.N_QUADS)]:
+    for media, rdf_format in [("text/turtle", RdfFormat.TURTLE), ("application/rdf+xml", RdfFormat.RDF_XML),
+                              ("application/n-quads", RdfFormat.N_QUADS)]:
         got = service.http.get("/graphs/ontologies/demo", headers={"Accept": media})
         assert got.status_code == 200 and got.headers["content-type"].startswith(media)
         assert len(list(parse(got.content, format=rdf_format))) == 3
+    # JSON-LD is compacted with the published context, by IRI: read by a client that loads contexts (pyld)
+    compacted = service.http.get("/graphs/ontologies/demo", headers={"Accept": "application/ld+json"}).json()
+    assert compacted["@context"] == BASE_URL + "contexts/ob-caie.jsonld"
+    nquads = jsonld.to_rdf(compacted, {"format": "application/n-quads", "documentLoader": context_loader(service)})
+    assert len(nquads.splitlines()) == 3
 
     [listed] = [g for g in catalog(service) if g["identifier"] == "demo"]
     assert listed["triples"] == 3 and listed["loadedBy"] == "admin"

@@ -24,13 +24,13 @@ from service.core.namespaces import DCTERMS, OWL, RDF, RDFS, SKOS, VOCAB_BASE
 
 from ..conftest import BASE_URL, Service, restored
 from ..test_envelope import load_spec, spec_quads  # noqa: F401
+from .test_dereference import CONTEXT, context_loader
 from .test_evaluations import ID, create, sign_off
 
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
 PLAN = {"strategy": "Equal", "budget": 24, "seed": 7, "reviewSample": 20}
 PER_KIND = 6
-CONTEXT = BASE_URL + "contexts/ob-caie.jsonld"
 LABELS = (RDFS + "label", SKOS + "prefLabel", DCTERMS + "title")
 DEFINITIONS = (RDFS + "comment", SKOS + "definition")
 RDF_TYPE = RDF + "type"
@@ -60,16 +60,6 @@ def example(service: Service, spec_quads: list[Quad], snapshots: dict) -> Servic
         assert excluded.status_code == 201, excluded.text
 
     return restored(service, snapshots, "measles example planned, approved, one exclusion", build)
-
-
-def context_loader(service: Service):  # noqa: ANN201 (pyld's loader protocol)
-    """A pyld document loader that fetches the deployment's contexts from the running service."""
-    def load(url: str, options: dict | None = None) -> dict:
-        assert url.startswith(BASE_URL), f"JSON-LD refers to a context elsewhere: {url}"
-        answer = service.http.get("/" + url[len(BASE_URL):])
-        assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/ld+json")
-        return {"contentType": "application/ld+json", "contextUrl": None, "documentUrl": url, "document": answer.json()}
-    return load
 
 
 @functools.cache
