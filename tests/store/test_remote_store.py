@@ -25,7 +25,7 @@ from service.core.store import (
     StoreLimitExceeded,
     open_store,
 )
-from service.core.store.remote import json_results_without_node_ids, triples_without_node_ids
+from service.core.store.engines import json_results_without_node_ids, triples_without_node_ids
 
 from ..conftest import BASE_URL
 from ..servers import ProxyControl, authenticating_proxy, oxigraph_server
@@ -204,10 +204,10 @@ def test_without_a_catalog_a_union_is_every_graph_but_the_engines(empty: str) ->
 
 
 def test_rows_with_an_unbound_graph_variable_are_dropped() -> None:
-    from service.core.store.remote import _must_bind
+    from service.core.store.engines import must_bind
 
-    assert _must_bind("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }") == ["g"]
-    assert _must_bind("SELECT ?g WHERE { OPTIONAL { GRAPH ?g { ?s ?p ?o } } }") == []
+    assert must_bind("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }") == ["g"]
+    assert must_bind("SELECT ?g WHERE { OPTIONAL { GRAPH ?g { ?s ?p ?o } } }") == []
 
 
 # ------------------------------------------------------------------------------------------ paged reads

@@ -3,7 +3,8 @@
 Each write is one SPARQL Update request, which Oxigraph, GraphDB and Virtuoso apply atomically
 (https://www.w3.org/TR/sparql11-update/#updateServices leaves atomicity to the service).
 
-What this module does so that answers do not depend on the engine behind it:
+What this module does so that answers do not depend on the engine behind it (engines' own ways are read
+in :mod:`.engines`; credentials are :mod:`.remote_auth`):
 
 * **Credentials.** HTTP Basic, HTTP Digest or a bearer token (``auth``), set once on the httpx client.
   They never appear in a message: errors name the URL and the store's answer only.
@@ -38,14 +39,12 @@ What this module does so that answers do not depend on the engine behind it:
 
 from __future__ import annotations
 
-import json
 import re
-from collections.abc import Generator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 from pyoxigraph import (
-    BlankNode,
     NamedNode,
     Quad,
     QueryBoolean,
@@ -58,7 +57,7 @@ from pyoxigraph import (
     serialize,
 )
 
-from ..errors import BadRequest, StoreUnavailable
+from ..errors import StoreUnavailable
 from ..guarded.limits import QueryLimits
 from ..guarded.remote import limited_request
 from ..namespaces import CATALOG
@@ -70,31 +69,30 @@ from .base import (
     QueryAnswer,
     Row,
     Store,
-    StoreAuthorizationFailed,
     StoreLimitExceeded,
     Term,
     bind,
     update_text,
 )
+from .engines import (
+    ENGINE_GRAPHS,
+    json_results_without_node_ids,
+    must_bind,
+    store_error,
+    triples_without_node_ids,
+)
+from .remote_auth import NegotiatedAuth
 
 _RESULTS_JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
 _WRITTEN_HERE = {"application/n-quads": RdfFormat.N_QUADS, "application/trig": RdfFormat.TRIG}
 """Graph answers asked of the engine as N-Triples and written here, in the default graph."""
-_NODE_ID = "nodeID://"
-_MESSAGE_CHARS = 500
 
 _NO_GRAPH_STORE_WRITES = (404, 405, 415, 501)
 """Statuses of a GSP POST that mean the store offers no Graph Store writes at that URL (not an error)."""
-_SYNTAX = re.compile(r"syntax|pars(e|er|ing) error|unexpected|expected |lexical|SP030", re.IGNORECASE)
-_LIMIT = re.compile(r"exceed|too (large|long|many|big)|limit (reached|exceeded)|maximum|max(imum)? ?rows|"
-                    r"result ?set ?max ?rows|more than \d+ rows|only \d+ (are )?allowed|out of memory|timeout|timed out",
-                    re.IGNORECASE)
-_GRAPH_VARIABLE = re.compile(r"\bGRAPH\s+[?$]([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 _NAMES_A_GRAPH = re.compile(r"\b(GRAPH|FROM)\b", re.IGNORECASE)
 EMPTY_DEFAULT_GRAPH = "urn:x-ob-caie:empty-default-graph"
 """The default graph a non-union query that names no graph is sent with: an IRI no one writes to."""
-_MAY_LEAVE_UNBOUND = re.compile(r"\b(OPTIONAL|UNION)\b", re.IGNORECASE)
 
 _COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
 # The ordered sub-select is Virtuoso's documented way past its MaxSortedTopRows (an ORDER BY with OFFSET + LIMIT
@@ -103,114 +101,6 @@ _PAGE = "SELECT ?s ?p ?o WHERE { { SELECT ?s ?p ?o WHERE { GRAPH %s { ?s ?p ?o }
 _CATALOGUED = "SELECT DISTINCT ?g WHERE { GRAPH %s { ?g <" + CATALOG + "digest> ?digest } }"
 _GRAPH_NAMES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"
 _GRAPHS_WITH_TRIPLES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
-ENGINE_GRAPHS = (
-    "http://www.openlinksw.com/",  # Virtuoso: virtrdf#, schemas, …
-    "http://localuriqaserver/",
-    "http://www.w3.org/ns/ldp#",
-    "http://www.w3.org/2002/07/owl#",
-    "http://www.w3.org/2000/01/rdf-schema#",
-    "http://www.ontotext.com/",  # GraphDB's pseudo-graphs (explicit, implicit)
-)
-"""Graphs engines keep for themselves; without a catalog, a union leaves them out (with one, only catalogued graphs count)."""
-
-def _store_text(response: httpx.Response) -> str:
-    text = " ".join(response.text.split())
-    return text if len(text) <= _MESSAGE_CHARS else text[:_MESSAGE_CHARS] + "…"
-
-
-def _node_id(value: str) -> str:
-    """A blank node label for a ``nodeID://…`` value (letters, digits, ``_`` and ``-`` only)."""
-    label = re.sub(r"[^A-Za-z0-9_-]", "_", value[len(_NODE_ID):] if value.startswith(_NODE_ID) else value)
-    return "n" + label if not label or not label[0].isalnum() else label
-
-
-def _fix_json_term(term: dict[str, Any]) -> None:
-    kind, value = term.get("type"), term.get("value", "")
-    if kind == "uri" and isinstance(value, str) and value.startswith(_NODE_ID):
-        term["type"], term["value"] = "bnode", _node_id(value)
-    elif kind == "bnode" and isinstance(value, str) and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", value):
-        term["value"] = _node_id(value)
-    elif kind == "triple" and isinstance(value, dict):
-        for part in value.values():
-            if isinstance(part, dict):
-                _fix_json_term(part)
-
-
-def json_results_without_node_ids(content: bytes) -> bytes:
-    """SPARQL JSON results with Virtuoso's ``nodeID://`` terms turned into blank nodes (unchanged otherwise)."""
-    if _NODE_ID.encode() not in content:
-        return content
-    document = json.loads(content)
-    for row in document.get("results", {}).get("bindings", []):
-        for term in row.values():
-            _fix_json_term(term)
-    return json.dumps(document).encode("utf-8")
-
-
-def _unnode_id(term: Any) -> Any:
-    if isinstance(term, NamedNode) and term.value.startswith(_NODE_ID):
-        return BlankNode(_node_id(term.value))
-    if isinstance(term, Triple):
-        return Triple(_unnode_id(term.subject), term.predicate, _unnode_id(term.object))
-    return term
-
-
-def triples_without_node_ids(triples: Sequence[Triple]) -> list[Triple]:
-    """Triples with ``nodeID://…`` IRIs read back as blank nodes."""
-    return [Triple(_unnode_id(t.subject), t.predicate, _unnode_id(t.object)) for t in triples]
-
-
-def _must_bind(query: str) -> list[str]:
-    """Variables the query's GRAPH patterns must bind (none when OPTIONAL or UNION could leave one unbound)."""
-    if _MAY_LEAVE_UNBOUND.search(query):
-        return []
-    return sorted(set(_GRAPH_VARIABLE.findall(query)))
-
-
-class NegotiatedAuth(httpx.Auth):
-    """HTTP Basic or Digest, whichever the store's first ``WWW-Authenticate`` challenge asks for, then that one.
-
-    Virtuoso's ``/sparql-auth`` asks for Digest, a reverse proxy in front of GraphDB often for Basic; an
-    operator gives a user and a password and need not know which. ``scheme`` fixes one instead.
-    """
-
-    requires_request_body = True
-
-    def __init__(self, username: str, password: str, scheme: str | None = None) -> None:
-        self._basic = httpx.BasicAuth(username, password)
-        self._digest = httpx.DigestAuth(username, password)
-        self._scheme = scheme
-
-    def __repr__(self) -> str:
-        return f"NegotiatedAuth(scheme={self._scheme!r})"
-
-    def auth_flow(self, request: httpx.Request) -> Generator[httpx.Request, httpx.Response, None]:
-        if self._scheme == "basic":
-            yield from self._basic.auth_flow(request)
-            return
-        if self._scheme == "digest":
-            yield from self._digest.auth_flow(request)
-            return
-        response = yield request
-        if response.status_code != 401:
-            return
-        challenges = [value.lower() for value in response.headers.get_list("www-authenticate")]
-        if any(value.startswith("digest") for value in challenges):
-            self._scheme = "digest"
-            flow = self._digest.auth_flow(request)
-            next(flow)  # the digest flow's unauthenticated request: its answer is the 401 in hand
-            try:
-                retry = flow.send(response)
-            except StopIteration:
-                return
-            answer = yield retry
-            try:
-                flow.send(answer)
-            except StopIteration:
-                pass
-        elif any(value.startswith("basic") for value in challenges) or not challenges:
-            self._scheme = "basic"
-            yield from self._basic.auth_flow(request)
 
 
 class RemoteStore(Store):
@@ -275,27 +165,7 @@ class RemoteStore(Store):
         return response
 
     def _raise_for(self, url: str, response: httpx.Response) -> None:
-        status, text = response.status_code, _store_text(response)
-        said = f"the remote store at {url} answered {status}: {text}"
-        if status in (401, 403):
-            if self._has_credentials:
-                raise StoreAuthorizationFailed(f"the remote store refused the credentials ({status}); "
-                                               f"check CAIE_REMOTE_USER/PASSWORD/TOKEN: {said}")
-            raise StoreAuthorizationFailed(f"the remote store requires credentials ({status}) and none are "
-                                           f"configured (CAIE_REMOTE_AUTH): {said}")
-        if status == 413:
-            raise StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
-        if status == 400:
-            if _SYNTAX.search(text):
-                raise BadRequest(f"SPARQL syntax error (reported by the remote store): {text}")
-            if _LIMIT.search(text):
-                raise StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
-            raise BadRequest(f"the remote store refused the request: {text}")
-        if _LIMIT.search(text):
-            raise StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
-        if 400 <= status < 500 and _SYNTAX.search(text):
-            raise BadRequest(f"SPARQL syntax error (reported by the remote store): {text}")
-        raise StoreUnavailable(said)
+        raise store_error(url, response, self._has_credentials)
 
     # ---------------------------------------------------------------------------------------- datasets
 
@@ -343,7 +213,7 @@ class RemoteStore(Store):
         if announced is not None and announced.isdigit() and len(rows) >= int(announced):
             raise StoreLimitExceeded(f"the remote store cut the answer at its row limit ({announced} rows, "
                                      "X-SPARQL-MaxRows): narrow the query or raise the store's limit")
-        required = [name for name in _must_bind(query) if name in names]
+        required = [name for name in must_bind(query) if name in names]
         return [row for row in rows if all(name in row for name in required)] if required else rows
 
     # ------------------------------------------------------------------------------------------- reads
