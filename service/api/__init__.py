@@ -13,7 +13,7 @@ from .. import __version__
 from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
-from . import html, openapi, problems, routing_errors, security
+from . import html, lean_sparql, openapi, problems, routing_errors, security
 from .routers import evaluations, graph_store, graphs, health, imports, pages, plans, records, resources, sparql
 
 
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(health.router)
     app.include_router(graphs.router)
     app.include_router(sparql.router)
+    lean_sparql.install(app)  # GET /sparql ahead of every route, without dependency solving (docs/performance.md)
     app.include_router(graph_store.router)
     app.include_router(imports.router)
     app.include_router(evaluations.router)
