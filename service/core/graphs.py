@@ -81,7 +81,7 @@ class GraphService:
         self._writes = threading.Lock()
 
     def ref(self, kind: str, identifier: str) -> GraphRef:
-        """The graph ``{base}{kind}/{identifier}``, or 404/400 naming what is wrong with the path."""
+        """The graph ``{base}graphs/{kind}/{identifier}``, or 404/400 naming what is wrong with the path."""
         graph_kind = GraphKind.from_segment(kind)
         if graph_kind is None:
             known = ", ".join(k.value for k in GraphKind)
