@@ -83,11 +83,16 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
 """The media types a 200 may have, by operation (a HEAD's are its GET's), where they are not FastAPI's JSON;
 more than one is negotiated (406 when none fits). Each list is the route's own where it has one."""
 
-_TEXT: Spec = {"type": "string"}
-_RDF = {media: _TEXT for media in RDF_FORMATS}
+# A document in the media type's syntax, as bytes (any text, the empty document too); JSON-LD is JSON, and its
+# parser reads a JSON scalar as no triples, so no JSON type is promised.
+_DOCUMENT: Spec = {"type": "string", "format": "binary"}
+_RDF: Mapping[str, Spec] = {media: {"description": "A JSON-LD document"} if media == JSON_LD else _DOCUMENT
+                            for media in RDF_FORMATS}
+_ONTOLOGY = "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n<https://example.org/ontology> a owl:Ontology .\n"
+_GRAPH_BODY = {**_RDF, "text/turtle": {**_DOCUMENT, "example": _ONTOLOGY}}  # the smallest graph /graphs/ontologies takes
 RAW_BODIES: Mapping[tuple[str, str], Mapping[str, Spec]] = {
-    ("put", "/graphs/{kind}/{identifier}"): _RDF,
-    ("post", "/graphs/{kind}/{identifier}"): _RDF,
+    ("put", "/graphs/{kind}/{identifier}"): _GRAPH_BODY,
+    ("post", "/graphs/{kind}/{identifier}"): _GRAPH_BODY,
     ("post", "/evaluations/imports"): _RDF,
     ("put", "/evaluations/{evaluation_id}"): {JSON: {"$ref": "#/components/schemas/EvaluationBody"}, **_RDF},
 }
@@ -105,7 +110,6 @@ PARAMETERS: Mapping[tuple[str, str], Spec] = {
     ("path", "path"): {"type": "string", "pattern": r"^[A-Za-z0-9._~-]+(?:/[A-Za-z0-9._~-]+)*$"},
     ("path", "number"): {"type": "integer", "minimum": 1},
     ("query", "id"): _IDENTIFIER,
-    ("query", "dso"): {"anyOf": [_IDENTIFIER, {"type": "null"}]},
     ("query", "status"): {"anyOf": [{"type": "string", "enum": [s.value for s in ScenarioStatus]}, {"type": "null"}]},
     ("query", "rule"): {"anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$"}, {"type": "null"}]},
     ("query", "source"): {"anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$", "maxLength": 2000}, {"type": "null"}]},
@@ -246,11 +250,20 @@ def _refine_responses(op: Operation) -> None:
     if media and success:
         schema = responses[success].get("content", {}).get(JSON, {}).get("schema", {})
         responses[success]["content"] = {m: {"schema": schema if m == JSON else {}} for m in media}
+    if op.method == "put" and success:  # RFC 9110 §9.3.4: 201 when it created the resource, 200 when it replaced it
+        for code, description in (("200", "Replaced"), ("201", "Created")):
+            responses.setdefault(code, {**deepcopy(responses[success]), "description": description})
     for status, applies in STATUS_RULES.items():
         if applies(op):
             responses[str(status)] = _problem_response(status)
         elif str(status) == "422":
             responses.pop("422", None)
+
+
+def _body(schema: Spec) -> Spec:
+    """A media type's entry: its schema, and its example beside it (where OpenAPI and Swagger UI read it)."""
+    return {"schema": {k: v for k, v in schema.items() if k != "example"},
+            **({"example": schema["example"]} if "example" in schema else {})}
 
 
 def _security(op: Operation, public_reads: bool) -> list[Spec]:
@@ -291,7 +304,7 @@ def document(app: FastAPI, settings: Settings) -> Spec:
         seen.add(op.spec.get("operationId", ""))
         body = RAW_BODIES.get((op.method, op.path))
         if body and "requestBody" not in op.spec:
-            op.spec["requestBody"] = {"required": True, "content": {m: {"schema": s} for m, s in body.items()}}
+            op.spec["requestBody"] = {"required": True, "content": {m: _body(s) for m, s in body.items()}}
         _refine_parameters(op)
         _refine_responses(op)
         op.spec["security"] = _security(op, settings.public_reads)

@@ -80,7 +80,8 @@ async def put_graph(kind: str, identifier: str, request: Request, graphs: Graphs
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.REPLACE, title, dso)
 
 
-@router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new); never an evaluation graph", status_code=201)
+@router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new); never an evaluation graph", status_code=201,
+             responses={200: {"description": "Appended to the graph that was there", "content": {"application/json": {}}}})
 async def post_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                      agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.APPEND, title, dso)
