@@ -38,7 +38,10 @@ async def query_slot(request: Request, limits: QueryLimits) -> AsyncIterator[Non
     server thread, until its time limit (then 429)."""
     slots: asyncio.Semaphore = request.app.state.query_slots
     try:
-        await asyncio.wait_for(slots.acquire(), timeout=max(limits.remaining(), 0))
+        if slots.locked():
+            await asyncio.wait_for(slots.acquire(), timeout=max(limits.remaining(), 0))
+        else:  # a free slot needs no timeout, and wait_for costs a task per query (docs/performance.md)
+            await slots.acquire()
     except TimeoutError:
         most = request.app.state.settings.query_max_concurrent
         raise TooManyQueries(f"the service ran its most queries at once (CAIE_QUERY_MAX_CONCURRENT={most}) for as long "
@@ -65,6 +68,7 @@ async def guarded(request: Request, credential: Credential | None, work: Callabl
     limits = guard.limits()
 
     async def watch() -> None:
+        await asyncio.sleep(DISCONNECT_POLL_S)  # most queries are answered before a first look is due
         while not await request.is_disconnected():
             await asyncio.sleep(DISCONNECT_POLL_S)
         limits.cancelled.set()
