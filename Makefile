@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DATA   ?= ./data
 PORT   ?= 8000
 
-.PHONY: run test test-engines bench browser virtuoso clean
+.PHONY: run test test-engines bench bench-sparql wrk browser virtuoso clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,13 @@ test-engines: $(STAMP) virtuoso
 
 bench: $(STAMP)
 	$(BIN)/python bench/load_graph.py
+
+# SPARQL under load (docs/performance.md): our /sparql against oxigraph serve, driven by Debian's wrk.
+wrk:
+	@command -v wrk >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null)
+
+bench-sparql: $(STAMP) wrk
+	$(BIN)/python bench/sparql_load.py
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis

@@ -247,7 +247,7 @@ def wrk(endpoint: Endpoint, workload: Workload, seconds: float, warmup: bool = F
 
 def ensure_wrk() -> None:
     if shutil.which("wrk") is None:
-        raise SystemExit("wrk is missing: apt-get install -y wrk (make bench installs it)")
+        raise SystemExit("wrk is missing: apt-get install -y wrk (make bench-sparql installs it)")
 
 
 def main() -> None:
