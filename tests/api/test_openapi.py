@@ -25,7 +25,7 @@ pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
 CONFIG = Path(__file__).with_name("schemathesis.toml")
 HOOKS = Path(__file__).with_name("schemathesis_hooks.py")
-SEED = 1  # a fixed seed: a failure replays exactly (`st replay <id>` from the output)
+SEED = 1  # a fixed seed: the same run every time; each failure prints the curl command that repeats it
 EXAMPLES = 3  # per operation in fuzzing; the coverage phase makes every case the schema defines, whatever this is
 
 
