@@ -27,11 +27,13 @@ browser:
 virtuoso:
 	@command -v virtuoso-t >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq virtuoso-opensource-7-bin >/dev/null)
 
+# Two pytest workers (pytest-xdist), a test file each at a time: the machine has two cores and many tests wait on
+# servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per worker.
 test: $(STAMP) browser virtuoso
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadfile
 
-# Whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple
-# write, kill -9 mid-write): several minutes, so apart from `make test`.
+# Only the whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple
+# write, kill -9 mid-write); `make test` runs them too.
 test-engines: $(STAMP) virtuoso
 	$(BIN)/pytest -q -m engines
 

@@ -10,10 +10,13 @@ over a real Virtuoso (:func:`tests.servers.virtuoso_server`, its packaged limits
 One Virtuoso and one service process for the module (tests 2 and 3 reuse the example's service; test 3
 kills it and starts another). Skipped only when ``virtuoso-t`` is absent outside CI.
 
-Seen in test 3 (not yet explained, hence a non-strict xfail): after ``kill -9`` of the service mid-write, run
-after test 2, Virtuoso 7.2.5 answered every full listing (``SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }``)
-for 300 s with 500 "SR171: Transaction timed out" after about 60 s each; run alone (``-k kill``) the listing
-answered 1 s after the kill and the test passed. The test retries the listing for 150 s.
+Test 3 reads what it checks by naming graphs (the catalog's journal, the staging graph, the target), not by
+scanning every graph: after tests 1 and 2 (about 200,000 quads), Virtuoso 7.2.5 with its packaged limits refused
+``SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }`` with 500 "SR171: Transaction timed out" (about 60 s each)
+for over 300 s, and did so still after ``txn_killall(1)``, with ``status('')`` showing no lock waits and no
+pending transaction: a scan too slow for the engine's limits at that size, not a lock left by the killed write
+(docs/stores.md). In a script that wrote one 50,000-triple graph before the killed write, the scan answered in
+2 to 18 s.
 """
 
 from __future__ import annotations
@@ -37,7 +40,6 @@ from service.core.config import Settings
 from service.core.digest import graph_digest
 from service.core.namespaces import CATALOG, OWL, RDF
 from service.core.store import RemoteStore
-from service.core.store.base import StoreLimitExceeded
 from service.worked_example import EVALUATION_ID, load_worked_example
 
 from .conftest import BASE_URL
@@ -45,7 +47,7 @@ from .replicas import (ServiceDidNotStart, ServiceProcess, catalog_matches_store
                        stop_service, store_graphs, wait_for_service)
 from .servers import VirtuosoServer, virtuoso_server
 
-# Several minutes of real processes on Virtuoso: outside `make test`'s 420 s, run by `make test-engines`.
+# About 2 minutes of real processes on Virtuoso: part of `make test` (on one pytest worker), alone with `make test-engines`.
 pytestmark = pytest.mark.engines
 
 CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
@@ -211,32 +213,17 @@ def journaled(store: RemoteStore) -> set[str]:
         {"catalog": CATALOG_GRAPH, "journal": NamedNode(CATALOG + "loadInProgress")})}
 
 
-def in_flight(store: RemoteStore) -> dict[str, set[str]]:
-    """Staging graphs holding triples and graphs the catalog journals as being loaded (empty: none)."""
-    staging = {g for g in store_graphs(store) if g.startswith(STAGING)}
-    marked = journaled(store)
-    return {"staging": staging, "journaled": marked} if staging or marked else {}
-
-
 def leases(store: RemoteStore) -> list[datetime]:
     return [datetime.fromisoformat(row["lease"].value) for row in store.select(
         "SELECT ?lease WHERE { GRAPH ?catalog { ?g ?p ?lease } }",
         {"catalog": CATALOG_GRAPH, "p": NamedNode(CATALOG + "leaseUntil")})]
 
 
-KILL_LOCK = (
-    "open (not yet explained; not strict: it passed when run alone): after kill -9 of the service during a "
-    "50,000-triple staged write, run after test 2, Virtuoso 7.2.5 answered SELECT DISTINCT ?g WHERE "
-    "{ GRAPH ?g { ?s ?p ?o } } with 500 'SR171: Transaction timed out' for 300 s, as if the killed connection's "
-    "transaction kept its locks; whether the service's restart recovery is blocked the same way is not measured"
-)
-
-
-@pytest.mark.xfail(strict=False, reason=KILL_LOCK)
 def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(started: Started,
                                                                              service: ServiceProcess) -> None:
     store, target = started.store, BASE_URL + "graphs/ontologies/dead"
     data = big_ontology("dead")
+    catalog_before = set(store.graph_triples(CATALOG_GRAPH))
     with ThreadPoolExecutor(1) as pool:
         writing = pool.submit(put, service, "dead", data)
         caught = poll(lambda: journaled(store), "the write journals its staging graph or its load", seconds=60, every=0.05)
@@ -246,17 +233,9 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
             pytest.fail(f"the write finished before kill -9 ({answer.status_code}): it was caught too late: {caught}")
         except httpx.HTTPError:
             pass  # the connection died with the process
-    killed_at = time.monotonic()
-    patient = RemoteStore(started.virtuoso.query_url, started.virtuoso.update_url, started.virtuoso.store_url,
-                          row_cap=10_000, timeout_s=600.0)
-    left, refusals = None, []
-    while left is None:  # Virtuoso may refuse a full listing for a while after the kill (see the module's notes)
-        try:
-            left = in_flight(patient)
-        except StoreLimitExceeded as error:
-            refusals.append(str(error)[-160:])
-            assert time.monotonic() - killed_at < 150, f"Virtuoso refused every listing for 150 s: {refusals}"
-    print(f"Virtuoso answered the first listing {time.monotonic() - killed_at:.1f} s after kill -9; refused first: {refusals}")
+    # Reads name their graph (the catalog's journal, each staging graph): Virtuoso answers those at once after the
+    # kill, where a scan of every graph may be refused for minutes (the module's notes).
+    left = journaled(store)
     assert left, "kill -9 mid-write left nothing in flight: the poll saw a state the commit had already removed"
     poll(lambda: all(lease < datetime.now(timezone.utc) for lease in leases(store)),
          "the killed write's lease lapses", seconds=LEASE_S + 30, every=0.2)
@@ -271,12 +250,12 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
         pytest.fail(f"the restart on Virtuoso failed: {error}", pytrace=False)
     print(f"kill -9 caught {caught}; restarted and recovered in {time.monotonic() - restarted_at:.1f} s")
 
-    traced = left["staging"] | left["journaled"] | {target}
-    assert in_flight(store) == {}
-    assert not {g for g in store_graphs(store) if g in traced or g.startswith(STAGING)}
+    traced = left | {target}
+    assert journaled(store) == set()
     for graph in traced:
+        assert not store.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": NamedNode(graph)}), f"<{graph}> holds triples"
         about = store.select("SELECT ?p ?o WHERE { GRAPH ?catalog { ?g ?p ?o } }",
                              {"catalog": CATALOG_GRAPH, "g": NamedNode(graph)})
         assert about == [], f"the catalog still says of <{graph}>: {about}"
     assert started.service.http.get("/graphs/ontologies/dead").status_code == 404
-    assert catalog_matches_store_ignoring(store, CATALOG_GRAPH, started.system_graphs) == []
+    assert set(store.graph_triples(CATALOG_GRAPH)) == catalog_before, "the catalog is not as it was before the write"
