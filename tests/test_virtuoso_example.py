@@ -47,7 +47,7 @@ from .replicas import (ServiceDidNotStart, ServiceProcess, catalog_matches_store
                        stop_service, store_graphs, wait_for_service)
 from .servers import VirtuosoServer, virtuoso_server
 
-# About 2 minutes of real processes on Virtuoso: part of `make test` (on one pytest worker), alone with `make test-engines`.
+# About 2 minutes of real processes on Virtuoso (110 s alone): run by `make test-engines`, apart from `make test`'s 420 s.
 pytestmark = pytest.mark.engines
 
 CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
