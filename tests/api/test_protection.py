@@ -139,6 +139,9 @@ def test_an_answer_over_the_size_limit_is_an_error_not_a_cut_answer(guarded: Ser
     assert is_limit_problem(as_turtle, "result-size")
     small = guarded.http.get("/sparql", params={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 10"}, headers=JSON)
     assert len(small.json()["results"]["bindings"]) == 10
+    # The Graph Store's default graph is the union of every graph: read under the same limits.
+    union = guarded.http.get("/rdf-graph-store", params={"default": ""}, headers={"Accept": "application/n-triples"})
+    assert is_limit_problem(union, "result-size"), union.text[:300]
 
 
 @pytest.mark.parametrize("store", ["embedded"], indirect=True)

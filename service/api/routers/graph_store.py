@@ -18,6 +18,7 @@ from ...core.formats import GRAPH_FORMATS, RDF_ALIASES, RDF_FORMATS, negotiate
 from ...core.namespaces import PREFIXES
 from ...core.store import Store
 from ..deps import CatalogDep, ReaderDep, StoreDep
+from ..guarded import guarded
 from ..methods import allow_only
 
 PATH = "/rdf-graph-store"
@@ -40,9 +41,7 @@ def _graph(request: Request) -> NamedNode | None:
         raise BadRequest(f"graph {graphs[0]!r} is not an absolute IRI: {error}") from None
 
 
-def _read(store: Store, catalog: Catalog, graph: NamedNode | None, media: str) -> bytes:
-    if graph is None:
-        return store.answer(DEFAULT_GRAPH, media, union=True).body
+def _read(store: Store, catalog: Catalog, graph: NamedNode, media: str) -> bytes:
     if graph != catalog.graph and catalog.entry(graph) is None:
         raise NotFound(f"no graph <{graph.value}>: GET /graphs lists the graphs")
     return store.export_graph(graph, RDF_FORMATS[media], PREFIXES)
@@ -57,10 +56,15 @@ _PARAMETERS = {"parameters": [  # read by _graph itself; stated here for the Ope
 
 @router.api_route(PATH, methods=["GET", "HEAD"], openapi_extra=_PARAMETERS,
                   summary="A graph (?graph=IRI) or the default graph (?default), as RDF")
-async def get_graph(request: Request, store: StoreDep, catalog: CatalogDep, _: ReaderDep) -> Response:
+async def get_graph(request: Request, store: StoreDep, catalog: CatalogDep, credential: ReaderDep) -> Response:
     graph = _graph(request)
     media = negotiate(request.headers.get("accept"), GRAPH_FORMATS, aliases=RDF_ALIASES)
-    body = await run_in_threadpool(_read, store, catalog, graph, media)
+    if graph is None:  # the union of every graph: a client's query like /sparql's, under the same limits
+        answer = await guarded(request, credential,
+                               lambda guarded_store: guarded_store.answer(DEFAULT_GRAPH, media, union=True))
+        body = answer.body
+    else:
+        body = await run_in_threadpool(_read, store, catalog, graph, media)
     return Response(body, media_type=media, headers={"Vary": "Accept"})
 
 
