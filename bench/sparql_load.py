@@ -39,7 +39,7 @@ from urllib.parse import quote
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.servers import free_port, oxigraph_binary  # noqa: E402
+from tests.servers import free_port, oxigraph_binary, wait_until_up  # noqa: E402
 
 BASE = "http://bench.test/"
 """Our deployment base (the graph's IRI is under it) whatever port the service listens on."""
@@ -104,19 +104,6 @@ class Endpoint:
         return response
 
 
-def _wait_until_up(url: str, process: subprocess.Popen[bytes], seconds: float = 120.0) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise RuntimeError(f"the server for {url} exited with {process.returncode}")
-        try:
-            httpx.get(url, timeout=2)
-            return
-        except httpx.HTTPError:
-            time.sleep(0.1)
-    raise RuntimeError(f"nothing answered at {url} within {seconds:g} s")
-
-
 @contextmanager
 def _running(command: list[str], probe: str, log: Path, env: dict[str, str] | None = None) -> Iterator[None]:
     """The server process until the block ends; its output goes to ``log`` (shown if it does not come up)."""
@@ -124,7 +111,7 @@ def _running(command: list[str], probe: str, log: Path, env: dict[str, str] | No
         process = subprocess.Popen(command, env=env, stdout=output, stderr=subprocess.STDOUT)
     try:
         try:
-            _wait_until_up(probe, process)
+            wait_until_up(probe, process, seconds=120.0)
         except RuntimeError as error:
             raise SystemExit(f"{error}:\n{log.read_text(errors='replace')[-4000:]}") from None
         yield

@@ -24,7 +24,7 @@ from service.core.namespaces import CATALOG, VOID
 from service.core.store import RemoteStore, Store
 
 from .conftest import BASE_URL, REPO, ROLES
-from .servers import _wait_until_up, free_port
+from .servers import wait_until_up, free_port
 
 T = TypeVar("T")
 
@@ -81,7 +81,7 @@ def replica(store_url: str, tokens: dict[str, str], **settings: object) -> Itera
                                env=env, cwd=REPO, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url + "/health", process, seconds=60)
+        wait_until_up(url + "/health", process, seconds=60)
         with httpx.Client(base_url=url, timeout=120.0) as http:
             yield Replica(process, http, tokens)
     finally:
@@ -188,7 +188,7 @@ def wait_for_service(process: subprocess.Popen[bytes], url: str, stderr_path: Pa
     """The started service once ``/health`` answers; :class:`ServiceDidNotStart` with its stderr otherwise
     (the process is then stopped)."""
     try:
-        _wait_until_up(url + "/health", process, seconds=seconds)
+        wait_until_up(url + "/health", process, seconds=seconds)
     except RuntimeError as error:
         stop_service(process)
         text = stderr_path.read_text(encoding="utf-8", errors="replace")[-4000:]

@@ -31,7 +31,7 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _wait_until_up(url: str, process: subprocess.Popen[bytes] | None = None, seconds: float = 30.0) -> None:
+def wait_until_up(url: str, process: subprocess.Popen[bytes] | None = None, seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if process is not None and process.poll() is not None:
@@ -65,7 +65,7 @@ def oxigraph_server(*options: str) -> Iterator[str]:
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url + "/query?query=ASK%7B%7D", process)
+        wait_until_up(url + "/query?query=ASK%7B%7D", process)
         yield url
     finally:
         process.terminate()
@@ -113,7 +113,7 @@ def app_server(app: ASGIApp) -> Iterator[str]:
     thread.start()
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url + "/health")
+        wait_until_up(url + "/health")
         yield url
     finally:
         server.should_exit = True
@@ -257,7 +257,7 @@ def virtuoso_server() -> Iterator[VirtuosoServer]:
                                stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{http_port}"
     try:
-        _wait_until_up(url + "/sparql?query=ASK%7B%7D", process, seconds=60.0)
+        wait_until_up(url + "/sparql?query=ASK%7B%7D", process, seconds=60.0)
         password = secrets.token_hex(12)
         server = VirtuosoServer(url, sql_port, "dba", "dba", 0.0)  # a fresh database's dba password is "dba"
         deadline = time.monotonic() + 30
@@ -361,7 +361,7 @@ def authenticating_proxy(upstream: str, *, user: str | None = None, password: st
     thread.start()
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url + "/")
+        wait_until_up(url + "/")
         control.requests = control.refused = 0  # not counting the probe that saw it up
         yield url, control
     finally:

@@ -25,7 +25,7 @@ from service.plan.testplan import create_plan
 from ..browser import FLAGS, chromium
 from ..conftest import REPO, Service, settings_for
 from ..plan.test_plans_api import PLAN, make_plan, signed  # noqa: F401
-from ..servers import _wait_until_up, app_server, free_port
+from ..servers import wait_until_up, app_server, free_port
 from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
 from .test_evaluations import ID, loaded  # noqa: F401
 
@@ -245,7 +245,7 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(tmp_path:
     process = caie_serve(data, port, "--examples")
     url = f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url + "/health", process, seconds=180)
+        wait_until_up(url + "/health", process, seconds=180)
         theo = next(t for t, c in json.loads((data / "tokens.json").read_text()).items() if c["agent"] == "theo")
         answers: list[object] = []
 
@@ -274,7 +274,7 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(tmp_path:
     port = free_port()
     again, url = caie_serve(data, port), f"http://127.0.0.1:{port}"
     try:
-        _wait_until_up(url + "/health", again, seconds=60)
+        wait_until_up(url + "/health", again, seconds=60)
         assert httpx.get(url + "/health").json()["status"] == "ok"
         assert [p["number"] for p in httpx.get(url + "/evaluations/measles/plans").json()["plans"]] == [1]
     finally:
