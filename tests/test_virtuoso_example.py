@@ -119,16 +119,19 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
         system_graphs = store_graphs(store)  # a fresh database's own graphs: no catalog describes them
         process, url, stderr_path = start_service(virtuoso.query_url, virtuoso.update_url, virtuoso.store_url,
                                                   tokens, log_dir, examples=True, **SETTINGS)
-        service, failure = None, None
+        service, failure, state = None, None, None
         try:
             embedded = embedded_example()
             try:
                 service = wait_for_service(process, url, stderr_path, tokens, EXAMPLE_START_S)
             except ServiceDidNotStart as error:
                 failure = str(error)
-            yield Started(virtuoso, store, system_graphs, log_dir, tokens, service, failure, embedded)
+            state = Started(virtuoso, store, system_graphs, log_dir, tokens, service, failure, embedded)
+            yield state
         finally:
             stop_service(process)
+            if state is not None and state.service is not None:  # one the tests started after it (a restart)
+                stop_service(state.service.process)
             store.close()
 
 
