@@ -24,7 +24,7 @@ from service.core.namespaces import CATALOG, VOID
 from service.core.store import RemoteStore, Store
 
 from .conftest import BASE_URL, REPO, ROLES
-from .servers import wait_until_up, free_port
+from .servers import free_port, stop_process, wait_until_up
 
 T = TypeVar("T")
 
@@ -190,21 +190,10 @@ def wait_for_service(process: subprocess.Popen[bytes], url: str, stderr_path: Pa
     try:
         wait_until_up(url + "/health", process, seconds=seconds)
     except RuntimeError as error:
-        stop_service(process)
+        stop_process(process)
         text = stderr_path.read_text(encoding="utf-8", errors="replace")[-4000:]
         raise ServiceDidNotStart(f"{error}; its stderr:\n{text}") from None
     return ServiceProcess(process, httpx.Client(base_url=url, timeout=300.0), tokens, url, stderr_path)
-
-
-def stop_service(process: subprocess.Popen[bytes]) -> None:
-    """SIGTERM (SIGKILL after 20 s) a service process that is still running."""
-    if process.poll() is None:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
 
 
 def store_graphs(store: Store) -> set[str]:

@@ -44,6 +44,17 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes] | None = None, seco
     raise RuntimeError(f"nothing answered at {url} within {seconds} s")
 
 
+def stop_process(process: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:
+    """SIGTERM a process that is still running; SIGKILL it if it has not ended after ``grace_s`` seconds."""
+    if process.poll() is None:
+        process.terminate()
+        try:
+            process.wait(timeout=grace_s)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=10)
+
+
 def oxigraph_binary() -> str:
     """The ``oxigraph`` CLI installed beside this interpreter (PyPI package ``oxigraph``)."""
     candidate = Path(sys.executable).with_name("oxigraph")
@@ -272,12 +283,7 @@ def virtuoso_server() -> Iterator[VirtuosoServer]:
         server.isql(f"{_VIRTUOSO_GRANTS} USER_CHANGE_PASSWORD ('dba', 'dba', '{password}');")
         yield VirtuosoServer(url, sql_port, "dba", password, time.monotonic() - started)
     finally:
-        process.terminate()
-        try:
-            process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(timeout=10)
+        stop_process(process, grace_s=30.0)  # SIGTERM is Virtuoso's clean shutdown
         log.close()
         shutil.rmtree(directory, ignore_errors=True)
 

@@ -44,8 +44,8 @@ from service.worked_example import EVALUATION_ID, load_worked_example
 
 from .conftest import BASE_URL
 from .replicas import (ServiceDidNotStart, ServiceProcess, catalog_matches_store_ignoring, poll, start_service,
-                       stop_service, store_graphs, wait_for_service)
-from .servers import VirtuosoServer, virtuoso_server
+                       store_graphs, wait_for_service)
+from .servers import VirtuosoServer, stop_process, virtuoso_server
 
 # About 2 minutes of real processes on Virtuoso (110 s alone): run by `make test-engines`, apart from `make test`'s 420 s.
 pytestmark = pytest.mark.engines
@@ -129,9 +129,9 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
             state = Started(virtuoso, store, system_graphs, log_dir, tokens, service, failure, embedded)
             yield state
         finally:
-            stop_service(process)
+            stop_process(process)
             if state is not None and state.service is not None:  # one the tests started after it (a restart)
-                stop_service(state.service.process)
+                stop_process(state.service.process)
             store.close()
 
 
@@ -140,13 +140,18 @@ def service(started: Started) -> ServiceProcess:
     """The running service on Virtuoso: the example's while it runs, else a fresh one (without the example)."""
     if started.service is not None and started.service.process.poll() is None:
         return started.service
+    return start_plain(started, "caie serve (no examples) did not start on Virtuoso")
+
+
+def start_plain(started: Started, failure: str) -> ServiceProcess:
+    """A ``caie serve`` without the example on the module's Virtuoso, as ``started.service`` (stopped with it)."""
     v = started.virtuoso
     process, url, stderr_path = start_service(v.query_url, v.update_url, v.store_url, started.tokens,
                                               started.log_dir, **SETTINGS)
     try:
         started.service = wait_for_service(process, url, stderr_path, started.tokens, 120.0)
     except ServiceDidNotStart as error:
-        pytest.fail(f"caie serve (no examples) did not start on Virtuoso: {error}", pytrace=False)
+        pytest.fail(f"{failure}: {error}", pytrace=False)
     return started.service
 
 
@@ -243,14 +248,8 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
     poll(lambda: all(lease < datetime.now(timezone.utc) for lease in leases(store)),
          "the killed write's lease lapses", seconds=LEASE_S + 30, every=0.2)
 
-    v = started.virtuoso
     restarted_at = time.monotonic()
-    process, url, stderr_path = start_service(v.query_url, v.update_url, v.store_url, started.tokens,
-                                              started.log_dir, **SETTINGS)
-    try:
-        started.service = wait_for_service(process, url, stderr_path, started.tokens, 120.0)
-    except ServiceDidNotStart as error:
-        pytest.fail(f"the restart on Virtuoso failed: {error}", pytrace=False)
+    restarted = start_plain(started, "the restart on Virtuoso failed")
     print(f"kill -9 caught {caught}; restarted and recovered in {time.monotonic() - restarted_at:.1f} s")
 
     traced = left | {target}
@@ -260,5 +259,5 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
         about = store.select("SELECT ?p ?o WHERE { GRAPH ?catalog { ?g ?p ?o } }",
                              {"catalog": CATALOG_GRAPH, "g": NamedNode(graph)})
         assert about == [], f"the catalog still says of <{graph}>: {about}"
-    assert started.service.http.get("/graphs/ontologies/dead").status_code == 404
+    assert restarted.http.get("/graphs/ontologies/dead").status_code == 404
     assert set(store.graph_triples(CATALOG_GRAPH)) == catalog_before, "the catalog is not as it was before the write"
