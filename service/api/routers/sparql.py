@@ -18,6 +18,7 @@ from ...core.config import Credential, Settings
 from ...core.errors import BadRequest, UnsupportedMediaType
 from ...core.formats import GRAPH_FORMATS, HTML, base_type, negotiate
 from ...core.service_description import service_description
+from ...core.store import QueryAnswer
 from ...core.sparql import DEFAULT_GRAPH, NAMED_GRAPH, QUERY, ProtocolQuery, execute, protocol_query, refuse_update
 from ..body import read_body
 from ..deps import ReaderDep, SettingsDep
@@ -60,7 +61,7 @@ def base_iri(settings: Settings) -> str:
     return f"{settings.base_url}sparql"
 
 
-def _parameters(query_params: QueryParams) -> dict[str, list[str]]:
+def request_parameters(query_params: QueryParams) -> dict[str, list[str]]:
     parameters: dict[str, list[str]] = {}
     for name, value in query_params.multi_items():
         parameters.setdefault(name, []).append(value)
@@ -71,6 +72,11 @@ async def _answer(request: Request, protocol: ProtocolQuery, settings: Settings,
     accept, base = request.headers.get("accept"), base_iri(settings)
     # The query runs under the guard's limits (docs/protection.md): only the store's answer() call is guarded.
     answer = await guarded(request, credential, lambda store: execute(store, protocol, accept, base))
+    return query_response(answer)
+
+
+def query_response(answer: QueryAnswer) -> Response:
+    """A query's answer as an HTTP response (the fast lane sends the same, :mod:`service.api.fastlane`)."""
     return Response(answer.body, media_type=answer.media_type, headers={"Vary": "Accept"})
 
 
@@ -85,7 +91,7 @@ def _description(request: Request, settings: Settings) -> Response:
 @router.api_route("/sparql", methods=["GET", "HEAD"], openapi_extra=_GET,
                   summary="Run a read-only SPARQL query; without one, the SPARQL service description")
 async def sparql_get(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
-    protocol = protocol_query(_parameters(request.query_params))
+    protocol = protocol_query(request_parameters(request.query_params))
     if protocol is None:
         return _description(request, settings)
     return await _answer(request, protocol, settings, credential)
@@ -95,7 +101,7 @@ async def sparql_get(request: Request, settings: SettingsDep, credential: Reader
              summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)")
 async def sparql_post(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     media = base_type(request.headers.get("content-type"))
-    url = _parameters(request.query_params)
+    url = request_parameters(request.query_params)
     if media == "application/sparql-update":
         refuse_update()
     if media not in ("application/sparql-query", "application/x-www-form-urlencoded"):
