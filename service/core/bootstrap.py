@@ -1,4 +1,5 @@
-"""Loading the published specification files (EPO, DSO, country knowledge graphs, shapes) into a store.
+"""Loading the published specification files (EPO, DSO, country knowledge graphs, shapes, opening-turn templates)
+into a store.
 
 Idempotent: a file whose digest equals the catalogued graph's is skipped, so restarts change nothing.
 """
@@ -37,6 +38,8 @@ def spec_files(root: Path = REPO) -> Iterator[SpecFile]:
         yield SpecFile(GraphKind.SHAPES, path.stem, path)
     for path in sorted((root / "ontologies" / "kg").glob("*.ttl")):
         yield SpecFile(GraphKind.KG, path.stem, path)
+    for path in sorted((root / "ontologies" / "templates").glob("*.ttl")):
+        yield SpecFile(GraphKind.TEMPLATES, path.stem, path)
 
 
 def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda _: None) -> int:

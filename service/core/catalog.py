@@ -35,6 +35,7 @@ class GraphKind(Enum):
     DSO = "dso"
     KG = "kg"
     SHAPES = "shapes"
+    TEMPLATES = "templates"
     EVALUATION = "evaluations"
 
     @property
@@ -44,6 +45,7 @@ class GraphKind(Enum):
             GraphKind.DSO: "DsoGraph",
             GraphKind.KG: "KnowledgeGraph",
             GraphKind.SHAPES: "ShapesGraph",
+            GraphKind.TEMPLATES: "TemplatesGraph",
             GraphKind.EVALUATION: "EvaluationRecordGraph",
         }
         return NamedNode(CATALOG + names[self])

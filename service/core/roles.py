@@ -26,6 +26,7 @@ VIEWER: Final = "viewer"
 GRAPH_WRITERS: Final[Mapping[GraphKind, frozenset[str]]] = {
     GraphKind.ONTOLOGY: frozenset({ADMIN}),
     GraphKind.SHAPES: frozenset({ADMIN}),
+    GraphKind.TEMPLATES: frozenset({ADMIN, DOMAIN_EXPERT}),
     GraphKind.DSO: frozenset({ADMIN, DOMAIN_EXPERT}),
     GraphKind.KG: frozenset({ADMIN, DOMAIN_EXPERT}),
 }

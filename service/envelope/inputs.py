@@ -1,7 +1,8 @@
 """Pinned inputs: the graphs scenario derivation reads, recorded with the digests they had when they were used.
 
 A derivation reads the scope's DSO, each of its knowledge graphs and every scenario shapes graph in the
-store (``shapes/scenario-*``). The envelope sign-off pins each of them (IRI, catalog digest, catalog
+store (``shapes/scenario-*``), and every opening-turn templates graph (``templates/*``: their languages decide
+which probes a plan can make, docs/templates.md). The envelope sign-off pins each of them (IRI, catalog digest, catalog
 ``dcterms:modified``), and so do every plan and every derivation. Planning compares the sign-off's pins
 with the catalog: an input changed, removed or added since the sign-off is refused with 409 until a new
 envelope version is signed off, which pins what is current then. A derivation is thus reproducible from
@@ -72,18 +73,22 @@ class Inputs:
     kgs: tuple[GraphRef, ...]
     shapes: tuple[GraphRef, ...]
     pins: dict[str, Pin | None]
+    templates: tuple[GraphRef, ...] = ()
 
 
 def current_inputs(graphs: GraphService, scope: Scope) -> Inputs:
     """The scope's DSO and knowledge graphs and every scenario shapes graph the catalog lists, pinned now."""
-    entries = {entry.graph: entry for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES)
+    entries = {entry.graph: entry for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES, GraphKind.TEMPLATES)
                for entry in graphs.catalog(kind)}
     dso = graphs.ref(GraphKind.DSO.value, scope.dso)
     kgs = tuple(graphs.ref(GraphKind.KG.value, kg) for kg in scope.knowledge_graphs)
     shapes = tuple(graphs.ref(GraphKind.SHAPES.value, e.identifier) for e in entries.values()
                    if e.kind is GraphKind.SHAPES and e.identifier.startswith(SCENARIO_SHAPES_PREFIX))
-    named = sorted({ref.iri.value for ref in (dso, *kgs, *shapes)})
-    return Inputs(dso, kgs, shapes, {graph: (_pin(entries[graph]) if graph in entries else None) for graph in named})
+    templates = tuple(graphs.ref(GraphKind.TEMPLATES.value, e.identifier) for e in entries.values()
+                      if e.kind is GraphKind.TEMPLATES)
+    named = sorted({ref.iri.value for ref in (dso, *kgs, *shapes, *templates)})
+    return Inputs(dso, kgs, shapes, {graph: (_pin(entries[graph]) if graph in entries else None) for graph in named},
+                  templates)
 
 
 def present(evaluation_id: str, inputs: Mapping[str, Pin | None]) -> tuple[Pin, ...]:
