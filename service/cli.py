@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
+import functools
 import json
 import os
 import secrets
+import socket
 import sys
 import threading
 import time
@@ -19,8 +22,12 @@ from .core.config import Settings
 from .core.errors import ServiceError
 
 if TYPE_CHECKING:
+    import uvicorn
     from fastapi import FastAPI
+
     from rich.progress import TaskID
+
+    from .core.guarded.fastlane import FastLane
 
 DEMO_ROLES = {
     "admin": ["admin"],
@@ -63,16 +70,40 @@ def _exit_at_deadline() -> None:
     os._exit(1)
 
 
+def _fast_lane(app: FastAPI, config: uvicorn.Config, listener: socket.socket) -> FastLane | None:
+    """The fast-lane fronts for ``GET /sparql`` (docs/performance.md), on the embedded store unless turned off."""
+    from .api.fastlane import FastAnswers
+    from .core.guarded.fastlane import FastLane
+    from .core.guarded.limits import MB
+    from .core.store import EmbeddedStore
+
+    settings: Settings = app.state.settings
+    processes = (os.cpu_count() or 1) if settings.fast_lane_processes is None else settings.fast_lane_processes
+    if not processes or not isinstance(app.state.store, EmbeddedStore):
+        return None
+    return FastLane(app.state.store, listener, FastAnswers(app, config), processes=processes,
+                    budget_s=min(settings.fast_lane_budget_s, settings.query_time_limit_s),
+                    memory_bytes=min(settings.fast_lane_memory_mb * MB, settings.query_memory_limit_mb * MB // 2),
+                    bound_bytes=settings.query_memory_limit_mb * MB, keep_alive_s=config.timeout_keep_alive)
+
+
 def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     """uvicorn, ending within a few seconds of SIGTERM or SIGINT even during long work.
 
     On the signal, the app's ``stopping`` event makes work in worker threads stop at its next checkpoint
     (:class:`service.api.deps.Cancellation`), uvicorn gives requests :data:`SHUTDOWN_GRACE_S` to finish,
-    and a watchdog ends the process at :data:`EXIT_DEADLINE_S` if something still holds it.
+    and a watchdog ends the process at :data:`EXIT_DEADLINE_S` if something still holds it. The fast-lane
+    fronts accept on the same listening socket; they are forked before uvicorn starts and stopped with it.
     """
     import uvicorn
 
     stopping: threading.Event = app.state.stopping
+    # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load).
+    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+                            loop="uvloop", http="httptools")
+    config.load()  # the fronts write uvicorn's default headers, set here
+    listener = config.bind_socket()
+    lane = _fast_lane(app, config, listener)
 
     class Server(uvicorn.Server):
         def handle_exit(self, sig: int, frame: FrameType | None) -> None:
@@ -81,9 +112,29 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
                 threading.Thread(target=_exit_at_deadline, name="caie exit deadline", daemon=True).start()
             super().handle_exit(sig, frame)
 
-    # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load).
-    Server(uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-                          loop="uvloop", http="httptools")).run()
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if lane is not None:  # connections the fronts hand over, served as uvicorn serves those it accepts
+                lane.attach(asyncio.get_running_loop(), functools.partial(
+                    config.http_protocol_class, config=config, server_state=self.server_state, app_state=self.lifespan.state))
+
+        async def on_tick(self, counter: int) -> bool:
+            if lane is not None:
+                lane.tick()
+            return await super().on_tick(counter)
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            if lane is not None:
+                lane.stop()
+            await super().shutdown(sockets)
+
+    if lane is not None:
+        lane.tick()  # the first fronts, forked before uvicorn starts any thread
+    try:
+        Server(config).run(sockets=[listener])
+    finally:
+        if lane is not None:
+            lane.stop()
 
 
 def serve(args: argparse.Namespace) -> int:

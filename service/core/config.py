@@ -80,6 +80,16 @@ class Settings(BaseSettings):
     """Client queries one client (a token's agent, or an address without a token) may run at once; more get 429."""
     service_allowlist: list[str] = []
     """SPARQL endpoints a client's query may call with ``SERVICE`` (JSON list of IRIs); any other is refused with 400."""
+    fast_lane_processes: int | None = Field(None, ge=0)
+    """Fast-lane processes ``caie serve`` forks beside itself on the embedded store: each answers plain
+    ``GET /sparql?query=…`` lookups from a copy of the store and hands everything else to the main process
+    (docs/performance.md). Unset: one per CPU; 0: none."""
+    fast_lane_budget_s: float = Field(0.25, gt=0)
+    """How long a fast-lane process runs one query before handing it, unanswered, to the main process (which runs
+    it under the query limits); never more than ``query_time_limit_s``."""
+    fast_lane_memory_mb: int = Field(128, ge=1)
+    """Memory a query may take in a fast-lane process before it is handed to the main process likewise; never more
+    than half of ``query_memory_limit_mb``."""
 
     @field_validator("base_url")
     @classmethod

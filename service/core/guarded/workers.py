@@ -49,7 +49,7 @@ _REQUEST, _ANSWER, _ERROR = b"Q", b"A", b"E"
 _PARENT_FDS: set[int] = set()
 """The parent's ends of every worker's pipes: each new child closes them, so a worker sees end-of-file when
 the service goes away, even while other workers live."""
-_FORKING = threading.Lock()
+FORKING = threading.Lock()
 """One fork at a time in the process, so every child knows the pipes of all workers forked before it."""
 
 
@@ -89,7 +89,7 @@ def _send(fd: int, kind: bytes, payload: bytes) -> None:
 # ------------------------------------------------------------------------------------------------ child
 
 
-def _vm_size() -> int:
+def vm_size() -> int:
     with open("/proc/self/status", encoding="ascii") as status:
         for line in status:
             if line.startswith("VmSize:"):
@@ -97,7 +97,7 @@ def _vm_size() -> int:
     raise RuntimeError("no VmSize in /proc/self/status")
 
 
-def _close_inherited(*keep: int) -> None:
+def close_inherited(*keep: int) -> None:
     """Close the parent's sockets (a connection a worker held open would never end for its client, and a client
     closing it would not be seen to go) and the pipes of the other workers. The store's own files stay open."""
     for name in os.listdir("/proc/self/fd"):
@@ -113,11 +113,11 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
     """The child: answer queries until the parent closes the pipe; never returns into the parent's code."""
     status = 0
     try:
-        _close_inherited(requests, replies)
+        close_inherited(requests, replies)
         faulthandler.disable()  # an abort at the memory bound is expected: no traceback of the parent's threads
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        bound = _vm_size() + memory_bytes
+        bound = vm_size() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # dying at a limit must not write the service's memory to disk
         while True:
@@ -290,7 +290,7 @@ class WorkerPool:
         raise StoreUnavailable("no query worker could be started: each forked worker failed to answer a trivial query")
 
     def _fork_once(self, store: EmbeddedStore) -> Worker:
-        with _FORKING, store.writes_paused():
+        with FORKING, store.writes_paused():
             generation = store.generation
             child_requests, parent_requests = os.pipe()
             parent_replies, child_replies = os.pipe()

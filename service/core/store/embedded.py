@@ -6,6 +6,8 @@ pyoxigraph 0.5 facts this module relies on: ``extend`` and ``update`` are each o
 
 from __future__ import annotations
 
+import mmap
+import struct
 import threading
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
@@ -27,6 +29,8 @@ from ..errors import BadRequest, StoreUnavailable
 from ..formats import RDF_FORMATS
 from .base import RESULTS_MEDIA, Bindings, ChangeSet, Dataset, QueryAnswer, Row, Store, bind, update_text
 
+_GENERATION = struct.Struct("=Q")
+
 
 class EmbeddedStore(Store):
     """pyoxigraph ``Store`` in ``directory``, or in memory when ``directory`` is ``None``."""
@@ -43,6 +47,8 @@ class EmbeddedStore(Store):
         self._writes = threading.Lock()
         self.generation = 0
         """Counts writes: a forked query worker older than this answers from a stale copy (service.core.guarded)."""
+        # A shared anonymous page: a process forked from this one reads the generation as it is now, not as copied.
+        self._published = mmap.mmap(-1, _GENERATION.size, flags=mmap.MAP_SHARED | mmap.MAP_ANONYMOUS)
 
     @contextmanager
     def _writing(self) -> Iterator[None]:
@@ -52,6 +58,12 @@ class EmbeddedStore(Store):
                 yield
             finally:
                 self.generation += 1
+                _GENERATION.pack_into(self._published, 0, self.generation)  # before the write's answer is sent
+
+    def published_generation(self) -> int:
+        """:attr:`generation` as the process that writes last published it, read from shared memory: in a process
+        forked from it (a fast-lane front, service.core.guarded.fastlane) it moves on with every later write."""
+        return int(_GENERATION.unpack_from(self._published)[0])
 
     def writes_paused(self) -> threading.Lock:
         """The write lock: while it is held no write is in progress, so a process forked then inherits no store

@@ -1,0 +1,168 @@
+"""What a fast-lane front answers (:mod:`service.core.guarded.fastlane`): a plain ``GET /sparql?query=…`` that
+the main process would answer 200, byte for byte as the main process would; for anything else, ``None``.
+
+The answer is made by the functions the main process uses: the request head parsed by httptools into the
+scope uvicorn builds, the credential checks of :mod:`.deps`, the parameters, the dataset and the execution of
+:mod:`service.core.sparql`, the response of :func:`.routers.sparql.query_response`, the application's own
+middlewares (security headers, CORS) around it, and uvicorn's ``RequestResponseCycle`` writing the bytes.
+Only what differs is left out: the query runs here, in the front, under the front's budget rather than in a
+query worker (the main process runs whatever exceeds it, under the full guard).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from email.utils import formatdate
+from typing import Any
+
+import httptools
+import uvicorn
+from fastapi import FastAPI
+from starlette.datastructures import Headers, QueryParams
+from starlette.responses import Response
+from uvicorn.protocols.http.flow_control import FlowControl
+from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
+
+from ..core.guarded import service_endpoints
+from ..core.sparql import execute, protocol_query
+from ..core.store import Store
+from . import deps
+from .routers.sparql import base_iri, query_response, request_parameters
+
+_RESPONSE = "caie.fast_lane.response"
+"""Where the scope carries the response for the innermost app of the middleware chain."""
+_REFUSED = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade"})
+"""Headers of a request that is not a plain GET (a body, a 100-continue, an upgrade): the main process's."""
+_LOGGER = logging.getLogger("uvicorn.error")
+ASGIApp = Callable[[dict[str, Any], Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Awaitable[None]]
+
+
+class _Head:
+    """httptools' callbacks, as uvicorn's ``HttpToolsProtocol`` takes them: the URL and the lower-cased headers."""
+
+    def __init__(self) -> None:
+        self.url = b""
+        self.headers: list[tuple[bytes, bytes]] = []
+        self.begun = self.completed = 0
+        self.keep_alive = False
+        self.parser = httptools.HttpRequestParser(self)
+
+    def on_message_begin(self) -> None:
+        self.begun += 1
+
+    def on_url(self, url: bytes) -> None:
+        self.url += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        self.headers.append((name.lower(), value))
+
+    def on_headers_complete(self) -> None:
+        self.keep_alive = self.parser.should_keep_alive()  # as uvicorn asks it: once the message completes, it resets
+
+    def on_message_complete(self) -> None:
+        self.completed += 1
+
+
+class _Written:
+    """The transport uvicorn's cycle writes the response to: the bytes are collected, then sent by the front."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def close(self) -> None:  # "connection: close": the front closes once it has written the answer
+        pass
+
+
+async def _respond(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[Any]]) -> None:
+    response: Response = scope[_RESPONSE]
+    await response(scope, receive, send)
+
+
+class FastAnswers:
+    """The fronts' :data:`~service.core.guarded.fastlane.Answer`: the complete response to a request head, and
+    whether its connection stays open; ``None`` unless the main process would answer it 200."""
+
+    def __init__(self, app: FastAPI, config: uvicorn.Config) -> None:
+        self._settings = app.state.settings
+        self._store: Store = app.state.store
+        self._base = base_iri(self._settings)
+        self._config = config
+        self._dated: tuple[int, list[tuple[bytes, bytes]]] = (-1, [])
+        # The application's own middlewares, in their order, around the response: its headers, CORS included.
+        chain: ASGIApp = _respond
+        for cls, args, kwargs in reversed(app.user_middleware):
+            chain = cls(chain, *args, **kwargs)
+        self._chain = chain
+
+    def __call__(self, raw: bytes) -> tuple[bytes, bool] | None:
+        parsed = _parse(raw)
+        if parsed is None:
+            return None
+        scope, keep_alive = parsed
+        headers = Headers(raw=scope["headers"])
+        settings = self._settings
+        deps.reader(settings, deps.credential(settings, headers.get("authorization")))  # raises: main's 401/403
+        protocol = protocol_query(request_parameters(QueryParams(scope["query_string"])))
+        if protocol is None or service_endpoints(protocol.text):  # the service description; federated queries
+            return None
+        answer = execute(self._store, protocol, headers.get("accept"), self._base)
+        if len(answer.body) > settings.query_max_result_bytes:
+            return None
+        scope[_RESPONSE] = query_response(answer)
+        return self._write(scope, keep_alive)
+
+    def _write(self, scope: dict[str, Any], keep_alive: bool) -> tuple[bytes, bool] | None:
+        """The response's bytes, as uvicorn's cycle writes what the middlewares send."""
+        written = _Written()
+        cycle = RequestResponseCycle(scope, written, FlowControl(written), _LOGGER, _LOGGER, False,  # type: ignore[arg-type]
+                                     self._default_headers(), asyncio.Event(), False, keep_alive, lambda: None)
+        running = self._chain(scope, cycle.receive, cycle.send)
+        try:
+            running.send(None)
+        except StopIteration:
+            pass
+        else:  # it waited for something: not the plain answer this expects
+            running.close()
+            return None
+        if not cycle.response_complete:
+            return None
+        return b"".join(written.parts), cycle.keep_alive
+
+    def _default_headers(self) -> list[tuple[bytes, bytes]]:
+        """``date`` and ``server`` as uvicorn's server puts them first (``Server.on_tick``), the date once a second."""
+        second = int(time.time())
+        if self._dated[0] != second:
+            date = [(b"date", formatdate(second, usegmt=True).encode())] if self._config.date_header else []
+            self._dated = (second, date + self._config.encoded_headers)
+        return self._dated[1]
+
+
+def _parse(raw: bytes) -> tuple[dict[str, Any], bool] | None:
+    """The scope uvicorn would build for a bodiless ``GET /sparql`` over HTTP/1.1, and keep-alive; else ``None``."""
+    head = _Head()
+    parser = head.parser
+    try:
+        parser.feed_data(raw)
+    except (httptools.HttpParserError, httptools.HttpParserUpgrade):
+        return None
+    if head.begun != 1 or head.completed != 1 or parser.get_method() != b"GET" or parser.get_http_version() != "1.1":
+        return None
+    if any(name in _REFUSED for name, _ in head.headers):
+        return None
+    url = httptools.parse_url(head.url)
+    if url.path != b"/sparql":
+        return None
+    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
+             "server": None, "client": None, "scheme": "http", "root_path": "", "headers": head.headers,
+             "state": {}, "method": "GET", "path": "/sparql", "raw_path": b"/sparql",
+             "query_string": url.query or b""}
+    return scope, head.keep_alive
