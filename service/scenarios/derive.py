@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from rdflib import Graph, Literal, Namespace, URIRef
-from rdflib.namespace import PROV, RDF, RDFS, XSD
+from rdflib.namespace import OWL, PROV, RDF, RDFS, XSD
 from rdflib.term import Node
 
 from ..core.namespaces import EARL as EARL_NS
@@ -26,7 +26,7 @@ from .cache import build_context, compiled_tables
 from .engine import Block, Context, Criterion
 from .facets import EPO, Facet, describe, scenario_key
 from .frame import FrameCounts, allowed_positions
-from .production import Production
+from .production import OWL_RULES, Production
 from .rules import Rule, load_rule_shapes
 
 EARL = Namespace(EARL_NS)
@@ -95,6 +95,10 @@ class Derivation:
     scenarios: tuple[ScenarioResult, ...]
     criteria: tuple[CriterionScope, ...]
     sample_size: int = 0
+    compiled: tuple[str, ...] = ()
+    fallbacks: tuple[tuple[str, str], ...] = ()
+    """Rules decided by compiled tables, and rules left to the reference with the reason (IRIs; the DSO's
+    OWL 2 RL axioms as a unit are named by the DSO's ontology IRI)."""
 
 
 def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
@@ -130,6 +134,7 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
     n = ctx.space.size
     indices = sorted(random.Random(inp.seed).sample(range(n), min(inp.sample_size, n)))
     allowed = {c.iri: allowed_positions(ctx, c) for c in ctx.criteria}
+    production.check_fallbacks(indices)  # one reference run for the whole sample, if any rule fell back
     results = []
     for i in indices:
         values = ctx.space.values(i)
@@ -146,9 +151,29 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
                 elif not blocks:
                     probe_for.append(c.iri)
         results.append(ScenarioResult(i, iri, values, blocks, tuple(probe_for), pair_blocks))
+    owl_unit = str(next(ctx.dso.subjects(RDF.type, OWL.Ontology), OWL_RULES))
+    name = {OWL_RULES: owl_unit}
     derivation = Derivation(inp.evaluation_iri, inp.seed, ctx.facets, tuple(ctx.rules), counts, tuple(results),
-                            tuple(inp.criteria), inp.sample_size)
+                            tuple(inp.criteria), inp.sample_size,
+                            tuple(name.get(r, r) for r in production.compiled),
+                            tuple((name.get(r, r), why) for r, why in sorted(production.fallback.items())))
     return derivation, ctx, production
+
+
+def _rule_usages(g: Graph, activity: URIRef, base: str, derivation: Derivation) -> None:
+    """How each rule was checked: a qualified usage (PROV) with the role ``epo:CompiledRuleTable`` or
+    ``epo:ReferenceFallback``, the latter with the reason as its comment."""
+    rows = [(r, EPO.CompiledRuleTable, None) for r in derivation.compiled]
+    rows += [(r, EPO.ReferenceFallback, why) for r, why in derivation.fallbacks]
+    for k, (rule, role, why) in enumerate(sorted(rows, key=lambda row: row[0])):
+        usage = URIRef(f"{base}/rules/{k}")
+        g.add((activity, PROV.used, URIRef(rule)))
+        g.add((activity, PROV.qualifiedUsage, usage))
+        g.add((usage, RDF.type, PROV.Usage))
+        g.add((usage, PROV.entity, URIRef(rule)))
+        g.add((usage, PROV.hadRole, role))
+        if why:
+            g.add((usage, RDFS.comment, Literal(why, lang="en")))
 
 
 def scenario_node(iri: str, facets: Sequence[Facet], values: Mapping[str, Node], index: int) -> list[tuple[Node, Node, Node]]:
@@ -184,6 +209,11 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
     g.add((eligible, PROV.wasDerivedFrom, candidates))
     for frame in (candidates, eligible):
         g.add((frame, PROV.wasGeneratedBy, activity))
+    if not derivation.counts.exact:
+        g.add((eligible, RDFS.comment, Literal(
+            "an upper bound: counted over the compiled rules only, since some rules fell back to the reference "
+            "and the frame is too large to check candidate by candidate", lang="en")))
+    _rule_usages(g, activity, base, derivation)
     for k, cc in enumerate(derivation.counts.per_criterion):
         frame = URIRef(f"{base}/frames/criteria/{k}")
         g.add((frame, RDF.type, EPO.SamplingFrame))

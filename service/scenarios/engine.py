@@ -1,9 +1,10 @@
-"""What the reference and the fast path share: the derivation context, and running pySHACL.
+"""The derivation context, and the fast path's pySHACL runs over partial scenarios.
 
-Both paths use the same scenario RDF (:func:`facets.describe`), the same OWL 2 RL clash checks
-(:mod:`.owl`) and the same SHACL engine (pySHACL over an in-memory Oxigraph store, SHACL-SPARQL enabled,
-no inference, on the asserted data as service.validation does for knowledge graphs). They differ only in
-*what* they run it on: every candidate (reference) or each rule's small table of facet combinations (fast).
+:class:`Context` holds one derivation's inputs prepared once: the facets, the rules as the fast path
+analyses them (:mod:`.rules`), its OWL 2 RL schema (:mod:`.owl`), and the reference specification
+(:class:`.reference.ReferenceSpec`), which shares none of the fast path's analysis. The fast path runs
+pySHACL (over an in-memory Oxigraph store, SHACL-SPARQL enabled, no inference, on the asserted data) on
+each rule's small table of facet combinations.
 """
 
 from __future__ import annotations
@@ -21,23 +22,10 @@ from rdflib.term import Node
 from ..core.validation import ox_term
 from .facets import EPO, Facet, FacetSpace, Schema
 from .owl import OwlDependencies, OwlSchema, owl_groups
+from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules
 
-
-@dataclass(frozen=True, order=True)
-class Block:
-    """Why a scenario (or a scenario-criterion pair) is blocked: the rule's IRI and the message."""
-
-    rule: str
-    message: str
-
-
-@dataclass(frozen=True)
-class Criterion:
-    """An acceptance criterion as the rules see it: its IRI and the DSO concepts it bears on."""
-
-    iri: str
-    concepts: frozenset[str]
+__all__ = ["Block", "Context", "Criterion", "probe_triples", "run_shacl"]
 
 
 class Context:
@@ -68,17 +56,12 @@ class Context:
         return [r for r in self.rules if r.kind == ROUTING]
 
     def criterion_triples(self) -> list[tuple[Node, Node, Node]]:
-        out: list[tuple[Node, Node, Node]] = []
-        for c in self.criteria:
-            out.append((URIRef(c.iri), RDF.type, EPO.AcceptanceCriterion))
-            out += [(URIRef(c.iri), EPO.bearsOnConcept, URIRef(k)) for k in sorted(c.concepts)]
-        return out
+        return criterion_triples(self.criteria)
 
-
-def probe_triples(probe: str, scenario: str, criterion: str) -> list[tuple[Node, Node, Node]]:
-    """A candidate probe: the scenario linked to a criterion (what the routing rules judge)."""
-    p = URIRef(probe)
-    return [(p, RDF.type, EPO.Probe), (p, EPO.fromScenario, URIRef(scenario)), (p, EPO.exercises, URIRef(criterion))]
+    @cached_property
+    def reference(self) -> ReferenceSpec:
+        """The specification as written, over the same inputs (built when first asked for)."""
+        return ReferenceSpec(self.dso, self.kgs, self.shapes, self.facets, self.criteria)
 
 
 def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], use_shapes: Sequence[str] | None = None

@@ -8,6 +8,11 @@ criterion, a candidate is in its frame when, on every facet the criterion's conc
 is covered by one of them (:meth:`.facets.Schema.matches`); that test is per facet, so the same product
 holds with each component's combinations filtered to those in the frame and not blocked by a routing rule
 for that criterion. Python integers are exact at any size.
+
+A rule left to the reference (:attr:`.production.Production.fallback`) has no table: a frame of at most
+:data:`ENUMERATE_UP_TO` candidates is then counted by checking every candidate, and a larger one is counted
+over the compiled rules only, with ``exact`` false (its eligible counts are upper bounds, and the
+derivation says so).
 """
 
 from __future__ import annotations
@@ -18,6 +23,9 @@ from rdflib import URIRef
 
 from .engine import Context, Criterion
 from .production import Production
+
+ENUMERATE_UP_TO = 1_000
+"""With rules left to the reference, frames up to this size are counted candidate by candidate."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +44,7 @@ class FrameCounts:
     total: int
     eligible: int
     per_criterion: tuple[CriterionCount, ...]
+    exact: bool = True
 
     @property
     def blocked(self) -> int:
@@ -67,6 +76,8 @@ def count_frame(production: Production) -> FrameCounts:
     total = ctx.space.size
     if total == 0:
         return FrameCounts(0, 0, tuple(CriterionCount(c.iri, 0, 0) for c in ctx.criteria))
+    if production.fallback and total <= ENUMERATE_UP_TO:
+        return _enumerated(production)
     blocked_everywhere = bool(production.global_blocks)
     eligible = 0 if blocked_everywhere else 1
     per = {c.iri: [1, 0 if blocked_everywhere else 1] for c in ctx.criteria}
@@ -87,4 +98,17 @@ def count_frame(production: Production) -> FrameCounts:
         for iri, (n_in, n_ok) in counts.items():
             per[iri][0] *= n_in
             per[iri][1] *= n_ok
-    return FrameCounts(total, eligible, tuple(CriterionCount(iri, n_in, n_ok) for iri, (n_in, n_ok) in per.items()))
+    return FrameCounts(total, eligible, tuple(CriterionCount(iri, n_in, n_ok) for iri, (n_in, n_ok) in per.items()),
+                       exact=not production.fallback)
+
+
+def _enumerated(production: Production) -> FrameCounts:
+    """Every candidate checked (compiled tables and the reference for the rules that fell back)."""
+    ctx = production.ctx
+    blocked = production.blocked_many(range(ctx.space.size))
+    per = []
+    for c in ctx.criteria:
+        members = [i for i in range(ctx.space.size) if in_frame(ctx, c, i)]
+        ok = sum(1 for i in members if not blocked[i] and not production.pair_blocks(i, c.iri))
+        per.append(CriterionCount(c.iri, len(members), ok))
+    return FrameCounts(ctx.space.size, blocked.count(False), tuple(per))

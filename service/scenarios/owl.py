@@ -1,4 +1,4 @@
-"""OWL 2 RL reasoning for scenario blocking, shared by the reference and the fast path.
+"""OWL 2 RL reasoning for the fast path's scenario blocking (the reference reasons on its own, :mod:`.reference`).
 
 Many scenarios are reasoned over in one graph, but in OWL an equality is global: a person whose persona
 forces one age group while the scenario states another would, through a functional property (rule prp-fp),
@@ -27,6 +27,7 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Node
 
 from .facets import VE, Facet
+from .reference import disjoint_message, functional_message, nothing_message
 
 _ANNOTATIONS = tuple(str(t) for t in (RDFS.label, RDFS.comment, RDFS.isDefinedBy, RDFS.seeAlso, OWL.versionInfo,
                                        SKOS.prefLabel, SKOS.altLabel, SKOS.definition, SKOS.note, DCTERMS))
@@ -98,32 +99,22 @@ class OwlSchema:
         out: dict[str, Finding] = {}
         types = set(closure.objects(node, RDF.type))
         bad = {c for c in types if c in self.unsatisfiable}
-        specific = {c for c in bad if not any(c != d and self._reaches(d, {c}) for d in bad)}
+        specific = {c for c in bad if not any(c != d and self._reaches(d, {c}) and not self._reaches(c, {d}) for d in bad)}
         for cls in specific:
-            label = self.source.value(cls, RDFS.label)
-            out[str(cls)] = Finding(str(cls), f"OWL 2 RL inconsistency (cls-nothing2): the scenario's {_role(node)} is "
-                                              f"classified into {cls.n3()} ({label}), which the DSO makes a subclass of owl:Nothing", (cls,))
+            out[str(cls)] = Finding(str(cls), nothing_message(node, cls, self.source.value(cls, RDFS.label)), (cls,))
         for prop in self.functional:
             values = sorted(set(closure.objects(node, prop)), key=str)
             for i, a in enumerate(values):
                 for b in values[i + 1:]:
                     literal_clash = isinstance(a, Literal) and isinstance(b, Literal) and not a.eq(b)
                     if literal_clash or frozenset((a, b)) in self.different:
-                        out.setdefault(str(prop), Finding(str(prop), (
-                            f"OWL 2 RL inconsistency (prp-fp, eq-diff): the scenario's {_role(node)} has two different "
-                            f"values, {a.n3()} and {b.n3()}, of the functional property {prop.n3()}"), (prop,)))
+                        out.setdefault(str(prop), Finding(str(prop), functional_message(node, prop, a, b), (prop,)))
         named = sorted((t for t in types if isinstance(t, URIRef)), key=str)
         for i, a in enumerate(named):
             for b in named[i + 1:]:
                 if frozenset((a, b)) in self.disjoint:
-                    out.setdefault(str(a), Finding(str(a), (
-                        f"OWL 2 RL inconsistency (cax-dw, cax-adc): the scenario's {_role(node)} is an instance of "
-                        f"{a.n3()} and {b.n3()}, declared disjoint"), (a, b)))
+                    out.setdefault(str(a), Finding(str(a), disjoint_message(node, a, b), (a, b)))
         return sorted(out.values(), key=lambda f: f.rule)
-
-
-def _role(node: Node) -> str:
-    return "person" if str(node).endswith("#person") else "scenario"
 
 
 @dataclass(frozen=True)

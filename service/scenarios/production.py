@@ -11,19 +11,39 @@ counts are products over components (:mod:`.frame`).
 
 from __future__ import annotations
 
+import logging
+import random
+import threading
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from itertools import product
+from math import prod
 from types import MappingProxyType
 
 from rdflib import URIRef
 from rdflib.term import Node
 
 from .engine import Block, Context, probe_triples, run_shacl
-from .facets import describe, person_iri
+from .facets import VE, describe, person_iri
+from .reference import reference_check, scenario_iri
+from .rules import ROUTING, Rule
+from .subset import owl_outside_subset, shape_outside_subset
+
+log = logging.getLogger(__name__)
 
 _PROJECTION = "urn:x-ob-caie:projection:"
+_CHECK = "urn:x-ob-caie:cross-check"
+_FALLBACK = "urn:x-ob-caie:fallback"
 _HOLE = "\x00"
+OWL_RULES = "urn:x-ob-caie:rules/owl-2-rl"
+"""How :attr:`Production.fallback` and :attr:`Production.compiled` name the DSO's OWL 2 RL axioms as one unit."""
+PERSON_CLASSES = (VE.Person,)
+"""Classes every scenario's person has (the OWL analysis enters them without a facet)."""
+MAX_COMPONENT = 200_000
+"""Combinations a linked component may have; a rule that would make one larger falls back."""
+CROSS_CHECK = 12
+"""Uniform candidates of the compile-time cross-check (edge cases come on top, :data:`EDGE_CASES` per component)."""
+EDGE_CASES = 2
 
 
 def _frozen() -> Mapping:
@@ -82,40 +102,117 @@ def _components(n_facets: int, sets: Iterable[frozenset[int]]) -> list[tuple[int
 class Production:
     """Compiled rule tables for one :class:`Context`; build once, then check any number of candidates.
 
+    Compiling: each rule outside the supported subset (:mod:`.subset`), or whose linked component would
+    exceed ``max_component`` combinations, is left to the reference; the others are compiled into tables,
+    which are then cross-checked against the reference on a seeded sample plus edge cases (``cross_check``
+    uniform candidates, and per component blocked and unblocked combinations); a rule whose blocks differ
+    anywhere falls back too. :attr:`fallback` names each rule left to the reference and why (``OWL_RULES``
+    for the DSO's OWL 2 RL axioms as a unit); checking a candidate runs the reference for those rules only.
+
     Read-only once built (the tables are immutable mappings), so one instance can be shared (:mod:`.cache`).
     """
 
-    def __init__(self, ctx: Context) -> None:
+    def __init__(self, ctx: Context, max_component: int = MAX_COMPONENT, cross_check: int = CROSS_CHECK,
+                 seed: int = 0) -> None:
         self.ctx = ctx
+        self.max_component = max_component
+        fallback: dict[str, str] = {}
+        for rule in ctx.rules:
+            reason = shape_outside_subset(ctx.shapes, URIRef(rule.iri), ctx.facets, ctx.schema.graph)
+            if reason:
+                fallback[rule.iri] = f"outside the supported subset: {reason}"
+        reason = owl_outside_subset(ctx.owl.source, ctx.facets, PERSON_CLASSES)
+        if reason:
+            fallback[OWL_RULES] = f"outside the supported subset: {reason}"
+        self._shape_cache: dict[str, list] = {}
+        self._memo: dict[int, tuple[tuple[Block, ...], dict[str, tuple[Block, ...]]]] = {}
+        self._memo_lock = threading.Lock()
+        self._build(fallback)
+        if ctx.space.size and cross_check >= 0:
+            differing = self._cross_check(cross_check, seed)
+            if differing:
+                self._build({**self.fallback, **differing})
+        for rule, why in sorted(self.fallback.items()):
+            log.warning("scenario rule %s falls back to the reference: %s", rule, why)
+
+    @property
+    def compiled(self) -> tuple[str, ...]:
+        """The rules the tables decide (shape IRIs, and ``OWL_RULES`` when the OWL 2 RL axioms compile)."""
+        units = [r.iri for r in self.ctx.rules] + [OWL_RULES]
+        return tuple(u for u in units if u not in self.fallback)
+
+    def _build(self, fallback: dict[str, str]) -> None:
+        ctx = self.ctx
         space = ctx.space
         pos = space.position
+        rules = [r for r in ctx.rules if r.iri not in fallback]
+        owl_sets = [] if OWL_RULES in fallback else [frozenset(pos[n] for n in g) for g in ctx.owl_deps.groups]
+        while True:  # the component limit: drop the widest rule of an oversized component, then look again
+            sets = [frozenset(pos[n] for n in r.facets) for r in rules] + owl_sets
+            comps = _components(len(space.radices), sets)
+            sizes = {c: prod(space.radices[i] for i in c) for c in comps}
+            over = next((c for c in comps if sizes[c] > self.max_component and any(s and s <= set(c) for s in sets)), None)
+            if over is None:
+                break
+            mine = [r for r in rules if r.facets and {pos[n] for n in r.facets} <= set(over)]
+            why = (f"its linked component would have {sizes[over]} combinations, over the limit of "
+                   f"{self.max_component}")
+            if mine:
+                widest = max(mine, key=lambda r: (len(r.facets), r.iri))
+                fallback[widest.iri] = why
+                rules.remove(widest)
+            else:
+                fallback[OWL_RULES] = why
+                owl_sets = []
+        self.fallback: Mapping[str, str] = MappingProxyType(dict(fallback))
+        self._fallback_shapes = tuple(r.iri for r in ctx.rules if r.iri in fallback)
+        self._fallback_routing = any(r.kind == ROUTING for r in ctx.rules if r.iri in fallback)
         self.global_blocks: tuple[Block, ...] = ()
-        rule_sets = [frozenset(pos[n] for n in r.facets) for r in ctx.rules]
-        owl_sets = [frozenset(pos[n] for n in g) for g in ctx.owl_deps.groups]
-        self.components = tuple(Component(c, tuple(space.radices[i] for i in c))
-                                for c in _components(len(space.radices), rule_sets + owl_sets))
+        self.components = tuple(Component(c, tuple(space.radices[i] for i in c)) for c in comps)
         self.component_of = MappingProxyType({i: comp for comp in self.components for i in comp.facets})
         if space.size == 0:
             return
         tables: list[tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]], str | None]] = []
-        tables += self._owl_tables(owl_sets)
-        tables += self._shape_tables()
+        if owl_sets:
+            tables += self._owl_tables(owl_sets)
+        for rule in rules:
+            if rule.iri not in self._shape_cache:
+                self._shape_cache[rule.iri] = self._shape_tables(rule)
+            tables += self._shape_cache[rule.iri]
         for comp in self.components:
-            mine = [t for t in tables if set(t[0]) <= set(comp.facets)]
-            where = {f: k for k, f in enumerate(comp.facets)}
-            blocked: dict[int, tuple[Block, ...]] = {}
-            pair_blocked: dict[str, dict[int, tuple[Block, ...]]] = {}
-            for k, combo in enumerate(comp.combos()):
-                found: dict[str | None, set[Block]] = {}
-                for facets, table, criterion in mine:
-                    hit = table.get(tuple(combo[where[f]] for f in facets))
-                    if hit:
-                        found.setdefault(criterion, set()).update(hit)
-                for criterion, blocks in found.items():
-                    target = blocked if criterion is None else pair_blocked.setdefault(criterion, {})
-                    target[k] = tuple(sorted(blocks))
-            comp.blocked = MappingProxyType(blocked)
-            comp.pair_blocked = MappingProxyType({c: MappingProxyType(t) for c, t in pair_blocked.items()})
+            _fill_component(comp, [t for t in tables if set(t[0]) <= set(comp.facets)])
+
+    def _cross_check(self, size: int, seed: int) -> dict[str, str]:
+        """The compiled rules whose tables give other blocks than the reference on a seeded sample plus, per
+        component, blocked and unblocked combinations set in random candidates (see the class docstring)."""
+        ctx, space = self.ctx, self.ctx.space
+        rng = random.Random(seed)
+        indices = set(rng.sample(range(space.size), min(size, space.size)))
+        for comp in self.components:
+            keys = sorted(comp.blocked)
+            free = [k for k in range(min(comp.size, 4 * EDGE_CASES)) if k not in comp.blocked]
+            for k in rng.sample(keys, min(EDGE_CASES, len(keys))) + free[:EDGE_CASES]:
+                digits = [rng.randrange(r) for r in space.radices]
+                for f, d in zip(comp.facets, _decode(k, comp.radices)):
+                    digits[f] = d
+                indices.add(space.index(digits))
+        compiled = self.compiled
+        shapes = [r for r in compiled if r != OWL_RULES]
+        routing = any(r.kind == ROUTING and r.iri in shapes for r in ctx.rules)
+        ref, pairs = reference_check(ctx.reference, sorted(indices), base=_CHECK, with_pairs=routing,
+                                     shapes=shapes, owl=OWL_RULES in compiled)
+        differing: dict[str, str] = {}
+        for i in sorted(indices):
+            scenario = scenario_iri(_CHECK, i)
+            mine = [(self._table_blocks(i, scenario), ref[i])]
+            mine += [(self._table_pair_blocks(i, c.iri, scenario), pairs[(i, c.iri)]) for c in ctx.criteria if routing]
+            for ours, theirs in mine:
+                for b in set(ours) ^ set(theirs):
+                    rule = b.rule if b.rule in shapes else OWL_RULES
+                    differing.setdefault(rule, (
+                        f"the compile-time cross-check found other blocks than the reference's on the candidate "
+                        f"{dict((k, v.n3()) for k, v in space.values(i).items())}"))
+        return differing
 
     # ------------------------------------------------------------------------------------------ building
 
@@ -153,39 +250,37 @@ class Production:
         self.global_blocks = tuple(sorted(global_blocks))
         return [(g, table, None) for g, table in by_group.values()]
 
-    def _shape_tables(self):
-        """Each shape rule over its own facets' combinations (routing rules: once per criterion)."""
+    def _shape_tables(self, rule: Rule) -> list:
+        """One shape rule over its own facets' combinations (a routing rule: once per criterion)."""
         ctx = self.ctx
         pos = ctx.space.position
         out = []
-        for rule in ctx.rules:
-            facets = tuple(sorted(pos[n] for n in rule.facets))
-            combos = list(product(*(range(ctx.space.radices[f]) for f in facets)))
-            criteria = [None] if rule.kind != "routing" else [c.iri for c in ctx.criteria]
-            data: list = list(ctx.criterion_triples()) if rule.kind == "routing" else []
-            where: dict[Node, tuple[str | None, tuple[int, ...], str]] = {}
-            for k, criterion in enumerate(criteria):
-                for j, combo in enumerate(combos):
-                    s = f"{_PROJECTION}{k}.{j}"
-                    data += describe(s, ctx.facets, self._partial(facets, combo))
-                    where[URIRef(s)] = where[person_iri(s)] = (criterion, combo, s)
-                    if criterion is not None:
-                        probe = f"{s}#probe"
-                        data += probe_triples(probe, s, criterion)
-                        where[URIRef(probe)] = (criterion, combo, s)
-            tables: dict[str | None, dict[tuple[int, ...], list[Block]]] = {c: {} for c in criteria}
-            if combos and criteria:
-                for focus, rule_iri, message in run_shacl(ctx, data, [rule.iri]):
-                    if focus in where and rule_iri == rule.iri:
-                        criterion, combo, s = where[focus]
-                        tables[criterion].setdefault(combo, []).append(Block(rule_iri, message.replace(s, _HOLE)))
-            out += [(facets, table, criterion) for criterion, table in tables.items()]
+        facets = tuple(sorted(pos[n] for n in rule.facets))
+        combos = list(product(*(range(ctx.space.radices[f]) for f in facets)))
+        criteria = [None] if rule.kind != "routing" else [c.iri for c in ctx.criteria]
+        data: list = list(ctx.criterion_triples()) if rule.kind == "routing" else []
+        where: dict[Node, tuple[str | None, tuple[int, ...], str]] = {}
+        for k, criterion in enumerate(criteria):
+            for j, combo in enumerate(combos):
+                s = f"{_PROJECTION}{k}.{j}"
+                data += describe(s, ctx.facets, self._partial(facets, combo))
+                where[URIRef(s)] = where[person_iri(s)] = (criterion, combo, s)
+                if criterion is not None:
+                    probe = f"{s}#probe"
+                    data += probe_triples(probe, s, criterion)
+                    where[URIRef(probe)] = (criterion, combo, s)
+        tables: dict[str | None, dict[tuple[int, ...], list[Block]]] = {c: {} for c in criteria}
+        if combos and criteria:
+            for focus, rule_iri, message in run_shacl(ctx, data, [rule.iri]):
+                if focus in where and rule_iri == rule.iri:
+                    criterion, combo, s = where[focus]
+                    tables[criterion].setdefault(combo, []).append(Block(rule_iri, message.replace(s, _HOLE)))
+        out += [(facets, table, criterion) for criterion, table in tables.items()]
         return out
 
     # ------------------------------------------------------------------------------------------ checking
 
-    def blocks(self, index: int, scenario: str = "") -> tuple[Block, ...]:
-        """Why candidate ``index`` is blocked (empty: eligible); ``scenario`` fills messages that name it."""
+    def _table_blocks(self, index: int, scenario: str) -> tuple[Block, ...]:
         digits = self.ctx.space.digits(index)
         found = list(self.global_blocks)
         for comp in self.components:
@@ -194,8 +289,7 @@ class Production:
                 found += hit
         return _fill(found, scenario)
 
-    def pair_blocks(self, index: int, criterion: str, scenario: str = "") -> tuple[Block, ...]:
-        """Why candidate ``index`` cannot be a probe of ``criterion`` (routing rules only)."""
+    def _table_pair_blocks(self, index: int, criterion: str, scenario: str) -> tuple[Block, ...]:
         digits = self.ctx.space.digits(index)
         found: list[Block] = []
         for comp in self.components:
@@ -204,16 +298,56 @@ class Production:
                 found += hit
         return _fill(found, scenario)
 
+    def check_fallbacks(self, indices: Iterable[int]) -> None:
+        """Run the reference, in chunks, for the rules that fell back on each of ``indices`` not checked
+        yet, and remember the results (what :meth:`blocks` reads); nothing to do when every rule compiled."""
+        if not self.fallback:
+            return
+        with self._memo_lock:
+            todo = sorted({i for i in indices if i not in self._memo})
+        if not todo:
+            return
+        ref, pairs = reference_check(self.ctx.reference, todo, base=_FALLBACK, with_pairs=self._fallback_routing,
+                                     shapes=self._fallback_shapes, owl=OWL_RULES in self.fallback)
+        found = {}
+        for i in todo:
+            own = scenario_iri(_FALLBACK, i)
+            found[i] = (_hole(ref[i], own), {c: _hole(b, own) for (j, c), b in pairs.items() if j == i and b})
+        with self._memo_lock:
+            self._memo.update(found)
+
+    def _fallback_blocks(self, index: int) -> tuple[tuple[Block, ...], dict[str, tuple[Block, ...]]]:
+        """The reference's blocks of ``index`` for the rules that fell back (remembered per candidate)."""
+        if not self.fallback:
+            return (), {}
+        self.check_fallbacks([index])
+        with self._memo_lock:
+            return self._memo[index]
+
+    def blocks(self, index: int, scenario: str = "") -> tuple[Block, ...]:
+        """Why candidate ``index`` is blocked (empty: eligible); ``scenario`` fills messages that name it."""
+        return tuple(sorted({*self._table_blocks(index, scenario), *_fill(self._fallback_blocks(index)[0], scenario)}))
+
+    def pair_blocks(self, index: int, criterion: str, scenario: str = "") -> tuple[Block, ...]:
+        """Why candidate ``index`` cannot be a probe of ``criterion`` (routing rules only)."""
+        fallback = _fill(self._fallback_blocks(index)[1].get(criterion, ()), scenario)
+        return tuple(sorted({*self._table_pair_blocks(index, criterion, scenario), *fallback}))
+
     def blocked_many(self, indices: Iterable[int]) -> list[bool]:
-        """Whether each candidate is blocked: the hot loop, inlined (about 2 microseconds a candidate)."""
+        """Whether each candidate is blocked: the hot loop, inlined (about 2 microseconds a candidate); with
+        rules left to the reference, a candidate the tables pass is checked by it."""
+        if self.global_blocks:
+            return [True for _ in indices]
         radices = self.ctx.space.radices[::-1]
         n = len(radices)
         plan = [(comp.blocked, [(n - 1 - f, r) for f, r in zip(comp.facets, comp.radices)]) for comp in self.components
                 if comp.blocked]
-        if self.global_blocks:
-            return [True for _ in indices]
+        indices = list(indices)
+        if self.fallback:
+            self.check_fallbacks(indices)
         out = []
         for index in indices:
+            original = index
             digits = []
             for r in radices:
                 index, d = divmod(index, r)
@@ -226,8 +360,37 @@ class Production:
                 if k in blocked:
                     hit = True
                     break
-            out.append(hit)
+            out.append(hit or bool(self.fallback and self._fallback_blocks(original)[0]))
         return out
+
+
+def _fill_component(comp: Component, tables: Sequence[tuple[tuple[int, ...], dict, str | None]]) -> None:
+    """A component's read-only tables from the rule tables over its facets."""
+    where = {f: k for k, f in enumerate(comp.facets)}
+    blocked: dict[int, tuple[Block, ...]] = {}
+    pair_blocked: dict[str, dict[int, tuple[Block, ...]]] = {}
+    for k, combo in enumerate(comp.combos()):
+        found: dict[str | None, set[Block]] = {}
+        for facets, table, criterion in tables:
+            hit = table.get(tuple(combo[where[f]] for f in facets))
+            if hit:
+                found.setdefault(criterion, set()).update(hit)
+        for criterion, blocks in found.items():
+            target = blocked if criterion is None else pair_blocked.setdefault(criterion, {})
+            target[k] = tuple(sorted(blocks))
+    comp.blocked = MappingProxyType(blocked)
+    comp.pair_blocked = MappingProxyType({c: MappingProxyType(t) for c, t in pair_blocked.items()})
+
+
+def _decode(k: int, radices: Sequence[int]) -> list[int]:
+    out = [0] * len(radices)
+    for i in range(len(radices) - 1, -1, -1):
+        k, out[i] = divmod(k, radices[i])
+    return out
+
+
+def _hole(blocks: Iterable[Block], scenario: str) -> tuple[Block, ...]:
+    return tuple(sorted(Block(b.rule, b.message.replace(scenario, _HOLE)) for b in blocks))
 
 
 def _fill(blocks: Iterable[Block], scenario: str) -> tuple[Block, ...]:

@@ -28,15 +28,14 @@ from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from .facets import EPO, Facet, Schema, VE
+from .subset import RuleError
+
+__all__ = ["RuleError", "Rule", "shape_rules", "load_rule_shapes", "default_scenario_shape_paths"]
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
 SCENARIO_SHAPES_PREFIX = "scenario-"
 """Shapes graphs (``shapes/{id}``) and repository files whose name starts with this hold scenario rules."""
 CONSISTENCY, ROUTING = "consistency", "routing"
-
-
-class RuleError(ValueError):
-    """A scenario shape the fast path cannot decompose (it reads facets only through variables)."""
 
 
 @dataclass(frozen=True)
@@ -140,7 +139,11 @@ def _mentions(shapes: Graph, shape: URIRef) -> tuple[set[Node], set[str]]:
         for p, o in shapes.predicate_objects(node):
             if p in (SH.select, SH.ask):
                 text = _prefixes(shapes, node) + str(o).replace("$this", "?this")
-                _walk(prepareQuery(text).algebra, terms, flags)
+                try:
+                    algebra = prepareQuery(text).algebra
+                except Exception as exc:  # pyparsing and rdflib raise several kinds
+                    raise RuleError(f"the SPARQL constraint of rule {shape.n3()} does not parse: {exc}") from exc
+                _walk(algebra, terms, flags)
             elif isinstance(o, URIRef) and p not in (RDF.type, SH.prefixes, RDFS.seeAlso, RDFS.isDefinedBy):
                 terms.add(o)
             if p in (SH.targetClass, SH["class"]) or (p == RDF.type and o not in (SH.NodeShape, SH.PropertyShape, SH.SPARQLConstraint)):
