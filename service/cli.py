@@ -81,8 +81,8 @@ def _fast_lane(app: FastAPI, config: uvicorn.Config, listener: socket.socket) ->
     processes = (os.cpu_count() or 1) if settings.fast_lane_processes is None else settings.fast_lane_processes
     if not processes or not isinstance(app.state.store, EmbeddedStore):
         return None
-    return FastLane(app.state.store, listener, FastAnswers(app, config), processes=processes,
-                    budget_s=min(settings.fast_lane_budget_s, settings.query_time_limit_s),
+    return FastLane(app.state.store, listener, FastAnswers(app, config), probe=FastAnswers.PROBE, processes=processes,
+                    budget_s=settings.fast_lane_budget_s, time_limit_s=settings.query_time_limit_s,
                     memory_bytes=min(settings.fast_lane_memory_mb * MB, settings.query_memory_limit_mb * MB // 2),
                     bound_bytes=settings.query_memory_limit_mb * MB, keep_alive_s=config.timeout_keep_alive)
 
@@ -93,7 +93,7 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     On the signal, the app's ``stopping`` event makes work in worker threads stop at its next checkpoint
     (:class:`service.api.deps.Cancellation`), uvicorn gives requests :data:`SHUTDOWN_GRACE_S` to finish,
     and a watchdog ends the process at :data:`EXIT_DEADLINE_S` if something still holds it. The fast-lane
-    fronts accept on the same listening socket; they are forked before uvicorn starts and stopped with it.
+    fronts accept on the listening socket made here; they are forked before uvicorn starts and stopped with it.
     """
     import uvicorn
 
@@ -103,6 +103,7 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
                             loop="uvloop", http="httptools")
     config.load()  # the fronts write uvicorn's default headers, set here
     listener = config.bind_socket()
+    listener.listen(config.backlog)  # as uvicorn would in create_server: the fronts accept on it before uvicorn runs
     lane = _fast_lane(app, config, listener)
 
     class Server(uvicorn.Server):
@@ -126,15 +127,18 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
         async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
             if lane is not None:
                 lane.stop()
+                listener.close()  # uvicorn closes only the sockets it was given
             await super().shutdown(sockets)
 
-    if lane is not None:
-        lane.tick()  # the first fronts, forked before uvicorn starts any thread
-    try:
+    if lane is None:
         Server(config).run(sockets=[listener])
+        return
+    lane.tick()  # the first fronts, forked before uvicorn starts any thread
+    try:
+        # uvicorn accepts nothing itself: the fronts accept, or the lane for it while there is no front.
+        Server(config).run(sockets=[])
     finally:
-        if lane is not None:
-            lane.stop()
+        lane.stop()
 
 
 def serve(args: argparse.Namespace) -> int:

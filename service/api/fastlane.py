@@ -89,7 +89,10 @@ async def _respond(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]]
 
 class FastAnswers:
     """The fronts' :data:`~service.core.guarded.fastlane.Answer`: the complete response to a request head, and
-    whether its connection stays open; ``None`` unless the main process would answer it 200."""
+    whether its connection stays open; ``None`` (or an exception) unless the main process would answer it 200."""
+
+    PROBE = b"GET /sparql?query=ASK%7B%7D HTTP/1.1\r\nHost: fast-lane.probe\r\nAccept: application/sparql-results+json\r\n\r\n"
+    """A request each fresh front answers before it takes connections: the whole path, once (lazy imports)."""
 
     def __init__(self, app: FastAPI, config: uvicorn.Config) -> None:
         self._settings = app.state.settings

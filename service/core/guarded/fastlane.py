@@ -4,7 +4,7 @@ One Python process cannot parse and write HTTP fast enough for point lookups (do
 queries under load"), and only one process may open the embedded store read-write. So ``caie serve`` forks
 *fronts*: processes that share the store as of their fork (copy-on-write, like the query workers) and accept
 connections on the main process's own listening socket (the kernel gives each connection to one accepting
-process). A front takes a connection request by request. It *peeks* at each request (``MSG_PEEK``) and asks
+process; the main process accepts itself only while no front runs, :class:`FastLane`). A front takes a connection request by request. It *peeks* at each request (``MSG_PEEK``) and asks
 its :data:`Answer` callback for the complete answer; only with the answer ready does it consume the request
 and write. Anything the callback does not answer, it hands over, unconsumed, to the main process
 (``SCM_RIGHTS`` over a socketpair made before the fork), which serves that connection from then on: every
@@ -16,11 +16,12 @@ Protections:
   (:meth:`EmbeddedStore.published_generation`, bumped before a write's answer is sent) with its own before
   and after each answer; once the store has moved on, it hands every connection over and exits. The main
   process forks fresh fronts lazily (:meth:`FastLane.tick`), while no write is in progress.
-- **Limits**: a front runs one query at a time, watched by a thread. A query still running at the budget,
-  or one whose process has grown past the memory threshold, is handed over unconsumed (the main process
-  runs it under the full guard, with its limits and errors) and the front exits, its runaway thread with it.
-  pyoxigraph releases the GIL while it evaluates and serializes, so the watchdog runs meanwhile;
-  ``RLIMIT_AS`` at the query workers' bound is the backstop.
+- **Limits**: a front runs one query at a time, watched by a thread. A request still running past its budget
+  (``CAIE_FAST_LANE_BUDGET_S`` of the front's CPU time, or :data:`WALL_FACTOR` times that in wall time, never
+  beyond the query time limit), or whose process has grown past the memory threshold, is handed over
+  unconsumed (the main process runs it under the full guard, with its limits and errors) and the front
+  exits, its runaway thread with it. pyoxigraph releases the GIL while it evaluates and serializes, so the
+  watchdog runs meanwhile; ``RLIMIT_AS`` at the query workers' bound is the backstop.
 - **Lifetime**: fronts die with the main process (``PR_SET_PDEATHSIG``, and end-of-file on the socketpair),
   stop on SIGTERM, close every inherited socket but the listener and their socketpair
   (:func:`.workers.close_inherited`), and never write to the store.
@@ -31,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import ctypes
 import faulthandler
+import gc
 import os
 import resource
 import selectors
@@ -38,17 +40,21 @@ import signal
 import socket
 import threading
 import time
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import NoReturn
 
 from ..store import EmbeddedStore
-from .workers import FORKING, READY_S, close_inherited, vm_size
+from .workers import FORKING, READY_S, close_inherited
 
 Answer = Callable[[bytes], "tuple[bytes, bool] | None"]
 """Given a complete request head: the complete response and whether the connection stays open, or ``None`` for
 whatever the main process must answer."""
 
+WALL_FACTOR = 4.0
+"""A request's wall time in a front may be this many times its CPU budget: on a loaded machine a lookup waits
+for a core, and a query that waits on something else (no CPU) is still given up."""
 STOP_S = 3.0
 """How long the main process waits for its fronts to stop before it kills them."""
 _TICK_S = 0.05
@@ -58,6 +64,7 @@ _WATCH_S = 0.01
 _PEEK = 65536
 """The most of a request a front looks at: a longer head goes to the main process."""
 _PR_SET_PDEATHSIG = 1
+_M_ARENA_MAX = -8
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 
 
@@ -72,15 +79,19 @@ class _Connection:
     pending: memoryview | None = None
     """The rest of an answer the socket did not take at once."""
     keep_alive: bool = True
+    events: int = selectors.EVENT_READ
+    """What the selector waits for on it: the next request, or room to write the rest of an answer."""
 
 
 @dataclass(eq=False)
 class _Watch:
-    """What the watchdog watches: the running query's connection (``None`` for the start-up probe) and budget."""
+    """What the watchdog watches: when the running request started, in wall time and in the serving thread's CPU
+    time, and how long it may take in each."""
 
-    connection: _Connection | None
     started: float
+    started_cpu: float
     budget_s: float
+    wall_s: float
 
 
 @dataclass(eq=False)
@@ -92,7 +103,9 @@ class _Front:
     store: EmbeddedStore
     generation: int
     answer: Answer
+    probe: bytes
     budget_s: float
+    wall_s: float
     memory_bytes: int
     bound_bytes: int
     keep_alive_s: float
@@ -102,7 +115,7 @@ class _Front:
     watch: _Watch | None = None
     stopping: bool = False
     baseline: int = 0
-    """The front's resident size before its first query: the memory threshold counts from here."""
+    """The front's virtual size before its first query: the memory threshold counts from here."""
 
     def run(self) -> NoReturn:
         signal.set_wakeup_fd(-1)  # the parent's event loop wake-up socket is closed below; its number may be reused
@@ -116,16 +129,20 @@ class _Front:
             os._exit(0)
         faulthandler.disable()  # an abort at the memory backstop is expected: no traceback of the parent's threads
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        # One malloc arena: the watchdog thread's own would reserve 64 MiB of address space, counted by the threshold.
+        libc.mallopt(_M_ARENA_MAX, 1)
         self.channel.setblocking(True)
-        threading.Thread(target=self._watchdog, name="fast-lane watchdog", daemon=True).start()
+        serving = time.pthread_getcpuclockid(threading.get_ident())
+        threading.Thread(target=self._watchdog, args=(serving,), name="fast-lane watchdog", daemon=True).start()
+        gc.freeze()  # the parent's objects: never collected here, so never copied by the collector touching them
         statm = os.open("/proc/self/statm", os.O_RDONLY)
-        self.baseline = _resident(statm)
-        bound = vm_size() + self.bound_bytes
+        self.baseline = _size(statm)
+        bound = self.baseline + self.bound_bytes
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
         # A fork can inherit an engine lock another thread held: a front whose first query hangs leaves.
-        probe = self._watched(None, READY_S, lambda: self.store.answer("ASK { GRAPH ?g { ?s ?p ?o } }",
-                                                                        "application/sparql-results+json"))
-        if probe is None:
+        # The whole path once before any client (lazy imports, first allocations); and a fork can inherit an
+        # engine lock another thread held: a front whose first answer hangs or fails leaves.
+        if self._watched(READY_S, READY_S, lambda: self.answer(self.probe)) is None:
             os._exit(1)
         self.selector.register(self.listener, selectors.EVENT_READ, None)
         self.selector.register(self.channel, selectors.EVENT_READ, self.channel)
@@ -181,7 +198,7 @@ class _Front:
             self._hand_over(connection)
             return
         head = data[:end + 4]
-        answered = self._watched(connection, self.budget_s, lambda: self.answer(head))
+        answered = self._watched(self.budget_s, self.wall_s, lambda: self.answer(head))
         if answered is None or self._stale():
             self._hand_over(connection)
             return
@@ -201,15 +218,21 @@ class _Front:
         except OSError:
             self._close(connection)
             return
-        connection.pending = connection.pending[sent:] if sent < len(connection.pending) else None
-        if connection.pending is not None:
-            self.selector.modify(connection.sock, selectors.EVENT_WRITE, connection)
+        if sent < len(connection.pending):  # the rest once the socket has room
+            connection.pending = connection.pending[sent:]
+            self._wait_for(connection, selectors.EVENT_WRITE)
             return
+        connection.pending = None
         if not connection.keep_alive:
             self._close(connection)
             return
-        self.selector.modify(connection.sock, selectors.EVENT_READ, connection)
+        self._wait_for(connection, selectors.EVENT_READ)
         connection.idle_since = time.monotonic()
+
+    def _wait_for(self, connection: _Connection, events: int) -> None:
+        if connection.events != events:  # a system call only when it changes
+            self.selector.modify(connection.sock, events, connection)
+            connection.events = events
 
     def _expire(self, now: float) -> None:
         """Close connections idle past the keep-alive timeout, as uvicorn does."""
@@ -219,10 +242,10 @@ class _Front:
 
     # ---------------------------------------------------------------------------------------- queries
 
-    def _watched(self, connection: _Connection | None, budget_s: float, work: Callable[[], object]) -> object:
+    def _watched(self, budget_s: float, wall_s: float, work: Callable[[], object]) -> object:
         """``work()`` under the watchdog; ``None`` when it raised (the main process will answer)."""
         with self.lock:
-            self.watch = _Watch(connection, time.monotonic(), budget_s)
+            self.watch = _Watch(time.monotonic(), time.thread_time(), budget_s, wall_s)
         try:
             return work()
         except Exception:  # noqa: BLE001 - whatever failed, the main process answers the request itself
@@ -231,7 +254,10 @@ class _Front:
             with self.lock:  # blocks for good if the watchdog gave this query up: the process is then exiting
                 self.watch = None
 
-    def _watchdog(self) -> None:
+    def _watchdog(self, serving: int) -> None:
+        """Gives the running request up past its budget of the serving thread's CPU time (so that a loaded machine
+        does not push ordinary lookups out), past its wall time (a query waiting on something), or past the
+        memory threshold."""
         statm = os.open("/proc/self/statm", os.O_RDONLY)
         while True:
             time.sleep(_WATCH_S)
@@ -239,8 +265,9 @@ class _Front:
                 watch = self.watch
                 if watch is None:
                     continue
-                over_time = time.monotonic() - watch.started > watch.budget_s
-                if over_time or _resident(statm) - self.baseline > self.memory_bytes:
+                over_time = (time.clock_gettime(serving) - watch.started_cpu > watch.budget_s
+                             or time.monotonic() - watch.started > watch.wall_s)
+                if over_time or _size(statm) - self.baseline > self.memory_bytes:
                     self._leave()  # with the lock held: the serving thread cannot answer meanwhile
 
     # ------------------------------------------------------------------------------------- connections
@@ -296,8 +323,9 @@ class _Front:
         self.stopping = True
 
 
-def _resident(statm: int) -> int:
-    return int(os.pread(statm, 64, 0).split()[1]) * _PAGE
+def _size(statm: int) -> int:
+    """The process's virtual size, as ``RLIMIT_AS`` counts it."""
+    return int(os.pread(statm, 64, 0).split()[0]) * _PAGE
 
 
 # ----------------------------------------------------------------------------------------------- parent
@@ -312,30 +340,41 @@ class _Process:
 
 
 class FastLane:
-    """The main process's side: forks the fronts, receives the connections they hand over, forks fresh ones."""
+    """The main process's side: forks the fronts, receives the connections they hand over, forks fresh ones.
 
-    def __init__(self, store: EmbeddedStore, listener: socket.socket, answer: Answer, *, processes: int,
-                 budget_s: float, memory_bytes: int, bound_bytes: int, keep_alive_s: float) -> None:
+    The main process accepts connections itself only while no front is there to (after a write, until fresh
+    fronts are forked): a connection it accepted would be its own for good, served at its own, higher cost.
+    """
+
+    def __init__(self, store: EmbeddedStore, listener: socket.socket, answer: Answer, *, probe: bytes, processes: int,
+                 budget_s: float, time_limit_s: float, memory_bytes: int, bound_bytes: int, keep_alive_s: float) -> None:
+        """``probe``: a request head every fresh front answers before it accepts; ``memory_bytes``: the threshold
+        past which a front hands a query over; ``bound_bytes``: its ``RLIMIT_AS`` backstop above its size."""
         self._store = store
         self._listener = listener
         self._answer = answer
         self._wanted = processes
-        self._front = dict(budget_s=budget_s, memory_bytes=memory_bytes, bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
+        budget_s = min(budget_s, time_limit_s)
+        self._front = dict(probe=probe, budget_s=budget_s, wall_s=min(WALL_FACTOR * budget_s, time_limit_s), memory_bytes=memory_bytes,
+                           bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
         self._processes: list[_Process] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._protocol: Callable[[], asyncio.Protocol] | None = None
         self._tasks: set[asyncio.Task[object]] = set()
         self._stopped = False
+        self._accepting = False
 
     @property
     def pids(self) -> list[int]:
-        return [process.pid for process in self._processes if process.status is None]
+        """The fronts running now (a front that ended has closed its end of the socketpair)."""
+        return [process.pid for process in self._processes if process.status is None and process.channel.fileno() >= 0]
 
     def attach(self, loop: asyncio.AbstractEventLoop, protocol: Callable[[], asyncio.Protocol]) -> None:
         """Serve handed-over connections in ``loop`` with ``protocol`` (uvicorn's, as its server builds it)."""
         self._loop, self._protocol = loop, protocol
         for process in self._processes:
             loop.add_reader(process.channel, self._receive, process)
+        self._accept_while_alone()
 
     def tick(self) -> None:
         """Reap fronts that ended and fork fresh ones, unless a write is in progress (then at a later tick)."""
@@ -346,20 +385,19 @@ class FastLane:
                     process.status = status
         self._processes = [p for p in self._processes if p.status is None or p.channel.fileno() >= 0]
         missing = self._wanted - len(self.pids)
-        if missing <= 0 or self._stopped:
-            return
         paused = self._store.writes_paused()
-        if not paused.acquire(blocking=False):
-            return
-        try:
-            for _ in range(missing):
-                self._fork()
-        finally:
-            paused.release()
+        if missing > 0 and not self._stopped and paused.acquire(blocking=False):
+            try:
+                for _ in range(missing):
+                    self._fork()
+            finally:
+                paused.release()
+        self._accept_while_alone()
 
     def stop(self) -> None:
         """SIGTERM every front and reap it (SIGKILL after :data:`STOP_S`)."""
         self._stopped = True
+        self._accept_while_alone()
         deadline = time.monotonic() + STOP_S
         for process in self._processes:
             if process.status is None:
@@ -384,8 +422,10 @@ class FastLane:
                 try:
                     ours.close()
                     _Front(self._listener, theirs, self._store, self._store.generation, self._answer, **self._front).run()
+                except BaseException:  # noqa: BLE001 - said, then the front ends; it never returns into the parent's code
+                    traceback.print_exc()
                 finally:
-                    os._exit(1)  # never back into the parent's code
+                    os._exit(1)
         theirs.close()
         ours.setblocking(False)
         process = _Process(pid, ours)
@@ -395,7 +435,6 @@ class FastLane:
 
     def _receive(self, process: _Process) -> None:
         """Connections a front handed over, to uvicorn as if it had accepted them; end-of-file when the front ends."""
-        assert self._loop is not None and self._protocol is not None
         while True:
             try:
                 message, fds, _, _ = socket.recv_fds(process.channel, 1, 16)
@@ -404,12 +443,37 @@ class FastLane:
             except OSError:
                 message, fds = b"", []
             for fd in fds:
-                task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, socket.socket(fileno=fd)))
-                self._tasks.add(task)
-                task.add_done_callback(self._done)
+                self._serve(socket.socket(fileno=fd))
             if not message:
                 self._close_channel(process)
+                self._accept_while_alone()
                 return
+
+    def _accept_while_alone(self) -> None:
+        """Accept on the listening socket in the main process exactly while no front runs (and not once stopped)."""
+        alone = self._loop is not None and not self._stopped and not self.pids
+        if alone != self._accepting:
+            assert self._loop is not None
+            if alone:
+                self._loop.add_reader(self._listener, self._accept)
+            else:
+                self._loop.remove_reader(self._listener)
+            self._accepting = alone
+
+    def _accept(self) -> None:
+        try:
+            sock, _ = self._listener.accept()
+        except OSError:  # BlockingIOError: a front took it
+            return
+        self._serve(sock)
+
+    def _serve(self, sock: socket.socket) -> None:
+        """A connection to uvicorn, as if its server had accepted it."""
+        assert self._loop is not None and self._protocol is not None
+        sock.setblocking(False)
+        task = self._loop.create_task(self._loop.connect_accepted_socket(self._protocol, sock))
+        self._tasks.add(task)
+        task.add_done_callback(self._done)
 
     def _done(self, task: asyncio.Task[object]) -> None:
         self._tasks.discard(task)

@@ -89,7 +89,7 @@ def _send(fd: int, kind: bytes, payload: bytes) -> None:
 # ------------------------------------------------------------------------------------------------ child
 
 
-def vm_size() -> int:
+def _vm_size() -> int:
     with open("/proc/self/status", encoding="ascii") as status:
         for line in status:
             if line.startswith("VmSize:"):
@@ -117,7 +117,7 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
         faulthandler.disable()  # an abort at the memory bound is expected: no traceback of the parent's threads
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        bound = vm_size() + memory_bytes
+        bound = _vm_size() + memory_bytes
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
         resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # dying at a limit must not write the service's memory to disk
         while True:
