@@ -1,7 +1,8 @@
 """The worked measles example of ``make run``: an evaluation taken through steps 1 to 3.
 
-Scope and envelope from ``examples/measles/*.json``; the domain expert assesses each criterion and the
-envelope, the organizational expert signs it off, the operator makes a 300-probe plan (highest weight
+Scope and envelope from ``examples/measles/*.json``; the domain expert assesses the DSO, each criterion (the
+out-of-scope c12 as not relevant: the record keeps that decision as hers) and the envelope, the
+organizational expert signs it off, the operator makes a 300-probe plan (highest weight
 first) and the domain expert approves it. The demo agents act under their own names; nothing is
 written when the evaluation already exists, so restarts change nothing.
 """
@@ -45,11 +46,13 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     scope = EvaluationBody.model_validate(json.loads((EXAMPLE / "evaluation.json").read_text(encoding="utf-8")))
     content = EnvelopeBody.model_validate(json.loads((EXAMPLE / "envelope.json").read_text(encoding="utf-8")))
     envelope.put_scope(graphs, scope.to_domain(EVALUATION_ID), THEO, must_be_new=True)
+    approvals.assess_dso_appropriateness(graphs, EVALUATION_ID, True, "the vaccine-education DSO and its rules model "
+                                         "what the public asks about measles and its vaccine", ANNIE)
     envelope.put_envelope(graphs, EVALUATION_ID, content.to_domain(), THEO)
     for criterion in content.to_domain().criteria:
-        if criterion.in_scope:
-            approvals.assess_relevance(graphs, EVALUATION_ID, criterion.id, True,
-                                       "bears on what residents need during the outbreak", ANNIE)
+        rationale = ("bears on what residents need during the outbreak" if criterion.in_scope
+                     else f"out of scope: {criterion.weight_rationale}")
+        approvals.assess_relevance(graphs, EVALUATION_ID, criterion.id, criterion.in_scope, rationale, ANNIE)
     approvals.assess_appropriateness(graphs, EVALUATION_ID, True, "the envelope fits a public information service", ANNIE)
     approvals.sign_off_envelope(graphs, EVALUATION_ID, DANA, "signed off for the ministry")
     report("worked example: envelope assessed and signed off; deriving scenarios and a 300-probe plan ...")

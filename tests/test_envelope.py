@@ -12,10 +12,12 @@ import functools
 import json
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from decimal import Decimal
 
 import pytest
-from pyoxigraph import BlankNode, Quad
+import rdflib
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple
 
 from service import envelope
 from service.envelope import approvals
@@ -23,12 +25,14 @@ from service.api.models import EnvelopeBody, EvaluationBody
 from service.core.bootstrap import load_spec_files
 from service.core.config import Credential
 from service.envelope.checks import requirement_cycles
+from service.envelope import rdf
 from service.envelope.rdf import envelope_triples, envelope_digest
 from service.core.errors import Conflict, Forbidden, Unauthenticated, Unprocessable
-from service.core.graphs import GraphService
+from service.core.graphs import GraphService, WriteMode
+from service.core.namespaces import CAIE_EPO, EARL, EPO
 from service.core.store import EmbeddedStore, Store
 
-from .conftest import ALL_QUADS, BASE_URL, REPO, ROLES, dump, graphs_over, restore
+from .conftest import ALL_QUADS, BASE_URL, REPO, ROLES, dump, graphs_over, restore, shared_path
 
 pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
@@ -96,9 +100,11 @@ def content(body: dict | None = None) -> envelope.EnvelopeContent:
 def signed_off(graphs: GraphService) -> None:
     """The measles example stored and its envelope signed off, through the domain functions."""
     envelope.put_scope(graphs, scope(), agent("theo"))
+    approvals.assess_dso_appropriateness(graphs, "measles", True, "models what the public asks", agent("annie"))
     env, _ = envelope.put_envelope(graphs, "measles", content(), agent("theo"))
     for c in env.content.criteria:
-        approvals.assess_relevance(graphs, "measles", c.id, True, "relevant to the outbreak", agent("annie"))
+        approvals.assess_relevance(graphs, "measles", c.id, c.in_scope, "relevant to the outbreak" if c.in_scope
+                                   else "out of scope", agent("annie"))
     approvals.assess_appropriateness(graphs, "measles", True, "covers what the public needs", agent("annie"))
     approvals.sign_off_envelope(graphs, "measles", agent("dana"), "signed for the ministry")
 
@@ -171,11 +177,125 @@ def test_status_names_what_sign_off_still_needs(graphs: GraphService) -> None:
     envelope.put_envelope(graphs, "measles", content(), agent("theo"))
     approvals.assess_relevance(graphs, "measles", "c01", True, "core", agent("annie"))
     approvals.assess_relevance(graphs, "measles", "c02", False, "not for this deployment", agent("annie"))
+    approvals.assess_relevance(graphs, "measles", "c12", True, "sourcing matters", agent("annie"))
     status = approvals.envelope_status(graphs, "measles")
     assert status.relevance["c01"] == "passed" and status.relevance["c02"] == "failed" and status.relevance["c03"] is None
-    assert not status.signed_off
-    assert any("appropriateness" in m for m in status.missing)
+    assert not status.signed_off and status.dso_appropriate is None
+    assert "appropriateness of the DSO" in status.missing[0] and "not assessed" in status.missing[0]
+    assert any("envelope's appropriateness" in m for m in status.missing)
     assert any("'c02': assessed not relevant" in m for m in status.missing)
-    assert not any("'c12'" in m for m in status.missing)  # out of scope: needs no assessment
+    # out of scope, yet assessed relevant: the flag and the expert's decision disagree
+    assert any("'c12': assessed relevant" in m for m in status.missing)
     with pytest.raises(Conflict, match="cannot be signed off yet"):
         approvals.sign_off_envelope(graphs, "measles", agent("dana"))
+
+
+def test_out_of_scope_needs_the_experts_decision_and_a_changed_dso_a_new_assessment(graphs: GraphService) -> None:
+    envelope.put_scope(graphs, scope(), agent("theo"))
+    with pytest.raises(Forbidden):
+        approvals.assess_dso_appropriateness(graphs, "measles", True, "fine", agent("theo"))
+    dso = approvals.assess_dso_appropriateness(graphs, "measles", True, "models the questions", agent("annie"))
+    assert dso.kind == "dso-appropriateness" and dso.subject == BASE_URL + "graphs/dso/vaccine-education"
+    assert dso.envelope_digest is None
+    envelope.put_envelope(graphs, "measles", content(), agent("theo"))
+    for c in content().criteria:
+        if c.in_scope:
+            approvals.assess_relevance(graphs, "measles", c.id, True, "relevant", agent("annie"))
+    approvals.assess_appropriateness(graphs, "measles", True, "fits", agent("annie"))
+    status = approvals.envelope_status(graphs, "measles")
+    assert status.dso_appropriate == "passed"
+    assert status.missing == ["relevance of criterion 'c12': out of scope without the domain expert's assessment "
+                              "that it is not relevant"]
+
+    approvals.assess_relevance(graphs, "measles", "c12", False, "sourcing does not change the advice", agent("annie"))
+    assert approvals.envelope_status(graphs, "measles").missing == []
+    # the DSO changes: the assessment named its former content, so sign-off waits for a new one
+    graphs.write(graphs.ref("dso", "vaccine-education"),
+                 b'<https://w3id.org/ob-caie/dso/vaccine-education> <http://www.w3.org/2000/01/rdf-schema#comment> "revised" .',
+                 RdfFormat.N_TRIPLES, agent("admin"), mode=WriteMode.APPEND)
+    with pytest.raises(Conflict, match="appropriateness of the DSO .* not assessed for its present content"):
+        approvals.sign_off_envelope(graphs, "measles", agent("dana"))
+    approvals.assess_dso_appropriateness(graphs, "measles", True, "the revision changes nothing", agent("annie"))
+    assert approvals.sign_off_envelope(graphs, "measles", agent("dana")).kind == "envelope-sign-off"
+    rows = graphs.rows("dso-assessments", {"evaluation": NamedNode(BASE_URL + "evaluations/measles")})
+    assert [r["outcome"].value.rsplit("#", 1)[1] for r in rows] == ["passed", "passed"]
+    assert rows[0]["digest"].value != rows[1]["digest"].value == graphs.find_graph(dso.subject).digest
+
+
+def _decisions(graphs: GraphService, version: int = 1) -> dict[str, dict[str, str]]:
+    """criterion-decisions.rq on the current content of envelope ``version``: each criterion's row by id."""
+    env, _ = envelope.envelope_at(graphs, "measles", version)
+    rows = graphs.rows("criterion-decisions", {"envelope": NamedNode(env.iri), "digest": Literal(env.digest)})
+    return {r["identifier"].value: {k: v.value for k, v in r.items()} for r in rows}
+
+
+def test_criteria_are_dated_and_c12s_decision_is_read_by_a_query(graphs: GraphService) -> None:
+    signed_off(graphs)
+    decisions = _decisions(graphs)
+    assert set(decisions) == {c.id for c in content().criteria}
+    c12 = decisions["c12"]
+    assert c12["outcome"] == EARL + "failed" and c12["inScope"] in ("false", "0") and c12["rationale"] == "out of scope"
+    assert c12["assessedBy"] == BASE_URL + "agents/annie"
+    assert all(d["outcome"] == EARL + "passed" for k, d in decisions.items() if k != "c12")
+    # each criterion was written before the expert assessed it
+    assert all(datetime.fromisoformat(d["written"]) < datetime.fromisoformat(d["assessed"]) for d in decisions.values())
+
+    # a new version keeps each criterion's date; changing one criterion dates it anew, and only it
+    v2 = envelope.new_version(graphs, "measles", agent("theo"))
+    assert {k: d["written"] for k, d in _decisions(graphs, 2).items()} == {k: d["written"] for k, d in decisions.items()}
+    body = example_envelope()
+    body["criteria"][3]["weight"] = 7.25
+    changed, _ = envelope.put_envelope(graphs, "measles", content(body), agent("theo"))
+    after = _decisions(graphs, 2)
+    assert [k for k in after if after[k]["written"] != decisions[k]["written"]] == ["c04"]
+    assert all("outcome" not in d for d in after.values())  # v2 is not assessed yet
+    # dates are not content: the same content has the same digest whatever its dates
+    assert v2.digest == envelope.envelope_at(graphs, "measles", 1)[0].digest != changed.digest
+    envelope.put_envelope(graphs, "measles", content(), agent("theo"))
+    assert envelope.envelope_at(graphs, "measles", 2)[0].digest == v2.digest
+    assert _decisions(graphs, 2)["c04"]["written"] not in {decisions["c04"]["written"], after["c04"]["written"]}
+
+
+# ------------------------------------------------------------------------------------------- interoperability
+
+
+def _with_supers(triples: list[Triple]) -> rdflib.Graph:
+    """The record as rdflib triples, with every super-class and super-property ontologies/epo.ttl states (the
+    RDFS entailments caie-spec's shapes need to see our terms as theirs)."""
+    epo = rdflib.Graph().parse(REPO / "ontologies" / "epo.ttl", format="turtle")
+    g = rdflib.Graph()
+    for t in triples:
+        s, p = rdflib.URIRef(t.subject.value), rdflib.URIRef(t.predicate.value)
+        o = rdflib.URIRef(t.object.value) if isinstance(t.object, NamedNode) else rdflib.Literal(
+            t.object.value, datatype=rdflib.URIRef(t.object.datatype.value))
+        for prop in epo.transitive_objects(p, rdflib.RDFS.subPropertyOf):
+            g.add((s, prop, o))
+        if p == rdflib.RDF.type:
+            for cls in epo.transitive_objects(o, rdflib.RDFS.subClassOf):
+                g.add((s, rdflib.RDF.type, cls))
+    return g
+
+
+def test_the_examples_criteria_conform_to_caie_spec_and_to_the_record_shapes() -> None:
+    """caie-spec's S2-AcceptanceCriterion (derived from a requirement; one text, expected result, positive weight,
+    weight rationale and date), run on the example's criteria with our EPO's entailments; and shapes/record.ttl."""
+    pyshacl = pytest.importorskip("pyshacl")
+    caie_shapes = rdflib.Graph().parse(shared_path("interop", "caie-spec", "explorer", "data", "epo.shapes.ttl"))
+    shape = rdflib.URIRef("https://w3id.org/og-caie/S2-AcceptanceCriterion")
+    only = rdflib.Graph()
+    for s, p, o in caie_shapes.triples((shape, None, None)):
+        only.add((s, p, o))
+        if isinstance(o, rdflib.BNode):
+            only += caie_shapes.cbd(o)
+    iris = envelope.Iris(BASE_URL, "measles")
+    triples = rdf.scope_triples(iris, scope()) + rdf.dated(
+        iris.envelope(1), envelope_triples(iris, 1, content()), None, [], datetime.now(timezone.utc))
+    data = _with_supers(triples)
+    assert len(set(data.subjects(rdflib.RDF.type, rdflib.URIRef(CAIE_EPO + "AcceptanceCriterion")))) == len(content().criteria)
+    conforms, _, report = pyshacl.validate(data, shacl_graph=only)
+    assert conforms, report
+    conforms, _, report = pyshacl.validate(data, shacl_graph=rdflib.Graph().parse(REPO / "shapes" / "record.ttl"))
+    assert conforms, report
+    method = rdflib.URIRef(iris.under("method"))
+    assert str(data.value(method, rdflib.URIRef(EPO + "methodVersion"))) == "1.0.0"
+    assert (rdflib.URIRef(iris.evaluation), rdflib.URIRef(EPO + "evaluationMethod"), method) in data

@@ -18,6 +18,7 @@ from ..envelope import (
     Assumption,
     Criterion,
     EnvelopeContent,
+    EvaluationMethod,
     Judge,
     OperatingEnvironment,
     OutOfScope,
@@ -109,12 +110,19 @@ class OutOfScopeBody(_Body):
     concepts: list[Iri] = []
 
 
+class EvaluationMethodBody(_Body):
+    name: Text
+    method_version: Text = Field(description="The method version (judges, scoring and interpretation rules).")
+    statement: str | None = None
+
+
 class EvaluationBody(_Body):
     """The scope of an evaluation (step 1)."""
 
     id: Identifier | None = Field(default=None, description="Required by POST; PUT takes it from the path.")
     title: Text
     risk_question: str | None = None
+    evaluation_method: EvaluationMethodBody | None = None
     dso: Identifier = Field(description="Identifier of a loaded DSO graph (/graphs/dso/{dso}).")
     knowledge_graphs: list[Identifier] = Field(min_length=1, description="Identifiers of loaded KG graphs.")
     test_target: TestTargetBody
@@ -132,6 +140,7 @@ class EvaluationBody(_Body):
             operating_environment=OperatingEnvironment(o.statement, tuple(o.settings),
                                                        tuple(Assumption(a.id, a.statement) for a in o.assumptions)),
             out_of_scope=tuple(OutOfScope(d.id, d.statement, tuple(d.concepts)) for d in self.out_of_scope),
+            method=(EvaluationMethod(m.name, m.method_version, m.statement) if (m := self.evaluation_method) else None),
         )
 
 
@@ -231,6 +240,9 @@ def scope_json(scope: Scope) -> dict[str, object]:
     }
     if scope.risk_question is None:
         del body["riskQuestion"]
+    if (m := scope.method) is not None:
+        method = {"name": m.name, "methodVersion": m.version, "statement": m.statement}
+        body["evaluationMethod"] = {k: v for k, v in method.items() if v is not None}
     return body
 
 

@@ -41,7 +41,7 @@ def lifecycle_operations(evaluation_id: str = "{id}") -> str:
     record = f"/evaluations/{evaluation_id}"
     return (
         "evaluation records change only through the lifecycle operations: "
-        f"PUT {record} for the scope, PUT {record}/envelope, POST {record}/envelope/versions, "
+        f"PUT {record} for the scope, POST {record}/dso/appropriateness, PUT {record}/envelope, POST {record}/envelope/versions, "
         f"POST {record}/criteria/{{criterion}}/relevance, POST {record}/envelope/appropriateness, "
         f"POST {record}/envelope/sign-off, POST {record}/plans, POST {record}/plans/{{n}}/approval, "
         f"POST {record}/scenarios/{{index}}/exclusion; "

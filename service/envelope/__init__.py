@@ -7,7 +7,7 @@ evaluations is :mod:`service.scope.records`). Approvals are in
 :mod:`service.envelope.approvals`.
 """
 
-from ..scope.model import Assumption, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
+from ..scope.model import Assumption, EvaluationMethod, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
 from .model import Criterion, Envelope, EnvelopeContent, Evaluation, Judge, Requirement
 from .rdf import Iris, envelope_digest
 from .records import (
@@ -29,6 +29,7 @@ __all__ = [
     "Envelope",
     "EnvelopeContent",
     "Evaluation",
+    "EvaluationMethod",
     "Iris",
     "Judge",
     "OperatingEnvironment",

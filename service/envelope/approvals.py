@@ -1,5 +1,6 @@
-"""Approvals of step 2, enforced and append-only: the domain expert judges each criterion's relevance and
-the envelope's appropriateness, the organizational expert signs the envelope off.
+"""Approvals of step 2, enforced and append-only: the domain expert judges the DSO's appropriateness, each
+criterion's relevance (an out-of-scope criterion's as not relevant) and the envelope's appropriateness, the
+organizational expert signs the envelope off.
 
 Each approval is an ``earl:Assertion, prov:Entity`` appended to the record as its own batch graph
 ``{evaluation}/approvals/{key}``, written once: who (``earl:assertedBy``, ``prov:wasAttributedTo``),
@@ -7,7 +8,7 @@ when (``prov:generatedAtTime``), what (``earl:subject``, and ``epo:envelopeDiges
 ``epo:planDigest`` of the content approved) and the decision (``earl:result`` with ``earl:outcome``
 and ``earl:info``), as in the caie-spec record. The append holds only while the record's head graph
 is the one the checks read. Whether an approval counts is decided when it is read: it approves the
-content whose digest it names, and nothing else.
+content whose digest it names, and nothing else (a DSO assessment names the DSO's digest in an input pin).
 """
 
 from __future__ import annotations
@@ -27,10 +28,11 @@ from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
 from . import inputs
 from .model import ApprovalRecord, EnvelopeStatus
-from .rdf import Index, Iris, envelope_digest, epo, owned_by
+from .rdf import Index, Iris, envelope_digest, epo, owned_by, read_scope
 from .records import current_envelope_iri, graph_ref, load
 
 KINDS = {
+    "dso-appropriateness": "DsoAppropriatenessAssessment",
     "relevance": "RelevanceAssessment",
     "appropriateness": "EnvelopeAppropriatenessAssessment",
     "envelope-sign-off": "EnvelopeSignOff",
@@ -79,14 +81,45 @@ def _status(graphs: GraphService, iris: Iris, index: Index) -> EnvelopeStatus:
         assessed = "outcome" in row
         if row["class"].value == EPO + "EnvelopeAppropriatenessAssessment":
             missing.insert(0, "the envelope's appropriateness: " + ("assessed inappropriate" if assessed else "not assessed"))
+        elif row["expected"].value == EARL + "failed":
+            why = ("assessed relevant (set inScope true, or assess it not relevant)" if assessed
+                   else "out of scope without the domain expert's assessment that it is not relevant")
+            missing.append(f"relevance of criterion {row['identifier'].value!r}: {why}")
         else:
             why = "assessed not relevant (set inScope false or change it)" if assessed else "not assessed"
             missing.append(f"relevance of criterion {row['identifier'].value!r}: {why}")
+    dso = _dso_status(graphs, iris, index)
+    if dso.gap:
+        missing.insert(0, dso.gap)
     appropriateness = _latest(found, "appropriateness", env, digest)
     signed = any(r.kind == "envelope-sign-off" and r.subject == env and r.envelope_digest == digest
                  and r.outcome == "passed" for r in found)
     return EnvelopeStatus(env, int(env.rsplit("/v", 1)[1]), digest, signed,
-                          appropriateness.outcome if appropriateness else None, relevance, missing)
+                          appropriateness.outcome if appropriateness else None, relevance, missing, dso.outcome)
+
+
+@dataclass(frozen=True)
+class _DsoStatus:
+    outcome: str | None
+    gap: str | None
+
+
+def _dso_status(graphs: GraphService, iris: Iris, index: Index) -> _DsoStatus:
+    """The latest DSO appropriateness assessment of the DSO's present content (queries/dso-assessments.rq),
+    and what sign-off still lacks about it."""
+    scope = read_scope(iris, index)
+    assert scope is not None, "load() found the evaluation"
+    dso = iris.dso(scope.dso)
+    entry = graphs.find_graph(dso)
+    if entry is None:
+        return _DsoStatus(None, f"the DSO <{dso}> does not exist: load it and assess its appropriateness")
+    rows = [row for row in graphs.rows("dso-assessments", {"evaluation": NamedNode(iris.evaluation)})
+            if row["dso"].value == dso and row["digest"].value == entry.digest]
+    outcome = rows[-1]["outcome"].value.removeprefix(EARL) if rows else None
+    if outcome == "passed":
+        return _DsoStatus(outcome, None)
+    why = "assessed inappropriate" if outcome else f"not assessed for its present content (digest {entry.digest})"
+    return _DsoStatus(outcome, f"the appropriateness of the DSO <{dso}>: {why}")
 
 
 @dataclass(frozen=True)
@@ -134,7 +167,16 @@ def append_approval(graphs: GraphService, state: RecordState, agent: Credential,
     graph in ``guards`` still has the digest the caller checked (409 otherwise, nothing written).
     ``parts`` gives, for the approval's IRI, triples about nodes named under it (a sign-off's pinned inputs).
     """
-    iris = state.iris
+    return _append(graphs, state.iris, state.head_digest, agent, kind, subject, outcome, comment, extra,
+                   state.status.digest, guards, parts)
+
+
+def _append(graphs: GraphService, iris: Iris, head_digest: str, agent: Credential, kind: str, subject: str,
+            outcome: bool, comment: str | None, extra: list[tuple[str, NamedNode | Literal]],
+            envelope: str | None, guards: dict[str, str] | None,
+            parts: Callable[[str], list[Triple]] | None) -> ApprovalRecord:
+    """:func:`append_approval` for a record read as ``iris`` with head digest ``head_digest``; ``envelope`` is
+    the envelope digest the approval names (``None``: it is not about the envelope)."""
     node = NamedNode(iris.under(f"approvals/{uuid.uuid4().hex}"))
     result, who = NamedNode(node.value + "#result"), NamedNode(iris.agent(agent.agent))
     time = now()
@@ -148,22 +190,40 @@ def append_approval(graphs: GraphService, state: RecordState, agent: Credential,
         Triple(node, NamedNode(PROV + "wasAttributedTo"), who),
         Triple(node, NamedNode(EARL + "mode"), NamedNode(EARL + "manual")),
         Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(time.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
-        Triple(node, epo("envelopeDigest"), Literal(state.status.digest)),
         Triple(node, NamedNode(EARL + "result"), result),
         Triple(result, NamedNode(RDF + "type"), NamedNode(EARL + "TestResult")),
         Triple(result, NamedNode(EARL + "outcome"), NamedNode(EARL + ("passed" if outcome else "failed"))),
         Triple(who, NamedNode(RDF + "type"), NamedNode(PROV + "Agent")),
     ]
+    if envelope is not None:
+        triples.append(Triple(node, epo("envelopeDigest"), Literal(envelope)))
     triples += [Triple(node, NamedNode(p), o) for p, o in extra]
     triples += parts(node.value) if parts else []
     if comment:
         triples.append(Triple(result, NamedNode(EARL + "info"), Literal(comment)))
     record = graph_ref(graphs, iris.evaluation_id)
     graphs.append(record, "approvals", triples, agent, key=node.value.rsplit("/", 1)[-1],
-                  title=f"{kind} by {agent.agent}", guards={record.iri.value: state.head_digest, **(guards or {})})
+                  title=f"{kind} by {agent.agent}", guards={record.iri.value: head_digest, **(guards or {})})
     return ApprovalRecord(node.value, kind, subject, agent.agent, time, "passed" if outcome else "failed",
-                          comment or None, state.status.digest,
+                          comment or None, envelope,
                           next((o.value for p, o in extra if p == EPO + "planDigest"), None))
+
+
+def assess_dso_appropriateness(graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str,
+                               credential: Credential | None) -> ApprovalRecord:
+    """The domain expert's judgment that the DSO release the evaluation uses is (not) an appropriate domain model
+    for it. It names the DSO's present content (an input pin: catalog digest and modification time) and holds
+    only while the DSO and the record's head graph stay as read; a changed DSO needs a new assessment before
+    the envelope can be signed off. Possible once the scope exists, before any envelope."""
+    agent = require(credential, "domain_expert")
+    entry = graphs.find(graph_ref(graphs, evaluation_id))
+    iris, _, evaluation = load(graphs, evaluation_id)
+    assert entry is not None, "load() found the evaluation, so its graph is catalogued"
+    dso = iris.dso(evaluation.scope.dso)
+    [pin] = inputs.present(evaluation_id, {dso: inputs.pin_of(graphs, dso)})
+    return _append(graphs, iris, entry.digest, agent, "dso-appropriateness", dso, appropriate, rationale,
+                   [(EPO + "approves", NamedNode(dso))], None, inputs.guards([pin]),
+                   lambda approval: inputs.pin_triples(approval, [pin]))
 
 
 def assess_relevance(graphs: GraphService, evaluation_id: str, criterion_id: str, relevant: bool,
@@ -215,6 +275,6 @@ def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Cred
 
 
 __all__ = [
-    "ApprovalRecord", "EnvelopeStatus", "RecordState", "append_approval", "assess_appropriateness",
+    "ApprovalRecord", "EnvelopeStatus", "RecordState", "append_approval", "assess_appropriateness", "assess_dso_appropriateness",
     "assess_relevance", "envelope_status", "list_approvals", "read_state", "records", "sign_off_envelope",
 ]

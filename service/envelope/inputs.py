@@ -91,6 +91,12 @@ def current_inputs(graphs: GraphService, scope: Scope) -> Inputs:
                   templates)
 
 
+def pin_of(graphs: GraphService, graph: str) -> Pin | None:
+    """``graph`` pinned as the catalog describes it now (``None``: it does not exist)."""
+    entry = graphs.find_graph(graph)
+    return _pin(entry) if entry else None
+
+
 def present(evaluation_id: str, inputs: Mapping[str, Pin | None]) -> tuple[Pin, ...]:
     """The pins of ``inputs``; 409 naming any graph the scope names that does not exist."""
     missing = [graph for graph, pin in inputs.items() if pin is None]

@@ -91,7 +91,8 @@ class Evaluation:
 class ApprovalRecord:
     """One stored approval; ``outcome`` is ``passed`` (relevant, appropriate, approved) or ``failed``.
 
-    ``envelope_digest`` and ``plan_digest`` name the content it approved; it approves nothing else.
+    ``envelope_digest`` and ``plan_digest`` name the content it approved; it approves nothing else (a DSO
+    appropriateness assessment names none of them: the DSO's digest is in its input pin).
     """
 
     iri: str
@@ -116,3 +117,4 @@ class EnvelopeStatus:
     appropriate: str | None
     relevance: dict[str, str | None]
     missing: list[str]
+    dso_appropriate: str | None = None

@@ -14,14 +14,24 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import datetime
 from decimal import Decimal, InvalidOperation
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from ..core.digest import graph_digest
+from ..core.digest import canonical_literals, graph_digest
 from ..core.iris import graph_iri
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, SKOS, XSD
-from ..scope.model import Assumption, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
+from ..scope.model import (
+    Assumption,
+    EvaluationMethod,
+    OperatingEnvironment,
+    OutOfScope,
+    Scope,
+    TestTarget,
+    UseBoundary,
+    VersionBoundary,
+)
 from .model import Criterion, Envelope, EnvelopeContent, Judge, Requirement
 
 TYPE = NamedNode(RDF + "type")
@@ -112,6 +122,14 @@ def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     b.text(e, NamedNode(DCTERMS + "identifier"), scope.id)
     b.text(e, NamedNode(DCTERMS + "title"), scope.title)
     b.text(e, epo("riskQuestion"), scope.risk_question)
+    if scope.method is not None:
+        method = iris.under("method")
+        b.add(e, epo("evaluationMethod"), method)
+        b.add(method, TYPE, epo("EvaluationMethod"))
+        b.add(method, epo("inEvaluation"), e)
+        b.text(method, NamedNode(RDFS + "label"), scope.method.name)
+        b.text(method, epo("methodVersion"), scope.method.version)
+        b.text(method, epo("statement"), scope.method.statement)
     dso = iris.dso(scope.dso)
     b.add(e, epo("usesDso"), dso)
     b.add(dso, TYPE, epo("DsoRelease"))
@@ -210,12 +228,53 @@ def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revisio
     return list(dict.fromkeys(b.triples))
 
 
+WRITTEN = PROV + "generatedAtTime"
+"""When a criterion's present content was written: the date of a record, not content (not in the digest)."""
+
+
+def undated(triples: Iterable[Triple]) -> list[Triple]:
+    return [t for t in triples if t.predicate.value != WRITTEN]
+
+
+def _criteria(envelope_iri: str, triples: list[Triple]) -> tuple[dict[str, set[tuple[str, object]]], dict[str, Literal]]:
+    """Each criterion's content (by id, IRIs relative to the envelope, literals canonical) and its date."""
+    prefix = envelope_iri + "/criteria/"
+    content: dict[str, set[tuple[str, object]]] = defaultdict(set)
+    dates: dict[str, Literal] = {}
+    for raw, t in zip(triples, canonical_literals(triples)):
+        if not (isinstance(t.subject, NamedNode) and t.subject.value.startswith(prefix)):
+            continue
+        key = t.subject.value[len(prefix):]
+        if t.predicate.value == WRITTEN and isinstance(raw.object, Literal):
+            dates[key] = raw.object
+        elif isinstance(t.object, NamedNode) and t.object.value.startswith(envelope_iri + "/"):
+            content[key].add((t.predicate.value, NamedNode(RELATIVE + t.object.value[len(envelope_iri):])))
+        else:
+            content[key].add((t.predicate.value, t.object))
+    return content, dates
+
+
+def dated(envelope_iri: str, triples: list[Triple], earlier_iri: str | None, earlier: list[Triple],
+          time: datetime) -> list[Triple]:
+    """``triples`` (envelope ``envelope_iri``) with each criterion's ``prov:generatedAtTime``: its date in the
+    ``earlier`` version's triples when its content is the same there, else ``time``; so a criterion's date says
+    when its present text, weight and concepts were written, across rewrites and versions."""
+    content, _ = _criteria(envelope_iri, triples)
+    before, dates = _criteria(earlier_iri, earlier) if earlier_iri else ({}, {})
+    written = Literal(time.isoformat(), datatype=NamedNode(XSD + "dateTime"))
+    return undated(triples) + [
+        Triple(NamedNode(f"{envelope_iri}/criteria/{key}"), NamedNode(WRITTEN),
+               dates[key] if key in dates and before.get(key) == facts else written)
+        for key, facts in sorted(content.items())
+    ]
+
+
 def digest_triple(envelope_iri: str, digest: str) -> Triple:
     return Triple(NamedNode(envelope_iri), epo("envelopeDigest"), _text(digest))
 
 
 _NOT_CONTENT = {EPO + "version", PROV + "wasRevisionOf", EPO + "envelopeDigest", EPO + "inEvaluation",
-                EPO + "envelopeTarget", EPO + "inEnvironment"}
+                EPO + "envelopeTarget", EPO + "inEnvironment", WRITTEN}
 
 
 def envelope_digest(envelope_iri: str, triples: Iterable[Triple]) -> str:
@@ -284,6 +343,7 @@ def read_scope(iris: Iris, index: Index) -> Scope | None:
     use = index.one(e, EPO + "useBoundary") or iris.under("use-boundary")
     env = index.one(e, EPO + "operatingEnvironment") or iris.under("operating-environment")
     dso = index.one(e, EPO + "usesDso") or ""
+    method = index.one(e, EPO + "evaluationMethod")
     return Scope(
         id=iris.evaluation_id,
         title=index.one(e, DCTERMS + "title") or iris.evaluation_id,
@@ -318,6 +378,9 @@ def read_scope(iris: Iris, index: Index) -> Scope | None:
                        tuple(index.all(o, EPO + "excludedConcept")))
             for o in index.all(e, EPO + "outOfScope")
         ),
+        method=None if method is None else EvaluationMethod(
+            index.one(method, RDFS + "label") or "", index.one(method, EPO + "methodVersion") or "",
+            index.one(method, EPO + "statement")),
     )
 
 
@@ -327,7 +390,7 @@ def scope_owned(iris: Iris, triple: Triple) -> bool:
         return triple.predicate.value != EPO + "operationalEnvelope"
     if triple.subject.value.startswith((iris.dso(""), iris.kg(""))):
         return True
-    parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope")
+    parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope", "method")
     return any(owned_by(iris.under(part), triple) for part in parts)
 
 

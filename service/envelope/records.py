@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import NamedNode, RdfFormat, Triple
 
 from ..core.auth import require
-from ..core.catalog import GraphKind
+from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.digest import canonical_literals
 from ..core.errors import Conflict, NotFound, Unprocessable
@@ -24,8 +24,10 @@ from . import checks
 from ..scope.model import Scope
 from .model import Envelope, EnvelopeContent, Evaluation
 from .rdf import (
+    WRITTEN,
     Index,
     Iris,
+    dated,
     digest_triple,
     envelope_digest,
     envelope_triples,
@@ -37,12 +39,13 @@ from .rdf import (
     read_scope,
     scope_owned,
     scope_triples,
+    undated,
 )
 
 AUTHORS = ("evaluation_operator", "domain_expert")
 """Who may write a scope or envelope (admin always may)."""
 
-_SERVER_MAINTAINED = {EPO + "envelopeDigest", EPO + "configurationDigest"}
+_SERVER_MAINTAINED = {EPO + "envelopeDigest", EPO + "configurationDigest", WRITTEN}
 
 
 def iris_for(graphs: GraphService, evaluation_id: str) -> Iris:
@@ -197,11 +200,13 @@ def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change:
     current = current_envelope_iri(iris, index)
     iri = current or iris.envelope(1)
     version = int(iri.rsplit("/v", 1)[1])
-    new = envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf"))
-    new.append(digest_triple(iri, envelope_digest(iri, new)))
     old = [t for t in index.triples if owned_by(iri, t)]
-    # Compared by value: a store may give a literal back in another spelling (Virtuoso: decimal 10 as integer).
-    if current is not None and set(canonical_literals(old)) == set(canonical_literals(new)):
+    new = dated(iri, envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf")),
+                iri, old, now())
+    new.append(digest_triple(iri, envelope_digest(iri, new)))
+    # Compared by value: a store may give a literal back in another spelling (Virtuoso: decimal 10 as integer);
+    # and without dates, so that a record written before criteria were dated is not changed by the same content.
+    if current is not None and set(canonical_literals(undated(old))) == set(canonical_literals(undated(new))):
         return False
     if current is not None and iri in signed:
         raise Conflict(
@@ -272,7 +277,8 @@ def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> 
     if current not in signed_off_versions(graphs, iris, index):
         raise Conflict(f"envelope v{version} is not signed off: change it in place with PUT /evaluations/{evaluation_id}/envelope")
     iri = iris.envelope(version + 1)
-    new = envelope_triples(iris, version + 1, read_content(current, index), current)
+    new = dated(iri, envelope_triples(iris, version + 1, read_content(current, index), current),
+                current, [t for t in index.triples if owned_by(current, t)], now())
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     link = epo("operationalEnvelope")
     change = _Change(

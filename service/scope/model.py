@@ -62,6 +62,15 @@ class OutOfScope:
 
 
 @dataclass(frozen=True)
+class EvaluationMethod:
+    """The named method the evaluation applies (judges, metrics, interpretation rules) and its version."""
+
+    name: str
+    version: str
+    statement: str | None = None
+
+
+@dataclass(frozen=True)
 class Scope:
     """Step 1: what is evaluated, for whom, where, with which DSO and knowledge graphs."""
 
@@ -74,6 +83,7 @@ class Scope:
     operating_environment: OperatingEnvironment
     out_of_scope: tuple[OutOfScope, ...] = ()
     risk_question: str | None = None
+    method: EvaluationMethod | None = None
 
 
 @dataclass(frozen=True)

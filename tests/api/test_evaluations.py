@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from datetime import datetime
 from decimal import Decimal
 
 import pytest
@@ -39,9 +40,16 @@ def without(body: dict, keys: tuple[str, ...] = SERVER_FIELDS) -> dict:
 
 
 def sign_off(service: Service) -> dict:
+    """The domain expert assesses the DSO, each criterion (an out-of-scope one as not relevant) and the envelope;
+    the organizational expert signs it off. The sign-off's JSON."""
+    answer = service.http.post(f"/evaluations/{ID}/dso/appropriateness",
+                               json={"appropriate": True, "rationale": "models what the public asks"}, headers=service.auth("annie"))
+    assert answer.status_code == 201, answer.text
     for criterion in example_envelope()["criteria"]:
+        relevant = criterion.get("inScope", True)
         answer = service.http.post(f"/evaluations/{ID}/criteria/{criterion['id']}/relevance",
-                                   json={"relevant": True, "rationale": "matters in the outbreak"}, headers=service.auth("annie"))
+                                   json={"relevant": relevant, "rationale": "matters in the outbreak" if relevant else "out of scope"},
+                                   headers=service.auth("annie"))
         assert answer.status_code == 201, answer.text
     answer = service.http.post(f"/evaluations/{ID}/envelope/appropriateness",
                                json={"appropriate": True, "rationale": "fits the public"}, headers=service.auth("annie"))
@@ -75,7 +83,10 @@ def test_example_round_trips(loaded: Service) -> None:
     graph = rdflib.Graph().parse(data=turtle.text, format="turtle")
     criteria = set(graph.subjects(rdflib.RDF.type, EPO.AcceptanceCriterion))
     weights = {Decimal(str(graph.value(c, EPO.weight))) for c in criteria}
-    assert len(criteria) == 12 and len(weights) == 12
+    assert len(criteria) == len(weights) == len(example_envelope()["criteria"]) == 14
+    method = graph.value(rdflib.URIRef(BASE_URL + f"evaluations/{ID}"), EPO.evaluationMethod)
+    assert str(graph.value(method, EPO.methodVersion)) == example_evaluation()["evaluationMethod"]["methodVersion"]
+    assert all(isinstance(graph.value(c, rdflib.PROV.generatedAtTime).toPython(), datetime) for c in criteria)
     evaluation = rdflib.URIRef(BASE_URL + f"evaluations/{ID}")
     assert (evaluation, rdflib.RDF.type, EPO.Evaluation) in graph
     assert graph.value(evaluation, rdflib.URIRef("http://rdfs.org/ns/void#triples")) is not None  # its catalog record
@@ -212,6 +223,7 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     url = f"/evaluations/{ID}"
     early = loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("dana"))
     assert early.status_code == 409 and "appropriateness" in early.json()["detail"] and "'c01'" in early.json()["detail"]
+    assert "appropriateness of the DSO" in early.json()["detail"] and "'c12': out of scope without" in early.json()["detail"]
 
     relevance = {"relevant": True, "rationale": "core"}
     assert loaded.http.post(f"{url}/criteria/c01/relevance", json=relevance).status_code == 401
@@ -220,11 +232,15 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     appropriateness = {"appropriate": True, "rationale": "fits"}
     assert loaded.http.post(f"{url}/envelope/appropriateness", json=appropriateness, headers=loaded.auth("theo")).status_code == 403
     assert loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("annie")).status_code == 403
+    assert loaded.http.post(f"{url}/dso/appropriateness", json=appropriateness, headers=loaded.auth("theo")).status_code == 403
+    assert loaded.http.post("/evaluations/nope/dso/appropriateness", json=appropriateness,
+                            headers=loaded.auth("annie")).status_code == 404
 
     first = sign_off(loaded)
     assert first["kind"] == "envelope-sign-off" and first["agent"] == "dana"
     env = loaded.http.get(f"{url}/envelope").json()
     assert env["status"]["signedOff"] is True and first["envelopeDigest"] == env["digest"]
+    assert env["status"]["dsoAppropriateness"] == "passed" and env["status"]["relevance"]["c12"] == "failed"
 
     changed = example_envelope()
     changed["criteria"][0]["weight"] = 11
@@ -240,7 +256,9 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     after = loaded.http.get(f"{url}/approvals").json()["approvals"]
     assert after[: len(records)] == records and len(after) == len(records) + 1
     assert [r["kind"] for r in after].count("envelope-sign-off") == 2
-    assert len(records) == 12 + 1 + 1
+    assert len(records) == 1 + len(example_envelope()["criteria"]) + 1 + 1
+    assert (records[0]["kind"], records[0]["subject"], records[0]["envelopeDigest"]) == (
+        "dso-appropriateness", BASE_URL + "graphs/dso/vaccine-education", None)
 
     turtle = loaded.http.get(f"{url}/approvals", headers={"Accept": "text/turtle"}).text
     graph = rdflib.Graph().parse(data=turtle, format="turtle")

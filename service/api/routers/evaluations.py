@@ -163,6 +163,15 @@ async def assess_relevance(evaluation_id: str, criterion_id: str, body: Relevanc
     return _approval(record, settings, evaluation_id)
 
 
+@router.post("/evaluations/{evaluation_id}/dso/appropriateness", status_code=201,
+             summary="The domain expert assesses the DSO's appropriateness for the evaluation (append-only)")
+async def assess_dso_appropriateness(evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep,
+                                     settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    record = await run_in_threadpool(approvals.assess_dso_appropriateness, graphs, evaluation_id, body.appropriate,
+                                     body.rationale, agent)
+    return _approval(record, settings, evaluation_id)
+
+
 @router.post("/evaluations/{evaluation_id}/envelope/appropriateness", status_code=201,
              summary="The domain expert assesses the envelope's appropriateness (append-only)")
 async def assess_appropriateness(evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep,
