@@ -4,7 +4,10 @@
 SPARQL 1.1 HTTP; ``virtuoso`` is the remote backend on a real Virtuoso 7 (:func:`.servers.virtuoso_server`).
 A module opts its tests into Virtuoso too with ``pytestmark = pytest.mark.backends("embedded", "remote",
 "virtuoso")`` (read by :func:`pytest_generate_tests`); the others run on ``embedded`` and ``remote`` only,
-to keep ``make test`` within its time budget (docs/stores.md, "What runs on each engine in `make test`"). The service runs under uvicorn and tests talk to it over real HTTP: one uvicorn server
+to keep ``make test`` within its time budget (docs/stores.md, "What runs on each engine in `make test`").
+Where a module's point is domain logic rather than the store's transport (the plan tests), it runs on
+:data:`EMBEDDED_ONLY` and marks the few tests that read and write through a remote store :data:`ALSO_REMOTE`
+(a test's own ``backends`` marker wins over its module's). The service runs under uvicorn and tests talk to it over real HTTP: one uvicorn server
 for the session, serving the app each test creates over its own empty store (:class:`.servers.AppSlot`).
 
 Store contents that many tests start from (the specification files, a signed-off evaluation) are built
@@ -73,6 +76,12 @@ def _remote(url: str) -> RemoteStore:
 BACKENDS = ("embedded", "remote", "virtuoso")
 DEFAULT_BACKENDS = ("embedded", "remote")
 _LIST_GRAPHS = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
+
+
+EMBEDDED_ONLY = pytest.mark.backends("embedded")
+"""For a module or test whose point does not depend on the store's transport (both stores run one query engine)."""
+ALSO_REMOTE = pytest.mark.backends(*DEFAULT_BACKENDS)
+"""For a test, in an :data:`EMBEDDED_ONLY` module, that covers what a remote store reads and writes differently."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -197,7 +206,8 @@ def service(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str])
     """The service over real HTTP, on an empty store of each backend: a fresh app, served by the session's server."""
     slot, url = app_slot
     app = create_app(settings_for(tokens), store)
-    with slot.serving(app), httpx.Client(base_url=url, timeout=60.0) as http:
+    # generous: a worker's first plan compiles the scenario tables, tens of seconds on a busy machine
+    with slot.serving(app), httpx.Client(base_url=url, timeout=300.0) as http:
         yield Service(http, store, tokens, url)
 
 

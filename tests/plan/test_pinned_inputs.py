@@ -1,7 +1,12 @@
-"""Pinned inputs over real HTTP, both backends (issue 6 §3): the sign-off, every plan and every derivation record
-the digests of the DSO, the knowledge graphs and the scenario shapes they rest on; a changed input refuses
-planning (409 naming the graph and both digests, nothing stored) until a new envelope version re-pins it; and a
-scenario keeps its identity, so an exclusion keeps naming the same situation when a KG edit renumbers the frame."""
+"""Pinned inputs over real HTTP (issue 6 §3): the sign-off, every plan and every derivation record the digests of
+the DSO, the knowledge graphs and the scenario shapes they rest on; a changed input refuses planning (409 naming
+the graph and both digests, nothing stored) until a new envelope version re-pins it; and a scenario keeps its
+identity, so an exclusion keeps naming the same situation when a KG edit renumbers the frame.
+
+Which input changed and what that refuses is decided from the catalog's digests, the same on any store, so those
+tests run on the embedded store; the pins a sign-off, a plan and its derivation write and read back also run on a
+remote ``oxigraph serve`` (:data:`.conftest.ALSO_REMOTE`).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ from service.plan.testplan import excluded_indices, planning_input
 from service.scenarios.derive import context_for, scenario_iri
 
 from ..api.test_evaluations import ID, sign_off
-from ..conftest import BASE_URL, REPO, Service, graphs_over
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, REPO, Service, graphs_over
 from ..test_envelope import snapshot, spec_quads  # noqa: F401
 from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
 
@@ -24,7 +29,8 @@ SMALL = {**PLAN, "strategy": "Equal", "budget": 40, "reviewSample": 50}
 EVALUATION = f"{BASE_URL}evaluations/{ID}"
 NIGERIA = f"{BASE_URL}graphs/kg/nigeria"
 INPUTS = {f"{BASE_URL}graphs/dso/vaccine-education", *(f"{BASE_URL}graphs/kg/{kg}" for kg in ("bangladesh", "india", "kenya", "nigeria")),
-          f"{BASE_URL}graphs/shapes/scenario-consistency", f"{BASE_URL}graphs/shapes/scenario-routing"}
+          f"{BASE_URL}graphs/shapes/scenario-consistency", f"{BASE_URL}graphs/shapes/scenario-routing",
+          *(f"{BASE_URL}graphs/templates/{path.stem}" for path in (REPO / "ontologies" / "templates").glob("*.ttl"))}
 PREFIXES = """
 @prefix ve:   <https://w3id.org/ob-caie/dso/vaccine-education/> .
 @prefix kg:   <https://w3id.org/ob-caie/kg/nigeria/> .
@@ -42,6 +48,8 @@ kg:brt-ride a ve:TransmissionSetting , skos:Concept ;
 """A new setting, sorted before the others: every candidate's index moves."""
 BOOKKEEPING = {RDF + "type", RDFS + "label", RDFS + "comment", DCTERMS + "subject", PROV + "wasGeneratedBy",
                EPO + "scenarioIndex", EPO + "blockedBy"}
+
+pytestmark = EMBEDDED_ONLY
 
 
 def catalog(service: Service) -> dict[str, dict]:
@@ -100,6 +108,7 @@ def situations(service: Service, scenarios: list[str]) -> dict[str, frozenset[tu
     return {s: frozenset(values) for s, values in found.items()}
 
 
+@ALSO_REMOTE
 def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) -> None:  # noqa: F811
     answer = signed.http.get(f"/evaluations/{ID}/approvals", headers={"Accept": "text/turtle"})
     assert answer.status_code == 200, answer.text
@@ -148,6 +157,7 @@ def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version(signe
     assert pinned(signed, again["plan"])[NIGERIA] == new
 
 
+@ALSO_REMOTE
 def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(signed: Service) -> None:  # noqa: F811
     first, second = make_plan(signed, SMALL), make_plan(signed, SMALL)
     current = {graph: entry["digest"] for graph, entry in catalog(signed).items() if graph in INPUTS}

@@ -1,6 +1,13 @@
-"""Step 3 over real HTTP, both backends: a 300-probe plan on the measles example follows its strategy,
-is deterministic for a seed, is approved only by a domain expert on a signed-off envelope, and the
-scenarios it derived can be reviewed (eligible or blocked, with the rule) and excluded."""
+"""Step 3 over real HTTP: a 300-probe plan on the measles example follows its strategy, is deterministic for a
+seed, is approved only by a domain expert on a signed-off envelope, and the scenarios it derived can be reviewed
+(eligible or blocked, with the rule) and excluded.
+
+The plan logic does not depend on the store (both backends run one query engine), so these tests run on the
+embedded store. Three also run on a remote ``oxigraph serve`` (:data:`.conftest.ALSO_REMOTE`), for what it reads
+and writes over SPARQL: a plan's probes paged back, the derived scenarios listed by status and rule with the
+blocking summary, and an exclusion that the next plan reads. Plan approval on a remote store is
+tests/plan/test_plan_approval.py's.
+"""
 
 from __future__ import annotations
 
@@ -8,11 +15,13 @@ import pytest
 from pyoxigraph import Quad
 
 from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
-from ..conftest import Service, restored
+from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service, restored
 from ..test_envelope import example_envelope, load_spec, snapshot, spec_quads  # noqa: F401
 
 PLAN = {"strategy": "HighestWeightFirst", "budget": 300, "seed": 7, "reviewSample": 400}
 IMMUNE_WITHOUT_CAUSE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
+
+pytestmark = EMBEDDED_ONLY
 
 
 @pytest.fixture
@@ -70,6 +79,7 @@ def test_same_seed_same_plan_other_seed_other_probes(signed: Service) -> None:
     assert scenarios(first) == scenarios(second) != scenarios(other)
 
 
+@ALSO_REMOTE
 def test_probes_carry_scenario_criteria_and_an_opening_turn(signed: Service) -> None:
     plan = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
     page = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 5, "offset": 5}).json()
@@ -81,6 +91,7 @@ def test_probes_carry_scenario_criteria_and_an_opening_turn(signed: Service) -> 
     assert {p["scenario"] for p in page["items"]} <= {s["scenario"] for s in scenario["items"]}
 
 
+@ALSO_REMOTE
 def test_blocked_scenarios_keep_their_rule_and_message(signed: Service) -> None:
     make_plan(signed)
     blocked = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "blocked", "rule": IMMUNE_WITHOUT_CAUSE}).json()
@@ -124,6 +135,7 @@ def test_plan_approval_by_the_domain_expert_only(signed: Service) -> None:
     assert view["approved"] and view["approvals"][0]["agent"] == "annie"
 
 
+@ALSO_REMOTE
 def test_excluded_scenario_is_not_probed_again(signed: Service) -> None:
     plan = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
     probes = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000}).json()["items"]

@@ -1,8 +1,13 @@
-"""The review reads of step 3 and the evaluations listing over real HTTP, both backends.
+"""The review reads of step 3 and the evaluations listing over real HTTP.
 
 Each filtered or paged answer is compared with the whole listing filtered here, in Python, so the SPARQL
 filters and pages (queries/scenarios.rq, scenario-count.rq, probes.rq, probe-count.rq, evaluations.rq)
 are checked against a plain reading of what they mean.
+
+The queries are the same text on both backends, run by one engine (Oxigraph), so the scenario filters run on
+the embedded store. What a remote ``oxigraph serve`` adds is the transport (bound parameters, ``LIMIT`` and
+``OFFSET`` sent over the SPARQL protocol): the probe filter and pages, the latest exclusion in the listing and
+the evaluations listing also run there (:data:`.conftest.ALSO_REMOTE`).
 """
 
 from __future__ import annotations
@@ -10,12 +15,14 @@ from __future__ import annotations
 from collections import Counter
 
 from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
-from ..conftest import Service
+from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service
 from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
 from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
 
 SMALL_PLAN = {**PLAN, "budget": 40, "strategy": "Equal"}
 VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
+
+pytestmark = EMBEDDED_ONLY
 
 
 def get(service: Service, url: str, **params: object) -> dict:
@@ -96,6 +103,7 @@ def test_scenario_filters_are_checked(signed: Service) -> None:  # noqa: F811
     assert get(signed, url)["total"] == 0, "before any plan, nothing was derived"
 
 
+@ALSO_REMOTE
 def test_the_latest_exclusion_shows_in_the_listing(signed: Service) -> None:  # noqa: F811
     make_plan(signed, SMALL_PLAN)
     url = f"/evaluations/{ID}/scenarios"
@@ -110,6 +118,7 @@ def test_the_latest_exclusion_shows_in_the_listing(signed: Service) -> None:  # 
     assert listed[0]["excluded"]["reason"] == "on second thought" and listed[0]["excluded"]["by"].endswith("/agents/annie")
 
 
+@ALSO_REMOTE
 def test_probe_filter_and_pages_agree_with_the_whole_listing(signed: Service) -> None:  # noqa: F811
     plan = make_plan(signed, SMALL_PLAN)
     url = f"/evaluations/{ID}/plans/{plan['number']}/probes"
@@ -128,6 +137,7 @@ def test_probe_filter_and_pages_agree_with_the_whole_listing(signed: Service) ->
     assert signed.http.get(url, params={"limit": 0}).status_code == 422
 
 
+@ALSO_REMOTE
 def test_evaluations_listing_names_each_current_envelope(loaded: Service) -> None:  # noqa: F811
     create(loaded)
     second = {**example_evaluation(), "id": "second", "title": "A second evaluation, with no envelope yet"}
