@@ -23,7 +23,7 @@ from service.scenarios.production import Production
 from service.scenarios.reference import reference_check, scenario_iri
 from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes, top_level_shapes
 
-from . import KE, NG, RDF, ROOT, VE
+from . import KE, LANG, NG, RDF, ROOT, VE
 
 SH = Namespace("http://www.w3.org/ns/shacl#")
 
@@ -36,7 +36,7 @@ MEASLES_CRITERION = Criterion("https://example.org/criteria/measles", frozenset(
 
 BASE_VALUES = {"persona": VE.Caregiver, "age": VE.Adult, "vaccination": VE.FullyVaccinated, "infection": VE.NeverInfected,
                "immunity": VE.Immune, "pregnancy": Literal(False), "setting": VE.HouseholdSetting,
-               "country": NG.country, "language": NG["lang-en"], "need": VE.ScheduleQuestion, "disease": VE.Measles,
+               "country": NG.country, "language": LANG.eng, "need": VE.ScheduleQuestion, "disease": VE.Measles,
                "style": VE.PlainStyle}
 
 
@@ -76,7 +76,7 @@ EXAMPLES = [
     (SC.PregnantPersonNotPregnant, {"persona": VE.PregnantPerson}, {"persona": VE.PregnantPerson, "pregnancy": Literal(True)}),
     (SC.RoleBeyondAge, {"persona": VE.HealthWorker, "age": VE.Child}, {"persona": VE.Student, "age": VE.Child}),
     (SC.ElderNotOlderAdult, {"persona": VE.Elder}, {"persona": VE.Elder, "age": VE.OlderAdult}),
-    (SC.LanguageNotSpokenInCountry, {"language": KE["lang-sw"]}, {"language": NG["lang-ha"]}),
+    (SC.LanguageNotSpokenInCountry, {"language": LANG.swa}, {"language": LANG.hau}),
     (SC.SettingOfAnotherCountry, {"setting": KE["matatu-ride"]}, {"setting": NG["danfo-ride"]}),
     (SC.OtherDiseaseQuestionAboutFocusDisease, {"need": VE.OtherDiseaseQuestion},
      {"need": VE.OtherDiseaseQuestion, "disease": VE.Polio}),
@@ -85,7 +85,7 @@ EXAMPLES = [
 PAIR_EXAMPLES = [
     (SR.OtherDiseaseForFocusCriterion, NG_CRITERION, {"disease": VE.Mumps, "need": VE.OtherDiseaseQuestion}),
     (SR.VaccineDoesNotProtect, MR_CRITERION, {"disease": VE.Mumps, "need": VE.OtherDiseaseQuestion}),
-    (SR.ResourceOfAnotherCountry, NG_CRITERION, {"country": KE.country, "language": KE["lang-sw"]}),
+    (SR.ResourceOfAnotherCountry, NG_CRITERION, {"country": KE.country, "language": LANG.swa}),
 ]
 
 

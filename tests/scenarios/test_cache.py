@@ -14,13 +14,13 @@ from service.scenarios.derive import CriterionScope, DerivationInput, derive, de
 from service.scenarios.engine import Criterion
 from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes
 
-from . import NG, ROOT, VE
+from . import LANG, NG, ROOT, VE
 
 DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
 KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
 SHAPES = load_rule_shapes(default_scenario_shape_paths())
 CRITERIA = (Criterion("https://example.org/criteria/mr", frozenset({str(VE.MR)})),)
-TINY = dict(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(NG["lang-en"])}),
+TINY = dict(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(LANG.eng)}),
             excluded_concepts=frozenset(str(VE[n]) for n in (
                 "Polio", "Cholera", "COVID19", "Malaria", "Rubella", "SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting",
                 "WorkplaceSetting", "MarketSetting", "PublicTransportSetting", "TreatmentQuestion", "SymptomRecognition",
