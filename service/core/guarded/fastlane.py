@@ -52,9 +52,10 @@ Answer = Callable[[bytes], "tuple[bytes, bool] | None"]
 """Given a complete request head: the complete response and whether the connection stays open, or ``None`` for
 whatever the main process must answer."""
 
-WALL_FACTOR = 4.0
-"""A request's wall time in a front may be this many times its CPU budget: on a loaded machine a lookup waits
-for a core, and a query that waits on something else (no CPU) is still given up."""
+WALL_FACTOR = 8.0
+"""A request's wall time in a front may be this many times its CPU budget: on a loaded machine a query waits for
+a core (at 4x, half the bench's analytic queries were given up under a load average of 13, ratio 0.60; at 8x,
+1.11), and a query that waits on something else (no CPU) is still given up."""
 STOP_S = 3.0
 """How long the main process waits for its fronts to stop before it kills them."""
 _TICK_S = 0.05
