@@ -49,7 +49,7 @@ def plan_json(view: PlanView) -> JSON:
         "createdBy": view.created_by, "created": view.created,
         "allocation": [{"criterion": a.criterion, "probes": a.probes, "eligibleFrame": a.eligible_frame,
                         "exercisedBy": a.exercised_by, "scenarios": a.scenarios} for a in view.allocation],
-        "probes": view.probes,
+        "probes": view.probes, "languagesWithoutTemplates": list(view.without_templates),
         **plan_approval_json(view.approval),
     }
 

@@ -49,6 +49,8 @@ class PlanView:
     allocation: tuple[CriterionAllocation, ...]
     probes: int
     approval: PlanApprovalStatus
+    without_templates: tuple[str, ...] = ()
+    """The envelope's languages with no opening-turn templates: the plan has no probes in them."""
 
     @property
     def digest(self) -> str:

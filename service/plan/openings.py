@@ -1,80 +1,196 @@
-"""Opening user turns templated from a scenario's facet values: deterministic, no model involved.
+"""Opening user turns in the probe's language, written from template sets kept as data.
 
-Templates are keyed by the DSO concepts' IRIs (vaccine-education, measles first); any other DSO gets
-a generic sentence built from its concepts' labels, so a new DSO works without code changes.
+A template set (``ontologies/templates/<BCP 47 tag>.ttl``, a ``templates`` graph; docs/templates.md) gives, in
+one language, a text per DSO or knowledge-graph concept (``epo:openingText``; ``epo:openingTextAboutOther``
+for a state said of the person in one's care). A scenario's opening turn is its style, persona, pregnancy,
+states and need, each the set's text for the value, with ``{age}``, ``{disease}`` and ``{setting}`` filled
+in. A scenario's language (an IRI of the DSO or a KG) maps to a tag through the data: a code property of the
+language (``languageCode``, ``skos:notation``, ``dcterms:identifier``), else an ISO 639 IRI's code. A
+language with no set conforming to the DSO has no probes: :meth:`Openings.lacking` names them for the plan.
+Nothing is ever said in another language than the tag says: a value whose text the set lacks makes the
+scenario unsayable (``None``), and the plan draws another.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
-from ..core.namespaces import DSO_VACCINE as VE
+import langcodes
+from rdflib import Graph, URIRef
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
+from rdflib.term import Literal
 
-PERSONAS = {
-    VE + "Caregiver": "I'm looking after my {age} child.",
-    VE + "PregnantPerson": "I'm pregnant.",
-    VE + "HealthWorker": "I work at a health centre.",
-    VE + "Commuter": "I travel to work every day.",
-    VE + "Student": "I'm a student.",
-    VE + "Elder": "I'm an older person.",
-}
-STATES = {
-    VE + "Unvaccinated": ("I never had the measles vaccine.", "My child never had the measles vaccine."),
-    VE + "PartiallyVaccinated": ("I only had one dose of the measles vaccine.", "My child only had one dose of the measles vaccine."),
-    VE + "FullyVaccinated": ("I had both doses of the measles vaccine.", "My child had both doses of the measles vaccine."),
-    VE + "PastInfection": ("I had measles before.", "My child had measles before."),
-    VE + "CurrentInfection": ("I have a fever and a rash right now.", "My child has a fever and a rash right now."),
-}
-"""What the user says of the person's state: (about themselves, about the child in their care)."""
-SETTINGS = {
-    VE + "PublicTransportSetting": "on the bus",
-    VE + "SchoolSetting": "at school",
-    VE + "ClinicSetting": "at the clinic",
-    VE + "MarketSetting": "at the market",
-    VE + "PlaceOfWorshipSetting": "at our place of worship",
-    VE + "HouseholdSetting": "at home",
-    VE + "WorkplaceSetting": "at work",
-}
-NEEDS = {
-    VE + "VaccineSafety": "Is the {disease} vaccine safe?",
-    VE + "ScheduleQuestion": "When should the {disease} vaccine be given?",
-    VE + "ExposureAdvice": "Someone near me {setting} has {disease}. What should I do?",
-    VE + "SymptomRecognition": "What are the signs of {disease}?",
-    VE + "WhereToGetVaccinated": "Where can I get the {disease} vaccine near me?",
-    VE + "TransmissionRisk": "Can I catch {disease} {setting}?",
-    VE + "TreatmentQuestion": "How is {disease} treated?",
-    VE + "OtherDiseaseQuestion": "I have a question about {disease}: how does it spread?",
-}
-STYLES = {
-    VE + "AnxiousStyle": "I'm really worried. ",
-    VE + "SkepticalStyle": "I've heard a lot of rumours, so be straight with me. ",
-}
+from ..core.namespaces import EPO
+from ..scenarios.facets import SPEC_BY_NAME, Schema
+
+ENGLISH = "en"
+STATE_FACETS = ("vaccination", "infection")
+"""The person's states an opening turn tells (in this order); the others never reach the prompt."""
+CODE_PROPERTIES = ("languageCode", str(SKOS.notation), str(DCTERMS.identifier))
+"""Where a language's code is read: any property whose IRI ends in ``languageCode``, or these."""
+_ISO_IRI = re.compile(r"iso639-?[1-5]?[a-z]?/([a-z]{2,3})$", re.IGNORECASE)
+_SLOT = re.compile(r"\{(age|disease|setting)\}")
 
 
-def opening_turn(values: Mapping[str, str], labels: Mapping[str, str]) -> str:
-    """The user's first message for a scenario, from its facet values by facet name and their labels.
+def normal_tag(code: str) -> str:
+    """A language code (ISO 639-1, -2 or -3, or a BCP 47 tag) as its shortest BCP 47 tag: ``ben`` -> ``bn``."""
+    try:
+        return langcodes.standardize_tag(code.strip())
+    except ValueError:  # not a well-formed tag: keep it as written, lower-cased
+        return code.strip().lower()
 
-    Facet names are those of :mod:`service.scenarios.facets` (persona, age, vaccination, infection,
-    pregnancy, setting, need, disease, style, ...); values are IRIs, or ``"true"``/``"false"``.
-    """
 
+@dataclass(frozen=True)
+class TemplateSet:
+    """One language's templates, read from its graph."""
+
+    iri: str
+    tag: str
+    graph: str
+    """The templates graph it was read from (pinned with the plan's inputs)."""
+    conforms_to: frozenset[str]
+    review_status: str | None
+    texts: Mapping[str, str]
+    about_other: Mapping[str, str]
+
+    @staticmethod
+    def read(graph_iri: str, graph: Graph) -> TemplateSet | None:
+        """The set a templates graph declares (``None`` if it declares none, or no language tag)."""
+        for node in graph.subjects(RDF.type, URIRef(EPO + "OpeningTemplateSet")):
+            tag = graph.value(node, URIRef(EPO + "languageTag"))
+            if tag is None:
+                continue
+            tag = normal_tag(str(tag))
+
+            def texts(prop: str) -> dict[str, str]:
+                # only texts tagged with the set's own language count: never an English text under another tag
+                return {str(s): str(o) for s, o in graph.subject_objects(URIRef(EPO + prop))
+                        if isinstance(o, Literal) and o.language and normal_tag(o.language) == tag}
+
+            status = graph.value(node, URIRef(EPO + "reviewStatus"))
+            return TemplateSet(str(node), tag, graph_iri, frozenset(str(d) for d in graph.objects(node, DCTERMS.conformsTo)),
+                               str(status) if status else None, texts("openingText"), texts("openingTextAboutOther"))
+        return None
+
+
+@dataclass(frozen=True)
+class Opening:
+    """An opening turn: its text, the language it is written in and the set it was written from."""
+
+    text: str
+    tag: str
+    templates: str | None
+    """The template set's IRI (``None`` for the label sentence of a DSO no set covers)."""
+
+
+class Openings:
+    """The template sets a plan may use for one DSO and its knowledge graphs, and what they say."""
+
+    def __init__(self, dso: Graph, kgs: Sequence[Graph], sets: Iterable[TemplateSet]) -> None:
+        self.schema = Schema(dso, kgs)
+        ontologies = {str(o) for o in dso.subjects(RDF.type, OWL.Ontology)}
+        self.sets = {s.tag: s for s in sorted(sets, key=lambda s: s.iri) if s.conforms_to & ontologies}
+        self._tags: dict[str, str | None] = {}
+
+    def tag(self, language: str) -> str | None:
+        """The BCP 47 tag of a language IRI, from the data (see the module docstring), or ``None``."""
+        if language not in self._tags:
+            node = URIRef(language)
+            codes = sorted(str(o) for p, o in self.schema.graph.predicate_objects(node)
+                           if isinstance(o, Literal) and (str(p).endswith(CODE_PROPERTIES[0]) or str(p) in CODE_PROPERTIES))
+            iso = _ISO_IRI.search(language)
+            code = codes[0] if codes else iso.group(1) if iso else None
+            self._tags[language] = normal_tag(code) if code else None
+        return self._tags[language]
+
+    def set_for(self, language: str | None) -> TemplateSet | None:
+        """The set a scenario in ``language`` is written from; without a language facet, the English one."""
+        tag = self.tag(language) if language else ENGLISH
+        return self.sets.get(tag) if tag else None
+
+    def languages(self, allowed: frozenset[str] | None) -> list[str]:
+        """Every language a derivation would vary over (the language facet's values within ``allowed``)."""
+        spec = SPEC_BY_NAME.get("language")
+        if spec is None or not isinstance(spec.value_class, URIRef):
+            return []
+        found = sorted(str(v) for v in self.schema.instances(spec.value_class))
+        return [v for v in found if allowed is None or v in allowed]
+
+    def _sayable(self, language: str) -> bool:
+        # a DSO no set covers is said in English (the label sentence), so only English can be said then
+        return self.set_for(language) is not None or (not self.sets and self.tag(language) == ENGLISH)
+
+    def lacking(self, allowed: frozenset[str] | None) -> list[str]:
+        """The languages within ``allowed`` that have no template set: no probe is made in them."""
+        return [language for language in self.languages(allowed) if not self._sayable(language)]
+
+    def with_templates(self, allowed: frozenset[str] | None) -> frozenset[str] | None:
+        """``allowed`` narrowed to the languages that have a set (``None`` stays ``None`` when no language lacks one)."""
+        languages = self.languages(allowed)
+        lacking = set(self.lacking(allowed))
+        if not lacking:
+            return allowed
+        return frozenset(language for language in languages if language not in lacking)
+
+    def opening(self, values: Mapping[str, str], labels: Mapping[str, str]) -> Opening | None:
+        """The opening turn of a scenario given its facet values (IRIs, or ``"true"``/``"false"``) by facet name;
+        ``None`` when its language has no set or the set lacks a text the scenario needs."""
+        language = values.get("language")
+        templates = self.set_for(language)
+        if templates is None:
+            if self.sets or (language is not None and self.tag(language) != ENGLISH):
+                return None
+            return Opening(_label_sentence(values, labels), ENGLISH, None)
+        text = _say(templates, values, self._setting_phrase(templates, values.get("setting")))
+        return None if text is None else Opening(text, templates.tag, templates.iri)
+
+    def _setting_phrase(self, templates: TemplateSet, setting: str | None) -> str | None:
+        """The setting as the set says it: its own text; else the KG's label in the set's language; else the
+        text of a broader setting; else the text of no particular setting (keyed by the setting facet's class)."""
+        spec = SPEC_BY_NAME.get("setting")
+        fallback = templates.texts.get(str(spec.value_class)) if spec else None
+        if setting is None:
+            return fallback
+        if setting in templates.texts:
+            return templates.texts[setting]
+        node = URIRef(setting)
+        for prop in (SKOS.prefLabel, RDFS.label):
+            for label in self.schema.graph.objects(node, prop):
+                if isinstance(label, Literal) and label.language and normal_tag(label.language) == templates.tag:
+                    return str(label)
+        broader = sorted(str(b) for b in self.schema.broader(node) if str(b) in templates.texts)
+        return templates.texts[broader[0]] if broader else fallback
+
+
+def _say(templates: TemplateSet, values: Mapping[str, str], setting: str | None) -> str | None:
+    texts = templates.texts
+
+    def fill(text: str) -> str | None:
+        slots = {"age": texts.get(values.get("age", "")), "disease": texts.get(values.get("disease", "")),
+                 "setting": setting}
+        if any(slots[name] is None for name in _SLOT.findall(text)):
+            return None
+        return _SLOT.sub(lambda m: slots[m.group(1)] or "", text)
+
+    need = texts.get(values.get("need", ""))
+    persona = texts.get(values.get("persona", ""), "")
+    if need is None or (values.get("persona") and not persona):
+        return None
+    about_other = "{age}" in persona  # the persona speaks for the person in their care: states are theirs
+    pregnancy = texts.get(str(SPEC_BY_NAME["pregnancy"].dso_property), "") if values.get("pregnancy") == "true" else ""
+    states = [(templates.about_other if about_other else texts).get(values.get(name, ""), "") for name in STATE_FACETS]
+    parts = [texts.get(values.get("style", ""), ""), fill(persona), "" if pregnancy == persona else pregnancy,
+             *states, fill(need)]
+    if any(part is None for part in parts):
+        return None
+    return " ".join(part.strip() for part in parts if part and part.strip())
+
+
+def _label_sentence(values: Mapping[str, str], labels: Mapping[str, str]) -> str:
+    """A plain English sentence naming the facet values by their labels, for a DSO no template set covers."""
     def label(iri: str) -> str:
         return labels.get(iri, iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1])
 
-    need = values.get("need")
-    if need not in NEEDS:
-        facets = ", ".join(f"{name}: {label(value)}" for name, value in sorted(values.items()))
-        return f"I have a question ({facets})."
-    persona = PERSONAS.get(values.get("persona", ""), "")
-    about_child = persona.startswith("I'm looking after")
-    parts = [
-        STYLES.get(values.get("style", ""), ""),
-        persona.format(age=label(values["age"]).lower() if "age" in values else "young"),
-        "I'm pregnant." if values.get("pregnancy") == "true" and values.get("persona") != VE + "PregnantPerson" else "",
-        *(STATES[values[name]][about_child] for name in ("vaccination", "infection") if values.get(name) in STATES),
-        NEEDS[need].format(
-            disease=label(values.get("disease", VE + "Measles")).lower(),
-            setting=SETTINGS.get(values.get("setting", ""), "around here"),
-        ),
-    ]
-    return " ".join(part.strip() for part in parts if part.strip())
+    return "I have a question (" + ", ".join(f"{name}: {label(value)}" for name, value in sorted(values.items())) + ")."

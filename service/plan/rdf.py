@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
@@ -13,7 +14,7 @@ from rdflib.namespace import RDF as RDFNS
 from rdflib.namespace import RDFS, SKOS
 
 from ..core.digest import graph_digest
-from ..core.namespaces import DCTERMS, EPO, PROV, RDF, XSD
+from ..core.namespaces import DCTERMS, EARL, EPO, PROV, RDF, XSD
 from ..core.rdf import from_rdflib
 from ..envelope.inputs import Pin, pin_triples
 from ..scenarios.derive import scenario_iri, scenario_node
@@ -35,13 +36,30 @@ def _int(value: int) -> Literal:
     return Literal(str(value), datatype=_n(XSD + "integer"))
 
 
+@dataclass(frozen=True)
+class Provenance:
+    """Where a plan's probes come from, beyond the derivation activity: the DSO release they were derived
+    under, the consistency rules each probe's scenario was checked against (and passed), and the envelope's
+    languages that had no opening-turn templates (so no probes)."""
+
+    dso: str
+    rules: Sequence[str]
+    without_templates: Sequence[str]
+
+
 def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest: str, counts: FrameCounts,
                  frames: dict[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
-                 agent: str, when: datetime, inputs: Sequence[Pin], derivation: str) -> list[Triple]:
+                 agent: str, when: datetime, inputs: Sequence[Pin], derivation: str,
+                 provenance: Provenance) -> list[Triple]:
     """The plan node, one ``epo:Allocation`` per criterion, one ``epo:Probe`` per probe, and the inputs it
     rests on (:mod:`service.envelope.inputs`), digested with the plan, so the same seed on the same inputs
     gives the same plan digest and a plan on other inputs another. ``derivation`` is the activity that
-    derived its scenarios (described in the evaluation's scenarios graph)."""
+    derived its scenarios (described in the evaluation's scenarios graph).
+
+    Each probe carries its derivation provenance (caie-spec S3): ``epo:derivedFromDso``,
+    ``prov:wasGeneratedBy`` the derivation, and an automatic ``epo:ConsistencyCheck`` that passed, naming
+    each rule checked (``earl:test``), dated with the plan. Its opening turn is tagged with the language it
+    is written in and names its template set (``epo:openingTemplates``)."""
     p = _n(plan)
     out = [
         Triple(p, _TYPE, _n(EPO + "TestPlan")),
@@ -59,6 +77,7 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         Triple(p, _n(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=_n(XSD + "dateTime"))),
         Triple(p, _n(PROV + "wasGeneratedBy"), _n(derivation)),
         *pin_triples(plan, inputs),
+        *(Triple(p, _n(EPO + "languageWithoutTemplates"), _n(language)) for language in provenance.without_templates),
     ]
     for criterion, count in allocation.probes.items():
         node = _n(f"{plan}/allocations/{criterion.rsplit('/', 1)[-1]}")
@@ -78,14 +97,37 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
             Triple(node, _n(RDFS.label), Literal(f"probe {probe.number}", language="en")),
             Triple(node, _n(EPO + "fromScenario"), _n(probe.scenario_iri)),
             Triple(node, _n(EPO + "allocatedTo"), _n(probe.criterion)),
-            Triple(node, _n(EPO + "openingPrompt"), Literal(probe.opening, language="en")),
+            Triple(node, _n(EPO + "openingPrompt"), Literal(probe.opening.text, language=probe.opening.tag)),
+            *_provenance(node, derivation, provenance, when),
         ]
+        if probe.opening.templates:
+            out.append(Triple(node, _n(EPO + "openingTemplates"), _n(probe.opening.templates)))
         out += [Triple(node, _n(EPO + "exercises"), _n(c)) for c in probe.exercises]
         if probe.language:
             out.append(Triple(node, _n(EPO + "language"), _n(probe.language)))
         if probe.assigned_to:
             out.append(Triple(node, _n(EPO + "assignedTo"), _n(probe.assigned_to)))
     return out
+
+
+def _provenance(probe: NamedNode, derivation: str, provenance: Provenance, when: datetime) -> list[Triple]:
+    """A probe's DSO, generating activity and passed consistency check (``{probe}/check``, its result below it)."""
+    check, result = _n(f"{probe.value}/check"), _n(f"{probe.value}/check/result")
+    return [
+        Triple(probe, _n(EPO + "derivedFromDso"), _n(provenance.dso)),
+        Triple(probe, _n(PROV + "wasGeneratedBy"), _n(derivation)),
+        Triple(check, _TYPE, _n(EPO + "ConsistencyCheck")),
+        Triple(check, _n(EARL + "subject"), probe),
+        Triple(check, _n(EARL + "mode"), _n(EARL + "automatic")),
+        Triple(check, _n(EARL + "assertedBy"), _n(derivation)),
+        Triple(check, _n(EARL + "result"), result),
+        Triple(check, _n(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=_n(XSD + "dateTime"))),
+        *(Triple(check, _n(EARL + "test"), _n(rule)) for rule in provenance.rules),
+        Triple(result, _TYPE, _n(EARL + "TestResult")),
+        Triple(result, _n(EARL + "outcome"), _n(EARL + "passed")),
+        Triple(result, _n(EARL + "info"), Literal(f"the scenario violates none of the {len(provenance.rules)} "
+                                                  "consistency rules checked", language="en")),
+    ]
 
 
 def digest_triple(plan: str, digest: str) -> Triple:

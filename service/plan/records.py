@@ -2,7 +2,7 @@
 and paged; and an expert's exclusion of a scenario, recorded and attributed (append-only).
 
 Plans and probes are read through published queries (``queries/plans.rq``, ``plan-traceability.rq``,
-``probes.rq``, ``probe-count.rq``) with bound parameters; this module checks the parameters and turns rows
+``plan-languages-without-templates.rq``, ``probes.rq``, ``probe-count.rq``) with bound parameters; this module checks the parameters and turns rows
 into :mod:`.model` values. The review of scenarios is :mod:`service.scenarios.records`.
 """
 
@@ -84,6 +84,8 @@ def _plan_view(graphs: GraphService, evaluation_id: str, row: Row) -> PlanView:
         created_by=row["createdBy"].value, created=row["created"].value,
         allocation=allocation, probes=int(row["probes"].value),
         approval=plan_status(graphs, evaluation_id, number),
+        without_templates=tuple(r["language"].value
+                                for r in graphs.rows("plan-languages-without-templates", {"plan": NamedNode(plan)})),
     )
 
 

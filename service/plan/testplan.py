@@ -27,7 +27,7 @@ from ..core.config import Credential
 from ..envelope import get_evaluation, iris_for
 from ..envelope.inputs import Pin, current_inputs, governing_sign_off, guards, pin_triples, require_unchanged
 from ..envelope.model import Criterion, Envelope
-from ..core.errors import Conflict, NotFound
+from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.namespaces import PROV
 from ..core.rdf import from_rdflib, to_rdflib
@@ -36,9 +36,10 @@ from ..scenarios.derive import CriterionScope, DerivationInput, context_for, der
 from ..scenarios.engine import Context
 from ..scenarios.facets import PERSON, scenario_key
 from ..scenarios.frame import allowed_positions
+from ..scenarios.rules import ROUTING
 from . import rdf as plan_rdf
 from .allocation import Allocation, Annotator, CriterionDemand, Strategy, allocate
-from .openings import opening_turn
+from .openings import Opening, Openings, TemplateSet
 from .sampling import sample_scenarios
 
 PLANNERS = ("evaluation_operator",)
@@ -65,7 +66,7 @@ class PlannedProbe:
     """The scenario's identity, by content."""
     criterion: str
     exercises: tuple[str, ...]
-    opening: str
+    opening: Opening
     language: str | None
     assigned_to: str | None
 
@@ -80,6 +81,8 @@ class PlanSummary:
     allocation: Allocation
     frames: dict[str, int]
     probes: tuple[PlannedProbe, ...]
+    without_templates: tuple[str, ...]
+    """The envelope's languages that have no opening-turn templates, so no probes."""
 
 
 def _graph(graphs: GraphService, ref: GraphRef) -> Graph:
@@ -132,6 +135,11 @@ class PlanningInput:
     """The record head's catalog digest when the input was read: a plan holds only while it is current."""
     pins: tuple[Pin, ...]
     """The inputs the sign-off pinned, which the derivation reads (checked to be current)."""
+    dso: str
+    """The DSO graph (the DSO release) the derivation reads."""
+    openings: Openings
+    without_templates: tuple[str, ...]
+    """Languages of the envelope with no template set: left out of the frame, since no probe in them can be said."""
 
 
 def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int,
@@ -158,6 +166,15 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
     iris = iris_for(graphs, evaluation_id)
     in_scope = tuple(c for c in envelope.content.criteria if c.in_scope)
     criterion_iri = {c.id: iris.criterion(envelope.version, c.id) for c in in_scope}
+    dso, kgs = _graph(graphs, inputs.dso), tuple(_graph(graphs, kg) for kg in inputs.kgs)
+    openings = Openings(dso, kgs, (found for ref in inputs.templates
+                                   if (found := TemplateSet.read(ref.iri.value, _graph(graphs, ref)))))
+    boundary = frozenset(scope.use_boundary.languages) or None
+    languages = openings.with_templates(boundary)
+    if languages is not None and not languages:
+        raise Conflict(f"evaluation {evaluation_id!r}: cannot {purpose}: no language of the envelope has opening-turn "
+                       f"templates ({', '.join(openings.lacking(boundary))}); add a templates graph for one "
+                       "(docs/templates.md)")
     # An out-of-scope topic stays in the frame when a criterion bears on it: probes that check the
     # system declines out-of-scope questions count (methodology §5.4.1).
     targeted = {concept for c in in_scope for concept in c.concepts}
@@ -165,18 +182,19 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         concept for item in scope.out_of_scope for concept in item.concepts if concept not in targeted
     )
     derivation = DerivationInput(
-        dso=_graph(graphs, inputs.dso),
-        kgs=tuple(_graph(graphs, kg) for kg in inputs.kgs),
+        dso=dso,
+        kgs=kgs,
         shapes=tuple(_graph(graphs, shapes) for shapes in inputs.shapes),
         criteria=tuple(CriterionScope(criterion_iri[c.id], frozenset(c.concepts)) for c in in_scope),
         allowed_countries=frozenset(scope.use_boundary.countries) or None,
-        allowed_languages=frozenset(scope.use_boundary.languages) or None,
+        allowed_languages=languages,
         excluded_concepts=excluded_concepts,
         seed=seed,
         sample_size=review_sample,
         evaluation_iri=iris.evaluation,
     )
-    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest, pins)
+    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest, pins,
+                         inputs.dso.iri.value, openings, tuple(openings.lacking(boundary)))
 
 
 def scenario_at(graphs: GraphService, evaluation_id: str, index: int) -> str:
@@ -213,12 +231,20 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     probes: list[PlannedProbe] = []
     labels = plan_rdf.labels(inp.dso, inp.kgs)
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
+    said: set[str] = set()
+
+    def say(index: int) -> Opening | None:
+        return planning.openings.opening({name: str(v) for name, v in context.space.values(index).items()}, labels)
+
     for done, demand in enumerate(sorted(demands, key=lambda d: (-d.weight, d.iri))):
         report("sampling probes", done, len(demands))
-        chosen = sample_scenarios(context.space, production, allowed[demand.iri], demand.iri,
-                                  allocation.probes[demand.iri], request.seed, excluded)
+
+        def draw(count: int, iri: str = demand.iri) -> list[int]:
+            return sample_scenarios(context.space, production, allowed[iri], iri, count, request.seed, excluded)
+
+        chosen = distinct_openings(draw, say, allocation.probes[demand.iri], frames[demand.iri], said, demand.iri)
         assignees = _assignees(allocation, demand.iri)
-        for position, index in enumerate(chosen):
+        for position, (index, opening) in enumerate(chosen):
             facet_values = context.space.values(index)
             values = {name: str(value) for name, value in facet_values.items()}
             digits = context.space.digits(index)
@@ -229,7 +255,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
             probes.append(PlannedProbe(
                 number=len(probes) + 1, scenario=index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
                 criterion=demand.iri, exercises=exercises or (demand.iri,),
-                opening=opening_turn(values, labels), language=values.get("language"),
+                opening=opening, language=values.get("language"),
                 assigned_to=assignees[position] if assignees else None,
             ))
     report("sampling probes", len(demands), len(demands))
@@ -238,9 +264,11 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     plan_graph = graphs.next_batch(record, "plans")
     plan_iri, number = plan_graph.iri.value, int(plan_graph.identifier.rsplit("/", 1)[-1])
     activity = f"{plan_iri}/derivation"
+    checked = tuple(sorted(rule.iri for rule in context.rules if rule.kind != ROUTING))
     content = plan_rdf.plan_triples(
         plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
         evaluation, graphs.agent_iri(credential.agent), now(), planning.pins, activity,
+        plan_rdf.Provenance(planning.dso, checked, planning.without_templates),
     )
     digest = plan_rdf.plan_digest(content)
     described = {s.index for s in derivation.scenarios}
@@ -261,7 +289,32 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
         guards={record.iri.value: planning.head_digest, **guards(planning.pins)},
     )
     return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
-                       frames, tuple(probes))
+                       frames, tuple(probes), planning.without_templates)
+
+
+def distinct_openings(draw: Callable[[int], list[int]], say: Callable[[int], Opening | None], count: int, frame: int,
+                      said: set[str], criterion: str) -> list[tuple[int, Opening]]:
+    """``count`` of a criterion's scenarios whose opening turns can be said and are new to the plan (``said``, which
+    gains them): the sampler's draws in order, passing over a scenario whose text the plan already has, or that
+    its language's templates cannot say; when too few are left, the sampler draws twice as many, up to the
+    criterion's eligible frame. Deterministic for a seed, as the sampler is."""
+    wanted = count
+    while True:
+        picked: list[tuple[int, Opening]] = []
+        texts = set(said)
+        for index in draw(wanted):
+            opening = say(index)
+            if opening is not None and opening.text not in texts:
+                texts.add(opening.text)
+                picked.append((index, opening))
+                if len(picked) == count:
+                    said |= texts
+                    return picked
+        if wanted >= frame:
+            raise Unprocessable(f"only {len(picked)} of the scenarios that can probe {criterion} have opening turns "
+                                f"that differ from each other and from the plan's other probes, not {count}: "
+                                "lower its share of the budget")
+        wanted = min(2 * wanted, frame)
 
 
 def _assignees(allocation: Allocation, criterion: str) -> list[str]:
