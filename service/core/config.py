@@ -85,8 +85,9 @@ class Settings(BaseSettings):
     ``GET /sparql?query=…`` lookups from a copy of the store and hands everything else to the main process
     (docs/performance.md). Unset: one per CPU; 0: none."""
     fast_lane_budget_s: float = Field(0.25, gt=0)
-    """CPU time a fast-lane process may spend on one request (and eight times that in wall time) before handing it,
-    unanswered, to the main process, which runs it under the query limits; never more than ``query_time_limit_s``."""
+    """How long a fast-lane process may run one request, or wait on something while at it (not counting time spent
+    waiting for a core), before handing it, unanswered, to the main process, which runs it under the query limits;
+    never more than ``query_time_limit_s``, which also bounds the request's wall time in the fast lane."""
     fast_lane_memory_mb: int = Field(128, ge=1)
     """Memory a query may take in a fast-lane process before it is handed to the main process likewise; never more
     than half of ``query_memory_limit_mb``."""

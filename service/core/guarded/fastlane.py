@@ -16,12 +16,12 @@ Protections:
   (:meth:`EmbeddedStore.published_generation`, bumped before a write's answer is sent) with its own before
   and after each answer; once the store has moved on, it hands every connection over and exits. The main
   process forks fresh fronts lazily (:meth:`FastLane.tick`), while no write is in progress.
-- **Limits**: a front runs one query at a time, watched by a thread. A request still running past its budget
-  (``CAIE_FAST_LANE_BUDGET_S`` of the front's CPU time, or :data:`WALL_FACTOR` times that in wall time, never
-  beyond the query time limit), or whose process has grown past the memory threshold, is handed over
-  unconsumed (the main process runs it under the full guard, with its limits and errors) and the front
-  exits, its runaway thread with it. pyoxigraph releases the GIL while it evaluates and serializes, so the
-  watchdog runs meanwhile; ``RLIMIT_AS`` at the query workers' bound is the backstop.
+- **Limits**: a front runs one query at a time, watched by a thread. A request that has run, or waited on
+  something, for its budget (``CAIE_FAST_LANE_BUDGET_S``; time spent waiting for a core on a loaded machine
+  does not count, but the query time limit bounds it all), or whose process grew past the memory threshold, is
+  handed over unconsumed (the main process runs it under the full guard, with its limits and errors) and the
+  front exits, its runaway thread with it. pyoxigraph releases the GIL while it evaluates and serializes, so
+  the watchdog runs meanwhile; ``RLIMIT_AS`` at the query workers' bound is the backstop.
 - **Lifetime**: fronts die with the main process (``PR_SET_PDEATHSIG``, and end-of-file on the socketpair),
   stop on SIGTERM, close every inherited socket but the listener and their socketpair
   (:func:`.workers.close_inherited`), and never write to the store.
@@ -52,10 +52,6 @@ Answer = Callable[[bytes], "tuple[bytes, bool] | None"]
 """Given a complete request head: the complete response and whether the connection stays open, or ``None`` for
 whatever the main process must answer."""
 
-WALL_FACTOR = 8.0
-"""A request's wall time in a front may be this many times its CPU budget: on a loaded machine a query waits for
-a core (at 4x, half the bench's analytic queries were given up under a load average of 13, ratio 0.60; at 8x,
-1.11), and a query that waits on something else (no CPU) is still given up."""
 STOP_S = 3.0
 """How long the main process waits for its fronts to stop before it kills them."""
 _TICK_S = 0.05
@@ -86,13 +82,13 @@ class _Connection:
 
 @dataclass(eq=False)
 class _Watch:
-    """What the watchdog watches: when the running request started, in wall time and in the serving thread's CPU
-    time, and how long it may take in each."""
+    """What the watchdog watches: the running request's budget, and when it started (with the serving thread's
+    scheduler counters, taken by the watchdog when it first sees the request)."""
 
-    started: float
-    started_cpu: float
     budget_s: float
     wall_s: float
+    started: float = field(default_factory=time.monotonic)
+    counted: tuple[float, float, float] | None = None
 
 
 @dataclass(eq=False)
@@ -133,8 +129,8 @@ class _Front:
         # One malloc arena: the watchdog thread's own would reserve 64 MiB of address space, counted by the threshold.
         libc.mallopt(_M_ARENA_MAX, 1)
         self.channel.setblocking(True)
-        serving = time.pthread_getcpuclockid(threading.get_ident())
-        threading.Thread(target=self._watchdog, args=(serving,), name="fast-lane watchdog", daemon=True).start()
+        threading.Thread(target=self._watchdog, args=(threading.get_native_id(),), name="fast-lane watchdog",
+                         daemon=True).start()
         gc.freeze()  # the parent's objects: never collected here, so never copied by the collector touching them
         statm = os.open("/proc/self/statm", os.O_RDONLY)
         self.baseline = _size(statm)
@@ -143,7 +139,7 @@ class _Front:
         # A fork can inherit an engine lock another thread held: a front whose first query hangs leaves.
         # The whole path once before any client (lazy imports, first allocations); and a fork can inherit an
         # engine lock another thread held: a front whose first answer hangs or fails leaves.
-        if self._watched(READY_S, READY_S, lambda: self.answer(self.probe)) is None:
+        if self._watched(READY_S, self.wall_s, lambda: self.answer(self.probe)) is None:
             os._exit(1)
         self.selector.register(self.listener, selectors.EVENT_READ, None)
         self.selector.register(self.channel, selectors.EVENT_READ, self.channel)
@@ -246,7 +242,7 @@ class _Front:
     def _watched(self, budget_s: float, wall_s: float, work: Callable[[], object]) -> object:
         """``work()`` under the watchdog; ``None`` when it raised (the main process will answer)."""
         with self.lock:
-            self.watch = _Watch(time.monotonic(), time.thread_time(), budget_s, wall_s)
+            self.watch = _Watch(budget_s, wall_s)
         try:
             return work()
         except Exception:  # noqa: BLE001 - whatever failed, the main process answers the request itself
@@ -256,18 +252,24 @@ class _Front:
                 self.watch = None
 
     def _watchdog(self, serving: int) -> None:
-        """Gives the running request up past its budget of the serving thread's CPU time (so that a loaded machine
-        does not push ordinary lookups out), past its wall time (a query waiting on something), or past the
-        memory threshold."""
+        """Gives the running request up when the serving thread spent its budget running, or blocked (waiting on
+        something but a core: time spent runnable, waiting for a core on a loaded machine, does not count), or
+        past its wall time; or when the front grew past the memory threshold."""
         statm = os.open("/proc/self/statm", os.O_RDONLY)
+        schedstat = os.open(f"/proc/self/task/{serving}/schedstat", os.O_RDONLY)
         while True:
             time.sleep(_WATCH_S)
             with self.lock:
                 watch = self.watch
                 if watch is None:
                     continue
-                over_time = (time.clock_gettime(serving) - watch.started_cpu > watch.budget_s
-                             or time.monotonic() - watch.started > watch.wall_s)
+                now = _counters(schedstat)
+                if watch.counted is None:  # within _WATCH_S of its start
+                    watch.counted = now
+                    continue
+                (wall, running, waiting), (wall0, running0, waiting0) = now, watch.counted
+                blocked = (wall - wall0) - (running - running0) - (waiting - waiting0)
+                over_time = max(running - running0, blocked) > watch.budget_s or time.monotonic() - watch.started > watch.wall_s
                 if over_time or _size(statm) - self.baseline > self.memory_bytes:
                     self._leave()  # with the lock held: the serving thread cannot answer meanwhile
 
@@ -324,6 +326,12 @@ class _Front:
         self.stopping = True
 
 
+def _counters(schedstat: int) -> tuple[float, float, float]:
+    """Now, and the serving thread's time running and time runnable but waiting for a core, in seconds."""
+    running, waiting, _ = os.pread(schedstat, 128, 0).split()
+    return time.monotonic(), int(running) / 1e9, int(waiting) / 1e9
+
+
 def _size(statm: int) -> int:
     """The process's virtual size, as ``RLIMIT_AS`` counts it."""
     return int(os.pread(statm, 64, 0).split()[0]) * _PAGE
@@ -356,7 +364,7 @@ class FastLane:
         self._answer = answer
         self._wanted = processes
         budget_s = min(budget_s, time_limit_s)
-        self._front = dict(probe=probe, budget_s=budget_s, wall_s=min(WALL_FACTOR * budget_s, time_limit_s), memory_bytes=memory_bytes,
+        self._front = dict(probe=probe, budget_s=budget_s, wall_s=time_limit_s, memory_bytes=memory_bytes,
                            bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
         self._processes: list[_Process] = []
         self._loop: asyncio.AbstractEventLoop | None = None
