@@ -10,17 +10,16 @@ each rule's small table of facet combinations.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 
 import pyoxigraph as ox
 import pyshacl
-from rdflib import Graph, URIRef
+from rdflib import Graph
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
 from ..core.validation import ox_term
-from .facets import EPO, Facet, FacetSpace, Schema
+from .facets import Facet, FacetSpace, Schema
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules

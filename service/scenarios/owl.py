@@ -20,14 +20,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-import owlrl
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Node
 
 from .facets import VE, Facet
-from .reference import disjoint_message, functional_message, nothing_message
+from .reference import close, disjoint_message, functional_message, nothing_message
 
 _ANNOTATIONS = tuple(str(t) for t in (RDFS.label, RDFS.comment, RDFS.isDefinedBy, RDFS.seeAlso, OWL.versionInfo,
                                        SKOS.prefLabel, SKOS.altLabel, SKOS.definition, SKOS.note, DCTERMS))
@@ -87,12 +86,11 @@ class OwlSchema:
         return False
 
     def closure(self, data: Iterable[tuple[Node, Node, Node]]) -> Graph:
-        """OWL 2 RL closure (owlrl) of the prepared schema plus ``data``."""
+        """OWL 2 RL closure (owlrl, the rules of :func:`.reference.close`) of the prepared schema plus ``data``."""
         graph = Graph()
         graph += self.triples
         graph += data
-        owlrl.DeductiveClosure(owlrl.OWLRL_Semantics, axiomatic_triples=False, datatype_axioms=False).expand(graph)
-        return graph
+        return close(graph)
 
     def findings(self, closure: Graph, node: Node) -> list[Finding]:
         """The clashes the closure shows on ``node`` (see the module docstring), sorted by rule."""

@@ -97,15 +97,15 @@ def disjoint_message(node: Node, a: Node, b: Node) -> str:
 
 
 class _ClashAtSource(owlrl.OWLRL_Semantics):
-    """owlrl's OWL 2 RL rules, except that an inconsistency does not spread: an ``owl:sameAs`` is kept where
-    derived (prp-fp) but not propagated (eq-sym, eq-trans, eq-rep-s/p/o), and ``owl:Nothing`` is not made a
-    subclass of every class (scm-cls), so an instance of owl:Nothing is not an instance of everything. Each
-    clash is then read where it arises, and one candidate's equality of two DSO terms cannot leak into the
-    others of its chunk. Every other rule runs as owlrl has it."""
+    """owlrl's OWL 2 RL rules, except that an inconsistency does not spread: the equality rules (eq-*) are
+    not applied, so an ``owl:sameAs`` stays where prp-fp derives it (eq-ref only adds ``x owl:sameAs x`` and
+    eq-diff only notes errors, which the clash reading covers), and ``owl:Nothing`` is not made a subclass of
+    every class (scm-cls), so an instance of owl:Nothing is not an instance of everything. Each clash is then
+    read where it arises, and one candidate's equality of two DSO terms cannot leak into the others of its
+    chunk. Every other rule runs as owlrl has it."""
 
     def _equality(self, triple: tuple[Node, Node, Node], cycle_num: int) -> None:
-        if triple[1] != OWL.sameAs:
-            super()._equality(triple, cycle_num)
+        return None
 
     def store_triple(self, t: tuple[Node, Node, Node]) -> None:
         if not (t[0] == OWL.Nothing and t[1] == RDFS.subClassOf and t[2] != OWL.Nothing):
@@ -116,7 +116,8 @@ _ERRORS = "http://www.daml.org/2002/03/agents/agent-ont#"
 """owlrl writes its error messages into the graph in this namespace."""
 
 
-def _close(graph: Graph) -> Graph:
+def close(graph: Graph) -> Graph:
+    """The OWL 2 RL closure of ``graph``, in place, with :class:`_ClashAtSource`'s rules."""
     owlrl.DeductiveClosure(_ClashAtSource, axiomatic_triples=False, datatype_axioms=False).expand(graph)
     return graph
 
@@ -159,7 +160,7 @@ class ReferenceSpec:
             size = -1
             while size != len(found):  # to a fixpoint: owlrl may add a few triples on a rerun
                 size = len(found)
-                _close(found)
+                close(found)
             with _CLOSED_LOCK:
                 _CLOSED[key] = found
                 while len(_CLOSED) > 4:
@@ -210,7 +211,7 @@ class ReferenceSpec:
         graph += self.closed
         for i in ids:
             graph += by_id[i]
-        _close(graph)
+        close(graph)
         culprits = self._contamination(graph, owner) if len(ids) > 1 else None
         if culprits is None:
             return self._findings(graph, owner, ids)
