@@ -195,3 +195,17 @@ def test_every_template_file_says_what_english_says() -> None:
     for path in TEMPLATES.glob("*.ttl"):
         missing = {key for key in english if not key[0].startswith("https://w3id.org/ob-caie/kg/")} - keys(path.stem)
         assert not missing, f"{path.name} lacks {sorted(missing)}"
+
+
+def test_english_has_a_text_for_every_dso_value_an_opening_says() -> None:
+    """Every persona, age group, need, disease, DSO setting and non-plain style of the DSO has an English text
+    (a new DSO concept without one would be unsayable: its scenarios never probed)."""
+    dso = Graph().parse(REPO / "ontologies" / "dso" / "vaccine-education.ttl")
+    ve = "https://w3id.org/ob-caie/dso/vaccine-education/"
+    said = {str(s) for s, p, o in Graph().parse(TEMPLATES / "en.ttl") if str(p) == EPO + "openingText"}
+    values = {str(s) for s in dso.subjects(URIRef("http://www.w3.org/2000/01/rdf-schema#subClassOf"), URIRef(ve + "Persona"))
+              if isinstance(s, URIRef)}
+    for cls in ("AgeGroup", "InformationNeed", "Disease", "TransmissionSetting", "ConversationStyle"):
+        values |= {str(s) for s in dso.subjects(RDF.type, URIRef(ve + cls))}
+    assert len(values) > 30
+    assert not values - said - {ve + "PlainStyle"}, sorted(values - said)
