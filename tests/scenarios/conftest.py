@@ -10,7 +10,7 @@ from service.scenarios.cache import CompiledTables, compiled_tables
 from service.scenarios.engine import Criterion
 from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes
 
-from . import NG, ROOT, VE
+from . import LANG, NG, ROOT, VE
 
 DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
 KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
@@ -19,6 +19,16 @@ MR_CRITERION = Criterion("https://example.org/criteria/mr-schedule", frozenset({
 NG_CRITERION = Criterion("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])}))
 MEASLES_CRITERION = Criterion("https://example.org/criteria/measles", frozenset({str(VE.Measles)}))
 CRITERIA = (MR_CRITERION, NG_CRITERION, MEASLES_CRITERION)
+TINY_CRITERIA = (Criterion("https://example.org/criteria/mr", frozenset({str(VE.MR)})),)
+TINY = dict(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(LANG.eng)}),
+            excluded_concepts=frozenset(str(VE[n]) for n in (
+                "Polio", "Cholera", "COVID19", "Malaria", "Rubella", "SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting",
+                "WorkplaceSetting", "MarketSetting", "PublicTransportSetting", "TreatmentQuestion", "SymptomRecognition",
+                "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated", "TransmissionRisk", "Student", "Commuter",
+                "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child", "Infant", "UnknownVaccinationStatus",
+                "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection", "PastInfection",
+                "AnxiousStyle", "SkepticalStyle")))
+"""A 64-candidate frame (Nigeria, English, one setting, ...), shared by test_cache.py and test_derivation.py."""
 
 
 @pytest.fixture(scope="session")

@@ -9,26 +9,18 @@ import dataclasses
 import pytest
 from rdflib import Graph, Literal, URIRef
 
-from service.scenarios.cache import TABLES, CompiledTables, TableCache, compile_tables, compiled_tables, tables_key
+from service.scenarios.cache import TABLES, CompiledTables, TableCache, compiled_tables, tables_key
 from service.scenarios.derive import CriterionScope, DerivationInput, derive, derive_with
 from service.scenarios.engine import Criterion
-from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes
 
-from . import LANG, NG, ROOT, VE
+from . import VE
+from .conftest import DSO, KGS, SHAPES, TINY, TINY_CRITERIA
+from .worlds import OLD_CRITERION, small_dso, small_shapes
 
-DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
-KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
-SHAPES = load_rule_shapes(default_scenario_shape_paths())
-CRITERIA = (Criterion("https://example.org/criteria/mr", frozenset({str(VE.MR)})),)
-TINY = dict(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(LANG.eng)}),
-            excluded_concepts=frozenset(str(VE[n]) for n in (
-                "Polio", "Cholera", "COVID19", "Malaria", "Rubella", "SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting",
-                "WorkplaceSetting", "MarketSetting", "PublicTransportSetting", "TreatmentQuestion", "SymptomRecognition",
-                "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated", "TransmissionRisk", "Student", "Commuter",
-                "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child", "Infant", "UnknownVaccinationStatus",
-                "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection", "PastInfection",
-                "AnxiousStyle", "SkepticalStyle")))
-"""A 64-candidate frame: compiling it takes about a second."""
+CRITERIA = TINY_CRITERIA
+SMALL_DSO, SMALL_SHAPES = small_dso(["functional"]), small_shapes(["core", "routing"])
+"""A small world (8 candidates, a consistency and a routing rule): compiling it takes about a second."""
+SMALL = (SMALL_DSO, (), SMALL_SHAPES, (OLD_CRITERION,))
 
 
 def key(**changes: object) -> str:
@@ -72,13 +64,19 @@ def test_a_cache_compiles_once_per_key_and_keeps_the_latest() -> None:
     assert built == ["a", "b", "c", "b"] and (cache.hits, cache.misses) == (3, 4)
 
 
-def test_cached_tables_are_shared_read_only_and_private_to_the_cache() -> None:
+@pytest.fixture(scope="module")
+def private() -> tuple[TableCache, Graph, CompiledTables]:
+    """Tables compiled from scratch into a private cache, from the caller's own copy of the DSO."""
     cache = TableCache()
-    dso = copy_of(DSO)
-    first = compiled_tables(dso, KGS, SHAPES, CRITERIA, cache=cache, **TINY)
-    again = compiled_tables(copy_of(DSO), KGS, SHAPES, CRITERIA, cache=cache, **TINY)
+    dso = copy_of(SMALL_DSO)
+    return cache, dso, compiled_tables(dso, *SMALL[1:], cache=cache)
+
+
+def test_cached_tables_are_shared_read_only_and_private_to_the_cache(private) -> None:
+    cache, dso, first = private
+    again = compiled_tables(copy_of(SMALL_DSO), *SMALL[1:], cache=cache)
     assert again is first and (cache.hits, cache.misses) == (1, 1)
-    assert first.context.dso is not dso and all(a is not b for a, b in zip(first.context.kgs, KGS))
+    assert first.context.dso is not dso and first.context.shapes is not SMALL_SHAPES
     before = len(first.context.dso)
     dso.add((URIRef("https://example.org/x"), URIRef("https://example.org/p"), Literal("y")))  # the caller's graph
     assert len(first.context.dso) == before
@@ -91,16 +89,17 @@ def test_cached_tables_are_shared_read_only_and_private_to_the_cache() -> None:
         first.counts = first.counts  # type: ignore[misc]
     routing = next(c for c in first.production.components if c.pair_blocked)
     with pytest.raises(TypeError):
-        routing.pair_blocked[CRITERIA[0].iri][0] = ()  # type: ignore[index]
+        routing.pair_blocked[OLD_CRITERION.iri][0] = ()  # type: ignore[index]
 
 
-def test_cached_and_fresh_tables_derive_the_same() -> None:
-    fresh: CompiledTables = compile_tables(DSO, KGS, SHAPES, CRITERIA, **TINY)
-    cached = compiled_tables(DSO, KGS, SHAPES, CRITERIA, **TINY)
+def test_cached_and_fresh_tables_derive_the_same(private) -> None:
+    fresh: CompiledTables = private[2]  # compiled from scratch (compile_tables) by its private cache
+    cached = compiled_tables(*SMALL)
+    assert cached is not fresh
     assert cached.counts == fresh.counts and 0 < fresh.counts.eligible < fresh.counts.total
     for i in range(fresh.context.space.size):
         assert cached.production.blocks(i, "s") == fresh.production.blocks(i, "s")
-        assert cached.production.pair_blocks(i, CRITERIA[0].iri, "s") == fresh.production.pair_blocks(i, CRITERIA[0].iri, "s")
+        assert cached.production.pair_blocks(i, OLD_CRITERION.iri, "s") == fresh.production.pair_blocks(i, OLD_CRITERION.iri, "s")
 
 
 def test_derive_reuses_the_tables_of_the_same_inputs_whatever_the_seed() -> None:

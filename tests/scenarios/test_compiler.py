@@ -21,12 +21,12 @@ from service.scenarios.production import OWL_RULES, Production
 from service.scenarios.reference import reference_check, scenario_iri
 from service.scenarios.rules import RuleError
 
-from .worlds import DSO_CONSTRUCTS, EX, SHAPE_CONSTRUCTS, small_context, small_dso, small_shapes
+from .worlds import DSO_CONSTRUCTS, EX, OLD_CRITERION, SHAPE_CONSTRUCTS, small_context, small_dso, small_shapes
 
 EPO = "https://w3id.org/ob-caie/epo/"
 BASE = "urn:test"
 INSIDE_DSO = {"functional", "super-property", "domain-person", "range", "persona-value", "disjoint"}
-INSIDE_SHAPES = {"core", "persona-sparql"}
+INSIDE_SHAPES = {"core", "persona-sparql", "routing"}
 
 
 def assert_same_as_reference(ctx: Context, production: Production) -> dict[int, tuple]:
@@ -61,7 +61,7 @@ def test_sh_node_to_a_named_shape_falls_back() -> None:
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.sets(st.sampled_from(DSO_CONSTRUCTS), max_size=4), st.sets(st.sampled_from(SHAPE_CONSTRUCTS), min_size=1, max_size=3))
 def test_fast_path_with_fallback_answers_as_the_reference(dso_constructs: set[str], shape_constructs: set[str]) -> None:
-    ctx = small_context(sorted(dso_constructs), sorted(shape_constructs))
+    ctx = small_context(sorted(dso_constructs), sorted(shape_constructs), [OLD_CRITERION])
     production = Production(ctx, cross_check=4)
     assert_same_as_reference(ctx, production)
     outside = shape_constructs - INSIDE_SHAPES

@@ -1,33 +1,34 @@
 """Scenario derivation (service.scenarios.derive): seeded sampling, exact frame counts checked against
-brute-force enumeration and against the reference path, per-criterion counts, and the RDF record."""
+brute-force enumeration and against the reference path, per-criterion counts, exact sampling of eligible
+candidates, and the RDF record (with how each rule was checked). Tables come from the process's cache,
+shared with test_blocking.py and test_cache.py where the inputs are the same."""
 
 from __future__ import annotations
 
 import math
+import random
 from itertools import product
 
 import pytest
-from rdflib import Graph, Literal, Namespace, URIRef
+from rdflib import Literal, Namespace, URIRef
 
 from service.scenarios import CriterionScope, DerivationInput, derive, scenario_triples
-from service.scenarios.derive import context_for
+from service.scenarios.derive import derive_with
 from service.scenarios.facets import scenario_key
 from service.scenarios.engine import Criterion
 from service.scenarios.frame import allowed_positions, count_frame, in_frame
-from service.scenarios.production import Production
+from service.scenarios.draw import sample_eligible
 from service.scenarios.reference import reference_check
-from service.scenarios.rules import default_scenario_shape_paths, load_rule_shapes
 
-from . import KE, LANG, NG, RDF, ROOT, VE
+from . import KE, LANG, NG, RDF, VE
+from .conftest import CRITERIA as BLOCKING_CRITERIA, DSO, KGS, SHAPES as RULES, TINY, TINY_CRITERIA as CACHE_CRITERIA
 
 XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
 
 EPO = Namespace("https://w3id.org/ob-caie/epo/")
 EARL = Namespace("http://www.w3.org/ns/earl#")
 EVAL = "https://example.org/evaluations/e1"
-DSO = Graph().parse(ROOT / "ontologies" / "dso" / "vaccine-education.ttl")
-KGS = tuple(Graph().parse(p) for p in sorted((ROOT / "ontologies" / "kg").glob("*.ttl")))
-SHAPES = (load_rule_shapes(default_scenario_shape_paths()),)
+SHAPES = (RULES,)
 CRITERIA = (CriterionScope("https://example.org/criteria/measles-schedule", frozenset({str(VE.Measles), str(VE.ScheduleQuestion)})),
             CriterionScope("https://example.org/criteria/mr", frozenset({str(VE.MR)})),
             CriterionScope("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])})))
@@ -70,9 +71,8 @@ def test_facets_follow_the_envelope(derivation) -> None:
 
 
 def test_exact_counts_match_brute_force(derivation) -> None:
-    """Every candidate enumerated, on tables compiled afresh (``derivation`` has the cached ones)."""
-    ctx = context_for(small_input())
-    production = Production(ctx)
+    """Every candidate enumerated (test_cache.py shows cached tables equal fresh ones)."""
+    _, ctx, production = derive_with(small_input())
     counts = count_frame(production)
     n = ctx.space.size
     assert counts == derivation.counts
@@ -109,23 +109,42 @@ def test_per_criterion_frames() -> None:
 
 
 def test_counts_agree_with_the_reference_on_a_tiny_frame() -> None:
-    inp = small_input(allowed_countries=frozenset({str(NG.country)}), allowed_languages=frozenset({str(LANG.eng)}),
-                      excluded_concepts=OUT_OF_SCOPE | {str(VE[n]) for n in (
-                          "TreatmentQuestion", "SymptomRecognition", "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated",
-                          "TransmissionRisk", "Student", "Commuter", "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child",
-                          "UnknownVaccinationStatus", "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection",
-                          "AnxiousStyle", "SkepticalStyle", "Infant", "PastInfection")})
-    ctx = context_for(inp)
-    assert 0 < ctx.space.size <= 64  # the reference checks every candidate: seconds per dozen
-    ref, pairs = reference_check(ctx, range(ctx.space.size))
-    counts = derive(inp).counts
-    assert counts.total == ctx.space.size and counts.eligible == sum(1 for b in ref.values() if not b)
-    assert 0 < counts.eligible < counts.total and any(pairs.values())
+    """The 64-candidate frame of test_cache.py (tables shared through the cache): its counts against the
+    reference on a seeded third of it, each candidate and pair as the specification judges it."""
+    inp = DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, evaluation_iri=EVAL, sample_size=0,
+                          criteria=tuple(CriterionScope(c.iri, c.concepts) for c in CACHE_CRITERIA), **TINY)
+    derivation, ctx, production = derive_with(inp)
+    counts = derivation.counts
+    assert counts.total == ctx.space.size == 64 and counts.exact
+    blocked = production.blocked_many(range(ctx.space.size))
+    assert counts.eligible == blocked.count(False) and 0 < counts.eligible < counts.total
+    checked = sorted(random.Random(4).sample(range(ctx.space.size), 20))
+    ref, pairs = reference_check(ctx.reference, checked)
+    assert [bool(ref[i]) for i in checked] == [blocked[i] for i in checked]
+    assert any(pairs.values()) and any(ref.values()) and not all(ref.values())
+    for (i, c), blocks in pairs.items():
+        assert bool(blocks) == bool(production.pair_blocks(i, c))
     for k, cc in enumerate(counts.per_criterion):
         c = Criterion(ctx.criteria[k].iri, ctx.criteria[k].concepts)
         members = [i for i in range(ctx.space.size) if in_frame(ctx, c, i)]
         assert cc.in_frame == len(members)
-        assert cc.eligible == sum(1 for i in members if not ref[i] and not pairs[(i, c.iri)])
+        assert cc.eligible == sum(1 for i in members if not blocked[i] and not production.pair_blocks(i, c.iri))
+
+
+def test_sampling_is_exact_where_eligible_candidates_are_sparse() -> None:
+    """The full frame's eligible probes for a Nigerian schedule criterion are a small fraction of its frame;
+    exact sampling draws them uniformly without rejection, the same for the same seed."""
+    inp = DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, seed=1, sample_size=5, evaluation_iri=EVAL,
+                          criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA))
+    derivation, ctx, production = derive_with(inp)
+    ng = ctx.criteria[1]
+    count = next(c for c in derivation.counts.per_criterion if c.criterion == ng.iri)
+    assert 0 < count.eligible * 50 < count.in_frame  # under 2 % of the frame is eligible
+    allowed = allowed_positions(ctx, ng)
+    drawn = sample_eligible(production, 40, random.Random(9), allowed, ng.iri)
+    assert len(set(drawn)) == 40 and drawn == sample_eligible(production, 40, random.Random(9), allowed, ng.iri)
+    assert all(in_frame(ctx, ng, i, allowed) and not production.blocks(i) and not production.pair_blocks(i, ng.iri)
+               for i in drawn)
 
 
 def test_scenario_record(derivation) -> None:
@@ -155,6 +174,7 @@ def test_scenario_record(derivation) -> None:
 
 
 def test_full_frame_is_counted_without_enumeration() -> None:
-    d = derive(DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, seed=1, sample_size=5, evaluation_iri=EVAL))
+    d = derive(DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, seed=1, sample_size=5, evaluation_iri=EVAL,
+                               criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA)))
     assert d.counts.total == math.prod(len(f.values) for f in d.facets) > 10**8
     assert 0 < d.counts.eligible < d.counts.total and len(d.scenarios) == 5

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from rdflib import BNode, Graph, Literal, Namespace
+from rdflib import BNode, Graph, Literal, Namespace, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS, SH
 
@@ -24,9 +24,12 @@ DCT = Namespace("http://purl.org/dc/terms/")
 
 DSO_CONSTRUCTS = ("functional", "subproperty-restriction", "super-property", "inverse", "domain-person",
                   "domain-other", "range", "persona-value", "disjoint")
-SHAPE_CONSTRUCTS = ("core", "named-node", "closed", "inverse-path", "sub-property-sparql", "persona-sparql")
+SHAPE_CONSTRUCTS = ("core", "named-node", "closed", "inverse-path", "sub-property-sparql", "persona-sparql", "routing")
+OLD_CRITERION = Criterion("https://example.org/criteria/old", frozenset({str(EX.old)}))
+"""A criterion on old age: the "routing" rule keeps young persons from probing it."""
 
-_PREFIXES = "PREFIX ve: <%s>\nPREFIX ex: <%s>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n" % (VE, EX)
+_PREFIXES = ("PREFIX ve: <%s>\nPREFIX ex: <%s>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
+             "PREFIX epo: <https://w3id.org/ob-caie/epo/>\n" % (VE, EX))
 
 
 def _restriction(g: Graph, prop, value) -> BNode:
@@ -90,10 +93,10 @@ def _intersection(g: Graph, members: list) -> BNode:
     return node
 
 
-def _sparql_rule(g: Graph, shape, query: str, message: str) -> None:
+def _sparql_rule(g: Graph, shape, query: str, message: str, target=VE.Person) -> None:
     constraint = BNode()
     g.add((shape, RDF.type, SH.NodeShape))
-    g.add((shape, SH.targetClass, VE.Person))
+    g.add((shape, SH.targetClass, target))
     g.add((shape, SH.sparql, constraint))
     g.add((constraint, SH.message, Literal(message)))
     g.add((constraint, SH.select, Literal(_PREFIXES + query)))
@@ -138,6 +141,11 @@ def small_shapes(constructs: Iterable[str]) -> Graph:
             _sparql_rule(g, shape, "SELECT $this WHERE { ex:old ^ve:hasAgeGroup $this . $this a ex:P2 }", "an old P2")
         elif c == "sub-property-sparql":
             _sparql_rule(g, shape, "SELECT $this WHERE { $this ex:stage ex:young }", "young by stage")
+        elif c == "routing":
+            _sparql_rule(g, shape, "SELECT $this WHERE { $this epo:exercises ?c ; epo:fromScenario ?s . "
+                         "?c epo:bearsOnConcept ex:old . ?s dcterms:subject ?p . ?p ve:hasAgeGroup ex:young }",
+                         "a young person's question cannot probe a criterion on old age",
+                         URIRef("https://w3id.org/ob-caie/epo/Probe"))
         elif c == "persona-sparql":
             _sparql_rule(g, shape, "SELECT $this WHERE { $this a ex:P2 ; ve:isPregnant true }", "a pregnant P2")
     return g
