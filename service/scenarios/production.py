@@ -190,8 +190,8 @@ class Production:
         indices = set(rng.sample(range(space.size), min(size, space.size)))
         for comp in self.components:
             keys = sorted(comp.blocked)
-            free = [k for k in range(min(comp.size, 4 * EDGE_CASES)) if k not in comp.blocked]
-            for k in rng.sample(keys, min(EDGE_CASES, len(keys))) + free[:EDGE_CASES]:
+            free = [k for k in range(comp.size) if k not in comp.blocked]
+            for k in rng.sample(keys, min(EDGE_CASES, len(keys))) + rng.sample(free, min(EDGE_CASES, len(free))):
                 digits = [rng.randrange(r) for r in space.radices]
                 for f, d in zip(comp.facets, _decode(k, comp.radices)):
                     digits[f] = d
