@@ -24,7 +24,7 @@ from rdflib.namespace import RDF
 from service.core import queries
 
 from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
-from ..conftest import BASE_URL, REPO, Service, restored
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, REPO, Service, restored
 from ..test_envelope import spec_quads  # noqa: F401
 from .test_pinned_inputs import select
 from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
@@ -37,6 +37,7 @@ DETECTED = {"en": Language.ENGLISH, "yo": Language.YORUBA, "sw": Language.SWAHIL
 NEIGHBOURS = (Language.MARATHI, Language.GUJARATI, Language.PUNJABI, Language.TAMIL, Language.TELUGU, Language.SOMALI,
               Language.ZULU, Language.SHONA, Language.XHOSA, Language.GANDA, Language.INDONESIAN, Language.TAGALOG)
 """Languages a short text in one of those could be taken for: the detector must tell them apart."""
+pytestmark = EMBEDDED_ONLY  # what is tested is the plan, not the store; S3's query runs on both
 WORD = re.compile(r"\w+")
 EPO = "https://w3id.org/ob-caie/epo/"
 CONSISTENCY_RULE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
@@ -106,7 +107,6 @@ def languages() -> set[str]:
     return {str(s) for s in kg_data().subjects(RDF.type, URIRef("https://w3id.org/ob-caie/dso/vaccine-education/Language"))}
 
 
-@pytest.mark.parametrize("store", ["embedded"], indirect=True)
 def test_every_opening_is_in_its_tagged_language_from_its_template_file(planned: Service) -> None:
     rows = openings(planned)
     assert len(rows) == 300
@@ -125,7 +125,6 @@ def test_every_opening_is_in_its_tagged_language_from_its_template_file(planned:
             assert detector.detect_language_of(text) == DETECTED[tag], f"{text!r} is not {tag}"
 
 
-@pytest.mark.parametrize("store", ["embedded"], indirect=True)
 def test_no_two_probes_share_an_opening_and_local_settings_are_named(planned: Service) -> None:
     # every language of the worked example's use boundary has a template file: none is reported
     assert planned.http.get(f"/evaluations/{ID}/plans/1").json()["languagesWithoutTemplates"] == []
@@ -136,7 +135,6 @@ def test_no_two_probes_share_an_opening_and_local_settings_are_named(planned: Se
     assert sum(any(name in text for name in local) for text in texts) >= 3
 
 
-@pytest.mark.parametrize("store", ["embedded"], indirect=True)
 def test_removing_a_template_file_takes_its_language_out_of_the_plan(loaded: Service) -> None:  # noqa: F811
     removed = loaded.http.delete("/graphs/templates/yo", headers=loaded.auth("admin"))
     assert removed.status_code == 204, removed.text
@@ -152,6 +150,7 @@ def test_removing_a_template_file_takes_its_language_out_of_the_plan(loaded: Ser
     assert {row["tag"] for row in rows} & {"ha", "ig", "pcm"}  # Nigeria's other languages still have probes
 
 
+@ALSO_REMOTE
 def test_s3_every_probe_has_a_prior_passed_consistency_check(signed: Service) -> None:  # noqa: F811
     plan = make_plan(signed, SMALL)
     query = bound("probes-without-passed-consistency-check", plan=plan_iri(plan["number"]))
