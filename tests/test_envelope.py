@@ -25,9 +25,9 @@ from service.api.models import EnvelopeBody, EvaluationBody
 from service.core.bootstrap import load_spec_files
 from service.core.config import Credential
 from service.envelope.checks import requirement_cycles
-from service.envelope import rdf
+from service.envelope import rdf, scope_rdf
 from service.envelope.rdf import envelope_triples, envelope_digest
-from service.core.errors import Conflict, Forbidden, Unauthenticated, Unprocessable
+from service.core.errors import Conflict, Forbidden, Unprocessable
 from service.core.graphs import GraphService, WriteMode
 from service.core.namespaces import CAIE_EPO, EARL, EPO
 from service.core.store import EmbeddedStore, Store
@@ -288,7 +288,7 @@ def test_the_examples_criteria_conform_to_caie_spec_and_to_the_record_shapes() -
         if isinstance(o, rdflib.BNode):
             only += caie_shapes.cbd(o)
     iris = envelope.Iris(BASE_URL, "measles")
-    triples = rdf.scope_triples(iris, scope()) + rdf.dated(
+    triples = scope_rdf.scope_triples(iris, scope()) + rdf.dated(
         iris.envelope(1), envelope_triples(iris, 1, content()), None, [], datetime.now(timezone.utc))
     data = _with_supers(triples)
     assert len(set(data.subjects(rdflib.RDF.type, rdflib.URIRef(CAIE_EPO + "AcceptanceCriterion")))) == len(content().criteria)

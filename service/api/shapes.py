@@ -29,7 +29,8 @@ def approval_json(record: ApprovalRecord) -> JSON:
 
 def envelope_status_json(status: EnvelopeStatus) -> JSON:
     return {"envelope": status.envelope, "version": status.version, "digest": status.digest,
-            "signedOff": status.signed_off, "appropriateness": status.appropriate,
+            "signedOff": status.signed_off, "dsoAppropriateness": status.dso_appropriate,
+            "appropriateness": status.appropriate,
             "relevance": status.relevance, "missingForSignOff": status.missing}
 
 

@@ -28,8 +28,9 @@ from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
 from . import inputs
 from .model import ApprovalRecord, EnvelopeStatus
-from .rdf import Index, Iris, envelope_digest, epo, owned_by, read_scope
+from .rdf import Index, Iris, envelope_digest, epo, owned_by
 from .records import current_envelope_iri, graph_ref, load
+from .scope_rdf import read_scope
 
 KINDS = {
     "dso-appropriateness": "DsoAppropriatenessAssessment",

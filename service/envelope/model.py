@@ -2,7 +2,7 @@
 
 IRIs are absolute strings; local identifiers (evaluation, requirement, criterion, assumption,
 out-of-scope declaration, dimension, category) are path segments the service mints IRIs from
-(:mod:`service.envelope.rdf`).
+(:mod:`service.envelope.rdf`, :mod:`service.envelope.scope_rdf`).
 """
 
 from __future__ import annotations

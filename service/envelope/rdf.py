@@ -1,4 +1,5 @@
-"""Scope and envelope as RDF in the evaluation's graph ``{base}evaluations/{id}``, and back.
+"""The operational envelope as RDF in the evaluation's graph ``{base}evaluations/{id}``, and back (the scope
+is :mod:`.scope_rdf`).
 
 Every IRI is minted under the evaluation's IRI (see :class:`Iris`). An envelope version owns every
 triple whose subject is ``{evaluation}/envelope/v{n}`` or lies under it, so a version can be read,
@@ -9,7 +10,6 @@ versions and evaluations.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -21,17 +21,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.digest import canonical_literals, graph_digest
 from ..core.iris import graph_iri
-from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, SKOS, XSD
-from ..scope.model import (
-    Assumption,
-    EvaluationMethod,
-    OperatingEnvironment,
-    OutOfScope,
-    Scope,
-    TestTarget,
-    UseBoundary,
-    VersionBoundary,
-)
+from ..core.namespaces import DCTERMS, EPO, PROV, RDF, SKOS, XSD
 from .model import Criterion, Envelope, EnvelopeContent, Judge, Requirement
 
 TYPE = NamedNode(RDF + "type")
@@ -94,7 +84,7 @@ class Iris:
         return f"{self.base}agents/{agent}"
 
 
-class _Builder:
+class Builder:
     def __init__(self) -> None:
         self.triples: list[Triple] = []
 
@@ -113,72 +103,9 @@ class _Builder:
 # ------------------------------------------------------------------------------------------- writing
 
 
-def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
-    """The triples stating ``scope`` (step 1) in the evaluation graph."""
-    b, e = _Builder(), iris.evaluation
-    target, boundary = iris.under("target"), iris.under("target/version-boundary")
-    use, env = iris.under("use-boundary"), iris.under("operating-environment")
-    b.add(e, TYPE, epo("Evaluation"))
-    b.text(e, NamedNode(DCTERMS + "identifier"), scope.id)
-    b.text(e, NamedNode(DCTERMS + "title"), scope.title)
-    b.text(e, epo("riskQuestion"), scope.risk_question)
-    if scope.method is not None:
-        method = iris.under("method")
-        b.add(e, epo("evaluationMethod"), method)
-        b.add(method, TYPE, epo("EvaluationMethod"))
-        b.add(method, epo("inEvaluation"), e)
-        b.text(method, NamedNode(RDFS + "label"), scope.method.name)
-        b.text(method, epo("methodVersion"), scope.method.version)
-        b.text(method, epo("statement"), scope.method.statement)
-    dso = iris.dso(scope.dso)
-    b.add(e, epo("usesDso"), dso)
-    b.add(dso, TYPE, epo("DsoRelease"))
-    for kg in scope.knowledge_graphs:
-        b.add(e, epo("usesKnowledgeGraph"), iris.kg(kg))
-        b.add(iris.kg(kg), TYPE, epo("KnowledgeGraph"))
-        b.add(iris.kg(kg), epo("conformsToDso"), dso)
-    b.add(e, epo("testTarget"), target)
-    b.add(e, epo("versionBoundary"), boundary)
-    b.add(e, epo("useBoundary"), use)
-    b.add(e, epo("operatingEnvironment"), env)
-    t = scope.test_target
-    for node, cls in ((target, "TestTarget"), (boundary, "VersionBoundary"), (use, "UseBoundary"), (env, "OperatingEnvironment")):
-        b.add(node, TYPE, epo(cls))
-        b.add(node, epo("inEvaluation"), e)
-    b.text(target, NamedNode(RDFS + "label"), t.name)
-    b.text(target, epo("targetKind"), t.kind)
-    b.text(boundary, epo("targetVersion"), t.version_boundary.model_release)
-    b.text(boundary, epo("configuration"), t.version_boundary.configuration)
-    b.text(boundary, epo("configurationDigest"), hashlib.sha256(t.version_boundary.configuration.encode()).hexdigest())
-    u = scope.use_boundary
-    b.text(use, epo("statement"), u.statement)
-    for field_name, facet in (("users", "persona"), ("tasks", "informationNeed"), ("languages", "language"), ("countries", "country")):
-        for value in getattr(u, field_name):
-            b.add(use, epo(facet), value)
-    o = scope.operating_environment
-    b.text(env, epo("statement"), o.statement)
-    for setting in o.settings:
-        b.add(env, epo("setting"), setting)
-    for assumption in o.assumptions:
-        node = iris.under(f"assumptions/{assumption.id}")
-        b.add(env, epo("hasAssumption"), node)
-        b.add(node, TYPE, epo("Assumption"))
-        b.add(node, epo("inEvaluation"), e)
-        b.text(node, epo("statement"), assumption.statement)
-    for declaration in scope.out_of_scope:
-        node = iris.under(f"out-of-scope/{declaration.id}")
-        b.add(e, epo("outOfScope"), node)
-        b.add(node, TYPE, epo("OutOfScopeDeclaration"))
-        b.add(node, epo("inEvaluation"), e)
-        b.text(node, epo("statement"), declaration.statement)
-        for concept in declaration.concepts:
-            b.add(node, epo("excludedConcept"), concept)
-    return b.triples
-
-
 def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revision_of: str | None = None) -> list[Triple]:
     """The triples of envelope version ``version`` (without its digest, which :func:`digest_triple` adds)."""
-    b, e, env = _Builder(), iris.evaluation, iris.envelope(version)
+    b, e, env = Builder(), iris.evaluation, iris.envelope(version)
     b.add(env, TYPE, epo("OperationalEnvelope"))
     b.add(env, epo("inEvaluation"), e)
     b.text(env, epo("version"), str(version))
@@ -329,69 +256,8 @@ class Index:
         return sorted(t.subject.value for t in self.triples if t.predicate.value == predicate and t.object.value == obj)
 
 
-def _tail(iri: str, prefix: str) -> str:
+def tail(iri: str, prefix: str) -> str:
     return iri[len(prefix):] if iri.startswith(prefix) else iri.rsplit("/", 1)[-1]
-
-
-def read_scope(iris: Iris, index: Index) -> Scope | None:
-    """The scope stated in the graph, or ``None`` when it holds no evaluation ``iris.evaluation``."""
-    e = iris.evaluation
-    if not index.has_type(e, EPO + "Evaluation"):
-        return None
-    target = index.one(e, EPO + "testTarget") or iris.under("target")
-    boundary = index.one(e, EPO + "versionBoundary") or iris.under("target/version-boundary")
-    use = index.one(e, EPO + "useBoundary") or iris.under("use-boundary")
-    env = index.one(e, EPO + "operatingEnvironment") or iris.under("operating-environment")
-    dso = index.one(e, EPO + "usesDso") or ""
-    method = index.one(e, EPO + "evaluationMethod")
-    return Scope(
-        id=iris.evaluation_id,
-        title=index.one(e, DCTERMS + "title") or iris.evaluation_id,
-        risk_question=index.one(e, EPO + "riskQuestion"),
-        dso=_tail(dso, iris.dso("")),
-        knowledge_graphs=tuple(_tail(kg, iris.kg("")) for kg in index.all(e, EPO + "usesKnowledgeGraph")),
-        test_target=TestTarget(
-            name=index.one(target, RDFS + "label") or "",
-            kind=index.one(target, EPO + "targetKind") or "",
-            version_boundary=VersionBoundary(
-                model_release=index.one(boundary, EPO + "targetVersion") or "",
-                configuration=index.one(boundary, EPO + "configuration") or "",
-            ),
-        ),
-        use_boundary=UseBoundary(
-            statement=index.one(use, EPO + "statement") or "",
-            users=tuple(index.all(use, EPO + "persona")),
-            tasks=tuple(index.all(use, EPO + "informationNeed")),
-            languages=tuple(index.all(use, EPO + "language")),
-            countries=tuple(index.all(use, EPO + "country")),
-        ),
-        operating_environment=OperatingEnvironment(
-            statement=index.one(env, EPO + "statement") or "",
-            settings=tuple(index.all(env, EPO + "setting")),
-            assumptions=tuple(
-                Assumption(_tail(a, iris.under("assumptions/")), index.one(a, EPO + "statement") or "")
-                for a in index.all(env, EPO + "hasAssumption")
-            ),
-        ),
-        out_of_scope=tuple(
-            OutOfScope(_tail(o, iris.under("out-of-scope/")), index.one(o, EPO + "statement") or "",
-                       tuple(index.all(o, EPO + "excludedConcept")))
-            for o in index.all(e, EPO + "outOfScope")
-        ),
-        method=None if method is None else EvaluationMethod(
-            index.one(method, RDFS + "label") or "", index.one(method, EPO + "methodVersion") or "",
-            index.one(method, EPO + "statement")),
-    )
-
-
-def scope_owned(iris: Iris, triple: Triple) -> bool:
-    """Whether ``triple`` belongs to the scope (and is replaced with it)."""
-    if triple.subject.value == iris.evaluation:
-        return triple.predicate.value != EPO + "operationalEnvelope"
-    if triple.subject.value.startswith((iris.dso(""), iris.kg(""))):
-        return True
-    parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope", "method")
-    return any(owned_by(iris.under(part), triple) for part in parts)
 
 
 def version_of(envelope_iri: str) -> int:
@@ -413,9 +279,9 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
     dimensions_prefix = envelope_iri + "/dimensions/"
     requirements = tuple(
         Requirement(
-            id=_tail(r, requirements_prefix),
+            id=tail(r, requirements_prefix),
             statement=index.one(r, EPO + "statement") or "",
-            parent=_tail(p, requirements_prefix) if (p := index.one(r, EPO + "refines")) else None,
+            parent=tail(p, requirements_prefix) if (p := index.one(r, EPO + "refines")) else None,
             concepts=tuple(index.all(r, EPO + "bearsOnConcept")),
         )
         for r in index.subjects(EPO + "partOfEnvelope", envelope_iri)
@@ -424,19 +290,19 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
     for r in index.subjects(EPO + "partOfEnvelope", envelope_iri):
         for c in index.subjects(EPO + "criterionOf", r):
             dimension = index.one(c, EPO + "dimension") or ""
-            judge = _tail(index.one(c, EPO + "judgedBy") or "", EPO)
+            judge = tail(index.one(c, EPO + "judgedBy") or "", EPO)
             in_scope = index.term(c, EPO + "inScope")
             criteria.append(Criterion(
-                id=_tail(c, criteria_prefix),
-                requirement=_tail(r, requirements_prefix),
+                id=tail(c, criteria_prefix),
+                requirement=tail(r, requirements_prefix),
                 statement=index.one(c, EPO + "statement") or "",
                 expected_result=index.one(c, EPO + "expectedResult"),
                 weight=_weight(index.one(c, EPO + "weight")),
                 weight_rationale=index.one(c, EPO + "weightRationale") or "",
                 in_scope=in_scope is None or in_scope.value == "true",
                 judged_by=next((j for j in Judge if j.local_name == judge), None),
-                dimension=_tail(dimension, dimensions_prefix),
-                category=_tail(index.one(c, EPO + "category") or "", dimension + "/"),
+                dimension=tail(dimension, dimensions_prefix),
+                category=tail(index.one(c, EPO + "category") or "", dimension + "/"),
                 concepts=tuple(index.all(c, EPO + "bearsOnConcept")),
             ))
     return EnvelopeContent(

@@ -18,7 +18,7 @@ from ..core.config import Credential
 from ..core.digest import canonical_literals
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphRef, GraphService
-from ..core.namespaces import EARL, EPO
+from ..core.namespaces import EPO
 from ..core.rdf import parse_triples
 from . import checks
 from ..scope.model import Scope
@@ -36,11 +36,9 @@ from .rdf import (
     owned_by,
     read_content,
     read_envelope,
-    read_scope,
-    scope_owned,
-    scope_triples,
     undated,
 )
+from .scope_rdf import read_scope, scope_owned, scope_triples
 
 AUTHORS = ("evaluation_operator", "domain_expert")
 """Who may write a scope or envelope (admin always may)."""
