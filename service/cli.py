@@ -43,7 +43,14 @@ def _settings(args: argparse.Namespace) -> Settings:
         overrides["data_dir"] = Path(args.data_dir)
     if getattr(args, "base_url", None):
         overrides["base_url"] = args.base_url
-    return Settings(**overrides)  # type: ignore[arg-type]
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    # Compiled scenario tables outlive the process (keyed by content and code, so any data directory may share
+    # them): a restart does not compile them again. Not in the data directory, which is the store's own.
+    from .scenarios.cache import CACHE_DIR_ENV
+
+    user_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    os.environ.setdefault(CACHE_DIR_ENV, str(user_cache / "ob-caie" / "scenario-tables"))
+    return settings
 
 
 def _demo_tokens(data_dir: Path) -> Path:

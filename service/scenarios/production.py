@@ -135,6 +135,17 @@ class Production:
         for rule, why in sorted(self.fallback.items()):
             log.warning("scenario rule %s falls back to the reference: %s", rule, why)
 
+    def __getstate__(self) -> dict[str, object]:
+        """What the table cache keeps on disk (:func:`.cache.on_disk`): no lock, and no memo of reference answers."""
+        state = dict(self.__dict__)
+        del state["_memo_lock"]
+        state["_memo"] = {}
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__dict__.update(state)
+        self._memo_lock = threading.Lock()
+
     @property
     def compiled(self) -> tuple[str, ...]:
         """The rules the tables decide (shape IRIs, and ``OWL_RULES`` when the OWL 2 RL axioms compile)."""

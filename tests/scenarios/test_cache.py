@@ -5,15 +5,20 @@ the same derivation as tables compiled afresh."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from rdflib import Graph, Literal, URIRef
 
-from service.scenarios.cache import TABLES, CompiledTables, TableCache, compiled_tables, tables_key
+from service.scenarios.cache import (CACHE_DIR_ENV, TABLES, CompiledTables, TableCache, compile_tables, compiled_tables,
+                                     tables_key)
 from service.scenarios.derive import CriterionScope, DerivationInput, derive, derive_with
 from service.scenarios.engine import Criterion
 
-from . import VE
+from . import ROOT, VE
 from .conftest import DSO, KGS, SHAPES, TINY, TINY_CRITERIA
 from .worlds import OLD_CRITERION, small_dso, small_shapes
 
@@ -113,3 +118,28 @@ def test_derive_reuses_the_tables_of_the_same_inputs_whatever_the_seed() -> None
     assert len(other.scenarios) == 20 and other.counts == derive(inp).counts
     fewer = derive(dataclasses.replace(inp, allowed_languages=frozenset()))  # another restriction: compiled anew
     assert fewer.counts.total == 0
+
+
+def test_tables_kept_on_disk_by_one_process_serve_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``CAIE_TABLE_CACHE_DIR``: another process compiles and keeps the tables; this one reads them instead of
+    compiling, and they check candidates as tables compiled here do; an unreadable file is compiled again."""
+    monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
+    other = ("from tests.scenarios.test_cache import SMALL; from service.scenarios.cache import compiled_tables; "
+             "print(compiled_tables(*SMALL).counts.eligible)")
+    ran = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, CACHE_DIR_ENV: str(tmp_path)})
+    assert ran.returncode == 0, ran.stderr
+    [kept] = tmp_path.glob("*.pickle")
+    written = kept.stat().st_mtime_ns
+    fresh = compile_tables(*SMALL)
+    assert int(ran.stdout) == fresh.counts.eligible
+
+    read = compiled_tables(*SMALL, cache=TableCache())
+    assert read.counts == fresh.counts and read.production.fallback == fresh.production.fallback
+    size = read.context.space.size
+    assert [read.production.blocks(i, "s") for i in range(size)] == [fresh.production.blocks(i, "s") for i in range(size)]
+    assert kept.stat().st_mtime_ns == written  # read, not compiled and written again
+
+    kept.write_bytes(b"not a pickle")
+    again = compiled_tables(*SMALL, cache=TableCache())
+    assert again.counts == fresh.counts and kept.read_bytes() != b"not a pickle"
