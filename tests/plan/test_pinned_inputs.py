@@ -168,7 +168,11 @@ def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(si
             SELECT ?seed ?derivationSeed ?sample (COUNT(DISTINCT ?used) AS ?inputs) WHERE {{
               GRAPH ?plans {{ <{plan['plan']}> <{EPO}seed> ?seed ; <{PROV}wasGeneratedBy> <{derivation}> }}
               GRAPH ?review {{ <{derivation}> <{EPO}seed> ?derivationSeed ; <{EPO}reviewSampleSize> ?sample ;
-                                                <{PROV}used> ?used . }}
+                                                <{PROV}used> ?used .
+                               # the rules it checked are used too, each in the role of how it was checked
+                               FILTER NOT EXISTS {{ <{derivation}> <{PROV}qualifiedUsage> [ <{PROV}entity> ?used ;
+                                                                                          <{PROV}hadRole> ?role ]
+                                                    VALUES ?role {{ <{EPO}CompiledRuleTable> <{EPO}ReferenceFallback> }} }} }}
             }} GROUP BY ?seed ?derivationSeed ?sample""")
         assert (row["seed"], row["derivationSeed"], row["sample"]) == ("7", "7", "50")
         assert int(row["inputs"]) == len(INPUTS) + 1  # and the envelope
