@@ -100,7 +100,7 @@ def test_specification_files_load_once(service: Service) -> None:
     assert load_spec_files(graphs) >= 8
     assert load_spec_files(graphs) == 0
     kinds = {g["kind"] for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}
-    assert kinds == {"ontologies", "dso", "kg", "shapes"}
+    assert kinds == {"ontologies", "dso", "kg", "shapes", "templates"}
 
 
 def test_head_answers_like_get_without_a_body(service: Service) -> None:
@@ -127,7 +127,8 @@ def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: 
     catalog = service.http.get("/graphs", headers={"Accept": "application/json"}).json()
     assert catalog["catalog"] == BASE_URL + "graphs"
     graphs = {g["graph"] for g in catalog["graphs"]}
-    assert len(graphs) == 12 and all(g.startswith(BASE_URL + "graphs/") for g in graphs)  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
+    templates = len(list((REPO / "ontologies" / "templates").glob("*.ttl")))  # one opening-turn set per language
+    assert len(graphs) == 12 + templates and all(g.startswith(BASE_URL + "graphs/") for g in graphs)  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
     for path, kind in (("dso/vaccine-education", rdflib.OWL.Ontology), ("catalog", rdflib.OWL.Ontology),
                        ("shapes/record", rdflib.OWL.Ontology), ("kg/kenya", rdflib.DCAT.Dataset)):
         answer = service.http.get(f"/{path}", headers={"Accept": "text/turtle"})
