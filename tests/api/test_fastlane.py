@@ -226,18 +226,25 @@ def test_every_answer_is_the_main_process_answer_byte_for_byte(servers: tuple[Se
     """Lookups a front may answer come from a front; everything else from the main process; all of them are the
     bytes the service without the fast lane sends, and a connection handed to the main process stays there."""
     lane, plain = servers
-    two_fronts(lane)
     for target, headers in FRONT_CASES:
-        ours, theirs = Connection(lane), Connection(plain)
-        answer = ours.send("GET", target, headers)
-        assert undated(answer) == undated(theirs.send("GET", target, headers)), target
-        assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
-        if headers.get("Connection") == "close":
-            assert ours.sock.recv(1) == b"", "the connection stayed open after 'Connection: close'"
-        else:
-            assert ours.holder() in lane.fronts(), f"not answered by a front: {target} {headers}"
-        ours.close()
-        theirs.close()
+        # While a front is being forked again (one gave up a request on a loaded machine) the main process
+        # accepts and answers: that is allowed, so such a case is sent again once the fronts are back.
+        for attempt in range(3):
+            two_fronts(lane)
+            ours, theirs = Connection(lane), Connection(plain)
+            answer = ours.send("GET", target, headers)
+            assert undated(answer) == undated(theirs.send("GET", target, headers)), target
+            assert answer.startswith(b"HTTP/1.1 200 "), answer[:300]
+            if headers.get("Connection") == "close":
+                assert ours.sock.recv(1) == b"", "the connection stayed open after 'Connection: close'"
+                by_front = True
+            else:
+                by_front = ours.holder() in lane.fronts()
+            ours.close()
+            theirs.close()
+            if by_front:
+                break
+        assert by_front, f"not answered by a front in {attempt + 1} tries: {target} {headers}"
     body = b"query=" + quote(LOOKUP).encode()
     for method, target, headers in [*MAIN_CASES, ("POST", "/sparql", {"Content-Type": "application/x-www-form-urlencoded"})]:
         ours, theirs = Connection(lane), Connection(plain)
