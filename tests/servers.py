@@ -373,3 +373,16 @@ def authenticating_proxy(upstream: str, *, user: str | None = None, password: st
     finally:
         server.should_exit = True
         thread.join(timeout=10)
+
+
+def children(pid: int) -> set[int]:
+    """The live (not zombie) child processes of ``pid``, from /proc."""
+    found = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid and fields[0] != "Z":
+            found.add(int(stat.parent.name))
+    return found

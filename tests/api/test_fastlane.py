@@ -26,7 +26,7 @@ import httpx
 import pytest
 
 from ..conftest import REPO, ROLES
-from ..servers import free_port, wait_until_up
+from ..servers import children, free_port, wait_until_up
 
 BASE = "http://caie.test/"
 GRAPH = f"{BASE}graphs/ontologies/data"
@@ -58,19 +58,6 @@ class Served:
         inode = next(line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
                      if " ".join(line.split()[1:4]) == listening)
         return {pid for pid in children(self.process.pid) if holds(pid, inode)}
-
-
-def children(pid: int) -> set[int]:
-    """The live child processes of ``pid``."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == pid and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
 
 
 def alive(pid: int) -> bool:

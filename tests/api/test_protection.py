@@ -21,7 +21,7 @@ from pyoxigraph import Quad
 from service.api import create_app
 
 from ..conftest import Service, restored, settings_for
-from ..servers import AppSlot, oxigraph_server
+from ..servers import AppSlot, children, oxigraph_server
 
 TIME_LIMIT_S = 2.0
 RESULT_BYTES = 50_000
@@ -72,17 +72,9 @@ def rss_bytes(pid: int | str = "self") -> int:
     raise AssertionError("no VmRSS")
 
 
-def children() -> set[int]:
+def own_children() -> set[int]:
     """This process's live child processes (the embedded store's query workers among them)."""
-    found = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[1]) == os.getpid() and fields[0] != "Z":
-            found.add(int(stat.parent.name))
-    return found
+    return children(os.getpid())
 
 
 def is_limit_problem(response: httpx.Response, limit: str) -> bool:
@@ -118,15 +110,15 @@ def test_a_runaway_query_is_stopped_at_the_limit_while_others_are_answered(guard
 def test_a_query_whose_client_leaves_is_stopped(guarded: Service, app_slot: tuple[AppSlot, str]) -> None:
     """With a time limit of an hour, only the client's leaving can have stopped the worker running its query."""
     with limited(guarded, app_slot, query_time_limit_s=3600) as service:
-        known = children()
+        known = own_children()
         with pytest.raises(httpx.ReadTimeout):
             service.http.get("/sparql", params={"query": RUNAWAY}, headers=JSON, timeout=0.5)
-        workers = children() - known
+        workers = own_children() - known
         assert workers, "no query worker ran the query"
         deadline = time.monotonic() + 30
-        while children() & workers and time.monotonic() < deadline:
+        while own_children() & workers and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not children() & workers, "the query went on after its client left"
+        assert not own_children() & workers, "the query went on after its client left"
         assert service.http.get("/sparql", params={"query": LOOKUP}, headers=JSON).status_code == 200
 
 
