@@ -21,14 +21,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rdflib import BNode, Graph, URIRef, Variable
+from rdflib import Graph, URIRef, Variable
 from rdflib.namespace import RDF, RDFS, SH
 from rdflib.paths import Path as RdfPath
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
 from .facets import EPO, Facet, Schema, VE
-from .subset import RuleError
+from .subset import RuleError, shape_nodes
 
 __all__ = ["RuleError", "Rule", "shape_rules", "load_rule_shapes", "default_scenario_shape_paths"]
 
@@ -64,23 +64,11 @@ def load_rule_shapes(sources: Iterable[str | Path | Graph]) -> Graph:
     return shapes
 
 
-def _shape_nodes(shapes: Graph, shape: Node) -> set[Node]:
-    """The shape and the blank nodes under it (its property shapes, constraints, lists)."""
-    seen = {shape}
-    todo = [shape]
-    while todo:
-        for o in shapes.objects(todo.pop(), None):
-            if isinstance(o, BNode) and o not in seen:
-                seen.add(o)
-                todo.append(o)
-    return seen
-
-
 def owner_map(shapes: Graph) -> dict[Node, URIRef]:
     """Every shape or constraint node -> the top-level node shape (rule) it belongs to."""
     owners: dict[Node, URIRef] = {}
     for shape in top_level_shapes(shapes):
-        for node in _shape_nodes(shapes, shape):
+        for node in shape_nodes(shapes, shape):
             owners.setdefault(node, shape)
     return owners
 
@@ -135,7 +123,7 @@ def _path_has_type(path: RdfPath) -> bool:
 def _mentions(shapes: Graph, shape: URIRef) -> tuple[set[Node], set[str]]:
     terms: set[Node] = set()
     flags: set[str] = set()
-    for node in _shape_nodes(shapes, shape):
+    for node in shape_nodes(shapes, shape):
         for p, o in shapes.predicate_objects(node):
             if p in (SH.select, SH.ask):
                 text = _prefixes(shapes, node) + str(o).replace("$this", "?this")

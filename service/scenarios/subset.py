@@ -87,7 +87,9 @@ def _linked_properties(graph: Graph, facet_props: set[Node]) -> dict[Node, Node]
     return out
 
 
-def _nodes(shapes: Graph, shape: Node) -> list[Node]:
+def shape_nodes(shapes: Graph, shape: Node) -> list[Node]:
+    """The shape and the blank nodes under it (its property shapes, constraints, lists), in the order found
+    (so the first reason a rule falls back is the same every run)."""
     seen, todo = [shape], [shape]
     while todo:
         for o in shapes.objects(todo.pop(), None):
@@ -146,7 +148,7 @@ def shape_outside_subset(shapes: Graph, shape: URIRef, facets: Sequence[Facet], 
     constraint that does not parse, or a property shape without exactly one ``sh:path``.
     """
     linked = _linked_properties(world, _facet_properties(facets))
-    for node in _nodes(shapes, shape):
+    for node in shape_nodes(shapes, shape):
         if (node, SH.closed, None) in shapes:
             return "it uses sh:closed"
         if (node, RDF.type, SH.PropertyShape) in shapes or (None, SH.property, node) in shapes:
