@@ -117,7 +117,7 @@ def excluded_indices(graphs: GraphService, evaluation_id: str, context: Context)
             if len(matches) == 1:
                 values[facet.name] = matches.pop()
         index = context.space.locate(values)
-        if index is not None and scenario_key(values) == scenario.rsplit("/", 1)[-1]:
+        if index is not None and scenario_key(values, context.facets) == scenario.rsplit("/", 1)[-1]:
             found.add(index)
     return found
 

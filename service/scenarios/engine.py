@@ -19,7 +19,7 @@ from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
 from ..core.validation import ox_term
-from .facets import Facet, FacetSpace, Schema
+from .facets import Facet, FacetSpace, Schema, read_nodes
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules
@@ -42,9 +42,16 @@ class Context:
         self.rules = shape_rules(shapes, self.facets, self.schema)
         self.criteria = tuple(criteria)
 
+    @property
+    def person_classes(self) -> tuple[Node, ...]:
+        """Classes every scenario's person has (the DSO's ``epo:personClass``; the OWL analysis enters them
+        without a facet)."""
+        person = read_nodes(self.dso).person_class
+        return () if person is None else (person,)
+
     @cached_property
     def owl_deps(self) -> OwlDependencies:
-        return owl_groups(self.owl, self.facets)
+        return owl_groups(self.owl, self.facets, self.person_classes)
 
     @property
     def consistency_rules(self) -> list[Rule]:

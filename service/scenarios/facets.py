@@ -1,9 +1,14 @@
 """Scenario facets: the dimensions scenarios vary along, their value lists, and the mixed-radix index.
 
-A facet is a property on the scenario's person node (``ve:hasAgeGroup``, ``rdf:type`` for the persona, ...)
-or on the scenario node itself (``ve:about`` for the disease asked about), with a value list taken from the
-DSO and the knowledge graphs (the instances of the property's DSO class) and restricted by the envelope's use
-boundary (allowed countries and languages) and out-of-scope concepts. Value lists are sorted by IRI, and a
+A DSO brings its facets: each is an ``epo:ScenarioFacet`` declaration in the DSO graph (docs/blocking.md)
+naming the DSO property that carries the value (``epo:facetProperty``, ``rdf:type`` for a persona), the node
+it sits on (the scenario, the asker or the person asked about), the EPO property that links the scenario to
+it, and where its values come from (the instances of a DSO class in DSO + KGs, the named subclasses of a
+class, or the booleans). The DSO's ontology node names its person class and the link from the asker to the
+person asked about. No code names a facet or a DSO term: :func:`read_specs` reads the declarations.
+
+Value lists are restricted by the envelope's use boundary (allowed countries and languages: the facets
+whose EPO property is ``epo:country`` / ``epo:language``) and out-of-scope concepts, and sorted by IRI; a
 candidate is addressed by its index in the mixed-radix enumeration of the facets (first facet most
 significant), so a frame of 10^8 candidates never has to be stored: any candidate is decoded from its index.
 An index depends on the value lists, so it is stable only for given inputs; a scenario's identity is its
@@ -18,64 +23,119 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rdflib import Graph, Literal, Namespace, URIRef
-from rdflib.namespace import DCTERMS, RDF, RDFS, SKOS, XSD
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 from rdflib.term import Node
 
-from ..core.namespaces import DSO_VACCINE, EPO as EPO_NS
+from ..core.namespaces import EPO as EPO_NS
 
-VE = Namespace(DSO_VACCINE)
 EPO = Namespace(EPO_NS)
 PERSON_LINK = DCTERMS.subject
-"""How a scenario points at the person it describes (the person node carries the DSO's person properties)."""
+"""How a scenario points at its asker (the asker's node carries the facets declared on ``epo:AskerNode``)."""
 
-PERSON, SCENARIO = "person", "scenario"
+SCENARIO, ASKER, SUBJECT = "scenario", "asker", "subject"
+"""The nodes a facet sits on: the scenario itself, the asker (``#person``) and the person asked about (the
+asker's own node, or ``#subject`` for a carer persona, :func:`describe`)."""
+PERSON = ASKER
+"""The asker's node, as callers that knew one person node name it."""
+NODE_OF = {EPO.ScenarioNode: SCENARIO, EPO.AskerNode: ASKER, EPO.SubjectNode: SUBJECT}
+INSTANCES, SUBCLASSES, BOOLEANS = EPO.InstanceValues, EPO.SubclassValues, EPO.BooleanValues
+
+
+class FacetDeclarationError(ValueError):
+    """A DSO's facet declarations are incomplete or contradictory (the message names the declaration)."""
+
+
+@dataclass(frozen=True)
+class Nodes:
+    """How a DSO's scenario nodes are typed and linked: its person class, the link from the asker to the person
+    asked about (``epo:subjectLink``) and the carer link (``epo:carerLink``), whose domain's persona
+    subclasses ask about a second person they look after."""
+
+    person_class: URIRef | None = None
+    subject_link: URIRef | None = None
+    carer_link: URIRef | None = None
 
 
 @dataclass(frozen=True)
 class FacetSpec:
-    """Where a facet lives and where its values come from.
+    """One ``epo:ScenarioFacet`` declaration: where a facet lives and where its values come from.
 
-    ``value_class`` is the DSO class whose instances (in DSO + KGs) are the values; ``"persona"`` means the
-    named subclasses of ``ve:Persona`` (the persona is the person's ``rdf:type``); ``"boolean"`` means
-    ``false`` and ``true``.
+    ``value_kind``: :data:`INSTANCES` of ``value_class`` (in DSO + KGs), its named :data:`SUBCLASSES`, or the
+    :data:`BOOLEANS`. ``per_kg``, ``via``, ``via_facet`` and ``includes_dso`` say how one knowledge graph
+    restricts the values (:mod:`.space`).
     """
 
     name: str
     epo_property: URIRef
     node: str
     dso_property: URIRef
-    value_class: URIRef | str
+    value_class: URIRef | None
+    value_kind: URIRef = INSTANCES
+    order: int = 0
+    per_kg: bool = False
+    via: tuple[URIRef, ...] = ()
+    via_facet: str | None = None
+    includes_dso: bool = False
+    nodes: Nodes = Nodes()
+    iri: URIRef | None = None
 
 
-FACET_SPECS: tuple[FacetSpec, ...] = (
-    FacetSpec("persona", EPO.persona, PERSON, RDF.type, "persona"),
-    FacetSpec("age", EPO.personState, PERSON, VE.hasAgeGroup, VE.AgeGroup),
-    FacetSpec("vaccination", EPO.personState, PERSON, VE.hasVaccinationStatus, VE.VaccinationStatus),
-    FacetSpec("infection", EPO.personState, PERSON, VE.hasInfectionHistory, VE.InfectionHistory),
-    FacetSpec("immunity", EPO.personState, PERSON, VE.hasImmunityStatus, VE.ImmunityStatus),
-    FacetSpec("pregnancy", EPO.personState, PERSON, VE.isPregnant, "boolean"),
-    FacetSpec("setting", EPO.setting, PERSON, VE.inSetting, VE.TransmissionSetting),
-    FacetSpec("country", EPO.country, PERSON, VE.livesIn, VE.Country),
-    FacetSpec("language", EPO.language, PERSON, VE.speaksLanguage, VE.Language),
-    FacetSpec("need", EPO.informationNeed, PERSON, VE.hasInformationNeed, VE.InformationNeed),
-    FacetSpec("disease", EPO.hasFacet, SCENARIO, VE.about, VE.Disease),
-    FacetSpec("style", EPO.conversationStyle, SCENARIO, EPO.conversationStyle, VE.ConversationStyle),
-)
-"""Facet order = significance in the index. A facet whose class has no instances (the DSO 0.1.0 has no
-conversation styles) is left out rather than given an empty list, so it does not empty the frame."""
-
-SPEC_BY_NAME = {spec.name: spec for spec in FACET_SPECS}
 SCENARIO_KEY_LENGTH = 32
 """Hex digits of a scenario key: 128 bits, so no two situations of any frame share a key."""
 
 
+def read_nodes(dso: Graph) -> Nodes:
+    """The person class and links stated on the DSO's ontology node (``epo:personClass``, ``epo:subjectLink``,
+    ``epo:carerLink``); none when the DSO states none."""
+    onto = next(dso.subjects(RDF.type, OWL.Ontology), None)
+    if onto is None:
+        return Nodes()
+    found = [dso.value(onto, p) for p in (EPO.personClass, EPO.subjectLink, EPO.carerLink)]
+    return Nodes(*(t if isinstance(t, URIRef) else None for t in found))
+
+
+def read_specs(dso: Graph) -> tuple[FacetSpec, ...]:
+    """The DSO's facet declarations in facet order (ties by name); :class:`FacetDeclarationError` when one
+    lacks a name, a property, a node, a scenario property or (but for booleans) a value class."""
+    nodes = read_nodes(dso)
+    names = {d: dso.value(d, EPO.facetName) for d in dso.subjects(RDF.type, EPO.ScenarioFacet)}
+    specs = []
+    for decl, name in names.items():
+        def one(prop: URIRef) -> Node | None:
+            return dso.value(decl, prop)
+        kind = one(EPO.valueKind) or INSTANCES
+        missing = [str(p).rsplit("/", 1)[-1] for p in (EPO.facetName, EPO.facetProperty, EPO.facetNode, EPO.scenarioProperty)
+                   if one(p) is None]
+        if kind != BOOLEANS and one(EPO.valuesFrom) is None:
+            missing.append("valuesFrom")
+        if missing or one(EPO.facetNode) not in NODE_OF:
+            raise FacetDeclarationError(f"the facet declaration {decl.n3()} needs epo:{', epo:'.join(missing) or 'facetNode'}"
+                                        + ("" if missing else " among epo:ScenarioNode, epo:AskerNode, epo:SubjectNode"))
+        via_facet = one(EPO.viaFacet)
+        specs.append(FacetSpec(
+            name=str(name), epo_property=one(EPO.scenarioProperty), node=NODE_OF[one(EPO.facetNode)],  # type: ignore[arg-type]
+            dso_property=one(EPO.facetProperty), value_class=one(EPO.valuesFrom), value_kind=kind,  # type: ignore[arg-type]
+            order=int(one(EPO.facetOrder) or 0), per_kg=bool(one(EPO.valuesPerKnowledgeGraph)),
+            via=tuple(sorted(dso.objects(decl, EPO.valuesPerKnowledgeGraphVia), key=str)),  # type: ignore[arg-type]
+            via_facet=None if via_facet is None else str(names.get(via_facet, via_facet)),
+            includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None))
+    if len({s.name for s in specs}) != len(specs):
+        raise FacetDeclarationError("two facet declarations of the DSO share one epo:facetName")
+    return tuple(sorted(specs, key=lambda s: (s.order, s.name)))
+
+
 @dataclass(frozen=True)
 class Facet:
-    """One facet with its sorted, envelope-restricted values and its unrestricted candidates."""
+    """One facet with its sorted, envelope-restricted values and its unrestricted candidates.
+
+    ``asks_about_other`` (the persona facet only): the personas whose asker asks about the person they care
+    for, so that the facets designated :data:`SUBJECT` sit on a second person node (:func:`describe`).
+    """
 
     spec: FacetSpec
     values: tuple[Node, ...]
     unrestricted: tuple[Node, ...]
+    asks_about_other: frozenset[Node] = frozenset()
 
     @property
     def name(self) -> str:
@@ -90,6 +150,7 @@ class Schema:
     """Lookups over DSO + KGs (asserted): instances, types, superclasses and broader concepts."""
 
     def __init__(self, dso: Graph, kgs: Sequence[Graph]) -> None:
+        self.dso = dso
         self.graph = Graph()
         for g in (dso, *kgs):
             self.graph += g
@@ -154,13 +215,17 @@ class Schema:
 def build_facets(schema: Schema, allowed_countries: frozenset[str] | None = None,
                  allowed_languages: frozenset[str] | None = None,
                  excluded: frozenset[str] = frozenset()) -> tuple[Facet, ...]:
-    """The facets of a derivation, value lists sorted by IRI and restricted by the envelope."""
+    """The facets the DSO declares (:func:`read_specs`), value lists sorted by IRI and restricted by the
+    envelope: out-of-scope concepts, and the allowed countries and languages on the facets whose EPO
+    property is ``epo:country`` and ``epo:language``. A facet with no value at all is left out rather than
+    given an empty list, so it does not empty the frame (a DSO without conversation styles)."""
     facets = []
     excluded_terms = {URIRef(e) for e in excluded}
-    for spec in FACET_SPECS:
-        if spec.value_class == "persona":
-            candidates: set[Node] = schema.subclasses(VE.Persona) - {VE.Persona}
-        elif spec.value_class == "boolean":
+    allowed = {EPO.country: allowed_countries, EPO.language: allowed_languages}
+    for spec in read_specs(schema.dso):
+        if spec.value_kind == SUBCLASSES:
+            candidates: set[Node] = schema.subclasses(spec.value_class) - {spec.value_class}
+        elif spec.value_kind == BOOLEANS:
             candidates = {Literal(False), Literal(True)}
         else:
             candidates = schema.instances(spec.value_class)
@@ -168,12 +233,19 @@ def build_facets(schema: Schema, allowed_countries: frozenset[str] | None = None
             continue
         unrestricted = tuple(sorted(candidates, key=_sort_key))
         values = [v for v in unrestricted if not any(schema.matches(v, e) for e in excluded_terms)]
-        if spec.name == "country" and allowed_countries is not None:
-            values = [v for v in values if str(v) in allowed_countries]
-        if spec.name == "language" and allowed_languages is not None:
-            values = [v for v in values if str(v) in allowed_languages]
-        facets.append(Facet(spec, tuple(values), unrestricted))
+        boundary = allowed.get(spec.epo_property)
+        if boundary is not None:
+            values = [v for v in values if str(v) in boundary]
+        carers = frozenset(v for v in unrestricted if spec.value_kind == SUBCLASSES and asks_about_other(schema, v))
+        facets.append(Facet(spec, tuple(values), unrestricted, carers))
     return tuple(facets)
+
+
+def asks_about_other(schema: Schema, persona: Node) -> bool:
+    """Whether the DSO makes ``persona`` a carer (a subclass of the domain of its carer link, ``epo:carerLink``):
+    someone asking in that role asks about the person they look after, not about themself."""
+    link = read_nodes(schema.dso).carer_link
+    return link is not None and bool(set(schema.graph.objects(link, RDFS.domain)) & schema.superclasses(persona))
 
 
 class FacetSpace:
@@ -204,9 +276,9 @@ class FacetSpace:
             index = index * r + d
         return index
 
-    def values(self, index: int) -> dict[str, Node]:
+    def values(self, index: int) -> Situation:
         """Facet name -> value of candidate ``index``."""
-        return {f.name: f.values[d] for f, d in zip(self.facets, self.digits(index))}
+        return Situation(self.facets, {f.name: f.values[d] for f, d in zip(self.facets, self.digits(index))})
 
     def locate(self, values: Mapping[str, Node]) -> int | None:
         """The index of the candidate with exactly these facet values; ``None`` when it is not in this frame
@@ -221,35 +293,72 @@ class FacetSpace:
         return self.index(digits)
 
 
-def scenario_key(values: Mapping[str, Node]) -> str:
+class Situation(dict[str, Node]):
+    """Facet name -> value of one candidate, with the facets it is over (what :func:`scenario_key` reads)."""
+
+    def __init__(self, facets: Sequence[Facet], values: Mapping[str, Node]) -> None:
+        super().__init__(values)
+        self.facets = tuple(facets)
+
+
+def scenario_key(values: Mapping[str, Node], facets: Sequence[Facet] | None = None) -> str:
     """A scenario's identity: SHA-256 over its facet values, the first :data:`SCENARIO_KEY_LENGTH` hex digits.
 
     Each value is one line ``<facet's DSO property> <value in N-Triples>`` (``rdf:type`` for the persona);
     the lines are sorted and joined with newlines. Only the situation enters it, never the value lists or
-    the index, so a knowledge graph edit that renumbers the frame leaves every key as it was.
+    the index, so a knowledge graph edit that renumbers the frame leaves every key as it was. ``facets``
+    defaults to those of a :class:`Situation`.
     """
-    lines = sorted(f"<{SPEC_BY_NAME[name].dso_property}> {value.n3()}" for name, value in values.items())
+    over = facets if facets is not None else getattr(values, "facets", None)
+    if over is None:
+        raise TypeError("scenario_key needs the facets the values are over (a Situation, or facets=)")
+    prop = {f.name: f.spec.dso_property for f in over}
+    lines = sorted(f"<{prop[name]}> {value.n3()}" for name, value in values.items())
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()[:SCENARIO_KEY_LENGTH]
 
 
 def person_iri(scenario: str) -> URIRef:
+    """The asker's node."""
     return URIRef(scenario + "#person")
 
 
-def describe(scenario: str, facets: Sequence[Facet], values: Mapping[str, Node]) -> list[tuple[Node, Node, Node]]:
-    """The RDF of one scenario: the scenario node (``epo:Scenario``, its EPO facet properties, the disease
-    asked about) and its person node (``ve:Person``, typed by the persona, with the DSO's person properties).
+def subject_iri(scenario: str) -> URIRef:
+    """The node of the person asked about when that is not the asker (a carer's child or dependant)."""
+    return URIRef(scenario + "#subject")
 
-    ``values`` may leave facets out (the fast path describes partial scenarios that way).
+
+def describe(scenario: str, facets: Sequence[Facet], values: Mapping[str, Node]) -> list[tuple[Node, Node, Node]]:
+    """The RDF of one scenario: the scenario node (``epo:Scenario``, its EPO facet properties and the facets
+    on :data:`SCENARIO`), the asker's node (typed by the DSO's person class and by the persona) and the node
+    of the person asked about, as the DSO's declarations place them (:class:`Nodes`).
+
+    A persona that asks for themself asks about their own node (the subject link to itself), which then
+    carries the facets designated :data:`SUBJECT` too; a carer persona (:attr:`Facet.asks_about_other`) asks
+    about a second node, ``#subject``, which they are the carer of (the carer link) and which carries those
+    facets. The scenario points at each person node with :data:`PERSON_LINK`. ``values`` may leave facets
+    out (the fast path describes partial scenarios that way; without the persona, the asker asks about
+    themself).
     """
     s = URIRef(scenario)
-    p = person_iri(scenario)
-    out: list[tuple[Node, Node, Node]] = [(s, RDF.type, EPO.Scenario), (s, PERSON_LINK, p), (p, RDF.type, VE.Person)]
+    asker = person_iri(scenario)
     by_name = {f.name: f for f in facets}
+    nodes_model = facets[0].spec.nodes if facets else Nodes()
+    carer = any(v in by_name[n].asks_about_other for n, v in values.items())
+    subject = subject_iri(scenario) if carer else asker
+    out: list[tuple[Node, Node, Node]] = [(s, RDF.type, EPO.Scenario), (s, PERSON_LINK, asker)]
+    people = [asker, subject] if carer else [asker]
+    if nodes_model.person_class is not None:
+        out += [(p, RDF.type, nodes_model.person_class) for p in people]
+    if nodes_model.subject_link is not None:
+        out.append((asker, nodes_model.subject_link, subject))
+    if carer:
+        out.append((s, PERSON_LINK, subject))
+        if nodes_model.carer_link is not None:
+            out.append((asker, nodes_model.carer_link, subject))
+    nodes = {ASKER: asker, SUBJECT: subject, SCENARIO: s}
     for name, value in values.items():
         spec = by_name[name].spec
-        node = p if spec.node == PERSON else s
-        out.append((node, spec.dso_property, value))
+        out.append((nodes[spec.node], spec.dso_property, value))
         if spec.epo_property != spec.dso_property and not isinstance(value, Literal):
             out.append((s, spec.epo_property, value))
     return out

@@ -25,7 +25,7 @@ from rdflib.collection import Collection
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Node
 
-from .facets import VE, Facet
+from .facets import Facet
 from .reference import close, disjoint_message, functional_message, nothing_message
 
 _ANNOTATIONS = tuple(str(t) for t in (RDFS.label, RDFS.comment, RDFS.isDefinedBy, RDFS.seeAlso, OWL.versionInfo,
@@ -131,14 +131,14 @@ class OwlDependencies:
         return frozenset()
 
 
-def owl_groups(schema: OwlSchema, facets: Sequence[Facet], constant: Iterable[Node] = (VE.Person,)) -> OwlDependencies:
+def owl_groups(schema: OwlSchema, facets: Sequence[Facet], constant: Iterable[Node] = ()) -> OwlDependencies:
     """Facets the DSO's axioms tie together, so that no OWL 2 RL clash spans two groups.
 
     A class is entered in alternative ways, each depending on a set of facets: the persona facet when the
     class is a persona or a superclass of one, each alternative of its equivalent class expressions (an
     intersection needs one alternative of every member; a restriction on a facet property depends on that
     facet), and each alternative of its subclasses. Classes every person is asserted to have (``ve:Person``)
-    are entered without a facet. An axiom ties every alternative of its subject to the facets whose values
+    (``constant``: the DSO's person class) are entered without a facet. An axiom ties every alternative of its subject to the facets whose values
     it entails (restrictions in its object); an unsatisfiable class ties its own alternatives together (the
     rule that names it must see all of them); disjoint classes tie their alternatives pairwise.
     """

@@ -24,7 +24,7 @@ from rdflib import URIRef
 from rdflib.term import Node
 
 from .engine import Block, Context, probe_triples, run_shacl
-from .facets import VE, describe, person_iri
+from .facets import describe, person_iri, subject_iri
 from .reference import reference_check, scenario_iri
 from .rules import ROUTING, Rule
 from .subset import owl_outside_subset, shape_outside_subset
@@ -37,8 +37,6 @@ _FALLBACK = "urn:x-ob-caie:fallback"
 _HOLE = "\x00"
 OWL_RULES = "urn:x-ob-caie:rules/owl-2-rl"
 """How :attr:`Production.fallback` and :attr:`Production.compiled` name the DSO's OWL 2 RL axioms as one unit."""
-PERSON_CLASSES = (VE.Person,)
-"""Classes every scenario's person has (the OWL analysis enters them without a facet)."""
 MAX_COMPONENT = 200_000
 """Combinations a linked component may have; a rule that would make one larger falls back."""
 CROSS_CHECK = 12
@@ -121,7 +119,7 @@ class Production:
             reason = shape_outside_subset(ctx.shapes, URIRef(rule.iri), ctx.facets, ctx.schema.graph)
             if reason:
                 fallback[rule.iri] = f"outside the supported subset: {reason}"
-        reason = owl_outside_subset(ctx.owl.source, ctx.facets, PERSON_CLASSES)
+        reason = owl_outside_subset(ctx.owl.source, ctx.facets, ctx.person_classes)
         if reason:
             fallback[OWL_RULES] = f"outside the supported subset: {reason}"
         self._shape_cache: dict[str, list] = {}
@@ -248,7 +246,7 @@ class Production:
         global_blocks: set[Block] = set()
         for j in range(n):
             s = f"{_PROJECTION}{j}"
-            for node in (URIRef(s), person_iri(s)):
+            for node in (URIRef(s), person_iri(s), subject_iri(s)):
                 for finding in ctx.owl.findings(closure, node):
                     group = ctx.owl_deps.group_of(finding)
                     block = Block(finding.rule, finding.message)
@@ -275,7 +273,7 @@ class Production:
             for j, combo in enumerate(combos):
                 s = f"{_PROJECTION}{k}.{j}"
                 data += describe(s, ctx.facets, self._partial(facets, combo))
-                where[URIRef(s)] = where[person_iri(s)] = (criterion, combo, s)
+                where[URIRef(s)] = where[person_iri(s)] = where[subject_iri(s)] = (criterion, combo, s)
                 if criterion is not None:
                     probe = f"{s}#probe"
                     data += probe_triples(probe, s, criterion)

@@ -10,9 +10,11 @@ review graph ``{base}evaluations/{id}/scenarios``; exclusions in the record's ex
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from urllib.parse import unquote
 
 from pyoxigraph import NamedNode
+from rdflib import Graph
 
 from ..core.catalog import GraphKind
 from ..core.errors import BadRequest
@@ -20,7 +22,7 @@ from ..core.graphs import GraphRef, GraphService
 from ..core.iris import named_node
 from ..core.namespaces import RDF
 from ..core.store import Row, Term
-from .facets import FACET_SPECS
+from .facets import read_specs
 from .model import Exclusion, Page, ReviewedScenario, RuleCount, ScenarioStatus
 
 MAX_PAGE = 1000
@@ -30,11 +32,20 @@ MAX_OFFSET = 2**53 - 1
 MAX_FACETS = 4
 """How many facet filters one listing takes (``queries/scenarios.rq`` has four facet parameters)."""
 
-FACET_PROPERTIES: dict[str, str] = {
-    **{str(spec.dso_property).rsplit("/", 1)[-1]: str(spec.dso_property) for spec in FACET_SPECS
-       if str(spec.dso_property) != RDF + "type"},
-    **{str(spec.epo_property).rsplit("/", 1)[-1]: str(spec.epo_property) for spec in FACET_SPECS},
-}
+def _bundled_facet_properties() -> dict[str, str]:
+    """Facet names the listing shows (a facet property's local name, or the EPO property's) to the property
+    IRI, from the facet declarations of the DSOs the repository ships (``ontologies/dso/*.ttl``); a facet of
+    another DSO is named by its property IRI."""
+    out: dict[str, str] = {}
+    for path in sorted((Path(__file__).resolve().parents[2] / "ontologies" / "dso").glob("*.ttl")):
+        for spec in read_specs(Graph().parse(path)):
+            if str(spec.dso_property) != RDF + "type":
+                out[str(spec.dso_property).rsplit("/", 1)[-1]] = str(spec.dso_property)
+            out[str(spec.epo_property).rsplit("/", 1)[-1]] = str(spec.epo_property)
+    return out
+
+
+FACET_PROPERTIES: dict[str, str] = _bundled_facet_properties()
 """Facet names, as the listing shows them (the property's local name), to the property IRI they stand for."""
 
 

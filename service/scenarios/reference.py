@@ -39,7 +39,7 @@ from rdflib.namespace import OWL, RDF, RDFS, SH
 from rdflib.term import Node
 
 from ..core.validation import ox_term
-from .facets import EPO, Facet, FacetSpace, describe, person_iri
+from .facets import EPO, Facet, FacetSpace, describe, person_iri, subject_iri
 from .rules import owner_map
 
 Triple = tuple[Node, Node, Node]
@@ -76,7 +76,9 @@ def criterion_triples(criteria: Iterable[Criterion]) -> list[Triple]:
 
 
 def node_role(node: Node) -> str:
-    return "person" if str(node).endswith("#person") else "scenario"
+    """The asker and the person asked about are both "person": a clash on a person's own facets reads the same
+    wherever the persona puts them."""
+    return "person" if str(node).endswith(("#person", "#subject")) else "scenario"
 
 
 # The OWL clash messages: the fast path (:mod:`.owl`) words its findings with these, so that both name a
@@ -330,7 +332,7 @@ def _check(spec: ReferenceSpec, indices: Sequence[int], base: str, with_pairs: b
     for i in indices:
         s = scenario_iri(base, i)
         data += describe(s, spec.facets, spec.space.values(i))
-        owner[URIRef(s)] = owner[person_iri(s)] = i
+        owner[URIRef(s)] = owner[person_iri(s)] = owner[subject_iri(s)] = i
         if with_pairs:
             for k, c in enumerate(spec.criteria):
                 probe = f"{s}#probe-{k}"

@@ -27,7 +27,7 @@ from rdflib.paths import Path as RdfPath
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 
-from .facets import EPO, Facet, Schema, VE
+from .facets import EPO, Facet, Schema
 from .subset import RuleError, shape_nodes
 
 __all__ = ["RuleError", "Rule", "shape_rules", "load_rule_shapes", "default_scenario_shape_paths"]
@@ -151,7 +151,7 @@ def facets_read(terms: set[Node], flags: set[str], facets: Sequence[Facet], sche
         elif any(v in terms for v in f.unrestricted):
             out.add(f.name)
         elif prop == RDF.type:
-            supers = set().union(*(schema.superclasses(v) for v in f.unrestricted)) - {VE.Person}
+            supers = set().union(*(schema.superclasses(v) for v in f.unrestricted)) - {f.spec.nodes.person_class}
             if "variable type" in flags or terms & supers:
                 out.add(f.name)
     return frozenset(out)

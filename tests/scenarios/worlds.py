@@ -21,6 +21,7 @@ from . import VE
 
 EX = Namespace("https://example.org/small/")
 DCT = Namespace("http://purl.org/dc/terms/")
+EPO = Namespace("https://w3id.org/ob-caie/epo/")
 
 DSO_CONSTRUCTS = ("functional", "subproperty-restriction", "super-property", "inverse", "domain-person",
                   "domain-other", "range", "persona-value", "disjoint")
@@ -53,6 +54,7 @@ def small_dso(constructs: Iterable[str]) -> Graph:
         g.add((age, RDF.type, VE.AgeGroup))
     g.add((VE.hasAgeGroup, RDF.type, OWL.ObjectProperty))
     g.add((VE.isPregnant, RDF.type, OWL.DatatypeProperty))
+    _declare_facets(g)
     for c in constructs:
         if c == "functional":  # P2 is old; a young P2 clashes (prp-fp)
             g.add((VE.hasAgeGroup, RDF.type, OWL.FunctionalProperty))
@@ -83,6 +85,25 @@ def small_dso(constructs: Iterable[str]) -> Graph:
         elif c == "disjoint":
             g.add((EX.P1, OWL.disjointWith, EX.P2))
     return g
+
+
+_FACETS = (("persona", RDF.type, EPO.persona, EPO.SubclassValues, VE.Persona),
+           ("age", VE.hasAgeGroup, EPO.personState, EPO.InstanceValues, VE.AgeGroup),
+           ("pregnancy", VE.isPregnant, EPO.personState, EPO.BooleanValues, None))
+
+
+def _declare_facets(g: Graph) -> None:
+    """The world's three facets, declared as a DSO declares them (all on the asker; no person asked about)."""
+    onto = EX.ontology
+    g.add((onto, RDF.type, OWL.Ontology))
+    g.add((onto, EPO.personClass, VE.Person))
+    for order, (name, prop, scenario_prop, kind, cls) in enumerate(_FACETS, start=1):
+        decl = EX[f"facet-{name}"]
+        for p, o in ((RDF.type, EPO.ScenarioFacet), (EPO.facetName, Literal(name)), (EPO.facetOrder, Literal(order)),
+                     (EPO.facetNode, EPO.AskerNode), (EPO.facetProperty, prop), (EPO.scenarioProperty, scenario_prop),
+                     (EPO.valueKind, kind), (EPO.valuesFrom, cls)):
+            if o is not None:
+                g.add((decl, p, o))
 
 
 def _intersection(g: Graph, members: list) -> BNode:
