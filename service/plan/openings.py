@@ -2,9 +2,12 @@
 
 A template set (``ontologies/templates/<BCP 47 tag>.ttl``, a ``templates`` graph; docs/templates.md) gives, in
 one language, a text per DSO or knowledge-graph concept (``epo:openingText``; ``epo:openingTextAboutOther``
-for a state said of the person in one's care). A scenario's opening turn is its style, persona, pregnancy,
-states and need, each the set's text for the value, with ``{age}``, ``{disease}`` and ``{setting}`` filled
-in. A scenario's language (an IRI of the DSO or a KG) maps to a tag through the data: a code property of the
+for a state or a question said of the person in one's care). A scenario's opening turn is its style, persona,
+pregnancy, states and need, each the set's text for the value, with ``{age}``, ``{disease}`` and ``{setting}``
+filled in. Who the states are said of follows the DSO, as the scenario's RDF does (:func:`..scenarios.facets.describe`):
+a carer persona (``ve:Caregiver``) asks about the person they look after, so the age group fills the persona's
+``{age}`` and the pregnancy and states are that person's (the about-other texts); any other persona asks for
+themself, so they are said in the first person. A scenario's language (an IRI of the DSO or a KG) maps to a tag through the data: a code property of the
 language (``languageCode``, ``skos:notation``, ``dcterms:identifier``), else an ISO 639 IRI's code. A
 language with no set conforming to the DSO has no probes: :meth:`Openings.lacking` names them for the plan.
 Nothing is ever said in another language than the tag says: a value whose text the set lacks makes the
@@ -23,7 +26,7 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Literal
 
 from ..core.namespaces import EPO
-from ..scenarios.facets import SPEC_BY_NAME, Schema
+from ..scenarios.facets import Schema, asks_about_other, read_specs
 
 ENGLISH = "en"
 STATE_FACETS = ("vaccination", "infection")
@@ -90,6 +93,7 @@ class Openings:
 
     def __init__(self, dso: Graph, kgs: Sequence[Graph], sets: Iterable[TemplateSet]) -> None:
         self.schema = Schema(dso, kgs)
+        self.specs = {spec.name: spec for spec in read_specs(dso)}  # the DSO's facet declarations
         ontologies = {str(o) for o in dso.subjects(RDF.type, OWL.Ontology)}
         self.sets = {s.tag: s for s in sorted(sets, key=lambda s: s.iri) if s.conforms_to & ontologies}
         self._tags: dict[str, str | None] = {}
@@ -112,7 +116,7 @@ class Openings:
 
     def languages(self, allowed: frozenset[str] | None) -> list[str]:
         """Every language a derivation would vary over (the language facet's values within ``allowed``)."""
-        spec = SPEC_BY_NAME.get("language")
+        spec = self.specs.get("language")
         if spec is None or not isinstance(spec.value_class, URIRef):
             return []
         found = sorted(str(v) for v in self.schema.instances(spec.value_class))
@@ -143,13 +147,17 @@ class Openings:
             if self.sets or (language is not None and self.tag(language) != ENGLISH):
                 return None
             return Opening(_label_sentence(values, labels), ENGLISH, None)
-        text = _say(templates, values, self._setting_phrase(templates, values.get("setting")))
+        pregnancy = self.specs.get("pregnancy")
+        persona = values.get("persona")
+        about_other = persona is not None and asks_about_other(self.schema, URIRef(persona))
+        text = _say(templates, values, self._setting_phrase(templates, values.get("setting")),
+                    str(pregnancy.dso_property) if pregnancy else "", about_other)
         return None if text is None else Opening(text, templates.tag, templates.iri)
 
     def _setting_phrase(self, templates: TemplateSet, setting: str | None) -> str | None:
         """The setting as the set says it: its own text; else the KG's label in the set's language; else the
         text of a broader setting; else the text of no particular setting (keyed by the setting facet's class)."""
-        spec = SPEC_BY_NAME.get("setting")
+        spec = self.specs.get("setting")
         fallback = templates.texts.get(str(spec.value_class)) if spec else None
         if setting is None:
             return fallback
@@ -164,27 +172,35 @@ class Openings:
         return templates.texts[broader[0]] if broader else fallback
 
 
-def _say(templates: TemplateSet, values: Mapping[str, str], setting: str | None) -> str | None:
+def _say(templates: TemplateSet, values: Mapping[str, str], setting: str | None, pregnancy_property: str,
+         about_other: bool) -> str | None:
+    """The opening turn; ``pregnancy_property`` keys the pregnancy texts; ``about_other``: the persona asks about
+    the person in their care, whose age group fills ``{age}`` and whose pregnancy and states are said with the
+    about-other texts (a question too, where the set words it for the other person)."""
     texts = templates.texts
+    own = templates.about_other if about_other else texts
 
-    def fill(text: str) -> str | None:
+    def fill(text: str | None) -> str | None:
+        if text is None:
+            return None
         slots = {"age": texts.get(values.get("age", "")), "disease": texts.get(values.get("disease", "")),
                  "setting": setting}
         if any(slots[name] is None for name in _SLOT.findall(text)):
             return None
         return _SLOT.sub(lambda m: slots[m.group(1)] or "", text)
 
-    need = texts.get(values.get("need", ""))
+    need_iri = values.get("need", "")
+    need = (templates.about_other.get(need_iri) if about_other else None) or texts.get(need_iri)
     persona = texts.get(values.get("persona", ""), "")
     if need is None or (values.get("persona") and not persona):
         return None
-    about_other = "{age}" in persona  # the persona speaks for the person in their care: states are theirs
-    pregnancy = texts.get(str(SPEC_BY_NAME["pregnancy"].dso_property), "") if values.get("pregnancy") == "true" else ""
-    states = [(templates.about_other if about_other else texts).get(values.get(name, ""), "") for name in STATE_FACETS]
+    pregnant = values.get("pregnancy") == "true"
+    pregnancy = own.get(pregnancy_property) if pregnant else ""
+    states = [own.get(values.get(name, ""), "") for name in STATE_FACETS]
     parts = [texts.get(values.get("style", ""), ""), fill(persona), "" if pregnancy == persona else pregnancy,
              *states, fill(need)]
     if any(part is None for part in parts):
-        return None
+        return None  # the set cannot say it (a pregnancy of the person cared for with no about-other text)
     return " ".join(part.strip() for part in parts if part and part.strip())
 
 

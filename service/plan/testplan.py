@@ -34,7 +34,7 @@ from ..core.rdf import from_rdflib, to_rdflib
 from ..core.validation import ox_term
 from ..scenarios.derive import CriterionScope, DerivationInput, context_for, derive_with, scenario_iri, scenario_triples
 from ..scenarios.engine import Context
-from ..scenarios.facets import PERSON, scenario_key
+from ..scenarios.facets import SCENARIO, scenario_key
 from ..scenarios.frame import allowed_positions
 from ..scenarios.rules import ROUTING
 from . import rdf as plan_rdf
@@ -113,7 +113,7 @@ def excluded_indices(graphs: GraphService, evaluation_id: str, context: Context)
         values: dict[str, Node] = {}
         for facet, known in zip(context.facets, terms):
             matches = {known[v] for on_person, prop, v in statements
-                       if on_person == (facet.spec.node == PERSON) and prop == str(facet.spec.dso_property) and v in known}
+                       if on_person == (facet.spec.node != SCENARIO) and prop == str(facet.spec.dso_property) and v in known}
             if len(matches) == 1:
                 values[facet.name] = matches.pop()
         index = context.space.locate(values)
