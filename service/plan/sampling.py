@@ -14,7 +14,7 @@ from collections.abc import Sequence, Set
 
 from ..core.errors import Unprocessable
 from ..scenarios.draw import NotEnoughEligible, sample_eligible
-from ..scenarios.facets import FacetSpace
+from ..scenarios.space import FacetSpace
 from ..scenarios.production import Production
 
 

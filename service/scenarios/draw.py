@@ -2,9 +2,10 @@
 
 A candidate is eligible for a criterion exactly when, in every component, its part is an unblocked
 combination (no consistency rule, no routing rule for that criterion) whose values lie in the criterion's
-frame (:func:`.frame.allowed_positions`). The components are independent, so the eligible candidates are
-the product of each component's list of such combinations: the ``n``-th eligible candidate is decoded from
-``n`` in mixed radix over those lists, and ``random.Random.sample(range(total), k)`` draws ``k`` distinct
+frame (:func:`.frame.allowed_positions`). The frame is a union of per-knowledge-graph products
+(:mod:`.space`); within one, the components are independent, so its eligible candidates are the product of
+each component's list of such combinations within it: the ``n``-th eligible candidate is found in its part
+by the parts' cumulative counts and decoded from the rest in mixed radix over those lists, and ``random.Random.sample(range(total), k)`` draws ``k`` distinct
 ones uniformly, for any ``total`` and however sparse the eligible part of the frame, with no rejection. The
 same seed gives the same sample.
 
@@ -15,6 +16,7 @@ table-eligible candidates and keeps those the reference passes, which stays unif
 
 from __future__ import annotations
 
+import bisect
 import random
 from collections.abc import Collection, Sequence, Set
 
@@ -30,23 +32,29 @@ class NotEnoughEligible(ValueError):
 
 
 def eligible_lists(production: Production, allowed: Sequence[Collection[int]] | None = None,
-                   criterion: str | None = None) -> list[list[tuple[int, ...]]]:
-    """Per component, its eligible combinations as value positions of its facets (sorted)."""
+                   criterion: str | None = None) -> list[list[list[tuple[int, ...]]]]:
+    """Per part of the frame (:mod:`.space`), per component, its eligible combinations within the part as
+    value positions of the component's facets (sorted)."""
     out = []
-    for comp in production.components:
-        pairs = comp.pair_blocked.get(criterion, {}) if criterion else {}
-        keep = []
-        for k, combo in enumerate(comp.combos()):
-            if k in comp.blocked or k in pairs:
-                continue
-            if allowed is not None and not all(d in allowed[f] for f, d in zip(comp.facets, combo)):
-                continue
-            keep.append(combo)
-        out.append(keep)
+    for part in production.ctx.space.parts:
+        lists = []
+        for comp in production.components:
+            pairs = comp.pair_blocked.get(criterion, {}) if criterion else {}
+            spans = [set(part.positions[f]) for f in comp.facets]
+            keep = []
+            for k, combo in enumerate(comp.combos()):
+                if k in comp.blocked or k in pairs or not all(d in span for d, span in zip(combo, spans)):
+                    continue
+                if allowed is not None and not all(d in allowed[f] for f, d in zip(comp.facets, combo)):
+                    continue
+                keep.append(combo)
+            lists.append(keep)
+        out.append(lists)
     return out
 
 
 def count_eligible(lists: Sequence[Sequence[tuple[int, ...]]]) -> int:
+    """The eligible candidates of one part: the product of its components' list lengths."""
     total = 1
     for options in lists:
         total *= len(options)
@@ -62,16 +70,21 @@ def sample_eligible(production: Production, count: int, rng: random.Random,
         return []
     if production.global_blocks:
         raise NotEnoughEligible(0, count)
-    lists = eligible_lists(production, allowed, criterion)
-    total = count_eligible(lists)
+    per_part = eligible_lists(production, allowed, criterion)
+    per_part = [lists for lists in per_part if count_eligible(lists)]  # parts with an eligible candidate
+    sizes = [count_eligible(lists) for lists in per_part]
+    starts = [sum(sizes[:k]) for k in range(len(sizes))]
+    total = sum(sizes)
     space = production.ctx.space
     comps = production.components
 
     def decode(n: int) -> int:
+        k = bisect.bisect_right(starts, n) - 1
+        n -= starts[k]
         digits = [0] * len(space.radices)
-        for comp, options in zip(reversed(comps), reversed(lists)):
-            n, k = divmod(n, len(options))
-            for f, d in zip(comp.facets, options[k]):
+        for comp, options in zip(reversed(comps), reversed(per_part[k])):
+            n, j = divmod(n, len(options))
+            for f, d in zip(comp.facets, options[j]):
                 digits[f] = d
         return space.index(digits)
 

@@ -19,9 +19,10 @@ from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
 from ..core.validation import ox_term
-from .facets import Facet, FacetSpace, Schema, read_nodes
+from .facets import Facet, Schema, read_nodes
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
+from .space import FacetSpace, kg_parts
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules
 
 __all__ = ["Block", "Context", "Criterion", "probe_triples", "run_shacl"]
@@ -36,7 +37,7 @@ class Context:
         self.schema = Schema(dso, kgs)
         self.owl = OwlSchema(dso, kgs)
         self.facets = tuple(facets)
-        self.space = FacetSpace(self.facets)
+        self.space = FacetSpace(self.facets, kg_parts(self.schema, self.kgs, self.facets))
         self.shapes = shapes
         self.owners = owner_map(shapes)
         self.rules = shape_rules(shapes, self.facets, self.schema)
@@ -67,7 +68,7 @@ class Context:
     @cached_property
     def reference(self) -> ReferenceSpec:
         """The specification as written, over the same inputs (built when first asked for)."""
-        return ReferenceSpec(self.dso, self.kgs, self.shapes, self.facets, self.criteria)
+        return ReferenceSpec(self.dso, self.kgs, self.shapes, self.facets, self.criteria, self.space)
 
 
 def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], use_shapes: Sequence[str] | None = None

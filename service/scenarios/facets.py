@@ -248,51 +248,6 @@ def asks_about_other(schema: Schema, persona: Node) -> bool:
     return link is not None and bool(set(schema.graph.objects(link, RDFS.domain)) & schema.superclasses(persona))
 
 
-class FacetSpace:
-    """The mixed-radix enumeration of the facets' value lists: index <-> combination (value positions)."""
-
-    def __init__(self, facets: Sequence[Facet]) -> None:
-        self.facets = tuple(facets)
-        self.names = tuple(f.name for f in self.facets)
-        self.radices = tuple(len(f.values) for f in self.facets)
-        self.position = {name: i for i, name in enumerate(self.names)}
-        size = 1
-        for r in self.radices:
-            size *= r
-        self.size = size
-
-    def digits(self, index: int) -> tuple[int, ...]:
-        """Value positions of candidate ``index`` (first facet most significant)."""
-        if not 0 <= index < self.size:
-            raise IndexError(f"scenario index {index} outside the frame of {self.size}")
-        out = [0] * len(self.radices)
-        for i in range(len(self.radices) - 1, -1, -1):
-            index, out[i] = divmod(index, self.radices[i])
-        return tuple(out)
-
-    def index(self, digits: Sequence[int]) -> int:
-        index = 0
-        for d, r in zip(digits, self.radices):
-            index = index * r + d
-        return index
-
-    def values(self, index: int) -> Situation:
-        """Facet name -> value of candidate ``index``."""
-        return Situation(self.facets, {f.name: f.values[d] for f, d in zip(self.facets, self.digits(index))})
-
-    def locate(self, values: Mapping[str, Node]) -> int | None:
-        """The index of the candidate with exactly these facet values; ``None`` when it is not in this frame
-        (a facet missing or extra, or a value the envelope or the inputs no longer allow)."""
-        if set(values) != set(self.names):
-            return None
-        digits = []
-        for facet in self.facets:
-            if values[facet.name] not in facet.values:
-                return None
-            digits.append(facet.values.index(values[facet.name]))
-        return self.index(digits)
-
-
 class Situation(dict[str, Node]):
     """Facet name -> value of one candidate, with the facets it is over (what :func:`scenario_key` reads)."""
 

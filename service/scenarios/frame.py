@@ -1,9 +1,11 @@
 """Exact sizes of the sampling frame: all candidates, the eligible ones, and per acceptance criterion.
 
 Rules only tie facets within a component (:mod:`.production`), so a candidate is eligible exactly when
-each component's part of it is unblocked, and the candidates factor as the product of the components'
-combinations. Hence eligible = product over components of the number of unblocked combinations of that
-component, computed by enumerating each component (thousands of combinations, not 10^8 candidates). For a
+each component's part of it is unblocked. The frame is a union of products, one per knowledge graph
+(:mod:`.space`), and within one the candidates factor as the product of the components' combinations
+that lie in it. Hence eligible = sum over parts of the product over components of the number of unblocked
+combinations of that component within the part, computed by enumerating each component (thousands of
+combinations, not 10^8 candidates; parts that span a component alike share the count). For a
 criterion, a candidate is in its frame when, on every facet the criterion's concepts constrain, its value
 is covered by one of them (:meth:`.facets.Schema.matches`); that test is per facet, so the same product
 holds with each component's combinations filtered to those in the frame and not blocked by a routing rule
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from rdflib import URIRef
 
 from .engine import Context, Criterion
-from .production import Production
+from .production import Component, Production
 
 ENUMERATE_UP_TO = 1_000
 """With rules left to the reference, frames up to this size are counted candidate by candidate."""
@@ -78,28 +80,47 @@ def count_frame(production: Production) -> FrameCounts:
         return FrameCounts(0, 0, tuple(CriterionCount(c.iri, 0, 0) for c in ctx.criteria))
     if production.fallback and total <= ENUMERATE_UP_TO:
         return _enumerated(production)
-    blocked_everywhere = bool(production.global_blocks)
-    eligible = 0 if blocked_everywhere else 1
-    per = {c.iri: [1, 0 if blocked_everywhere else 1] for c in ctx.criteria}
     allowed = {c.iri: allowed_positions(ctx, c) for c in ctx.criteria}
-    for comp in production.components:
-        free = 0
-        counts = {c.iri: [0, 0] for c in ctx.criteria}
-        for k, combo in enumerate(comp.combos()):
-            ok = k not in comp.blocked
-            free += ok
-            for c in ctx.criteria:
-                a = allowed[c.iri]
-                if all(d in a[f] for f, d in zip(comp.facets, combo)):
-                    counts[c.iri][0] += 1
-                    if ok and k not in comp.pair_blocked.get(c.iri, {}):
-                        counts[c.iri][1] += 1
-        eligible *= free
-        for iri, (n_in, n_ok) in counts.items():
-            per[iri][0] *= n_in
-            per[iri][1] *= n_ok
+    eligible = 0
+    per = {c.iri: [0, 0] for c in ctx.criteria}
+    memo: dict[tuple, tuple[int, dict[str, tuple[int, int]]]] = {}
+    for part in ctx.space.parts:  # a union of products: each part counts as a product over components
+        part_free = 0 if production.global_blocks else 1
+        part_per = {c.iri: [1, part_free] for c in ctx.criteria}
+        for comp in production.components:
+            key = (comp.facets, tuple(part.positions[f] for f in comp.facets))
+            if key not in memo:
+                memo[key] = _component_counts(production, comp, [set(part.positions[f]) for f in comp.facets], allowed)
+            free, counts = memo[key]
+            part_free *= free
+            for iri, (n_in, n_ok) in counts.items():
+                part_per[iri][0] *= n_in
+                part_per[iri][1] *= n_ok
+        eligible += part_free
+        for iri, (n_in, n_ok) in part_per.items():
+            per[iri][0] += n_in
+            per[iri][1] += n_ok
     return FrameCounts(total, eligible, tuple(CriterionCount(iri, n_in, n_ok) for iri, (n_in, n_ok) in per.items()),
                        exact=not production.fallback)
+
+
+def _component_counts(production: Production, comp: Component, spans: Sequence[set[int]],
+                      allowed: dict[str, list[set[int]]]) -> tuple[int, dict[str, tuple[int, int]]]:
+    """A component's unblocked combinations within a part (``spans``: the part's positions per facet of the
+    component), and per criterion those in its frame and those of them that are eligible probes."""
+    free = 0
+    counts = {iri: [0, 0] for iri in allowed}
+    for k, combo in enumerate(comp.combos()):
+        if not all(d in span for d, span in zip(combo, spans)):
+            continue
+        ok = k not in comp.blocked
+        free += ok
+        for iri, a in allowed.items():
+            if all(d in a[f] for f, d in zip(comp.facets, combo)):
+                counts[iri][0] += 1
+                if ok and k not in comp.pair_blocked.get(iri, {}):
+                    counts[iri][1] += 1
+    return free, {iri: (n_in, n_ok) for iri, (n_in, n_ok) in counts.items()}
 
 
 def _enumerated(production: Production) -> FrameCounts:

@@ -11,6 +11,7 @@ counts are products over components (:mod:`.frame`).
 
 from __future__ import annotations
 
+import bisect
 import logging
 import random
 import threading
@@ -201,10 +202,9 @@ class Production:
             keys = sorted(comp.blocked)
             free = [k for k in range(comp.size) if k not in comp.blocked]
             for k in rng.sample(keys, min(EDGE_CASES, len(keys))) + rng.sample(free, min(EDGE_CASES, len(free))):
-                digits = [rng.randrange(r) for r in space.radices]
-                for f, d in zip(comp.facets, _decode(k, comp.radices)):
-                    digits[f] = d
-                indices.add(space.index(digits))
+                index = space.random_with(rng, dict(zip(comp.facets, _decode(k, comp.radices))))
+                if index is not None:  # a combination no part of the frame spans is never asked about
+                    indices.add(index)
         compiled = self.compiled
         shapes = [r for r in compiled if r != OWL_RULES]
         routing = any(r.kind == ROUTING and r.iri in shapes for r in ctx.rules)
@@ -347,20 +347,24 @@ class Production:
         rules left to the reference, a candidate the tables pass is checked by it."""
         if self.global_blocks:
             return [True for _ in indices]
-        radices = self.ctx.space.radices[::-1]
-        n = len(radices)
+        space = self.ctx.space
+        n = len(space.radices)
         plan = [(comp.blocked, [(n - 1 - f, r) for f, r in zip(comp.facets, comp.radices)]) for comp in self.components
                 if comp.blocked]
+        parts = [[(len(p), p) for p in part.positions[::-1]] for part in space.parts]  # last facet first
+        offsets = [part.offset for part in space.parts]
         indices = list(indices)
         if self.fallback:
             self.check_fallbacks(indices)
         out = []
         for index in indices:
             original = index
+            k = bisect.bisect_right(offsets, index) - 1
+            index -= offsets[k]
             digits = []
-            for r in radices:
+            for r, positions in parts[k]:  # the part's local mixed radix, as global positions
                 index, d = divmod(index, r)
-                digits.append(d)
+                digits.append(positions[d])
             hit = False
             for blocked, spec in plan:
                 k = 0

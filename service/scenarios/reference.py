@@ -39,8 +39,9 @@ from rdflib.namespace import OWL, RDF, RDFS, SH
 from rdflib.term import Node
 
 from ..core.validation import ox_term
-from .facets import EPO, Facet, FacetSpace, describe, person_iri, subject_iri
+from .facets import EPO, Facet, describe, person_iri, subject_iri
 from .rules import owner_map
+from .space import FacetSpace
 
 Triple = tuple[Node, Node, Node]
 
@@ -141,13 +142,13 @@ class ReferenceSpec:
     """DSO + KGs + scenario shapes, the facet space and criteria: what the specification reads."""
 
     def __init__(self, dso: Graph, kgs: Sequence[Graph], shapes: Graph, facets: Sequence[Facet],
-                 criteria: Sequence[Criterion] = ()) -> None:
+                 criteria: Sequence[Criterion] = (), space: FacetSpace | None = None) -> None:
         self.source = Graph()
         for g in (dso, *kgs):
             self.source += g
         self.shapes = shapes
         self.facets = tuple(facets)
-        self.space = FacetSpace(self.facets)
+        self.space = space if space is not None else FacetSpace(self.facets)
         self.criteria = tuple(criteria)
 
     @cached_property
