@@ -4,7 +4,9 @@ Independent of HTTP and of the envelope code: the envelope module builds a :clas
 plain values (graphs, IRIs, numbers). A derivation enumerates the candidates (:mod:`.facets`), compiles the
 rules (:mod:`.production`), counts the frame exactly (:mod:`.frame`) and draws a seeded sample of candidate
 indices, ``random.Random(seed).sample(range(N), k)``, which works for any N and gives the same sample for
-the same seed. Every sampled candidate is kept, eligible or blocked with the rules that blocked it.
+the same seed. Every sampled candidate is kept, eligible or blocked with the rules that blocked it. The
+knowledge graphs' personas join the sample as seed scenarios (:mod:`.seeds`, ``epo:seededBy``), checked by
+the same rules; a persona not in the frame is reported on the derivation (``unseeded``, a comment in RDF).
 
 A scenario's IRI is ``{evaluation}/scenarios/{key}`` with its content key (:func:`.facets.scenario_key`), so
 the same situation has the same IRI in every derivation; its index, stable only for the same inputs, is
@@ -28,6 +30,7 @@ from .facets import EPO, Facet, describe, scenario_key
 from .frame import FrameCounts, allowed_positions
 from .production import OWL_RULES, Production
 from .rules import Rule, load_rule_shapes
+from .seeds import seeds
 
 EARL = Namespace(EARL_NS)
 
@@ -73,6 +76,8 @@ class ScenarioResult:
     blocks: tuple[Block, ...]
     probe_for: tuple[str, ...] = ()
     pair_blocks: dict[str, tuple[Block, ...]] = field(default_factory=dict)
+    seeded_by: tuple[str, ...] = ()
+    """The knowledge graph personas this scenario was seeded from (:mod:`.seeds`)."""
 
     @property
     def eligible(self) -> bool:
@@ -99,6 +104,8 @@ class Derivation:
     fallbacks: tuple[tuple[str, str], ...] = ()
     """Rules decided by compiled tables, and rules left to the reference with the reason (IRIs; the DSO's
     OWL 2 RL axioms as a unit are named by the DSO's ontology IRI)."""
+    unseeded: tuple[tuple[str, str], ...] = ()
+    """Knowledge graph personas that are not in the frame, each with why (:mod:`.seeds`)."""
 
 
 def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
@@ -132,7 +139,12 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
     compiled = compiled_tables(*_parts(inp))
     ctx, production, counts = compiled.context, compiled.production, compiled.counts
     n = ctx.space.size
-    indices = sorted(random.Random(inp.seed).sample(range(n), min(inp.sample_size, n)))
+    found = seeds(production, inp.seed)
+    seeded: dict[int, list[str]] = {}
+    for s in found:
+        if s.index is not None:
+            seeded.setdefault(s.index, []).append(s.persona)
+    indices = sorted(set(random.Random(inp.seed).sample(range(n), min(inp.sample_size, n))) | set(seeded))
     allowed = {c.iri: allowed_positions(ctx, c) for c in ctx.criteria}
     production.check_fallbacks(indices)  # one reference run for the whole sample, if any rule fell back
     results = []
@@ -150,13 +162,14 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
                     pair_blocks[c.iri] = pb
                 elif not blocks:
                     probe_for.append(c.iri)
-        results.append(ScenarioResult(i, iri, values, blocks, tuple(probe_for), pair_blocks))
+        results.append(ScenarioResult(i, iri, values, blocks, tuple(probe_for), pair_blocks, tuple(seeded.get(i, ()))))
     owl_unit = str(next(ctx.dso.subjects(RDF.type, OWL.Ontology), OWL_RULES))
     name = {OWL_RULES: owl_unit}
     derivation = Derivation(inp.evaluation_iri, inp.seed, ctx.facets, tuple(ctx.rules), counts, tuple(results),
                             tuple(inp.criteria), inp.sample_size,
                             tuple(name.get(r, r) for r in production.compiled),
-                            tuple((name.get(r, r), why) for r, why in sorted(production.fallback.items())))
+                            tuple((name.get(r, r), why) for r, why in sorted(production.fallback.items())),
+                            tuple((s.persona, s.problem) for s in found if s.index is None))
     return derivation, ctx, production
 
 
@@ -214,6 +227,8 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
             "an upper bound: counted over the compiled rules only, since some rules fell back to the reference "
             "and the frame is too large to check candidate by candidate", lang="en")))
     _rule_usages(g, activity, base, derivation)
+    for persona, why in derivation.unseeded:
+        g.add((activity, RDFS.comment, Literal(f"the persona {persona} seeds no scenario: {why}", lang="en")))
     for k, cc in enumerate(derivation.counts.per_criterion):
         frame = URIRef(f"{base}/frames/criteria/{k}")
         g.add((frame, RDF.type, EPO.SamplingFrame))
@@ -229,6 +244,8 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
             g.add(t)
         g.add((node, RDF.type, EPO.EligibleScenario if s.eligible else EPO.BlockedScenario))
         g.add((node, PROV.wasGeneratedBy, activity))
+        for persona in s.seeded_by:
+            g.add((node, EPO.seededBy, URIRef(persona)))
         for b in s.blocks:
             g.add((node, EPO.blockedBy, URIRef(b.rule)))
             g.add((node, RDFS.comment, Literal(b.message, lang="en")))

@@ -133,3 +133,29 @@ def _enumerated(production: Production) -> FrameCounts:
         ok = sum(1 for i in members if not blocked[i] and not production.pair_blocks(i, c.iri))
         per.append(CriterionCount(c.iri, len(members), ok))
     return FrameCounts(ctx.space.size, blocked.count(False), tuple(per))
+
+
+def rule_counts(production: Production) -> dict[str, int]:
+    """How many candidates of the frame each compiled rule blocks (with or without other rules), exactly:
+    per part, the candidates it does not block are the product over components of the combinations in the
+    part that it does not block. Rules that fell back to the reference are not counted."""
+    space = production.ctx.space
+    if production.global_blocks:
+        return {b.rule: space.size for b in production.global_blocks}
+    rules = sorted({b.rule for comp in production.components for blocks in comp.blocked.values() for b in blocks})
+    out = {rule: 0 for rule in rules}
+    for part in space.parts:
+        spared = {rule: 1 for rule in rules}
+        for comp in production.components:
+            spans = [set(part.positions[f]) for f in comp.facets]
+            inside, hit = 0, dict.fromkeys(rules, 0)
+            for k, combo in enumerate(comp.combos()):
+                if all(d in span for d, span in zip(combo, spans)):
+                    inside += 1
+                    for rule in {b.rule for b in comp.blocked.get(k, ())}:
+                        hit[rule] += 1
+            for rule in rules:
+                spared[rule] *= inside - hit[rule]
+        for rule in rules:
+            out[rule] += part.size - spared[rule]
+    return out

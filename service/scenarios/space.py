@@ -131,7 +131,8 @@ class FacetSpace:
         return self.index(digits)
 
 
-def _graph_name(kg: Graph, k: int) -> str:
+def graph_name(kg: Graph, k: int) -> str:
+    """How a knowledge graph is named in the frame: its dcat:Dataset IRI, else its position."""
     return str(next(kg.subjects(RDF.type, DCAT.Dataset), f"knowledge graph {k + 1}"))
 
 
@@ -166,7 +167,7 @@ def kg_parts(schema: Schema, kgs: Sequence[Graph], facets: Sequence[Facet]) -> l
                 found = _instances(schema, kg, f.spec.value_class)
             chosen[f.name] = found
         positions = [[d for d, v in enumerate(f.values) if f.name not in chosen or v in chosen[f.name]] for f in facets]
-        parts.append((_graph_name(kg, k), positions))
+        parts.append((graph_name(kg, k), positions))
     for a in range(len(parts)):
         for b in range(a + 1, len(parts)):
             if all(set(x) & set(y) for x, y in zip(parts[a][1], parts[b][1])):
