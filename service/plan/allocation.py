@@ -2,8 +2,8 @@
 
 Every strategy is exact integer arithmetic: quotas are rounded by the largest-remainder (Hamilton)
 method, ties broken by higher weight, then by criterion IRI, so an allocation is reproducible by hand.
-A criterion never receives more probes than its eligible frame holds; what a cap frees goes to the
-others by the same rule.
+A criterion never receives more probes than its frame holds (the distinct opening turns among its eligible
+scenarios, :mod:`.frames`); what a cap frees goes to the others by the same rule.
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ class CriterionDemand:
     iri: str
     weight: Decimal
     frame: int
-    """Eligible scenarios in the criterion's frame: the most probes it can take."""
+    """The criterion's frame: the distinct test inputs (opening turns) among its eligible scenarios
+    (:mod:`.frames`), the most probes it can take."""
     concepts: frozenset[str] = frozenset()
 
 
@@ -104,7 +105,8 @@ def _one_each_then(budget: int, criteria: list[CriterionDemand], shares: Mapping
         )
     empty = [c.iri for c in criteria if c.frame < 1]
     if empty:
-        raise Unprocessable(f"no eligible scenario exercises {', '.join(empty)}: the criterion cannot be probed")
+        raise Unprocessable(f"no eligible scenario with an opening turn exercises {', '.join(empty)}: the criterion "
+                           "cannot be probed")
     base = {c.iri: 1 for c in criteria}
     caps = {c.iri: min(c.frame, (limits or {}).get(c.iri, c.frame)) - 1 for c in criteria}
     extra = hamilton(budget - needed, shares, caps, [c.iri for c in criteria])

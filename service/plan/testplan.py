@@ -3,7 +3,8 @@
 A plan is made on a signed-off envelope whose inputs (DSO, knowledge graphs, scenario shapes) still have
 the digests its sign-off pinned (:mod:`service.envelope.inputs`; 409 naming each changed graph otherwise),
 by an evaluation operator. It records strategy, budget, seed, the pinned inputs, the exact frame sizes (all
-candidates, eligible, and per criterion), the allocation and the sampled probes; the derivation (its inputs,
+candidates, eligible, and per criterion the distinct opening turns its eligible scenarios give,
+:mod:`.frames`), the allocation and the sampled probes; the derivation (its inputs,
 seed and review sample: blocked and eligible scenarios, each with its consistency check) goes to the
 evaluation's scenarios graph in the same transaction. Scenarios are named by content
 (:func:`service.scenarios.facets.scenario_key`), so an exclusion keeps naming the same situation whatever
@@ -39,6 +40,7 @@ from ..scenarios.frame import allowed_positions
 from ..scenarios.rules import ROUTING
 from . import rdf as plan_rdf
 from .allocation import Allocation, Annotator, CriterionDemand, Strategy, allocate
+from .frames import prompt_frames
 from .openings import Opening, Openings, TemplateSet
 from .sampling import sample_scenarios
 
@@ -220,7 +222,11 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     inp, in_scope, criterion_iri, envelope = planning.derivation, planning.criteria, planning.criterion_iri, planning.envelope
     derivation, context, production = derive_with(inp)
     report("deriving scenarios", 1, 1)
-    frames = {count.criterion: count.eligible for count in derivation.counts.per_criterion}
+    eligible = {count.criterion: count.eligible for count in derivation.counts.per_criterion}
+    labels = plan_rdf.labels(inp.dso, inp.kgs)
+    # a criterion's frame is the number of distinct opening turns among its eligible scenarios (frames.py):
+    # facets that never reach the prompt are not test inputs, so the allocation caps on this, not on eligible
+    frames = prompt_frames(production, planning.openings, labels).counts
     demands = [
         CriterionDemand(criterion_iri[c.id], Decimal(c.weight or 0), frames[criterion_iri[c.id]],
                         frozenset(c.concepts) | {c.dimension, c.category})
@@ -229,7 +235,6 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     allocation = allocate(request.budget, demands, request.strategy, request.annotators)
     excluded = excluded_indices(graphs, evaluation_id, context)
     probes: list[PlannedProbe] = []
-    labels = plan_rdf.labels(inp.dso, inp.kgs)
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
     said: set[str] = set()
 
@@ -242,7 +247,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
         def draw(count: int, iri: str = demand.iri) -> list[int]:
             return sample_scenarios(context.space, production, allowed[iri], iri, count, request.seed, excluded)
 
-        chosen = distinct_openings(draw, say, allocation.probes[demand.iri], frames[demand.iri], said, demand.iri)
+        chosen = distinct_openings(draw, say, allocation.probes[demand.iri], eligible[demand.iri], said, demand.iri)
         assignees = _assignees(allocation, demand.iri)
         for position, (index, opening) in enumerate(chosen):
             facet_values = context.space.values(index)
