@@ -1,0 +1,106 @@
+"""A second, small DSO (bed nets, tests/scenarios/domains/bednets) derives, blocks and draws probes with no
+code change: its facets, its knowledge graph's part of the frame, its SHACL rule, its OWL axiom and its
+routing rule are all data. 48 candidates, so the reference checks every one of them.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from rdflib import Graph, Literal, Namespace, URIRef
+
+from service.plan.openings import Openings
+from service.plan.sampling import sample_scenarios
+from service.scenarios import CriterionScope, DerivationInput, scenario_triples
+from service.scenarios.derive import Derivation, derive_with
+from service.scenarios.engine import Context
+from service.scenarios.frame import allowed_positions
+from service.scenarios.production import OWL_RULES, Production
+from service.scenarios.reference import reference_check, scenario_iri
+from service.scenarios.rules import load_rule_shapes
+
+HERE = Path(__file__).parent / "domains" / "bednets"
+BN = Namespace("https://example.org/dso/bednets/")
+KG = Namespace("https://example.org/kg/ghana/")
+LANG = Namespace("http://lexvo.org/id/iso639-3/")
+EPO = Namespace("https://w3id.org/ob-caie/epo/")
+CHILD_PARENT = "https://example.org/shapes/bednets-consistency/ChildParent"
+CHILD_FOR_HANGING = "https://example.org/shapes/bednets-routing/ChildForHangingCriterion"
+HANGING = CriterionScope("https://example.org/criteria/hanging", frozenset({str(BN.HowToHang)}))
+
+
+@pytest.fixture(scope="module")
+def derived() -> tuple[Derivation, Context, Production]:
+    dso = Graph().parse(HERE / "dso.ttl")
+    kg = Graph().parse(HERE / "kg-ghana.ttl")
+    shapes = load_rule_shapes(sorted(HERE.glob("scenario-*.ttl")))
+    return derive_with(DerivationInput(dso=dso, kgs=(kg,), shapes=(shapes,), criteria=(HANGING,), sample_size=100,
+                                       evaluation_iri="https://example.org/evaluations/bednets"))
+
+
+def test_facets_and_frame_come_from_the_declarations(derived) -> None:
+    derivation, ctx, _ = derived
+    assert [f.name for f in ctx.facets] == ["persona", "age", "net", "country", "language", "need"]
+    values = {f.name: f.values for f in ctx.facets}
+    assert values["persona"] == (BN.Parent, BN.Traveller) and values["net"] == (Literal(False), Literal(True))
+    assert values["language"] == (LANG.eng, LANG.fra, LANG.twi)  # the DSO's languages; Ghana's part spans two
+    language = ctx.space.position["language"]
+    assert [values["language"][d] for d in ctx.space.parts[0].positions[language]] == [LANG.eng, LANG.twi]
+    assert ctx.space.size == derivation.counts.total == 2 * 2 * 2 * 1 * 2 * 3 == len(derivation.scenarios)
+
+
+def test_both_rules_block_and_the_fast_path_equals_the_reference(derived) -> None:
+    derivation, ctx, production = derived
+    assert production.fallback == {} and set(production.compiled) == {CHILD_PARENT, CHILD_FOR_HANGING, OWL_RULES}
+    indices = list(range(ctx.space.size))
+    ref, pairs = reference_check(ctx.reference, indices, base="urn:test")
+    for i in indices:
+        assert production.blocks(i, scenario_iri("urn:test", i)) == ref[i], ctx.space.values(i)
+        assert production.pair_blocks(i, HANGING.iri, scenario_iri("urn:test", i)) == pairs[(i, HANGING.iri)]
+    rules = {b.rule for blocks in ref.values() for b in blocks}
+    assert rules == {CHILD_PARENT, str(BN.WashingWithoutNet)}
+    for s in derivation.scenarios:
+        v = s.values
+        expected = set()
+        if v["persona"] == BN.Parent and v["age"] == BN.Child:
+            expected.add(CHILD_PARENT)
+        if v["need"] == BN.Washing and v["net"] == Literal(False):
+            expected.add(str(BN.WashingWithoutNet))
+        assert {b.rule for b in s.blocks} == expected, v
+    assert derivation.counts.eligible == sum(1 for s in derivation.scenarios if s.eligible) == 48 - 12 - 8 + 2
+
+
+def test_the_routing_rule_keeps_children_from_the_hanging_criterion(derived) -> None:
+    derivation, ctx, production = derived
+    (count,) = derivation.counts.per_criterion
+    probes = [s for s in derivation.scenarios if HANGING.iri in s.probe_for]
+    assert count.in_frame == 48 // 3 and count.eligible == len(probes) == 8  # adults' hanging questions
+    assert all(s.values["need"] == BN.HowToHang and s.values["age"] == BN.Adult for s in probes)
+    child = next(s for s in derivation.scenarios if s.eligible and s.values["age"] == BN.Child
+                 and s.values["need"] == BN.HowToHang)
+    assert {b.rule for b in child.pair_blocks[HANGING.iri]} == {CHILD_FOR_HANGING}
+    drawn = sample_scenarios(ctx.space, production, allowed_positions(ctx, ctx.criteria[0]), HANGING.iri, 2, seed=3)
+    assert len(set(drawn)) == 2 and all(i in {s.index for s in probes} for i in drawn)
+
+
+def test_the_persona_seeds_a_scenario(derived) -> None:
+    derivation, _, _ = derived
+    (seeded,) = [s for s in derivation.scenarios if s.seeded_by]
+    assert seeded.seeded_by == (str(KG["persona-accra-parent"]),) and seeded.eligible
+    assert (seeded.values["language"], seeded.values["need"], seeded.values["net"]) == (LANG.twi, BN.HowToHang, Literal(True))
+    assert (URIRef(seeded.iri), EPO.seededBy, KG["persona-accra-parent"]) in scenario_triples(derivation)
+
+
+def test_openings_need_templates_for_the_domain_languages(derived) -> None:
+    """Planning says the probes' opening turns: without template sets for this DSO, English scenarios get a
+    sentence naming their values by label, and Twi (with French, out of Ghana's part) lacks templates."""
+    _, ctx, _ = derived
+    openings = Openings(ctx.dso, ctx.kgs, [])
+    assert openings.lacking(None) == [str(LANG.fra), str(LANG.twi)]
+    values = {name: str(v).lower() if isinstance(v, Literal) else str(v)
+              for name, v in ctx.space.values(random.Random(1).randrange(ctx.space.size)).items()}
+    values["language"] = str(LANG.eng)
+    opening = openings.opening(values, {str(BN.Parent): "parent", str(BN.Traveller): "traveller"})
+    assert opening is not None and opening.tag == "en" and opening.text
