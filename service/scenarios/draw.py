@@ -36,19 +36,18 @@ def eligible_lists(production: Production, allowed: Sequence[Collection[int]] | 
     """Per part of the frame (:mod:`.space`), per component, its eligible combinations within the part as
     value positions of the component's facets (sorted)."""
     out = []
+    seen: dict[tuple, list[tuple[int, ...]]] = {}  # parts that span a component alike share its list
     for part in production.ctx.space.parts:
         lists = []
         for comp in production.components:
-            pairs = comp.pair_blocked.get(criterion, {}) if criterion else {}
-            spans = [set(part.positions[f]) for f in comp.facets]
-            keep = []
-            for k, combo in enumerate(comp.combos()):
-                if k in comp.blocked or k in pairs or not all(d in span for d, span in zip(combo, spans)):
-                    continue
-                if allowed is not None and not all(d in allowed[f] for f, d in zip(comp.facets, combo)):
-                    continue
-                keep.append(combo)
-            lists.append(keep)
+            key = (comp.facets, tuple(part.positions[f] for f in comp.facets))
+            if key not in seen:
+                pairs = comp.pair_blocked.get(criterion, {}) if criterion else {}
+                spans = [set(positions) for positions in key[1]]
+                seen[key] = [combo for k, combo in enumerate(comp.combos())
+                             if k not in comp.blocked and k not in pairs and all(d in span for d, span in zip(combo, spans))
+                             and (allowed is None or all(d in allowed[f] for f, d in zip(comp.facets, combo)))]
+            lists.append(seen[key])
         out.append(lists)
     return out
 
