@@ -5,13 +5,12 @@ routing rule are all data. 48 candidates, so the reference checks every one of t
 
 from __future__ import annotations
 
-import random
 from pathlib import Path
 
 import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
 
-from service.plan.openings import Openings
+from service.plan.openings import Openings, TemplateSet
 from service.plan.sampling import sample_scenarios
 from service.scenarios import CriterionScope, DerivationInput, scenario_triples
 from service.scenarios.derive import Derivation, derive_with
@@ -94,13 +93,19 @@ def test_the_persona_seeds_a_scenario(derived) -> None:
 
 
 def test_openings_need_templates_for_the_domain_languages(derived) -> None:
-    """Planning says the probes' opening turns: without template sets for this DSO, English scenarios get a
-    sentence naming their values by label, and Twi (with French, out of Ghana's part) lacks templates."""
-    _, ctx, _ = derived
-    openings = Openings(ctx.dso, ctx.kgs, [])
+    """Planning says the probes' opening turns from template sets (data, one per language): with the domain's
+    English set an English probe is written from it; Twi (and French, outside Ghana's part) lack a set, so
+    no probe is made in them; with no set at all, English probes get a sentence naming their values."""
+    derivation, ctx, _ = derived
+    english = TemplateSet.read("urn:test:templates", Graph().parse(HERE / "templates-en.ttl"))
+    assert english is not None
+    openings = Openings(ctx.dso, ctx.kgs, [english])
     assert openings.lacking(None) == [str(LANG.fra), str(LANG.twi)]
-    values = {name: str(v).lower() if isinstance(v, Literal) else str(v)
-              for name, v in ctx.space.values(random.Random(1).randrange(ctx.space.size)).items()}
-    values["language"] = str(LANG.eng)
-    opening = openings.opening(values, {str(BN.Parent): "parent", str(BN.Traveller): "traveller"})
-    assert opening is not None and opening.tag == "en" and opening.text
+    parent = next(s for s in derivation.scenarios if s.eligible and s.values["language"] == LANG.eng
+                  and s.values["persona"] == BN.Parent and s.values["need"] == BN.HowToHang)
+    values = {name: str(v).lower() if isinstance(v, Literal) else str(v) for name, v in parent.values.items()}
+    said = openings.opening(values, {})
+    assert said is not None and (said.text, said.tag) == ("I'm a parent. How do I hang a bed net?", "en")
+    assert openings.opening({**values, "language": str(LANG.twi)}, {}) is None
+    bare = Openings(ctx.dso, ctx.kgs, []).opening(values, {str(BN.Parent): "parent"})
+    assert bare is not None and bare.tag == "en" and bare.templates is None and "parent" in bare.text
