@@ -26,6 +26,7 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 from rdflib.term import Node
 
+from ..core.errors import Unprocessable
 from ..core.namespaces import EPO as EPO_NS
 
 EPO = Namespace(EPO_NS)
@@ -41,8 +42,8 @@ NODE_OF = {EPO.ScenarioNode: SCENARIO, EPO.AskerNode: ASKER, EPO.SubjectNode: SU
 INSTANCES, SUBCLASSES, BOOLEANS = EPO.InstanceValues, EPO.SubclassValues, EPO.BooleanValues
 
 
-class FacetDeclarationError(ValueError):
-    """A DSO's facet declarations are incomplete or contradictory (the message names the declaration)."""
+class FacetDeclarationError(Unprocessable):
+    """A DSO's facet declarations are incomplete or contradictory (the message names the declaration): 422."""
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,9 @@ from service.plan.openings import Openings, TemplateSet
 from service.plan.sampling import sample_scenarios
 from service.scenarios import CriterionScope, DerivationInput, scenario_triples
 from service.scenarios.derive import Derivation, derive_with
+from service.core.errors import Unprocessable
 from service.scenarios.engine import Context
+from service.scenarios.facets import Schema, build_facets
 from service.scenarios.frame import allowed_positions
 from service.scenarios.production import OWL_RULES, Production
 from service.scenarios.reference import reference_check, scenario_iri
@@ -109,3 +111,10 @@ def test_openings_need_templates_for_the_domain_languages(derived) -> None:
     assert openings.opening({**values, "language": str(LANG.twi)}, {}) is None
     bare = Openings(ctx.dso, ctx.kgs, []).opening(values, {str(BN.Parent): "parent"})
     assert bare is not None and bare.tag == "en" and bare.templates is None and "parent" in bare.text
+
+
+def test_an_incomplete_facet_declaration_is_refused_by_name() -> None:
+    dso = Graph().parse(HERE / "dso.ttl")
+    dso.remove((BN.NetFacet, EPO.facetProperty, None))
+    with pytest.raises(Unprocessable, match="NetFacet.*facetProperty"):
+        build_facets(Schema(dso, []))
