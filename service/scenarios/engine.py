@@ -12,13 +12,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
-import pyoxigraph as ox
-import pyshacl
 from rdflib import Graph
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
-from ..core.validation import ox_term
+from ..core.validation import run_pyshacl
 from .facets import Facet, Schema, read_nodes
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
@@ -74,17 +72,8 @@ class Context:
 def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], use_shapes: Sequence[str] | None = None
               ) -> list[tuple[Node, str, str]]:
     """pySHACL over DSO + KGs + ``data`` (asserted): (focus node, rule IRI, message) per violation."""
-    store = ox.Store()
-    quads = (ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
-             for g in (ctx.dso, *ctx.kgs) for s, p, o in g)
-    store.extend(quads)
-    store.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
-                 for s, p, o in data)
-    kwargs = {"use_shapes": list(use_shapes)} if use_shapes else {}
-    _conforms, report, _text = pyshacl.validate(store, shacl_graph=ctx.shapes, inference="none", advanced=True,
-                                                allow_warnings=True, inplace=True, **kwargs)
-    if not isinstance(report, Graph):
-        raise ValueError(f"SHACL validation could not run: {report}")
+    data = [*(t for g in (ctx.dso, *ctx.kgs) for t in g), *data]
+    report = run_pyshacl(data, ctx.shapes, use_shapes)
     out = []
     for result in report.subjects(RDF.type, SH.ValidationResult):
         if report.value(result, SH.resultSeverity) != SH.Violation:

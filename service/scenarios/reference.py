@@ -31,14 +31,12 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import owlrl
-import pyoxigraph as ox
-import pyshacl
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS, SH
 from rdflib.term import Node
 
-from ..core.validation import ox_term
+from ..core.validation import run_pyshacl
 from .facets import EPO, Facet, describe, person_iri, subject_iri
 from .rules import owner_map
 from .space import FacetSpace
@@ -281,13 +279,7 @@ class ReferenceSpec:
         """pySHACL with every shape over DSO + KGs + ``data`` (asserted): (focus node, rule IRI, message) per
         violation of one of ``rules`` (all when ``None``). Every shape runs, since a rule may use another
         shape (``sh:node``) that pySHACL's own shape selection would leave out."""
-        store = ox.Store()
-        store.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
-                     for s, p, o in (*self.source, *data))
-        _conforms, report, _text = pyshacl.validate(store, shacl_graph=self.shapes, inference="none", advanced=True,
-                                                    allow_warnings=True, inplace=True)
-        if not isinstance(report, Graph):
-            raise ValueError(f"SHACL validation could not run: {report}")
+        report = run_pyshacl((*self.source, *data), self.shapes)
         out = []
         for result in report.subjects(RDF.type, SH.ValidationResult):
             if report.value(result, SH.resultSeverity) != SH.Violation:

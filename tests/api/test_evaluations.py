@@ -16,7 +16,7 @@ from ..conftest import BASE_URL, Service
 from ..test_envelope import example_envelope, example_evaluation, load_spec, snapshot, spec_quads  # noqa: F401
 
 EPO = rdflib.Namespace("https://w3id.org/ob-caie/epo/")
-ID = "measles-chatbot"
+ID = "measles"
 SERVER_FIELDS = ("@context", "@id", "envelope")
 
 
