@@ -56,10 +56,6 @@ class PromptFrames:
     exact: bool = True
 
 
-def _value(term: object) -> str:
-    return str(term)
-
-
 class _Sayer:
     """What each facet value contributes to the opening turn, per trigger value (asked of the templates)."""
 
@@ -74,11 +70,11 @@ class _Sayer:
         """A scenario with the trigger values and, elsewhere, a value the template set has a text for (so
         the base itself can be said whenever the triggers can)."""
         facets = self.space.facets
-        values = {facets[f].name: _value(facets[f].values[d]) for f, d in zip(self.triggers, trigger)}
+        values = {facets[f].name: str(facets[f].values[d]) for f, d in zip(self.triggers, trigger)}
         templates = self.openings.set_for(values.get("language"))
         known = templates.texts if templates else {}
         for f in self.others:
-            options = [_value(v) for v in facets[f].values]
+            options = [str(v) for v in facets[f].values]
             values[facets[f].name] = next((v for v in options if v in known), options[0])
         return values
 
@@ -95,7 +91,7 @@ class _Sayer:
                     facet = self.space.facets[f]
                     said = []
                     for v in facet.values:
-                        opening = self.openings.opening({**base, facet.name: _value(v)}, self.labels)
+                        opening = self.openings.opening({**base, facet.name: str(v)}, self.labels)
                         said.append(None if opening is None else opening.text)
                     out[f] = tuple(said)
                 self._memo[trigger] = out
@@ -153,7 +149,8 @@ def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], 
     return total
 
 
-def _groups(comp: Component, allowed: Sequence[set[int]], criterion: str, triggers: Sequence[int]) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+def _groups(comp: Component, allowed: Sequence[set[int]], criterion: str,
+            triggers: Sequence[int]) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
     """A component's combinations that are eligible probes of ``criterion`` (unblocked, not routed away,
     within its frame), grouped by their trigger values."""
     pair = comp.pair_blocked.get(criterion, {})
