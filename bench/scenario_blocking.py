@@ -13,8 +13,8 @@ compared). What is measured:
 * **ours**: the one-off OWL 2 RL closure of DSO + KGs (which the cross-check and the reference share), the
   checked compile, then ``Production.blocks`` on each compared candidate, as ``derive()`` calls it.
 * **baseline**: the same closure of DSO + KGs (the reference's first chunk would make it), then
-  :func:`~service.scenarios.reference.reference_check` on the same candidates, in its chunks of 200 (pySHACL
-  is quadratic in one data graph's candidates), timed in one pass, never extrapolated.
+  :func:`~service.scenarios.reference.reference_check` on the same candidates, in its default chunks of 200,
+  timed in one pass, never extrapolated.
 * **ratio** = baseline / ours: each path from scratch, given the parsed inputs. Printed beside it, not in the
   result line: the ratio against the compile without the cross-check, against the checks alone (the tables
   already compiled, as a service has them from its table cache), and in this process's CPU seconds (which
