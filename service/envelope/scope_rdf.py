@@ -25,6 +25,16 @@ from ..scope.model import (
 from .rdf import TYPE, Index, Iris, Builder, epo, owned_by, tail
 
 
+def _member(b: Builder, parent: NamedNode, link: str, node: NamedNode, cls: str,
+            evaluation: NamedNode | None = None) -> NamedNode:
+    """``node`` linked from ``parent`` by ``epo:{link}``, typed ``epo:{cls}`` and marked as a node of the
+    evaluation (``parent`` unless ``evaluation`` is given)."""
+    b.add(parent, epo(link), node)
+    b.add(node, TYPE, epo(cls))
+    b.add(node, epo("inEvaluation"), evaluation or parent)
+    return node
+
+
 def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     """The triples stating ``scope`` (step 1) in the evaluation graph."""
     b, e = Builder(), iris.evaluation
@@ -35,10 +45,7 @@ def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     b.text(e, NamedNode(DCTERMS + "title"), scope.title)
     b.text(e, epo("riskQuestion"), scope.risk_question)
     if scope.method is not None:
-        method = iris.under("method")
-        b.add(e, epo("evaluationMethod"), method)
-        b.add(method, TYPE, epo("EvaluationMethod"))
-        b.add(method, epo("inEvaluation"), e)
+        method = _member(b, e, "evaluationMethod", iris.under("method"), "EvaluationMethod")
         b.text(method, NamedNode(RDFS + "label"), scope.method.name)
         b.text(method, epo("methodVersion"), scope.method.version)
         b.text(method, epo("statement"), scope.method.statement)
@@ -72,16 +79,10 @@ def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     for setting in o.settings:
         b.add(env, epo("setting"), setting)
     for assumption in o.assumptions:
-        node = iris.under(f"assumptions/{assumption.id}")
-        b.add(env, epo("hasAssumption"), node)
-        b.add(node, TYPE, epo("Assumption"))
-        b.add(node, epo("inEvaluation"), e)
+        node = _member(b, env, "hasAssumption", iris.under(f"assumptions/{assumption.id}"), "Assumption", e)
         b.text(node, epo("statement"), assumption.statement)
     for declaration in scope.out_of_scope:
-        node = iris.under(f"out-of-scope/{declaration.id}")
-        b.add(e, epo("outOfScope"), node)
-        b.add(node, TYPE, epo("OutOfScopeDeclaration"))
-        b.add(node, epo("inEvaluation"), e)
+        node = _member(b, e, "outOfScope", iris.under(f"out-of-scope/{declaration.id}"), "OutOfScopeDeclaration")
         b.text(node, epo("statement"), declaration.statement)
         for concept in declaration.concepts:
             b.add(node, epo("excludedConcept"), concept)
