@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable
+from typing import Iterable
 
 import owlrl
 import pyoxigraph as ox
@@ -118,13 +118,7 @@ def ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     return ox.BlankNode(str(term)) if isinstance(term, BNode) else ox.NamedNode(str(term))
 
 
-if TYPE_CHECKING:
-    _OxigraphDataGraph = object
-else:
-    _OxigraphDataGraph = pyshacl_graphs.OxigraphDataGraph
-
-
-class _StoreGraph(_OxigraphDataGraph):
+class _StoreGraph(pyshacl_graphs.OxigraphDataGraph):  # pyshacl defines it when pyoxigraph is installed, as here
     """pySHACL's own adapter over a pyoxigraph store, which knows whether the store is empty.
 
     pySHACL writes each result's description with ``stringify_node(datagraph or shapes, ...)``: the
