@@ -126,6 +126,10 @@ def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], 
     within a part the openings are a product over components, and the intersection of products is the
     product of the intersections; an opening's component texts lie in a set of parts, its mask)."""
     full = (1 << len(parts)) - 1
+    radices = production.ctx.space.radices
+    # per facet and value: the parts whose span holds it, as a bit mask (a combination's mask is their AND)
+    spans = [[sum(1 << j for j, span in enumerate(parts) if d in span[f]) for d in range(radices[f])]
+             for f in range(len(radices))]
     per_component = []
     for comp, grouped in zip(production.components, groups):
         keep = [k for k, f in enumerate(comp.facets) if f not in at]
@@ -134,7 +138,9 @@ def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], 
             texts = tuple(said[comp.facets[k]][combo[k]] for k in keep)
             if None in texts:
                 continue
-            mask = sum(1 << j for j, span in enumerate(parts) if all(combo[k] in span[f] for k, f in enumerate(comp.facets)))
+            mask = full
+            for f, d in zip(comp.facets, combo):
+                mask &= spans[f][d]
             if mask:
                 masks[texts] = masks.get(texts, 0) | mask
         per_component.append(list(masks.values()))

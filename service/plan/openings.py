@@ -97,6 +97,9 @@ class Openings:
         ontologies = {str(o) for o in dso.subjects(RDF.type, OWL.Ontology)}
         self.sets = {s.tag: s for s in sorted(sets, key=lambda s: s.iri) if s.conforms_to & ontologies}
         self._tags: dict[str, str | None] = {}
+        # asked for every scenario said (plans, prompt frames): read from the graphs once each
+        self._carers: dict[str, bool] = {}
+        self._settings: dict[tuple[str, str | None], str | None] = {}
 
     def tag(self, language: str) -> str | None:
         """The BCP 47 tag of a language IRI, from the data (see the module docstring), or ``None``."""
@@ -149,14 +152,25 @@ class Openings:
             return Opening(_label_sentence(values, labels), ENGLISH, None)
         pregnancy = self.specs.get("pregnancy")
         persona = values.get("persona")
-        about_other = persona is not None and asks_about_other(self.schema, URIRef(persona))
+        about_other = persona is not None and self._asks_about_other(persona)
         text = _say(templates, values, self._setting_phrase(templates, values.get("setting")),
                     str(pregnancy.dso_property) if pregnancy else "", about_other)
         return None if text is None else Opening(text, templates.tag, templates.iri)
 
+    def _asks_about_other(self, persona: str) -> bool:
+        if persona not in self._carers:
+            self._carers[persona] = asks_about_other(self.schema, URIRef(persona))
+        return self._carers[persona]
+
     def _setting_phrase(self, templates: TemplateSet, setting: str | None) -> str | None:
         """The setting as the set says it: its own text; else the KG's label in the set's language; else the
         text of a broader setting; else the text of no particular setting (keyed by the setting facet's class)."""
+        key = (templates.iri, setting)
+        if key not in self._settings:
+            self._settings[key] = self._read_setting_phrase(templates, setting)
+        return self._settings[key]
+
+    def _read_setting_phrase(self, templates: TemplateSet, setting: str | None) -> str | None:
         spec = self.specs.get("setting")
         fallback = templates.texts.get(str(spec.value_class)) if spec else None
         if setting is None:
