@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from .composition import Services, build_services
 from .core.config import Settings
+from .core.memo import CACHE_DIR_ENV
 from .core.errors import ServiceError
 
 if TYPE_CHECKING:
@@ -44,12 +45,11 @@ def _settings(args: argparse.Namespace) -> Settings:
     if getattr(args, "base_url", None):
         overrides["base_url"] = args.base_url
     settings = Settings(**overrides)  # type: ignore[arg-type]
-    # Compiled scenario tables outlive the process (keyed by content and code, so any data directory may share
-    # them): a restart does not compile them again. Not in the data directory, which is the store's own.
-    from .scenarios.cache import CACHE_DIR_ENV
-
+    # Compiled scenario tables and KG validations outlive the process (keyed by content and code, so any data
+    # directory may share them): a restart does not compute them again. Not in the data directory, which is the
+    # store's own.
     user_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    os.environ.setdefault(CACHE_DIR_ENV, str(user_cache / "ob-caie" / "scenario-tables"))
+    os.environ.setdefault(CACHE_DIR_ENV, str(user_cache / "ob-caie"))
     return settings
 
 

@@ -35,7 +35,7 @@ from service.composition import build_services
 from service.core.graphs import GraphService
 from service.core.config import Settings
 from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
-from service.scenarios.cache import CACHE_DIR_ENV
+from service.core.memo import CACHE_DIR_ENV
 
 from .servers import AppSlot, VirtuosoServer, app_server, oxigraph_server, virtuoso_server
 
@@ -88,10 +88,11 @@ ALSO_REMOTE = pytest.mark.backends(*DEFAULT_BACKENDS)
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    # Compiled scenario tables shared by every process of this run (xdist workers, the CLI and service processes
-    # tests start) and by nothing else: a run compiles each input once, never reads an earlier run's.
+    # Compiled scenario tables and KG validations shared by every process of this run (xdist workers, the CLI
+    # and service processes tests start) and by nothing else: a run computes each once, never reads an earlier
+    # run's.
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
-    os.environ[CACHE_DIR_ENV] = str(Path(tempfile.gettempdir()) / f"caie-test-tables-{run}")
+    os.environ[CACHE_DIR_ENV] = str(Path(tempfile.gettempdir()) / f"caie-test-cache-{run}")
     config.addinivalue_line("markers", "backends(*names): the store backends a module's tests run on "
                                        f"(of {', '.join(BACKENDS)}; default {', '.join(DEFAULT_BACKENDS)})")
 

@@ -21,6 +21,7 @@ The SHACL pass deliberately does not run on the closure: under OWL semantics ``r
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
@@ -33,6 +34,8 @@ from rdflib import BNode, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS, XSD
 from rdflib.term import Node
 
+from . import memo
+from .digest import graph_digest
 from .namespaces import SHAPES, VOID
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
@@ -149,8 +152,10 @@ def run_pyshacl(triples: Iterable[tuple[Node, Node, Node]], shapes: Graph,
         for s, p, o in triples
     )
     options = {"use_shapes": list(use_shapes)} if use_shapes else {}
+    own_shapes = Graph()  # pySHACL adds RDFS/OWL axioms to the shapes graph it is given: the caller's stays as it was
+    own_shapes += shapes
     _conforms, report, _text = pyshacl.validate(
-        _StoreGraph(store), shacl_graph=shapes, inference="none", advanced=True, allow_warnings=True, inplace=True,
+        _StoreGraph(store), shacl_graph=own_shapes, inference="none", advanced=True, allow_warnings=True, inplace=True,
         **options,
     )
     if not isinstance(report, Graph):  # pySHACL returns a ValidationFailure for broken shapes
@@ -296,12 +301,31 @@ def kg_nodes_of(kg: Graph, dso: Graph) -> set[Node]:
     return {n for n in nodes if n not in dso_subjects}
 
 
+def content_digest(graph: Graph) -> str:
+    """The RDFC-1.0 content digest of an rdflib graph (the one the catalog records for stored graphs)."""
+    return graph_digest(ox.Triple(ox_term(s), ox_term(p), ox_term(o)) for s, p, o in graph)  # type: ignore[arg-type]
+
+
+_VALIDATION_VERSION = f"{memo.source_version(Path(__file__))}-owlrl{owlrl.__version__}-pyshacl{pyshacl.__version__}"
+"""What else a KG's outcome depends on: this module's code and the reasoners' versions."""
+
+
 def validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
     """OWL-RL closure over DSO+KG (owlrl), then pySHACL with the given shapes; violations on KG focus nodes only.
 
     SHACL runs on the asserted union (marked as described in ``shapes/kg-dso.ttl``), the closure is computed
     separately and its inconsistencies are appended to the report. Neither input graph is modified.
+
+    The outcome depends only on the three graphs' content and the code, so it is kept by their digests
+    (:func:`service.core.memo.kept`): a KG loaded again against the same DSO, by this process or another
+    sharing the cache directory, is not reasoned over again.
     """
+    key = hashlib.sha256("\0".join([content_digest(kg), content_digest(dso), content_digest(shapes),
+                                    _VALIDATION_VERSION]).encode()).hexdigest()
+    return memo.kept("kg-validation", key, lambda: _validate_kg(kg, dso, shapes), ValidationOutcome)
+
+
+def _validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
     kg_nodes = kg_nodes_of(kg, dso)
     data = dso + kg
     data += ((node, VOIDNS.inDataset, KG_MARK) for node in kg_nodes)

@@ -13,12 +13,11 @@ tables, the prepared :class:`.engine.Context` and the exact frame counts depend 
 compiled tables, and any change to a graph's content or to the envelope's restriction compiles afresh.
 Seed, sample size and evaluation IRI do not enter the tables and are not part of the key.
 
-Compiling the worked example's tables takes tens of seconds (the cross-check against the reference included),
-so a process may also keep them on disk: with ``CAIE_TABLE_CACHE_DIR`` set (the ``caie`` commands default it
-to ``$XDG_CACHE_HOME/ob-caie/scenario-tables``), a miss reads the tables another process pickled there for the
-same key and the same code (:func:`code_version`, a digest of this package's source), or compiles them under a
-file lock, so that processes sharing the directory compile each input once. The directory is the service's own, and trusted as
-its data directory is: pickles are code.
+Compiling the worked example's tables takes seconds (the cross-check against the reference included), so a
+process also keeps them on disk (:func:`service.core.memo.kept`, under ``$CAIE_CACHE_DIR/scenario-tables``):
+a miss reads the tables another process pickled there for the same key and the same code
+(:func:`code_version`, a digest of this package's source), or compiles them under a file lock, so that
+processes sharing the directory compile each input once.
 
 What the cache hands out is shared, so it is never mutated: the context is built on the cache's own copies
 of the graphs (a caller editing its graphs afterwards cannot reach into the cache), the tables of
@@ -28,25 +27,19 @@ of the graphs (a caller editing its graphs afterwards cannot reach into the cach
 from __future__ import annotations
 
 import copyreg
-import fcntl
 import hashlib
 import json
-import logging
-import os
-import pickle
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-import functools
 from pathlib import Path
 from types import MappingProxyType
 
-import pyoxigraph as ox
 from rdflib import Graph
 
-from ..core.digest import graph_digest
-from ..core.validation import ox_term
+from ..core.memo import kept, source_version
+from ..core.validation import content_digest
 from .engine import Context, Criterion
 from .facets import Schema, build_facets
 from .frame import FrameCounts, count_frame
@@ -54,9 +47,6 @@ from .production import Production
 
 MAX_ENTRIES = 8
 """Distinct inputs kept (least recently used dropped first); a few evaluations' worth of tables."""
-CACHE_DIR_ENV = "CAIE_TABLE_CACHE_DIR"
-"""Where compiled tables are kept on disk, shared by the processes that use the same directory; unset: nowhere."""
-_log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -66,11 +56,6 @@ class CompiledTables:
     context: Context
     production: Production
     counts: FrameCounts
-
-
-def content_digest(graph: Graph) -> str:
-    """The RDFC-1.0 content digest of an rdflib graph (the one the catalog records for stored graphs)."""
-    return graph_digest(ox.Triple(ox_term(s), ox_term(p), ox_term(o)) for s, p, o in graph)  # type: ignore[arg-type]
 
 
 def tables_key(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequence[Criterion],
@@ -122,43 +107,12 @@ def read_only(mapping: dict) -> MappingProxyType:
 copyreg.pickle(MappingProxyType, lambda mapping: (read_only, (dict(mapping),)))
 
 
-@functools.cache
 def code_version() -> str:
-    """SHA-256 over this package's source: tables pickled by other code are never read."""
-    digest = hashlib.sha256()
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    return digest.hexdigest()[:16]
+    """A digest of this package's source: tables pickled by other code are never read."""
+    return _CODE_VERSION
 
 
-def on_disk(key: str, build: Callable[[], CompiledTables]) -> CompiledTables:
-    """The tables of ``key`` from ``$CAIE_TABLE_CACHE_DIR``, else ``build()`` and kept there (nothing is kept
-    when the variable is unset). One process compiles a key while the others wait for it on a file lock."""
-    directory = os.environ.get(CACHE_DIR_ENV)
-    if not directory:
-        return build()
-    path = Path(directory) / f"{key}-{code_version()}.pickle"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.with_suffix(".lock").open("a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if path.exists():
-            try:
-                with path.open("rb") as kept:
-                    found = pickle.load(kept)
-                if isinstance(found, CompiledTables):
-                    return found
-            except (OSError, EOFError, pickle.UnpicklingError, AttributeError, ImportError) as error:
-                _log.warning("compiled tables %s unreadable (%s): compiling again", path, error)
-        built = build()
-        partial = path.with_suffix(f".{os.getpid()}.partial")
-        try:
-            with partial.open("wb") as out:
-                pickle.dump(built, out, protocol=pickle.HIGHEST_PROTOCOL)
-            os.replace(partial, path)  # whole or absent: a reader never sees half a file
-        except (OSError, pickle.PicklingError, TypeError, AttributeError) as error:
-            partial.unlink(missing_ok=True)
-            _log.warning("compiled tables not kept in %s: %s", directory, error)
-        return built
+_CODE_VERSION = source_version(Path(__file__).parent)
 
 
 class TableCache:
@@ -210,5 +164,5 @@ def compiled_tables(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: S
     """The compiled tables of these inputs: from ``cache`` when they were compiled before, else compiled now."""
     criteria = tuple(criteria)
     key = tables_key(dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts)
-    return cache.get(key, lambda: on_disk(key, lambda: compile_tables(
-        dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts)))
+    return cache.get(key, lambda: kept("scenario-tables", f"{key}-{code_version()}", lambda: compile_tables(
+        dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts), CompiledTables))

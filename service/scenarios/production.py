@@ -135,7 +135,7 @@ class Production:
             log.warning("scenario rule %s falls back to the reference: %s", rule, why)
 
     def __getstate__(self) -> dict[str, object]:
-        """What the table cache keeps on disk (:func:`.cache.on_disk`): no lock, and no memo of reference answers."""
+        """What the table cache keeps on disk (:mod:`.cache`): no lock, and no memo of reference answers."""
         state = dict(self.__dict__)
         del state["_memo_lock"]
         state["_memo"] = {}

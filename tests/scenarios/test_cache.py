@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from rdflib import Graph, Literal, URIRef
 
-from service.scenarios.cache import (CACHE_DIR_ENV, TABLES, CompiledTables, TableCache, compile_tables, compiled_tables,
+from service.core.memo import CACHE_DIR_ENV
+from service.scenarios.cache import (TABLES, CompiledTables, TableCache, compile_tables, compiled_tables,
                                      tables_key)
 from service.scenarios.derive import CriterionScope, DerivationInput, derive, derive_with
 from service.scenarios.engine import Criterion
@@ -121,7 +122,7 @@ def test_derive_reuses_the_tables_of_the_same_inputs_whatever_the_seed() -> None
 
 
 def test_tables_kept_on_disk_by_one_process_serve_another(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """``CAIE_TABLE_CACHE_DIR``: another process compiles and keeps the tables; this one reads them instead of
+    """``CAIE_CACHE_DIR``: another process compiles and keeps the tables; this one reads them instead of
     compiling, and they check candidates as tables compiled here do; an unreadable file is compiled again."""
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
     other = ("from tests.scenarios.test_cache import SMALL; from service.scenarios.cache import compiled_tables; "
@@ -129,7 +130,7 @@ def test_tables_kept_on_disk_by_one_process_serve_another(tmp_path: Path, monkey
     ran = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env={**os.environ, CACHE_DIR_ENV: str(tmp_path)})
     assert ran.returncode == 0, ran.stderr
-    [kept] = tmp_path.glob("*.pickle")
+    [kept] = tmp_path.glob("scenario-tables/*.pickle")
     written = kept.stat().st_mtime_ns
     fresh = compile_tables(*SMALL)
     assert int(ran.stdout) == fresh.counts.eligible
