@@ -33,9 +33,12 @@ compiled rules only: an upper bound, and ``exact`` says so, as :class:`service.s
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import product
+from types import MappingProxyType
+from weakref import WeakKeyDictionary
 
 from ..scenarios.frame import allowed_positions
 from ..scenarios.production import Component, Production
@@ -52,7 +55,8 @@ Texts = tuple[str | None, ...]
 class PromptFrames:
     """Per criterion IRI, the number of distinct opening turns among its eligible scenarios."""
 
-    counts: dict[str, int]
+    counts: Mapping[str, int]
+    """Read-only: one count is shared by every plan over the same inputs."""
     exact: bool = True
 
 
@@ -98,11 +102,29 @@ class _Sayer:
         return self._memo[trigger]
 
 
+_KEPT: WeakKeyDictionary[Production, dict[tuple, PromptFrames]] = WeakKeyDictionary()
+"""Frames already counted, per compiled tables (kept as long as the table cache keeps them) and template sets."""
+_KEPT_LOCK = threading.Lock()
+
+
 def prompt_frames(production: Production, openings: Openings, labels: Mapping[str, str]) -> PromptFrames:
-    """Each criterion's prompt frame (see the module docstring)."""
+    """Each criterion's prompt frame (see the module docstring), counted once per compiled tables and template
+    sets: the tables fix the DSO, KGs, rules and envelope (their cache key), and so the labels too."""
+    key = tuple(sorted((s.iri, s.tag, tuple(sorted(s.texts.items())), tuple(sorted(s.about_other.items())))
+                       for s in openings.sets.values()))
+    with _KEPT_LOCK:
+        found = _KEPT.get(production, {}).get(key)
+    if found is None:
+        found = _count(production, openings, labels)
+        with _KEPT_LOCK:
+            _KEPT.setdefault(production, {})[key] = found
+    return found
+
+
+def _count(production: Production, openings: Openings, labels: Mapping[str, str]) -> PromptFrames:
     ctx = production.ctx
     if ctx.space.size == 0 or production.global_blocks:
-        return PromptFrames({c.iri: 0 for c in ctx.criteria}, exact=not production.fallback)
+        return PromptFrames(MappingProxyType({c.iri: 0 for c in ctx.criteria}), exact=not production.fallback)
     sayer = _Sayer(production, openings, labels)
     spans = [[frozenset(p) for p in part.positions] for part in ctx.space.parts]
     counts = {}
@@ -117,7 +139,7 @@ def prompt_frames(production: Production, openings: Openings, labels: Mapping[st
             if said is not None and parts:
                 total += _distinct(production, groups, said, at, parts)
         counts[criterion.iri] = total
-    return PromptFrames(counts, exact=not production.fallback)
+    return PromptFrames(MappingProxyType(counts), exact=not production.fallback)
 
 
 def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], list[tuple[int, ...]]]],
