@@ -44,7 +44,9 @@ def _load(service: Service) -> None:
     assert service.http.put("/graphs/ontologies/epo", content=body, headers=headers).status_code == 201
 
 
-def test_term_in_turtle_json_ld_and_html(service: Service) -> None:
+def test_epo_terms_and_ontology_dereference(service: Service) -> None:
+    """One EPO load per backend: a term in Turtle, JSON-LD and HTML; the ontology IRI gives the whole ontology;
+    406 for an unacceptable type, 404 for an unknown term; HEAD answers like GET without a body."""
     _load(service)
     turtle = service.http.get(TERM, headers={"Accept": "text/turtle"})
     assert turtle.status_code == 200 and turtle.headers["content-type"].startswith("text/turtle")
@@ -67,21 +69,22 @@ def test_term_in_turtle_json_ld_and_html(service: Service) -> None:
     label = str(from_turtle.value(rdflib.URIRef(IRI), rdflib.RDFS.label))
     assert f"<h1>{label}</h1>" in page.text
 
-
-def test_ontology_iri_gives_the_whole_ontology(service: Service) -> None:
-    _load(service)
+    # the ontology IRI gives the whole ontology
     whole = rdflib.Graph().parse(data=service.http.get("/epo", headers={"Accept": "text/turtle"}).text, format="turtle")
     assert len(whole) > 200
     page = service.http.get("/epo", headers={"Accept": "text/html"})
     assert "AcceptanceCriterion" in page.text
 
-
-def test_unacceptable_and_unknown(service: Service) -> None:
-    _load(service)
+    # unacceptable and unknown
     refused = service.http.get(TERM, headers={"Accept": "application/pdf"})
     assert refused.status_code == 406 and "text/turtle" in refused.json()["detail"]
     missing = service.http.get("/epo/NoSuchTerm", headers={"Accept": "text/turtle"})
     assert missing.status_code == 404 and "NoSuchTerm" in missing.json()["detail"]
+
+    # HEAD answers like GET without a body
+    head = service.http.head(TERM, headers={"Accept": "text/turtle"})
+    assert head.status_code == 200 and head.content == b"" and head.headers["content-type"].startswith("text/turtle")
+    assert service.http.head("/epo/NoSuchTerm", headers={"Accept": "text/turtle"}).status_code == 404
 
 
 def test_minted_graph_iri_dereferences_to_its_catalog_record(service: Service) -> None:
@@ -101,13 +104,6 @@ def test_specification_files_load_once(service: Service) -> None:
     assert load_spec_files(graphs) == 0
     kinds = {g["kind"] for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}
     assert kinds == {"ontologies", "dso", "kg", "shapes", "templates"}
-
-
-def test_head_answers_like_get_without_a_body(service: Service) -> None:
-    _load(service)
-    head = service.http.head(TERM, headers={"Accept": "text/turtle"})
-    assert head.status_code == 200 and head.content == b"" and head.headers["content-type"].startswith("text/turtle")
-    assert service.http.head("/epo/NoSuchTerm", headers={"Accept": "text/turtle"}).status_code == 404
 
 
 @embedded_only
