@@ -1,6 +1,8 @@
 """A plan approval is checked against what it approves, over real HTTP on both backends: the plan must
 exist, the digest the expert reviewed must be the plan's current one, and a plan changed behind the
-service (straight in the store) is no longer approved, so nothing may run on it."""
+service (straight in the store) is no longer approved, so nothing may run on it.
+
+Each test starts from a 40-probe plan made over HTTP once per backend (:func:`.test_plans_api.small_planned`)."""
 
 from __future__ import annotations
 
@@ -14,10 +16,7 @@ from service.plan.approval import require_approved_plan
 from ..api.test_evaluations import ID
 from ..test_envelope import spec_quads  # noqa: F401
 from ..conftest import BASE_URL, Service, graphs_over
-from .test_plans_api import PLAN, make_plan, signed  # noqa: F401
-
-
-SMALL_PLAN = {**PLAN, "budget": 24, "strategy": "Equal"}
+from .test_plans_api import plan_json, signed, small_planned  # noqa: F401
 
 
 def catalog_digest(service: Service, graph: str) -> str:
@@ -25,11 +24,12 @@ def catalog_digest(service: Service, graph: str) -> str:
     return next(e["digest"] for e in entries if e["graph"] == graph)
 
 
-def test_approval_checks_the_plan_it_approves(signed: Service) -> None:  # noqa: F811
+def test_approval_checks_the_plan_it_approves(small_planned: Service) -> None:  # noqa: F811
+    signed = small_planned
     missing = signed.http.post(f"/evaluations/{ID}/plans/99/approval", json={}, headers=signed.auth("annie"))
     assert missing.status_code == 404 and "no plan 99" in missing.json()["detail"]
 
-    plan = make_plan(signed, SMALL_PLAN)
+    plan = plan_json(signed)
     url = f"/evaluations/{ID}/plans/{plan['number']}/approval"
     record_before = catalog_digest(signed, BASE_URL + f"evaluations/{ID}")
     stale = signed.http.post(url, json={"digest": "0" * 64}, headers=signed.auth("annie"))
@@ -46,8 +46,8 @@ def test_approval_checks_the_plan_it_approves(signed: Service) -> None:  # noqa:
     require_approved_plan(graphs, ID, plan["number"])
 
 
-def test_a_plan_changed_behind_the_service_is_not_approved(signed: Service) -> None:  # noqa: F811
-    plan = make_plan(signed, SMALL_PLAN)
+def test_a_plan_changed_behind_the_service_is_not_approved(small_planned: Service) -> None:  # noqa: F811
+    signed, plan = small_planned, plan_json(small_planned)
     url = f"/evaluations/{ID}/plans/{plan['number']}/approval"
     assert signed.http.post(url, json={}, headers=signed.auth("annie")).status_code == 201
 

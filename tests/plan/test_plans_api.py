@@ -7,6 +7,10 @@ embedded store. Three also run on a remote ``oxigraph serve`` (:data:`.conftest.
 and writes over SPARQL: a plan's probes paged back, the derived scenarios listed by status and rule with the
 blocking summary, and an exclusion that the next plan reads. Plan approval on a remote store is
 tests/plan/test_plan_approval.py's.
+
+Making a plan costs seconds (derivation, prompt frames, writing the probes), so the plans many tests start from
+are made over HTTP once per backend and copied into later tests' stores (:func:`.conftest.restored`):
+:func:`planned`, the worked example's 300-probe plan, and :func:`small_planned`, a 40-probe ``Equal`` plan.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service, restored
 from ..test_envelope import example_envelope, load_spec, snapshot, spec_quads  # noqa: F401
 
 PLAN = {"strategy": "HighestWeightFirst", "budget": 300, "seed": 7, "reviewSample": 400}
+SMALL_PLAN = {**PLAN, "budget": 40, "strategy": "Equal"}
 IMMUNE_WITHOUT_CAUSE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
 
 pytestmark = EMBEDDED_ONLY
@@ -39,6 +44,26 @@ def signed(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service
     return restored(service, snapshots, "signed-off measles example", build)
 
 
+@pytest.fixture
+def planned(signed: Service, snapshots: dict) -> Service:
+    """The signed-off measles example with the worked example's 300-probe plan (plan 1, made with :data:`PLAN`)."""
+    return restored(signed, snapshots, "measles example with its 300-probe plan", lambda fresh: make_plan(fresh))
+
+
+@pytest.fixture
+def small_planned(signed: Service, snapshots: dict) -> Service:
+    """The signed-off measles example with a 40-probe ``Equal`` plan (plan 1, made with :data:`SMALL_PLAN`)."""
+    return restored(signed, snapshots, "measles example with a 40-probe Equal plan",
+                    lambda fresh: make_plan(fresh, SMALL_PLAN))
+
+
+def plan_json(service: Service, number: int = 1) -> dict:
+    """A plan as GET reads it back: the same view POST answers with when it makes the plan."""
+    answer = service.http.get(f"/evaluations/{ID}/plans/{number}")
+    assert answer.status_code == 200, answer.text
+    return answer.json()
+
+
 def make_plan(service: Service, body: dict = PLAN, agent: str = "theo") -> dict:
     made = service.http.post(f"/evaluations/{ID}/plans", json=body, headers=service.auth(agent))
     assert made.status_code == 201, made.text
@@ -49,8 +74,8 @@ def in_scope_weights() -> dict[str, float]:
     return {c["id"]: c["weight"] for c in example_envelope()["criteria"] if c.get("inScope", True)}
 
 
-def test_highest_weight_first_plan_follows_its_arithmetic(signed: Service) -> None:
-    plan = make_plan(signed)
+def test_highest_weight_first_plan_follows_its_arithmetic(planned: Service) -> None:
+    plan = plan_json(planned)
     weights = in_scope_weights()
     allocation = {a["criterion"].rsplit("/", 1)[-1]: a["probes"] for a in plan["allocation"]}
     assert set(allocation) == set(weights) and sum(allocation.values()) == 300 == plan["probes"]
@@ -65,23 +90,25 @@ def test_highest_weight_first_plan_follows_its_arithmetic(signed: Service) -> No
     assert all(a["exercisedBy"] >= a["probes"] and 0 < a["scenarios"] <= a["exercisedBy"] for a in plan["allocation"])
 
 
-def test_same_seed_same_plan_other_seed_other_probes(signed: Service) -> None:
-    first, second = make_plan(signed), make_plan(signed)
-    other = make_plan(signed, {**PLAN, "seed": 8})
+def test_same_seed_same_plan_other_seed_other_probes(planned: Service) -> None:
+    signed = planned
+    first, second = plan_json(planned), make_plan(planned)
+    other = make_plan(planned, {**PLAN, "seed": 8})
 
     def scenarios(plan: dict) -> list[str]:
         page = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000}).json()
         return [p["scenario"].rsplit("/", 1)[-1] for p in page["items"]]
 
-    assert first["allocation"] == second["allocation"] and first["digest"] != ""
+    assert first["allocation"] == second["allocation"] and first["digest"] == second["digest"] != ""
     listed = signed.http.get(f"/evaluations/{ID}/plans").json()["plans"]
     assert [p["number"] for p in listed] == [1, 2, 3] and listed[2]["seed"] == 8
     assert scenarios(first) == scenarios(second) != scenarios(other)
 
 
 @ALSO_REMOTE
-def test_probes_carry_scenario_criteria_and_an_opening_turn(signed: Service) -> None:
-    plan = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
+def test_probes_carry_scenario_criteria_and_an_opening_turn(small_planned: Service) -> None:
+    signed, plan = small_planned, plan_json(small_planned)
+    assert (plan["strategy"], plan["budget"], plan["probes"]) == ("Equal", 40, 40)
     page = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 5, "offset": 5}).json()
     assert page["total"] == 40 and len(page["items"]) == 5 and page["items"][0]["number"] == 6
     for probe in page["items"]:
@@ -92,8 +119,8 @@ def test_probes_carry_scenario_criteria_and_an_opening_turn(signed: Service) -> 
 
 
 @ALSO_REMOTE
-def test_blocked_scenarios_keep_their_rule_and_message(signed: Service) -> None:
-    make_plan(signed)
+def test_blocked_scenarios_keep_their_rule_and_message(small_planned: Service) -> None:
+    signed = small_planned
     blocked = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "blocked", "rule": IMMUNE_WITHOUT_CAUSE}).json()
     assert blocked["total"] > 0
     for scenario in blocked["items"]:
@@ -123,8 +150,8 @@ def test_plan_gates_roles_and_budget(loaded: Service) -> None:  # noqa: F811
     assert snapshot(loaded.store) == before
 
 
-def test_plan_approval_by_the_domain_expert_only(signed: Service) -> None:
-    plan = make_plan(signed)
+def test_plan_approval_by_the_domain_expert_only(planned: Service) -> None:
+    signed, plan = planned, plan_json(planned)
     url = f"/evaluations/{ID}/plans/{plan['number']}/approval"
     assert signed.http.post(url, json={}, headers=signed.auth("dana")).status_code == 403
     assert signed.http.post(url, json={}).status_code == 401
@@ -136,8 +163,8 @@ def test_plan_approval_by_the_domain_expert_only(signed: Service) -> None:
 
 
 @ALSO_REMOTE
-def test_excluded_scenario_is_not_probed_again(signed: Service) -> None:
-    plan = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
+def test_excluded_scenario_is_not_probed_again(small_planned: Service) -> None:
+    signed, plan = small_planned, plan_json(small_planned)
     probes = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000}).json()["items"]
     index = probes[0]["scenario"].rsplit("/", 1)[-1]
     url = f"/evaluations/{ID}/scenarios/{index}/exclusion"
@@ -145,7 +172,7 @@ def test_excluded_scenario_is_not_probed_again(signed: Service) -> None:
     assert signed.http.post(url, json={"reason": ""}, headers=signed.auth("annie")).status_code == 422
     excluded = signed.http.post(url, json={"reason": "an unrealistic commute"}, headers=signed.auth("annie"))
     assert excluded.status_code == 201 and excluded.json()["by"].endswith("/agents/annie")
-    again = make_plan(signed, {**PLAN, "budget": 40, "strategy": "Equal"})
+    again = make_plan(signed, SMALL_PLAN)
     later = signed.http.get(f"/evaluations/{ID}/plans/{again['number']}/probes", params={"limit": 1000}).json()["items"]
     assert probes[0]["scenario"] not in {p["scenario"] for p in later}
     assert signed.http.post(f"/evaluations/{ID}/scenarios/999999999999/exclusion", json={"reason": "r"},

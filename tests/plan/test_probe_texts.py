@@ -28,9 +28,9 @@ from service.core.validation import ox_term
 from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
 from ..conftest import BASE_URL, EMBEDDED_ONLY, REPO, Service
 from ..test_envelope import spec_quads  # noqa: F401
-from .test_openings import TEMPLATES, kg_data, openings, plan_iri, planned, tag_of  # noqa: F401
+from .test_openings import TEMPLATES, kg_data, openings, plan_iri, tag_of
 from .test_pinned_inputs import select
-from .test_plans_api import signed  # noqa: F401
+from .test_plans_api import planned, signed  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY  # the texts are the plan's, not the store's
 VE = Namespace("https://w3id.org/ob-caie/dso/vaccine-education/")
@@ -57,20 +57,32 @@ class Probe:
 
 
 def read(service: Service) -> tuple[list[Probe], Graph]:
-    """The plan's probes, each with its scenario as the scenarios graph describes it, and that graph."""
+    """The plan's probes, each with its scenario as the scenarios graph describes it, and that graph.
+
+    Each test reads the record over HTTP; what it read is taken apart once per distinct answer
+    (:func:`described`), since the four tests read the same restored plan."""
     body = service.http.get("/rdf-graph-store", params={"graph": SCENARIOS}, headers={"Accept": "application/n-triples"})
     assert body.status_code == 200, body.text
-    graph = Graph().parse(data=body.text, format="nt")
-    scenario_of = {row["probe"]: row["scenario"] for row in select(service, f"""
+    scenario_of = tuple(sorted((row["probe"], row["scenario"]) for row in select(service, f"""
         PREFIX epo: <{EPO}>
-        SELECT ?probe ?scenario WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:fromScenario ?scenario }} }}""")}
+        SELECT ?probe ?scenario WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:fromScenario ?scenario }} }}""")))
+    rows = tuple((row["probe"], row["text"], row["tag"], row["language"], row["templates"]) for row in openings(service))
+    probes, graph = described(body.text, scenario_of, rows)
+    return list(probes), graph
+
+
+@cache
+def described(scenarios_nt: str, scenario_of: tuple[tuple[str, str], ...],
+              rows: tuple[tuple[str, str, str, str, str], ...]) -> tuple[tuple[Probe, ...], Graph]:
+    """The probes of ``rows`` (probe, text, tag, language, templates) with their scenarios' facts, read from the
+    scenarios graph's N-Triples. The graph handed out is shared: tests only read it."""
+    graph = Graph().parse(data=scenarios_nt, format="nt")
+    scenario = dict(scenario_of)
     probes = []
-    for row in openings(service):
-        scenario = URIRef(scenario_of[row["probe"]])
-        facts, other = describe_back(graph, scenario)
-        probes.append(Probe(row["probe"], row["text"], row["tag"], row["language"], row["templates"],
-                            str(scenario), facts, other))
-    return probes, graph
+    for probe, text, tag, language, templates in rows:
+        facts, other = describe_back(graph, URIRef(scenario[probe]))
+        probes.append(Probe(probe, text, tag, language, templates, scenario[probe], facts, other))
+    return tuple(probes), graph
 
 
 def describe_back(graph: Graph, scenario: URIRef) -> tuple[dict[str, URIRef | Literal], bool]:

@@ -27,9 +27,9 @@ from ..api.test_evaluations import ID
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, REPO, Service
 from ..scenarios.conftest import DSO, KGS, SHAPES, TINY, TINY_CRITERIA
 from ..test_envelope import spec_quads  # noqa: F401
-from .test_openings import bound, plan_iri, planned  # noqa: F401
+from .test_openings import bound, plan_iri
 from .test_pinned_inputs import select
-from .test_plans_api import signed  # noqa: F401
+from .test_plans_api import planned, signed  # noqa: F401
 
 VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
 EPO = "https://w3id.org/ob-caie/epo/"
