@@ -89,7 +89,7 @@ def example_answers(get: Any) -> dict[str, Any]:
         "plan envelope digest": plan["envelopeDigest"],
         "frameSize": plan["frameSize"],
         "eligibleFrameSize": plan["eligibleFrameSize"],
-        "allocation": sorted((a["criterion"], a["probes"], a["eligibleFrame"]) for a in plan["allocation"]),
+        "allocation": sorted((a["criterion"], a["probes"], a["promptFrame"]) for a in plan["allocation"]),
         "probes": plan["probes"],
         "approved": plan["approved"],
         "blocked by rule": sorted((r["rule"], r["scenarios"]) for r in get(f"/evaluations/{EVALUATION_ID}/scenarios/summary", {})["rules"]),

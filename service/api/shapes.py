@@ -48,7 +48,7 @@ def plan_json(view: PlanView) -> JSON:
         "frameSize": view.frame_size, "eligibleFrameSize": view.eligible_frame_size,
         "envelope": view.envelope, "envelopeDigest": view.envelope_digest,
         "createdBy": view.created_by, "created": view.created,
-        "allocation": [{"criterion": a.criterion, "probes": a.probes, "eligibleFrame": a.eligible_frame,
+        "allocation": [{"criterion": a.criterion, "probes": a.probes, "promptFrame": a.prompt_frame,
                         "exercisedBy": a.exercised_by, "scenarios": a.scenarios} for a in view.allocation],
         "probes": view.probes, "languagesWithoutTemplates": list(view.without_templates),
         **plan_approval_json(view.approval),

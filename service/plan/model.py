@@ -15,12 +15,12 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class CriterionAllocation:
-    """One objective of a plan: the probes allocated to the criterion, the size of its eligible frame,
+    """One objective of a plan: the probes allocated to the criterion, the size of its prompt frame (distinct opening turns among its eligible scenarios),
     how many probes exercise it (a probe may exercise several criteria) and from how many scenarios."""
 
     criterion: str
     probes: int
-    eligible_frame: int
+    prompt_frame: int
     exercised_by: int
     scenarios: int
 

@@ -71,7 +71,7 @@ def _plan_view(graphs: GraphService, evaluation_id: str, row: Row) -> PlanView:
     plan = row["plan"].value
     number = int(plan.rsplit("/", 1)[-1])
     allocation = tuple(
-        CriterionAllocation(r["criterion"].value, int(r["allocated"].value), int(r["eligibleFrame"].value),
+        CriterionAllocation(r["criterion"].value, int(r["allocated"].value), int(r["promptFrame"].value),
                             int(r["exercising"].value), int(r["scenarios"].value))
         for r in graphs.rows("plan-traceability", {"plan": NamedNode(plan)})
     )

@@ -85,7 +85,7 @@ def test_highest_weight_first_plan_follows_its_arithmetic(planned: Service) -> N
     rest = [allocation[c] for c in ranked[len(top):]]
     assert max(rest) - min(rest) <= 1 and sum(rest) == 100
     assert plan["frameSize"] > plan["eligibleFrameSize"] > 0
-    assert all(0 < a["probes"] <= a["eligibleFrame"] for a in plan["allocation"])
+    assert all(0 < a["probes"] <= a["promptFrame"] for a in plan["allocation"])
     assert (plan["strategy"], plan["budget"], plan["seed"], plan["approved"]) == ("HighestWeightFirst", 300, 7, False)
     assert all(a["exercisedBy"] >= a["probes"] and 0 < a["scenarios"] <= a["exercisedBy"] for a in plan["allocation"])
 
