@@ -121,6 +121,13 @@ def ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     return ox.BlankNode(str(term)) if isinstance(term, BNode) else ox.NamedNode(str(term))
 
 
+def ox_store(triples: Iterable[tuple[Node, Node, Node]]) -> ox.Store:
+    """An in-memory pyoxigraph store holding ``triples`` in its default graph."""
+    store = ox.Store()
+    store.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph()) for s, p, o in triples)  # type: ignore[arg-type]
+    return store
+
+
 def rdflib_term(term: ox.NamedNode | ox.BlankNode | ox.Literal) -> Node:
     """pyoxigraph term to rdflib term (the inverse of :func:`ox_term`)."""
     if isinstance(term, ox.Literal):
@@ -155,11 +162,7 @@ def run_pyshacl(triples: Iterable[tuple[Node, Node, Node]], shapes: Graph,
     constraints with Oxigraph's engine, about 40 times faster than rdflib's on these shapes (same results;
     measured on the four country KGs). ``use_shapes`` limits the run to those shapes (pySHACL's option).
     """
-    store = ox.Store()
-    store.extend(
-        ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
-        for s, p, o in triples
-    )
+    store = ox_store(triples)
     options = {"use_shapes": list(use_shapes)} if use_shapes else {}
     own_shapes = Graph()  # pySHACL adds RDFS/OWL axioms to the shapes graph it is given: the caller's stays as it was
     own_shapes += shapes
@@ -287,9 +290,7 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
             found.setdefault((v.focus_node, v.message), v)
     # Oxigraph's engine answers this query on the closure in milliseconds; rdflib's took a fifth of a validation.
     # owlrl's generalized triples (a literal subject) are left out: no pattern of the query can match them.
-    reasoned = ox.Store()
-    reasoned.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph())  # type: ignore[arg-type]
-                    for s, p, o in closure if not isinstance(s, Literal) and isinstance(p, URIRef))
+    reasoned = ox_store(t for t in closure if not isinstance(t[0], Literal) and isinstance(t[1], URIRef))
     for row in reasoned.query(_INCONSISTENCY_QUERY):  # type: ignore[union-attr]
         x, axiom, rule, a, b = (None if value is None else rdflib_term(value) for value in row)
         if x in kg_nodes:

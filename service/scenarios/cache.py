@@ -16,7 +16,7 @@ Seed, sample size and evaluation IRI do not enter the tables and are not part of
 Compiling the worked example's tables takes seconds (the cross-check against the reference included), so a
 process also keeps them on disk (:func:`service.core.memo.kept`, under ``$CAIE_CACHE_DIR/scenario-tables``):
 a miss reads the tables another process pickled there for the same key and the same code
-(:func:`code_version`, a digest of this package's source), or compiles them under a file lock, so that
+(:data:`CODE_VERSION`, a digest of this package's source), or compiles them under a file lock, so that
 processes sharing the directory compile each input once.
 
 What the cache hands out is shared, so it is never mutated: the context is built on the cache's own copies
@@ -107,12 +107,8 @@ def read_only(mapping: dict) -> MappingProxyType:
 copyreg.pickle(MappingProxyType, lambda mapping: (read_only, (dict(mapping),)))
 
 
-def code_version() -> str:
-    """A digest of this package's source: tables pickled by other code are never read."""
-    return _CODE_VERSION
-
-
-_CODE_VERSION = source_version(Path(__file__).parent)
+CODE_VERSION = source_version(Path(__file__).parent)
+"""A digest of this package's source: tables pickled by other code are never read."""
 
 
 class TableCache:
@@ -164,5 +160,5 @@ def compiled_tables(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: S
     """The compiled tables of these inputs: from ``cache`` when they were compiled before, else compiled now."""
     criteria = tuple(criteria)
     key = tables_key(dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts)
-    return cache.get(key, lambda: kept("scenario-tables", f"{key}-{code_version()}", lambda: compile_tables(
+    return cache.get(key, lambda: kept("scenario-tables", f"{key}-{CODE_VERSION}", lambda: compile_tables(
         dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts), CompiledTables))
