@@ -9,7 +9,8 @@ prompt frame is the number the allocation caps on and an interval uses.
 
 How it is counted, exactly and without enumerating candidates. An opening turn
 (:meth:`service.plan.openings.Openings.opening`) is written from the language's template set, the persona's
-text and the need's text (the *triggers*: they decide which slots are filled and how states are said), and
+text and the texts with slots (the *triggers*, :meth:`~service.plan.openings.Openings.triggers`: they decide
+which slots are filled and how states are said; for the vaccine DSO, language, persona and need), and
 one part per other facet, each depending on that facet's value and the triggers only. So, for one trigger
 value ``t``:
 
@@ -44,9 +45,6 @@ from ..scenarios.frame import allowed_positions
 from ..scenarios.production import Component, Production
 from .openings import Openings
 
-TRIGGERS = ("language", "persona", "need")
-"""Facets whose values choose the template set and texts that decide how the other facets are said."""
-
 Texts = tuple[str | None, ...]
 """Per value of a facet (by position), the opening turn it gives: equal texts, one test input."""
 
@@ -66,7 +64,7 @@ class _Sayer:
     def __init__(self, production: Production, openings: Openings, labels: Mapping[str, str]) -> None:
         self.space = production.ctx.space
         self.openings, self.labels = openings, labels
-        self.triggers = [self.space.position[n] for n in TRIGGERS if n in self.space.position]
+        self.triggers = [self.space.position[n] for n in openings.triggers(self.space.facets)]
         self.others = [i for i in range(len(self.space.facets)) if i not in self.triggers]
         self._memo: dict[tuple[int, ...], list[Texts] | None] = {}
 
@@ -75,7 +73,7 @@ class _Sayer:
         the base itself can be said whenever the triggers can)."""
         facets = self.space.facets
         values = {facets[f].name: str(facets[f].values[d]) for f, d in zip(self.triggers, trigger)}
-        templates = self.openings.set_for(values.get("language"))
+        templates = self.openings.set_for(self.openings.language_of(values))
         known = templates.texts if templates else {}
         for f in self.others:
             options = [str(v) for v in facets[f].values]

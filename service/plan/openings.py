@@ -2,15 +2,18 @@
 
 A template set (``ontologies/templates/<BCP 47 tag>.ttl``, a ``templates`` graph; docs/templates.md) gives, in
 one language, a text per DSO or knowledge-graph concept (``epo:openingText``; ``epo:openingTextAboutOther``
-for a state or a question said of the person in one's care). A scenario's opening turn is its style, persona,
-pregnancy, states and need, each the set's text for the value, with ``{age}``, ``{disease}`` and ``{setting}``
-filled in. Who the states are said of follows the DSO, as the scenario's RDF does (:func:`..scenarios.facets.describe`):
-a carer persona (``ve:Caregiver``) asks about the person they look after, so the age group fills the persona's
-``{age}`` and the pregnancy and states are that person's (the about-other texts); any other persona asks for
-themself, so they are said in the first person. A scenario's language (an IRI of the DSO or a KG) maps to a tag through the data: a code property of the
-language (``languageCode``, ``skos:notation``, ``dcterms:identifier``), else an ISO 639 IRI's code. A
-language with no set conforming to the DSO has no probes: :meth:`Openings.lacking` names them for the plan.
-Nothing is ever said in another language than the tag says: a value whose text the set lacks makes the
+for a state or a question said of the person in one's care). Which facets a turn says, and in what order, is
+the DSO's: its facet declarations give an ``epo:openingPosition`` to each facet said as a part (the vaccine DSO:
+style, persona, pregnancy, vaccination and infection states, need), and ``epo:openingTextRequired`` where a
+value without a text makes the scenario unsayable; a text's ``{name}`` slot is filled with the set's phrase
+for the value of the facet of that name (:class:`Grammar`; no code names a facet). Who the states are said of
+follows the DSO, as the scenario's RDF does (:func:`..scenarios.facets.describe`): a carer persona asks about
+the person they look after, so that person's facets fill the persona's slots and the parts on the person asked
+about use the about-other texts; any other persona asks for themself, in the first person. A scenario's
+language (an IRI of the DSO or a KG) maps to a tag through the data: a code property of the language
+(``languageCode``, ``skos:notation``, ``dcterms:identifier``), else an ISO 639 IRI's code. A language with no
+set conforming to the DSO has no probes: :meth:`Openings.lacking` names them for the plan. Nothing is ever
+said in another language than the tag says: a required value or a slot the set has no text for makes the
 scenario unsayable (``None``), and the plan draws another.
 """
 
@@ -26,15 +29,14 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Literal
 
 from ..core.namespaces import EPO
-from ..scenarios.facets import Schema, asks_about_other, read_specs
+from ..scenarios.facets import ASKER, BOOLEANS, SUBJECT, Facet, FacetSpec, Schema, asks_about_other, read_specs
 
 ENGLISH = "en"
-STATE_FACETS = ("vaccination", "infection")
-"""The person's states an opening turn tells (in this order); the others never reach the prompt."""
 CODE_PROPERTIES = ("languageCode", str(SKOS.notation), str(DCTERMS.identifier))
 """Where a language's code is read: any property whose IRI ends in ``languageCode``, or these."""
 _ISO_IRI = re.compile(r"iso639-?[1-5]?[a-z]?/([a-z]{2,3})$", re.IGNORECASE)
-_SLOT = re.compile(r"\{(age|disease|setting)\}")
+_SLOT = re.compile(r"\{([A-Za-z_][\w-]*)\}")
+"""A slot: ``{facet name}``, filled with the set's phrase for that facet's value."""
 
 
 def normal_tag(code: str) -> str:
@@ -88,18 +90,39 @@ class Opening:
     """The template set's IRI (``None`` for the label sentence of a DSO no set covers)."""
 
 
+@dataclass(frozen=True)
+class Grammar:
+    """How a DSO's facets reach an opening turn, read from its facet declarations (docs/templates.md)."""
+
+    parts: tuple[FacetSpec, ...]
+    """The facets said as parts of the turn, in their ``epo:openingPosition`` order."""
+    language: str | None
+    """The facet whose value chooses the template set (the one linked by ``epo:language``)."""
+    persona: str | None
+    """The facet typing the asker (``rdf:type`` on the asker's node): a carer persona asks about another person."""
+
+    @staticmethod
+    def of(specs: Iterable[FacetSpec]) -> Grammar:
+        specs = tuple(specs)
+        parts = sorted((s for s in specs if s.opening_position is not None), key=lambda s: (s.opening_position, s.name))
+        language = next((s.name for s in specs if s.epo_property == URIRef(EPO + "language")), None)
+        persona = next((s.name for s in specs if s.node == ASKER and s.dso_property == RDF.type), None)
+        return Grammar(tuple(parts), language, persona)
+
+
 class Openings:
     """The template sets a plan may use for one DSO and its knowledge graphs, and what they say."""
 
     def __init__(self, dso: Graph, kgs: Sequence[Graph], sets: Iterable[TemplateSet]) -> None:
         self.schema = Schema(dso, kgs)
         self.specs = {spec.name: spec for spec in read_specs(dso)}  # the DSO's facet declarations
+        self.grammar = Grammar.of(self.specs.values())
         ontologies = {str(o) for o in dso.subjects(RDF.type, OWL.Ontology)}
         self.sets = {s.tag: s for s in sorted(sets, key=lambda s: s.iri) if s.conforms_to & ontologies}
         self._tags: dict[str, str | None] = {}
         # asked for every scenario said (plans, prompt frames): read from the graphs once each
         self._carers: dict[str, bool] = {}
-        self._settings: dict[tuple[str, str | None], str | None] = {}
+        self._phrases: dict[tuple[str, str, str | None], str | None] = {}
 
     def tag(self, language: str) -> str | None:
         """The BCP 47 tag of a language IRI, from the data (see the module docstring), or ``None``."""
@@ -119,7 +142,7 @@ class Openings:
 
     def languages(self, allowed: frozenset[str] | None) -> list[str]:
         """Every language a derivation would vary over (the language facet's values within ``allowed``)."""
-        spec = self.specs.get("language")
+        spec = self.specs.get(self.grammar.language) if self.grammar.language else None
         if spec is None or not isinstance(spec.value_class, URIRef):
             return []
         found = sorted(str(v) for v in self.schema.instances(spec.value_class))
@@ -144,78 +167,92 @@ class Openings:
     def opening(self, values: Mapping[str, str], labels: Mapping[str, str]) -> Opening | None:
         """The opening turn of a scenario given its facet values (IRIs, or ``"true"``/``"false"``) by facet name;
         ``None`` when its language has no set or the set lacks a text the scenario needs."""
-        language = values.get("language")
+        language = values.get(self.grammar.language) if self.grammar.language else None
         templates = self.set_for(language)
         if templates is None:
             if self.sets or (language is not None and self.tag(language) != ENGLISH):
                 return None
             return Opening(_label_sentence(values, labels), ENGLISH, None)
-        pregnancy = self.specs.get("pregnancy")
-        persona = values.get("persona")
-        about_other = persona is not None and self._asks_about_other(persona)
-        text = _say(templates, values, self._setting_phrase(templates, values.get("setting")),
-                    str(pregnancy.dso_property) if pregnancy else "", about_other)
+        persona = values.get(self.grammar.persona) if self.grammar.persona else None
+        text = self._say(templates, values, persona is not None and self._asks_about_other(persona))
         return None if text is None else Opening(text, templates.tag, templates.iri)
+
+    def language_of(self, values: Mapping[str, str]) -> str | None:
+        """The scenario's language IRI (the value of the DSO's language facet), if it has one."""
+        return values.get(self.grammar.language) if self.grammar.language else None
+
+    def triggers(self, facets: Sequence[Facet]) -> tuple[str, ...]:
+        """Of ``facets``, those whose values decide how the others are said: the language (which set), the
+        persona (whether the states are the asker's or another's) and every part with a text that has a slot
+        (which slot facets are said at all). Any other facet's text depends on its own value and these only."""
+        def slotted(facet: Facet) -> bool:
+            keys = {str(facet.spec.dso_property)} if facet.spec.value_kind == BOOLEANS else {str(v) for v in facet.values}
+            return facet.spec.opening_position is not None and any(
+                _SLOT.search(said.get(key, "")) for s in self.sets.values() for said in (s.texts, s.about_other)
+                for key in keys)
+        return tuple(f.name for f in facets if f.name in (self.grammar.language, self.grammar.persona) or slotted(f))
 
     def _asks_about_other(self, persona: str) -> bool:
         if persona not in self._carers:
             self._carers[persona] = asks_about_other(self.schema, URIRef(persona))
         return self._carers[persona]
 
-    def _setting_phrase(self, templates: TemplateSet, setting: str | None) -> str | None:
-        """The setting as the set says it: its own text; else the KG's label in the set's language; else the
-        text of a broader setting; else the text of no particular setting (keyed by the setting facet's class)."""
-        key = (templates.iri, setting)
-        if key not in self._settings:
-            self._settings[key] = self._read_setting_phrase(templates, setting)
-        return self._settings[key]
+    def _say(self, templates: TemplateSet, values: Mapping[str, str], about_other: bool) -> str | None:
+        """The parts in their declared order, slots filled; ``None`` when a required part or a slot has no text.
+        About another person, a part on the person asked about is said only with its about-other text; any other
+        part takes its about-other text where the set has one. A part that repeats an earlier one is left out
+        (a pregnant persona already says the pregnancy)."""
+        said: list[str] = []
+        for spec in self.grammar.parts:
+            value = values.get(spec.name)
+            key = None if value is None else str(spec.dso_property) if spec.value_kind == BOOLEANS else value
+            if key is None or (spec.value_kind == BOOLEANS and value != "true"):
+                continue
+            other = templates.about_other.get(key) if about_other else None
+            text = other if other is not None or (about_other and spec.node == SUBJECT) else templates.texts.get(key)
+            if text is None:
+                if spec.opening_required:
+                    return None
+                continue
+            filled = self._fill(templates, values, text)
+            if filled is None:
+                return None
+            if filled.strip() and filled.strip() not in said:
+                said.append(filled.strip())
+        return " ".join(said)
 
-    def _read_setting_phrase(self, templates: TemplateSet, setting: str | None) -> str | None:
-        spec = self.specs.get("setting")
-        fallback = templates.texts.get(str(spec.value_class)) if spec else None
-        if setting is None:
+    def _fill(self, templates: TemplateSet, values: Mapping[str, str], text: str) -> str | None:
+        phrases = {}
+        for name in _SLOT.findall(text):
+            spec = self.specs.get(name)
+            phrase = None if spec is None else self._phrase(templates, spec, values.get(name))
+            if phrase is None:
+                return None  # a slot the set cannot fill, or that names no facet of the DSO
+            phrases[name] = phrase
+        return _SLOT.sub(lambda m: phrases[m.group(1)], text)
+
+    def _phrase(self, templates: TemplateSet, spec: FacetSpec, value: str | None) -> str | None:
+        """A slot's value as the set says it (kept per set and value: asked for every scenario said)."""
+        key = (templates.iri, spec.name, value)
+        if key not in self._phrases:
+            self._phrases[key] = self._read_phrase(templates, spec, value)
+        return self._phrases[key]
+
+    def _read_phrase(self, templates: TemplateSet, spec: FacetSpec, value: str | None) -> str | None:
+        """The set's text for the value; else a knowledge graph's label of it in the set's language; else the
+        text of a broader value; else the text of no particular value (keyed by the facet's value class)."""
+        fallback = templates.texts.get(str(spec.value_class)) if spec.value_class is not None else None
+        if value is None:
             return fallback
-        if setting in templates.texts:
-            return templates.texts[setting]
-        node = URIRef(setting)
+        if value in templates.texts:
+            return templates.texts[value]
+        node = URIRef(value)
         for prop in (SKOS.prefLabel, RDFS.label):
             for label in self.schema.graph.objects(node, prop):
                 if isinstance(label, Literal) and label.language and normal_tag(label.language) == templates.tag:
                     return str(label)
         broader = sorted(str(b) for b in self.schema.broader(node) if str(b) in templates.texts)
         return templates.texts[broader[0]] if broader else fallback
-
-
-def _say(templates: TemplateSet, values: Mapping[str, str], setting: str | None, pregnancy_property: str,
-         about_other: bool) -> str | None:
-    """The opening turn; ``pregnancy_property`` keys the pregnancy texts; ``about_other``: the persona asks about
-    the person in their care, whose age group fills ``{age}`` and whose pregnancy and states are said with the
-    about-other texts (a question too, where the set words it for the other person)."""
-    texts = templates.texts
-    own = templates.about_other if about_other else texts
-
-    def fill(text: str | None) -> str | None:
-        if text is None:
-            return None
-        slots = {"age": texts.get(values.get("age", "")), "disease": texts.get(values.get("disease", "")),
-                 "setting": setting}
-        if any(slots[name] is None for name in _SLOT.findall(text)):
-            return None
-        return _SLOT.sub(lambda m: slots[m.group(1)] or "", text)
-
-    need_iri = values.get("need", "")
-    need = (templates.about_other.get(need_iri) if about_other else None) or texts.get(need_iri)
-    persona = texts.get(values.get("persona", ""), "")
-    if need is None or (values.get("persona") and not persona):
-        return None
-    pregnant = values.get("pregnancy") == "true"
-    pregnancy = own.get(pregnancy_property) if pregnant else ""
-    states = [own.get(values.get(name, ""), "") for name in STATE_FACETS]
-    parts = [texts.get(values.get("style", ""), ""), fill(persona), "" if pregnancy == persona else pregnancy,
-             *states, fill(need)]
-    if any(part is None for part in parts):
-        return None  # the set cannot say it (a pregnancy of the person cared for with no about-other text)
-    return " ".join(part.strip() for part in parts if part and part.strip())
 
 
 def _label_sentence(values: Mapping[str, str], labels: Mapping[str, str]) -> str:

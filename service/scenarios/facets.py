@@ -79,6 +79,12 @@ class FacetSpec:
     includes_dso: bool = False
     nodes: Nodes = Nodes()
     iri: URIRef | None = None
+    opening_position: int | None = None
+    """Where the value is said in a probe's opening turn (``epo:openingPosition``; ``None``: only where a
+    template names the facet as a slot, or never)."""
+    opening_required: bool = False
+    """A value the template set has no text for makes the scenario unsayable (``epo:openingTextRequired``),
+    rather than leaving the value unsaid."""
 
 
 SCENARIO_KEY_LENGTH = 32
@@ -119,7 +125,9 @@ def read_specs(dso: Graph) -> tuple[FacetSpec, ...]:
             order=int(one(EPO.facetOrder) or 0), per_kg=bool(one(EPO.valuesPerKnowledgeGraph)),
             via=tuple(sorted(dso.objects(decl, EPO.valuesPerKnowledgeGraphVia), key=str)),  # type: ignore[arg-type]
             via_facet=None if via_facet is None else str(names.get(via_facet, via_facet)),
-            includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None))
+            includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None,
+            opening_position=None if one(EPO.openingPosition) is None else int(one(EPO.openingPosition)),  # type: ignore[arg-type]
+            opening_required=bool(one(EPO.openingTextRequired))))
     if len({s.name for s in specs}) != len(specs):
         raise FacetDeclarationError("two facet declarations of the DSO share one epo:facetName")
     return tuple(sorted(specs, key=lambda s: (s.order, s.name)))

@@ -118,3 +118,29 @@ def test_an_incomplete_facet_declaration_is_refused_by_name() -> None:
     dso.remove((BN.NetFacet, EPO.facetProperty, None))
     with pytest.raises(Unprocessable, match="NetFacet.*facetProperty"):
         build_facets(Schema(dso, []))
+
+
+def test_what_an_opening_says_is_declared_with_the_facets(derived) -> None:
+    """Which facets a turn says, in what order, and which slots it fills are the DSO's declarations: giving the
+    boolean net facet a position (and the set a text keyed by its property) makes it a part, said when true;
+    a slot names any facet. No code names ``net``."""
+    derivation, ctx, _ = derived
+    dso = Graph().parse(HERE / "dso.ttl")
+    dso.add((BN.NetFacet, EPO.openingPosition, Literal(0)))
+    templates = Graph().parse(HERE / "templates-en.ttl")
+    templates.add((BN.usesNet, EPO.openingText, Literal("I sleep under a net.", lang="en")))
+    templates.set((BN.Parent, EPO.openingText, Literal("I'm a parent ({age}).", lang="en")))
+    templates.add((BN.Adult, EPO.openingText, Literal("grown up", lang="en")))
+    english = TemplateSet.read("urn:test:templates", templates)
+    assert english is not None
+    openings = Openings(dso, ctx.kgs, [english])
+    values = {"persona": str(BN.Parent), "age": str(BN.Adult), "net": "true", "country": str(KG.ghana),
+              "language": str(LANG.eng), "need": str(BN.HowToHang)}
+    said = openings.opening(values, {})
+    assert said is not None and said.text == "I sleep under a net. I'm a parent (grown up). How do I hang a bed net?"
+    unsaid = openings.opening({**values, "net": "false"}, {})
+    assert unsaid is not None and unsaid.text == "I'm a parent (grown up). How do I hang a bed net?"
+    child = openings.opening({**values, "age": str(BN.Child)}, {})  # no text: the DSO's label in the set's language
+    assert child is not None and child.text.startswith("I sleep under a net. I'm a parent (child).")
+    assert openings.opening({**values, "age": "https://example.org/dso/bednets/Unknown"}, {}) is None
+    assert openings.triggers(ctx.facets) == ("persona", "language")  # the persona's text has a slot
