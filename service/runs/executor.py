@@ -1,0 +1,124 @@
+"""Runs probes against one target: multi-turn conversations, bounded and paced, with timeouts and retries.
+
+:func:`execute` takes the conversations and a single :class:`~.targets.Target` (so one call never mixes
+target versions) and returns, in the order given, a :class:`~.model.CaseTrace` for each conversation that
+was answered to the end, or an :class:`~.model.ExecutionError` for one whose reply never came. Only
+transient failures (timeouts, 5xx, 429, connection errors) are tried again; a 4xx or a malformed body is
+not, since the same request would fail the same way. Nothing here writes the record: the caller does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+
+from .model import CaseTrace, Conversation, Exchange, ExecutionError, ExecutionSettings, Turn
+from .targets import Target, TargetFailure
+
+CaseResult = CaseTrace | ExecutionError
+ProgressCallback = Callable[[CaseResult], None]
+"""Called once per conversation as it finishes (in finishing order), e.g. to advance a progress bar."""
+
+
+class RequestSpacing:
+    """At most ``rate_per_s`` request starts a second: each start takes the next free slot, ``1 / rate_per_s``
+    after the one before (a token bucket holding one token), and waits for it.
+
+    ``clock`` and ``sleep`` are the monotonic clock and the sleep to use (a test may pass simulated ones).
+    """
+
+    def __init__(self, rate_per_s: float, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        if not rate_per_s > 0:
+            raise ValueError(f"rate_per_s must be above 0, not {rate_per_s!r}")
+        self._interval = 1.0 / rate_per_s
+        self._clock = clock
+        self._sleep = sleep
+        self._next_slot = float("-inf")
+
+    async def wait_turn(self) -> None:
+        # No await between reading and moving the next slot: concurrent callers each get their own slot.
+        now = self._clock()
+        slot = max(now, self._next_slot)
+        self._next_slot = slot + self._interval
+        if slot > now:
+            await self._sleep(slot - now)
+
+
+async def execute(cases: Sequence[Conversation], target: Target, settings: ExecutionSettings | None = None, *,
+                  on_progress: ProgressCallback | None = None) -> list[CaseResult]:
+    """Run every conversation against ``target``; one result per conversation, in the order of ``cases``.
+
+    ``concurrency`` workers take the conversations in turn (no more tasks than that, however many cases),
+    so at most that many requests are in flight. A worker sends each user turn with all earlier turns and
+    replies, and stops a conversation at its first turn that fails for good. An exception that is not a
+    :class:`~.targets.TargetFailure` (a missing credential, a bug) stops the whole call and is raised.
+    """
+    settings = settings or ExecutionSettings()
+    _refuse_duplicates(cases)
+    fingerprint = target.version.fingerprint
+    spacing = RequestSpacing(settings.rate_per_s) if settings.rate_per_s else None
+    results: list[CaseResult | None] = [None] * len(cases)
+    queue = iter(enumerate(cases))
+
+    async def worker() -> None:
+        for index, case in queue:  # a shared iterator: each conversation goes to exactly one worker
+            result = await _converse(case, target, fingerprint, settings, spacing)
+            results[index] = result
+            if on_progress is not None:
+                on_progress(result)
+
+    try:
+        async with asyncio.TaskGroup() as workers:
+            for _ in range(min(settings.concurrency, len(cases))):
+                workers.create_task(worker())
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [result for result in results if result is not None]
+
+
+def _refuse_duplicates(cases: Sequence[Conversation]) -> None:
+    repeated = sorted(probe for probe, count in Counter(case.probe for case in cases).items() if count > 1)
+    if repeated:
+        raise ValueError(f"a probe may run once per call, but these come more than once: {', '.join(repeated)}")
+
+
+async def _converse(case: Conversation, target: Target, fingerprint: str, settings: ExecutionSettings,
+                    spacing: RequestSpacing | None) -> CaseResult:
+    turns: list[Turn] = []
+    exchanges: list[Exchange] = []
+    for number, text in enumerate(case.user_turns, start=1):
+        turns.append(Turn(role="user", text=text))
+        outcome = await _request(target, tuple(turns), settings, spacing)
+        if isinstance(outcome, Exchange):
+            exchanges.append(outcome)
+            turns.append(Turn(role="assistant", text=outcome.text))
+            continue
+        failure, attempts = outcome
+        return ExecutionError(probe=case.probe, target=fingerprint, kind=failure.kind, message=failure.message,
+                              attempts=attempts, turn=number, status=failure.status, turns=tuple(turns[:-1]))
+    return CaseTrace(probe=case.probe, target=fingerprint, turns=tuple(turns), exchanges=tuple(exchanges))
+
+
+async def _request(target: Target, turns: tuple[Turn, ...], settings: ExecutionSettings,
+                   spacing: RequestSpacing | None) -> Exchange | tuple[TargetFailure, int]:
+    """The reply to ``turns``, or the failure that ended the tries and how many requests were made."""
+    attempt = 1
+    while True:
+        if spacing is not None:
+            await spacing.wait_turn()
+        try:
+            async with asyncio.timeout(settings.timeout_s):
+                exchange = await target.reply(turns)
+            return replace(exchange, attempts=attempt)
+        except TimeoutError:
+            failure = TargetFailure("timeout", f"no reply within {settings.timeout_s} s", transient=True)
+        except TargetFailure as caught:
+            failure = caught
+        if not failure.transient or attempt > settings.retries:
+            return failure, attempt
+        attempt += 1
+        await asyncio.sleep(settings.backoff_before(attempt))

@@ -1,0 +1,309 @@
+"""The systems under test as one small protocol, :class:`Target`, and its HTTP adapters over httpx.
+
+A target answers a conversation with one :class:`~.model.Exchange`. Whatever keeps a reply from arriving
+is a :class:`TargetFailure` of one :data:`~.model.ErrorKind`, marked transient when trying again may help
+(timeouts, 5xx, 429, connection errors) so that the executor retries those and nothing else. Credentials are
+read at call time from an environment variable or a secret file, sent as a bearer token, and kept out of
+the target version and of every message (a body that echoes the key back is scrubbed).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Protocol, Self
+
+import httpx
+
+from .model import Boundary, ErrorKind, Exchange, TargetVersion, TokenUsage, Turn
+
+DEFAULT_HTTP_TIMEOUT_S = 300.0
+"""The adapters' own backstop; the executor's per-request ``timeout_s`` is normally the one that fires."""
+_BODY_EXCERPT = 300
+
+
+class TargetFailure(Exception):
+    """No usable reply: ``kind`` says why, ``status`` is the HTTP status if one came back."""
+
+    def __init__(self, kind: ErrorKind, message: str, *, transient: bool, status: int | None = None) -> None:
+        super().__init__(message)
+        self.kind: ErrorKind = kind
+        self.message = message
+        self.transient = transient
+        self.status = status
+
+
+class MissingCredential(Exception):
+    """The configured environment variable or secret file holds no key (names where it looked, never a key)."""
+
+
+class Target(Protocol):
+    """A system under test at one version: :meth:`reply` answers the conversation so far."""
+
+    @property
+    def version(self) -> TargetVersion: ...
+
+    async def reply(self, turns: Sequence[Turn]) -> Exchange:
+        """The reply to ``turns`` (user and assistant turns, the last a user turn); raises :class:`TargetFailure`."""
+        ...
+
+
+def chat_messages(turns: Sequence[Turn], system_instructions: str | None) -> list[dict[str, str]]:
+    """The conversation as OpenAI-style messages, the system instructions first when there are any."""
+    system = [{"role": "system", "content": system_instructions}] if system_instructions else []
+    return system + [{"role": turn.role, "content": turn.text} for turn in turns]
+
+
+class ApiKey:
+    """Where a key is read from, at each request: an environment variable or a secret file (one, or neither)."""
+
+    def __init__(self, env: str | None = None, file: str | Path | None = None) -> None:
+        if env and file:
+            raise ValueError("give the key through api_key_env or api_key_file, not both")
+        self.env = env
+        self.file = Path(file) if file else None
+
+    def read(self) -> str | None:
+        if self.env:
+            key = os.environ.get(self.env, "").strip()
+            if not key:
+                raise MissingCredential(f"the environment variable {self.env} that should hold the key is unset or empty")
+            return key
+        if self.file:
+            try:
+                key = self.file.read_text(encoding="utf-8").strip()
+            except OSError as error:
+                raise MissingCredential(f"the secret file {self.file} cannot be read: {error.strerror}") from None
+            if not key:
+                raise MissingCredential(f"the secret file {self.file} is empty")
+            return key
+        return None
+
+
+def _scrub(text: str, key: str | None) -> str:
+    return text.replace(key, "[redacted]") if key else text
+
+
+def _json_kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+class _HttpTarget:
+    """What both HTTP adapters share: the client, the key, one POST turned into a JSON body or a failure."""
+
+    def __init__(self, version: TargetVersion, api_key: ApiKey, client: httpx.AsyncClient | None,
+                 timeout_s: float) -> None:
+        self._version = version
+        self._api_key = api_key
+        self._client = client
+        self._owns_client = client is None
+        self._timeout_s = timeout_s
+
+    @property
+    def version(self) -> TargetVersion:
+        return self._version
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
+                        traceback: TracebackType | None) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the client this adapter made (a client given to it stays open)."""
+        if self._owns_client and self._client is not None:
+            await self._client.aclose()
+            self._client = None
+
+    async def _post(self, url: str, body: Any) -> tuple[Any, datetime, datetime, float]:
+        """POST ``body``; the parsed JSON answer, when the request started and ended, and its latency."""
+        if self._client is None:
+            self._client = httpx.AsyncClient(timeout=self._timeout_s)
+        key = self._api_key.read()
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
+        started, clock = datetime.now(UTC), time.perf_counter()
+        try:
+            response = await self._client.post(url, json=body, headers=headers)
+        except httpx.TimeoutException:
+            raise TargetFailure("timeout", f"POST {url}: no reply within {self._timeout_s} s", transient=True) from None
+        except httpx.TransportError as error:
+            message = _scrub(f"POST {url}: the target cannot be reached ({type(error).__name__}: {error})", key)
+            raise TargetFailure("unreachable", message, transient=True) from None
+        latency, ended = time.perf_counter() - clock, datetime.now(UTC)
+        if response.status_code != 200:
+            excerpt = _scrub(response.text[:_BODY_EXCERPT], key)
+            transient = response.status_code == 429 or response.status_code >= 500
+            raise TargetFailure("http_status", f"POST {url} answered {response.status_code}: {excerpt}",
+                                transient=transient, status=response.status_code)
+        try:
+            answer = response.json()
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            excerpt = _scrub(response.text[:_BODY_EXCERPT], key)
+            raise TargetFailure("malformed", f"POST {url}: the body is not JSON: {excerpt!r}", transient=False) from None
+        return answer, started, ended, latency
+
+
+class OpenAICompatible(_HttpTarget):
+    """A chat-completions endpoint (OpenAI's API and the many servers that speak it): ``POST {base_url}/chat/completions``.
+
+    ``params`` (temperature, max_tokens, seed, ...) go into every request and into the version; the reply is
+    ``choices[0].message.content`` (or its ``refusal``, which is a reply too), the usage ``usage``'s counts.
+    A missing or mistyped field is a ``malformed`` failure.
+    """
+
+    def __init__(self, base_url: str, model: str, params: Mapping[str, Any] | None = None, *,
+                 system: str | None = None, boundary: Boundary | None = None, api_key_env: str | None = None,
+                 api_key_file: str | Path | None = None, client: httpx.AsyncClient | None = None,
+                 timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> None:
+        version = TargetVersion(system=system or model, adapter="openai-compatible", model_release=model,
+                                endpoint=base_url.rstrip("/"), parameters=dict(params or {}),
+                                boundary=boundary or Boundary())
+        super().__init__(version, ApiKey(api_key_env, api_key_file), client, timeout_s)
+        self._url = f"{version.endpoint}/chat/completions"
+
+    async def reply(self, turns: Sequence[Turn]) -> Exchange:
+        version = self.version
+        body = {**version.parameters, "model": version.model_release,
+                "messages": chat_messages(turns, version.boundary.system_instructions)}
+        answer, started, ended, latency = await self._post(self._url, body)
+        text, finish_reason = self._choice(answer)
+        return Exchange(text=text, started=started, ended=ended, latency_s=latency,
+                        usage=self._usage(answer), finish_reason=finish_reason)
+
+    def _malformed(self, problem: str) -> TargetFailure:
+        return TargetFailure("malformed", f"POST {self._url}: {problem}", transient=False)
+
+    def _choice(self, answer: Any) -> tuple[str, str | None]:
+        choices = answer.get("choices") if isinstance(answer, dict) else None
+        if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+            raise self._malformed("the body has no choices[0] object")
+        message = choices[0].get("message")
+        if not isinstance(message, dict):
+            raise self._malformed("choices[0] has no message object")
+        text = message.get("content")
+        if text is None and isinstance(message.get("refusal"), str):
+            text = message["refusal"]
+        if not isinstance(text, str):
+            raise self._malformed(f"choices[0].message.content is {_json_kind(text)}, not a string")
+        finish_reason = choices[0].get("finish_reason")
+        if finish_reason is not None and not isinstance(finish_reason, str):
+            raise self._malformed(f"choices[0].finish_reason is {_json_kind(finish_reason)}, not a string")
+        return text, finish_reason
+
+    def _usage(self, answer: dict[str, Any]) -> TokenUsage | None:
+        usage = answer.get("usage")
+        if usage is None:
+            return None
+        if not isinstance(usage, dict):
+            raise self._malformed(f"usage is {_json_kind(usage)}, not an object")
+        counts: dict[str, int | None] = {}
+        for name in ("prompt_tokens", "completion_tokens", "total_tokens"):
+            count = usage.get(name)
+            if count is not None and (not isinstance(count, int) or isinstance(count, bool) or count < 0):
+                raise self._malformed(f"usage.{name} is {count!r}, not a count")
+            counts[name] = count
+        return TokenUsage(**counts)
+
+
+_PLACEHOLDER = re.compile(r"\{\{\s*([a-z_]+)\s*\}\}")
+_PLACEHOLDERS = ("messages", "last_user_turn")
+
+
+class HttpJson(_HttpTarget):
+    """Any JSON-over-HTTP chatbot, through a declared request and response mapping.
+
+    ``request_template`` is the JSON body to POST to ``url``, with placeholders in its strings:
+
+    - ``"{{messages}}"``, a whole string, becomes the conversation as a list of ``{"role", "content"}``
+      objects (the system instructions first, when the boundary has them);
+    - ``"{{last_user_turn}}"`` becomes the last user turn's text, as the whole string or inside one
+      (``"Question: {{last_user_turn}}"``).
+
+    ``response_path`` finds the reply's text in the answer: keys separated by dots, a number indexing a
+    list, e.g. ``"data.reply"`` or ``"choices.0.message.content"``. The answer must hold a string there,
+    else the failure is ``malformed``. Both go into the version: another mapping is another version.
+
+    >>> HttpJson("http://bot.example/ask", {"q": "{{last_user_turn}}"}, "answer", system="bot", release="1").version.adapter
+    'http-json'
+    """
+
+    def __init__(self, url: str, request_template: Mapping[str, Any], response_path: str, *, system: str,
+                 release: str, boundary: Boundary | None = None, api_key_env: str | None = None,
+                 api_key_file: str | Path | None = None, client: httpx.AsyncClient | None = None,
+                 timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> None:
+        _check_template(request_template)
+        self._path = _parse_path(response_path)
+        version = TargetVersion(system=system, adapter="http-json", model_release=release, endpoint=url,
+                                parameters={"request_template": request_template, "response_path": response_path},
+                                boundary=boundary or Boundary())
+        super().__init__(version, ApiKey(api_key_env, api_key_file), client, timeout_s)
+        self._url = url
+        self._template = request_template
+
+    async def reply(self, turns: Sequence[Turn]) -> Exchange:
+        messages = chat_messages(turns, self.version.boundary.system_instructions)
+        last_user_turn = next((turn.text for turn in reversed(turns) if turn.role == "user"), "")
+        body = _fill(self._template, messages, last_user_turn)
+        answer, started, ended, latency = await self._post(self._url, body)
+        return Exchange(text=self._find_text(answer), started=started, ended=ended, latency_s=latency)
+
+    def _find_text(self, answer: Any) -> str:
+        found, walked = answer, []
+        for step in self._path:
+            walked.append(str(step))
+            if isinstance(step, int) and isinstance(found, list) and -len(found) <= step < len(found):
+                found = found[step]
+            elif isinstance(step, str) and isinstance(found, dict) and step in found:
+                found = found[step]
+            else:
+                raise TargetFailure("malformed", f"POST {self._url}: the answer has nothing at "
+                                    f"{'.'.join(walked)}", transient=False)
+        if not isinstance(found, str):
+            raise TargetFailure("malformed", f"POST {self._url}: {'.'.join(walked)} is {_json_kind(found)}, "
+                                "not a string", transient=False)
+        return found
+
+
+def _parse_path(path: str) -> tuple[str | int, ...]:
+    steps = path.split(".")
+    if not path or any(not step for step in steps):
+        raise ValueError(f"response_path {path!r} is not a dotted path such as 'data.reply' or 'choices.0.text'")
+    return tuple(int(step) if step.lstrip("-").isdigit() else step for step in steps)
+
+
+def _check_template(value: Any) -> None:
+    """Refuse unknown placeholders and ``{{messages}}`` inside a longer string, where a list cannot go."""
+    if isinstance(value, str):
+        for match in _PLACEHOLDER.finditer(value):
+            name = match.group(1)
+            if name not in _PLACEHOLDERS:
+                raise ValueError(f"request_template: unknown placeholder {match.group(0)}; "
+                                 f"known: {', '.join('{{' + known + '}}' for known in _PLACEHOLDERS)}")
+            if name == "messages" and match.group(0) != value:
+                raise ValueError("request_template: {{messages}} is a list and must be a whole string")
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _check_template(item)
+    elif isinstance(value, list):
+        for item in value:
+            _check_template(item)
+
+
+def _fill(value: Any, messages: list[dict[str, str]], last_user_turn: str) -> Any:
+    if isinstance(value, str):
+        whole = _PLACEHOLDER.fullmatch(value)
+        if whole and whole.group(1) == "messages":
+            return messages
+        return _PLACEHOLDER.sub(lambda _: last_user_turn, value)
+    if isinstance(value, Mapping):
+        return {key: _fill(item, messages, last_user_turn) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_fill(item, messages, last_user_turn) for item in value]
+    return value

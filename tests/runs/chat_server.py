@@ -1,0 +1,119 @@
+"""A small OpenAI-compatible chat server the run tests start as a real process on loopback.
+
+Its behaviour is chosen per request: by a marker such as ``[slow]`` in the last user turn, else by the
+model's name. ``echo`` (the default) answers with the turn count and the roles it received; ``hold`` does so
+after 0.1 s (to overlap requests); ``slow`` after 0.3 s (to time out); ``flaky`` answers 500 the first time
+it sees a last user turn, then like ``echo``; ``broken`` always answers 500; ``malformed`` sends JSON with
+no choice, ``not-json`` sends HTML; ``bad-request`` answers 400 and echoes the Authorization header back
+(to check that the client scrubs it); ``refuse`` refuses (OpenAI's ``refusal`` field, no content);
+``whoami`` answers the SHA-256 of the bearer token it got. ``GET /stats/{behaviour}`` reports the most
+requests of that behaviour in flight at once. ``POST /json/ask`` is a non-OpenAI JSON endpoint, and
+``/demo`` serves the demonstration chatbot (:func:`service.runs.demo.demo_app`).
+
+Run: ``python -m uvicorn tests.runs.chat_server:app --port PORT``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import re
+from collections import Counter
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
+from starlette.routing import Mount, Route
+
+from service.runs.demo import demo_app
+
+DELAYS_S = {"hold": 0.1, "slow": 0.3}
+_MARKER = re.compile(r"\[([a-z-]+)\]")
+
+in_flight: Counter[str] = Counter()
+most_in_flight: Counter[str] = Counter()
+seen_turns: Counter[str] = Counter()
+
+
+def _echo(messages: list[dict[str, Any]]) -> JSONResponse:
+    roles = [message["role"] for message in messages]
+    last = messages[-1]["content"]
+    text = f"turn {roles.count('user')}; roles {','.join(roles)}; you said: {last}"
+    prompt_words = sum(len(message["content"].split()) for message in messages)
+    return _completion({"role": "assistant", "content": text}, usage={
+        "prompt_tokens": prompt_words, "completion_tokens": len(text.split()),
+        "total_tokens": prompt_words + len(text.split())})
+
+
+def _completion(message: dict[str, Any], usage: dict[str, int] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"id": "chatcmpl-test", "object": "chat.completion", "model": "test",
+                            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    if usage is not None:
+        body["usage"] = usage
+    return JSONResponse(body)
+
+
+async def chat_completions(request: Request) -> Any:
+    body = await request.json()
+    messages = body["messages"]
+    last = messages[-1]["content"]
+    marker = _MARKER.search(last)
+    behaviour = marker.group(1) if marker else body["model"]
+    in_flight[behaviour] += 1
+    most_in_flight[behaviour] = max(most_in_flight[behaviour], in_flight[behaviour])
+    try:
+        await asyncio.sleep(DELAYS_S.get(behaviour, 0.0))
+        return _answer(behaviour, messages, request.headers.get("authorization", ""))
+    finally:
+        in_flight[behaviour] -= 1
+
+
+def _answer(behaviour: str, messages: list[dict[str, Any]], authorization: str) -> Any:
+    if behaviour == "flaky":
+        seen_turns[messages[-1]["content"]] += 1
+        if seen_turns[messages[-1]["content"]] == 1:
+            return PlainTextResponse("temporarily broken", status_code=500)
+    if behaviour == "broken":
+        return PlainTextResponse("internal error", status_code=500)
+    if behaviour == "malformed":
+        return JSONResponse({"choices": []})
+    if behaviour == "not-json":
+        return HTMLResponse("<html><body>gateway page</body></html>")
+    if behaviour == "bad-request":
+        return JSONResponse({"error": "bad request", "you_sent": authorization}, status_code=400)
+    if behaviour == "refuse":
+        return _completion({"role": "assistant", "content": None, "refusal": "I'm sorry, I can't help with that."})
+    if behaviour == "whoami":
+        token = authorization.removeprefix("Bearer ")
+        return _completion({"role": "assistant", "content": hashlib.sha256(token.encode()).hexdigest()})
+    return _echo(messages)
+
+
+async def json_ask(request: Request) -> JSONResponse:
+    """A chatbot with its own JSON shape: the conversation and the question in, ``data.reply`` out."""
+    body = await request.json()
+    conversation, question = body.get("conversation"), body.get("question", {}).get("text")
+    if not isinstance(conversation, list) or not isinstance(question, str):
+        return JSONResponse({"error": "conversation (a list) and question.text (a string) are required"},
+                            status_code=400)
+    roles = ",".join(message["role"] for message in conversation)
+    return JSONResponse({"data": {"reply": f"{len(conversation)} messages ({roles}); {question}",
+                                  "sources": ["who", "cdc"]}})
+
+
+async def stats(request: Request) -> JSONResponse:
+    return JSONResponse({"max_in_flight": most_in_flight[request.path_params["behaviour"]]})
+
+
+async def health(request: Request) -> PlainTextResponse:
+    return PlainTextResponse("ok")
+
+
+app = Starlette(routes=[
+    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+    Route("/json/ask", json_ask, methods=["POST"]),
+    Route("/stats/{behaviour}", stats),
+    Route("/health", health),
+    Mount("/demo", demo_app()),
+])
