@@ -3,7 +3,8 @@
 Every strategy is exact integer arithmetic: quotas are rounded by the largest-remainder (Hamilton)
 method, ties broken by higher weight, then by criterion IRI, so an allocation is reproducible by hand.
 A criterion never receives more probes than its frame holds (the distinct opening turns among its eligible
-scenarios, :mod:`.frames`); what a cap frees goes to the others by the same rule.
+scenarios, :mod:`.frames`); what a cap frees goes to the others by the same rule, and a budget larger than all
+the frames together is refused (a small domain has few distinct opening turns).
 """
 
 from __future__ import annotations
@@ -103,10 +104,6 @@ def _one_each_then(budget: int, criteria: list[CriterionDemand], shares: Mapping
             f"a budget of {budget} probes is too small for strategy {strategy.value}: it gives every one of the "
             f"{needed} in-scope criteria at least one probe"
         )
-    empty = [c.iri for c in criteria if c.frame < 1]
-    if empty:
-        raise Unprocessable(f"no eligible scenario with an opening turn exercises {', '.join(empty)}: the criterion "
-                           "cannot be probed")
     base = {c.iri: 1 for c in criteria}
     caps = {c.iri: min(c.frame, (limits or {}).get(c.iri, c.frame)) - 1 for c in criteria}
     extra = hamilton(budget - needed, shares, caps, [c.iri for c in criteria])
@@ -126,6 +123,8 @@ def allocate(
         raise Unprocessable("the envelope has no in-scope criterion to allocate probes to")
     ordered = _order(criteria)
     weights = {c.iri: Fraction(c.weight) for c in ordered}
+    if strategy is not Strategy.MATCHED_TO_EXPERTISE:
+        _require_frames_hold(budget, ordered)
     if strategy is Strategy.PROPORTIONAL:
         return Allocation(_one_each_then(budget, ordered, weights, strategy))
     if strategy is Strategy.EQUAL:
@@ -135,11 +134,27 @@ def allocate(
     return _matched_to_expertise(budget, ordered, weights, annotators)
 
 
+def _require_frames_hold(budget: int, ordered: Sequence[CriterionDemand]) -> None:
+    """422 when a criterion has no probe to give, or the budget is more than all the frames hold together."""
+    empty = [c.iri for c in ordered if c.frame < 1]
+    if empty:
+        raise Unprocessable(f"no eligible scenario with an opening turn exercises {', '.join(empty)}: the criterion "
+                           "cannot be probed")
+    room = sum(c.frame for c in ordered)
+    if budget > room:
+        frames = ", ".join(f"{c.iri} {c.frame}" for c in ordered)
+        raise Unprocessable(f"a budget of {budget} probes is more than the in-scope criteria's frames hold: {room} "
+                            f"distinct opening turns in all ({frames}); lower the budget to at most {room}")
+
+
 def _highest_weight_first(budget: int, ordered: list[CriterionDemand], weights: dict[str, Fraction]) -> Allocation:
-    """The top third of criteria by weight share two thirds of the budget by weight; the rest share the rest equally."""
+    """The top third of criteria by weight share two thirds of the budget by weight; the rest share the rest equally.
+    What one group's frames cannot take goes to the other (the budget fits all the frames: :func:`_require_frames_hold`)."""
     top_count = max(1, -(-len(ordered) // 3))
     top, rest = ordered[:top_count], ordered[top_count:]
-    top_budget = int(Fraction(budget) * HIGHEST_WEIGHT_SHARE) if rest else budget
+    top_room, rest_room = sum(c.frame for c in top), sum(c.frame for c in rest)
+    top_budget = min(int(Fraction(budget) * HIGHEST_WEIGHT_SHARE), top_room) if rest else budget
+    top_budget = max(top_budget, budget - rest_room)
     probes = _one_each_then(top_budget, top, {c.iri: weights[c.iri] for c in top}, Strategy.HIGHEST_WEIGHT_FIRST)
     if rest:
         if budget - top_budget < len(rest):
