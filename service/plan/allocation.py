@@ -143,8 +143,9 @@ def _require_frames_hold(budget: int, ordered: Sequence[CriterionDemand]) -> Non
     room = sum(c.frame for c in ordered)
     if budget > room:
         frames = ", ".join(f"{c.iri} {c.frame}" for c in ordered)
-        raise Unprocessable(f"a budget of {budget} probes is more than the in-scope criteria's frames hold: {room} "
-                            f"distinct opening turns in all ({frames}); lower the budget to at most {room}")
+        raise Unprocessable(f"a budget of {budget} probes is more than the in-scope criteria's prompt frames hold "
+                            f"together ({room}: {frames}; a frame is the distinct opening turns a criterion can be "
+                            f"probed with): lower the budget to at most {room}")
 
 
 def _highest_weight_first(budget: int, ordered: list[CriterionDemand], weights: dict[str, Fraction]) -> Allocation:

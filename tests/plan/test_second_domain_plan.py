@@ -185,5 +185,5 @@ def test_a_budget_fills_the_frames_by_either_strategy_and_more_is_refused(planne
                                     headers=planned.auth("theo"))
         assert refused.status_code == 422, refused.text
         detail = refused.json()["detail"]
-        assert "6 distinct opening turns" in detail and "at most 6" in detail and "criteria/hanging 2" in detail
+        assert "prompt frames" in detail and "criteria/hanging 2" in detail and "at most 6" in detail
     assert snapshot(planned.store) == before
