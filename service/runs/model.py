@@ -218,7 +218,8 @@ class ExecutionSettings:
         if not isinstance(self.retries, int) or self.retries < 0:
             problems.append(f"retries must be a whole number of at least 0, not {self.retries!r}")
         if not 0 <= self.backoff_s <= self.max_backoff_s:
-            problems.append(f"backoff_s must be from 0 to max_backoff_s ({self.max_backoff_s!r}), not {self.backoff_s!r}")
+            problems.append(f"backoff_s must be from 0 to max_backoff_s ({self.max_backoff_s!r}), "
+                            f"not {self.backoff_s!r}")
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -73,7 +73,8 @@ class ApiKey:
         if self.env:
             key = os.environ.get(self.env, "").strip()
             if not key:
-                raise MissingCredential(f"the environment variable {self.env} that should hold the key is unset or empty")
+                raise MissingCredential(f"the environment variable {self.env} that should hold the key is unset "
+                                        "or empty")
             return key
         if self.file:
             try:
@@ -146,12 +147,13 @@ class _HttpTarget:
             answer = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             excerpt = _scrub(response.text[:_BODY_EXCERPT], key)
-            raise TargetFailure("malformed", f"POST {url}: the body is not JSON: {excerpt!r}", transient=False) from None
+            raise TargetFailure("malformed", f"POST {url}: the body is not JSON: {excerpt!r}",
+                                transient=False) from None
         return answer, started, ended, latency
 
 
 class OpenAICompatible(_HttpTarget):
-    """A chat-completions endpoint (OpenAI's API and the many servers that speak it): ``POST {base_url}/chat/completions``.
+    """A chat-completions endpoint, OpenAI's or any server speaking it: ``POST {base_url}/chat/completions``.
 
     ``params`` (temperature, max_tokens, seed, ...) go into every request and into the version; the reply is
     ``choices[0].message.content`` (or its ``refusal``, which is a reply too), the usage ``usage``'s counts.
@@ -230,8 +232,9 @@ class HttpJson(_HttpTarget):
     list, e.g. ``"data.reply"`` or ``"choices.0.message.content"``. The answer must hold a string there,
     else the failure is ``malformed``. Both go into the version: another mapping is another version.
 
-    >>> HttpJson("http://bot.example/ask", {"q": "{{last_user_turn}}"}, "answer", system="bot", release="1").version.adapter
-    'http-json'
+    >>> bot = HttpJson("http://bot.example/ask", {"q": "{{last_user_turn}}"}, "answer", system="bot", release="1")
+    >>> bot.version.adapter, bot.version.parameters["response_path"]
+    ('http-json', 'answer')
     """
 
     def __init__(self, url: str, request_template: Mapping[str, Any], response_path: str, *, system: str,
