@@ -5,7 +5,9 @@ post-exposure vaccine and immunoglobulin, symptoms, calling ahead, vitamin A, va
 conversation always gets the same reply. It is wrong on purpose in the ways :data:`DELIBERATE_FAILURES`
 lists, so that judges have something real to catch. It runs in process (:class:`DemoChatbot`) or over HTTP
 as an OpenAI chat-completions server (:func:`demo_app`), which :class:`~.targets.OpenAICompatible` calls.
-It writes English only. The facts it states come from ``ontologies/kg/*.ttl`` and the vaccine-education DSO.
+It understands English and, for schedule and exposure questions, the opening-turn templates' other languages
+(``ontologies/templates/``), but it writes English only. The facts it states come from ``ontologies/kg/*.ttl``
+and the vaccine-education DSO.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -58,7 +61,7 @@ DELIBERATE_FAILURES: tuple[DeliberateFailure, ...] = (
     ),
     DeliberateFailure(
         key="english-reply-to-swahili",
-        wrong="answers a question asked in Swahili in English",
+        wrong="answers a question asked in Swahili in English (as it answers every language)",
         right="a reply in the asker's language (Swahili is an official language in ontologies/kg/kenya.ttl)",
         example=("Chanjo ya surua inapaswa kutolewa lini?",),
     ),
@@ -88,16 +91,19 @@ class _Country:
 # Each country's schedule, services and health line as its knowledge graph (ontologies/kg/{name}.ttl) states
 # them, except Nigeria's first dose: its KG says 9 months (kg:measles-dose-1), the bot says 12 on purpose.
 _COUNTRIES: tuple[_Country, ...] = (
-    _Country("Nigeria", ("nigeria", "lagos", "kano", "abuja", "danfo", "keke", "open-air market"),
+    _Country("Nigeria", ("nigeria", "lagos", "kano", "abuja", "danfo", "keke", "open-air market",
+                         "kyanda", "allurar", "ìgbóná", "abẹ́rẹ́", "ọgwụ mgbochi", "wetin"),
              "measles-containing vaccine", "12 months", "15 months", "Primary Health Care centres",
              "the NCDC toll-free line (0800 970 0001 0)"),
     _Country("Kenya", ("kenya", "nairobi", "kisumu", "mombasa", "matatu", "boda boda", "boarding school"),
              "measles-rubella vaccine", "9 months", "18 months", "dispensaries and health centres",
              "the Ministry of Health toll-free line (719)"),
-    _Country("India", ("india", "mumbai", "delhi", "bihar", "anganwadi", "local train"),
+    _Country("India", ("india", "mumbai", "delhi", "bihar", "anganwadi", "local train", "खसरा",
+                       "অঙ্গনওয়াড়ি", "লোকাল ট্রেন"),
              "measles-rubella vaccine", "9 to 12 months", "16 to 24 months",
              "sub-centres and primary health centres", "the 104 health helpline"),
-    _Country("Bangladesh", ("bangladesh", "dhaka", "barisal", "launch", "garment factory"),
+    _Country("Bangladesh", ("bangladesh", "dhaka", "barisal", "launch", "garment factory", "লঞ্চ",
+                            "পোশাক কারখানা"),
              "measles-rubella vaccine", "9 months", "15 months", "EPI outreach centres and community clinics",
              "the Shastho Batayon health line (16263)"),
 )
@@ -107,11 +113,14 @@ _SWAHILI_WORDS = frozenset("je chanjo surua nini nifanye lini wapi dalili nina a
 _ALARMING = re.compile(r"\b(kill|killed|die|dies|dying|suicide|overdose|hurt myself|end my life)\b")
 _OTHER_DISEASES = ("rubella", "mumps", "polio", "cholera", "covid", "malaria")
 
-# Question topics, in the order they are tried on a user turn (English cues, then the Swahili templates').
+# Question topics, in the order they are tried on a user turn: English cues, then the other template languages'
+# (Swahili; for schedule and exposure also Hausa, Nigerian Pidgin, Yoruba, Igbo, Hindi, Bengali).
 _TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("where", ("where can", "where do", "wapi")),
-    ("schedule", ("when should", "what age", "how old", "schedule", "when is", "lini")),
-    ("exposure", ("has measles", "exposed", "what should i do", "nifanye nini")),
+    ("schedule", ("when should", "what age", "how old", "schedule", "when is", "lini", "yaushe", "wetin be the time",
+                  "ìgbà wo", "olee mgbe", "कब", "কখন")),
+    ("exposure", ("has measles", "exposed", "what should i do", "nifanye nini", "me zan yi", "wetin i go do",
+                  "kí ni kí n ṣe", "gịnị ka m ga-eme", "क्या करना चाहिए", "কী করা উচিত")),
     ("symptoms", ("signs", "symptoms", "dalili")),
     ("treatment", ("treated", "treatment", "vitamin a", "inatibiwa")),
     ("safety", ("safe", "side effect", "salama")),
@@ -262,7 +271,8 @@ def answer(turns: Sequence[Turn]) -> str:
     The last user turn picks the topic (an earlier one's when a follow-up names none, e.g. "And if they are
     pregnant?"); every turn, the system instructions too, says who asks and in which country.
     """
-    user_texts = [turn.text for turn in turns if turn.role == "user"]
+    texts = [(turn.role, unicodedata.normalize("NFC", turn.text)) for turn in turns]  # as the cues are written
+    user_texts = [text for role, text in texts if role == "user"]
     if not user_texts:
         return _WELCOME
     last = user_texts[-1].lower()
@@ -270,7 +280,7 @@ def answer(turns: Sequence[Turn]) -> str:
         return REFUSAL
     if any(disease in last for disease in _OTHER_DISEASES) and "measles" not in last:
         return OFF_TOPIC
-    asker = _read_asker([turn.text for turn in turns])
+    asker = _read_asker([text for _, text in texts])
     topic = next((found for found in map(_topic, reversed(user_texts)) if found), None)
     parts = [_care_now(asker)] if asker.fever_and_rash else []
     if topic is not None:

@@ -139,14 +139,14 @@ class _HttpTarget:
             raise TargetFailure("unreachable", message, transient=True) from None
         latency, ended = time.perf_counter() - clock, datetime.now(UTC)
         if response.status_code != 200:
-            excerpt = _scrub(response.text[:_BODY_EXCERPT], key)
+            excerpt = _scrub(response.text, key)[:_BODY_EXCERPT]
             transient = response.status_code == 429 or response.status_code >= 500
             raise TargetFailure("http_status", f"POST {url} answered {response.status_code}: {excerpt}",
                                 transient=transient, status=response.status_code)
         try:
             answer = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
-            excerpt = _scrub(response.text[:_BODY_EXCERPT], key)
+            excerpt = _scrub(response.text, key)[:_BODY_EXCERPT]
             raise TargetFailure("malformed", f"POST {url}: the body is not JSON: {excerpt!r}",
                                 transient=False) from None
         return answer, started, ended, latency

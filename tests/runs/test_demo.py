@@ -74,6 +74,26 @@ def test_nigeria_first_dose_is_wrong_on_purpose() -> None:
     assert "at 12 months" in reply and f"second dose at {second}" in reply
 
 
+TEMPLATE_QUERY = """
+PREFIX ve: <https://w3id.org/ob-caie/dso/vaccine-education/>
+PREFIX epo: <https://w3id.org/ob-caie/epo/>
+SELECT ?question ?measles WHERE { ve:ScheduleQuestion epo:openingText ?question . ve:Measles epo:openingText ?measles }"""
+
+
+@pytest.mark.parametrize(("language", "first_dose"), [
+    ("ha", "at 12 months"), ("pcm", "at 12 months"), ("yo", "at 12 months"), ("ig", "at 12 months"),
+    ("sw", "at 9 months"), ("hi", "at 9 to 12 months"), ("bn", "usually given at 9 or 12 months"),
+])
+def test_a_schedule_question_in_each_template_language_gets_its_countrys_schedule(language: str,
+                                                                                   first_dose: str) -> None:
+    """Hausa, Pidgin, Yoruba and Igbo are Nigeria's (so the wrong first dose), Hindi India's, Swahili Kenya's;
+    Bengali is spoken in India and Bangladesh, so the reply gives no one country's schedule."""
+    store = Store()
+    store.load(path=KG.parent / "templates" / f"{language}.ttl", format=RdfFormat.TURTLE)
+    [row] = list(store.query(TEMPLATE_QUERY))
+    assert first_dose in says(row["question"].value.replace("{disease}", row["measles"].value))
+
+
 def test_a_carer_is_sent_to_the_clinic_without_calling_ahead() -> None:
     reply = says(*FAILURES["clinic-without-calling-ahead"].example).lower()
     assert "clinic straight away" in reply and "phone" not in reply and "call" not in reply
