@@ -77,7 +77,9 @@ def test_nigeria_first_dose_is_wrong_on_purpose() -> None:
 TEMPLATE_QUERY = """
 PREFIX ve: <https://w3id.org/ob-caie/dso/vaccine-education/>
 PREFIX epo: <https://w3id.org/ob-caie/epo/>
-SELECT ?question ?measles WHERE { ve:ScheduleQuestion epo:openingText ?question . ve:Measles epo:openingText ?measles }"""
+SELECT ?question ?measles WHERE {
+  ve:ScheduleQuestion epo:openingText ?question . ve:Measles epo:openingText ?measles
+}"""
 
 
 @pytest.mark.parametrize(("language", "first_dose"), [
