@@ -44,11 +44,14 @@ from ..core.graphs import IDENTIFIER_PATTERN
 from ..publishing.ontology_docs import CATEGORIES, MAX_PAGE
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from ..scenarios.model import ScenarioStatus
-from ..scenarios.records import FACET_PROPERTIES, MAX_FACETS
+from ..scenarios.records import MAX_FACETS
 from .models import HTTP_IRI
 from .problems import PROBLEM
 from .routers import evaluations, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS
+
+FACET_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
+"""A facet's short name: a facet property's local name, as the scenario listing shows it."""
 
 Spec = dict[str, Any]
 
@@ -118,7 +121,7 @@ PARAMETERS: Mapping[tuple[str, str], Spec] = {
     ("query", "list"): {"anyOf": [{"type": "string", "enum": list(CATEGORIES)}, {"type": "null"}]},
     ("query", "page"): {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, {"type": "null"}]},
     ("query", "facet"): {"type": "array", "maxItems": MAX_FACETS, "items": {
-        "type": "string", "pattern": rf"^(?:{'|'.join(sorted(FACET_PROPERTIES))}|{HTTP_IRI})={HTTP_IRI}$"}},
+        "type": "string", "pattern": rf"^(?:{FACET_NAME}|{HTTP_IRI})={HTTP_IRI}$"}},
 }
 """Parameters named alike mean alike: their schemas, where the route's type says less than it accepts."""
 

@@ -260,7 +260,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
             probes.append(PlannedProbe(
                 number=len(probes) + 1, scenario=index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
                 criterion=demand.iri, exercises=exercises or (demand.iri,),
-                opening=opening, language=values.get("language"),
+                opening=opening, language=planning.openings.language_of(values),
                 assigned_to=assignees[position] if assignees else None,
             ))
     report("sampling probes", len(demands), len(demands))

@@ -67,14 +67,22 @@ def review_graph(graphs: GraphService, evaluation_id: str) -> GraphRef:
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios")
 
 
-def facet_property(name: str) -> NamedNode:
-    """The property a facet filter names: a facet name the listing shows (``hasVaccinationStatus``), or a
-    property IRI; 400 for anything else."""
-    if name in FACET_PROPERTIES:
-        return NamedNode(FACET_PROPERTIES[name])
+def facet_property(name: str, recorded: Mapping[str, str] | None = None) -> NamedNode:
+    """The property a facet filter names: a facet name the listing shows (``hasVaccinationStatus``: a property's
+    local name, among ``recorded``, the evaluation's own facet properties, or the bundled DSOs'), or a property
+    IRI; 400 for anything else."""
+    known = {**FACET_PROPERTIES, **(recorded or {})}
+    if name in known:
+        return NamedNode(known[name])
     if ":" in name:
         return named_node(name, "the facet property")
-    raise BadRequest(f"unknown facet {name!r}: name a property IRI or one of {', '.join(sorted(FACET_PROPERTIES))}")
+    raise BadRequest(f"unknown facet {name!r}: name a property IRI or one of {', '.join(sorted(known))}")
+
+
+def recorded_facet_properties(graphs: GraphService, graph: NamedNode) -> dict[str, str]:
+    """The facet properties of the scenarios in ``graph`` by local name (``queries/scenario-facet-properties.rq``)."""
+    properties = (row["property"].value for row in graphs.rows("scenario-facet-properties", {"graph": graph}))
+    return {iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1]: iri for iri in properties}
 
 
 def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule: str | None,
@@ -91,8 +99,9 @@ def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule:
     chosen = list((facets or {}).items())
     if len(chosen) > MAX_FACETS:
         raise BadRequest(f"at most {MAX_FACETS} facet filters at once, not {len(chosen)}")
+    recorded = recorded_facet_properties(graphs, bindings["graph"]) if chosen else {}  # type: ignore[arg-type]
     for slot, (name, value) in enumerate(chosen, start=1):
-        bindings[f"facet{slot}"] = facet_property(name)
+        bindings[f"facet{slot}"] = facet_property(name, recorded)
         bindings[f"value{slot}"] = named_node(value, f"the value of facet {name!r}")
     return bindings
 

@@ -159,6 +159,20 @@ def test_the_domains_rules_block_and_only_eligible_scenarios_are_probed(planned:
     assert select(planned, bound("probes-without-passed-consistency-check", plan=plan_iri())) == []
 
 
+def test_the_scenario_listing_filters_by_the_domains_own_facet_names(planned: Service) -> None:
+    """The listing shows facets by local name (``asks``, ``hasAgeBand``); a filter takes those names back, as it
+    takes the vaccine DSO's, and an unknown name gets a 400 naming the ones it knows."""
+    listed = planned.http.get(f"/evaluations/{ID}/scenarios", params={
+        "facet": [f"asks={BN.Washing}", f"hasAgeBand={BN.Adult}"], "limit": 100}).json()
+    assert listed["total"] > 0 and all(
+        s["facets"]["asks"] == [str(BN.Washing)] and s["facets"]["hasAgeBand"] == [str(BN.Adult)] for s in listed["items"])
+    everything = planned.http.get(f"/evaluations/{ID}/scenarios", params={"limit": 100}).json()["items"]
+    assert listed["total"] == sum(1 for s in everything if s["facets"].get("asks") == [str(BN.Washing)]
+                                  and s["facets"].get("hasAgeBand") == [str(BN.Adult)])
+    unknown = planned.http.get(f"/evaluations/{ID}/scenarios", params={"facet": f"hasWings={BN.Adult}"})
+    assert unknown.status_code == 400 and "hasWings" in unknown.text and "usesNet" in unknown.text
+
+
 def test_every_probe_is_english_and_says_its_scenario_from_the_templates(planned: Service) -> None:
     texts = english_texts()
     probes = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
