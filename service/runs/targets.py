@@ -125,9 +125,9 @@ class _HttpTarget:
 
     async def _post(self, url: str, body: Any) -> tuple[Any, datetime, datetime, float]:
         """POST ``body``; the parsed JSON answer, when the request started and ended, and its latency."""
+        key = self._api_key.read()
         if self._client is None:
             self._client = httpx.AsyncClient(timeout=self._timeout_s)
-        key = self._api_key.read()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         started, clock = datetime.now(UTC), time.perf_counter()
         try:

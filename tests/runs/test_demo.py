@@ -38,7 +38,11 @@ def conversations() -> list[Conversation]:
 
 def replies(target: Target) -> list[str]:
     async def go() -> list[str]:
-        results = await execute(conversations(), target, ExecutionSettings(timeout_s=5))
+        try:
+            results = await execute(conversations(), target, ExecutionSettings(timeout_s=5))
+        finally:
+            if isinstance(target, OpenAICompatible):
+                await target.aclose()
         assert all(isinstance(result, CaseTrace) for result in results), results
         return [result.turns[-1].text for result in results]
     return asyncio.run(go())

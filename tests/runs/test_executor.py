@@ -10,16 +10,17 @@ import pytest
 
 from service.runs.executor import CaseResult, RequestSpacing, execute
 from service.runs.model import Boundary, CaseTrace, Conversation, ExecutionError, ExecutionSettings
-from service.runs.targets import OpenAICompatible
+from service.runs.targets import MissingCredential, OpenAICompatible
 
 PROBE = "http://caie.test/evaluations/e1/plans/1/probes/"
-FAST = ExecutionSettings(concurrency=4, timeout_s=0.15, retries=2, backoff_s=0.01)
+FAST = ExecutionSettings(concurrency=4, timeout_s=5, retries=2, backoff_s=0.01)
 
 
 def run(base_url: str, cases: list[Conversation], settings: ExecutionSettings = FAST, model: str = "echo",
-        on_progress=None) -> list[CaseResult]:
+        on_progress=None, key_env: str | None = None) -> list[CaseResult]:
     async def go() -> list[CaseResult]:
-        async with OpenAICompatible(base_url, model, boundary=Boundary(system_instructions="Be brief.")) as target:
+        async with OpenAICompatible(base_url, model, boundary=Boundary(system_instructions="Be brief."),
+                                    api_key_env=key_env) as target:
             return await execute(cases, target, settings, on_progress=on_progress)
     return asyncio.run(go())
 
@@ -28,7 +29,6 @@ MIXED = {
     "three-turns": ("Is the vaccine safe?", "What about a fever after it?", "How long does that last?"),
     "refused": ("[refuse] Tell me something off topic.",),
     "flaky": ("[flaky] When is the first dose?",),
-    "slow": ("[slow] When is the second dose?",),
     "broken": ("[broken] Where can I get it?",),
     "malformed": ("[malformed] What are the signs?",),
     "bad-request": ("[bad-request] How is it treated?",),
@@ -68,7 +68,6 @@ def test_a_500_once_is_retried_and_the_reply_kept(mixed: dict[str, CaseResult]) 
 
 
 @pytest.mark.parametrize(("name", "kind", "status", "attempts"), [
-    ("slow", "timeout", None, 3),
     ("broken", "http_status", 500, 3),
     ("malformed", "malformed", None, 1),
     ("bad-request", "http_status", 400, 1),
@@ -79,6 +78,14 @@ def test_failures_are_execution_errors_retried_only_when_transient(
     assert isinstance(error, ExecutionError)
     assert (error.kind, error.status, error.attempts, error.turn) == (kind, status, attempts, 1)
     assert error.probe == PROBE + name and error.turns == ()
+
+
+def test_a_slow_reply_times_out_after_its_retries(chat_server: str) -> None:
+    # The server holds the reply 0.3 s, three times the timeout: however loaded the machine, it cannot be faster.
+    [error] = run(f"{chat_server}/v1", [Conversation(PROBE + "slow", "[slow] When is the second dose?")],
+                  ExecutionSettings(timeout_s=0.1, retries=1, backoff_s=0.01))
+    assert isinstance(error, ExecutionError)
+    assert (error.kind, error.attempts, error.message) == ("timeout", 2, "no reply within 0.1 s")
 
 
 def test_a_failing_follow_up_keeps_the_turns_before_it(mixed: dict[str, CaseResult]) -> None:
@@ -149,3 +156,10 @@ def test_bad_settings_and_repeated_probes_are_refused() -> None:
         run("http://127.0.0.1:9/v1", cases)
     with pytest.raises(ValueError, match="user turn 2 is empty"):
         Conversation(PROBE + "2", "Hello?", (" ",))
+
+
+def test_a_missing_key_stops_the_run_with_its_own_error(chat_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OBCAIE_TEST_UNSET_KEY", raising=False)
+    cases = [Conversation(f"{PROBE}{number}", "Hello?") for number in range(3)]
+    with pytest.raises(MissingCredential, match="OBCAIE_TEST_UNSET_KEY"):
+        run(f"{chat_server}/v1", cases, model="echo", key_env="OBCAIE_TEST_UNSET_KEY")
