@@ -121,4 +121,5 @@ async def _request(target: Target, turns: tuple[Turn, ...], settings: ExecutionS
         if not failure.transient or attempt > settings.retries:
             return failure, attempt
         attempt += 1
-        await asyncio.sleep(settings.backoff_before(attempt))
+        await asyncio.sleep(min(settings.max_backoff_s,
+                                max(settings.backoff_before(attempt), failure.retry_after_s or 0.0)))

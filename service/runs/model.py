@@ -197,7 +197,7 @@ class ExecutionSettings:
     At most ``concurrency`` conversations are in flight at once (so as many requests); request starts are
     spaced to at most ``rate_per_s`` a second (``None``: no limit); a request gets ``timeout_s`` seconds;
     a transient failure is tried again up to ``retries`` times, after ``backoff_s``, then twice that, and so
-    on, at most ``max_backoff_s``.
+    on (or the target's ``Retry-After`` when longer), at most ``max_backoff_s``.
     """
 
     concurrency: int = 8

@@ -29,14 +29,17 @@ _BODY_EXCERPT = 300
 
 
 class TargetFailure(Exception):
-    """No usable reply: ``kind`` says why, ``status`` is the HTTP status if one came back."""
+    """No usable reply: ``kind`` says why, ``status`` is the HTTP status if one came back, ``retry_after_s``
+    the wait its ``Retry-After`` header asked for (seconds, on a 429 or 503)."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, transient: bool, status: int | None = None) -> None:
+    def __init__(self, kind: ErrorKind, message: str, *, transient: bool, status: int | None = None,
+                 retry_after_s: float | None = None) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
         self.transient = transient
         self.status = status
+        self.retry_after_s = retry_after_s
 
 
 class MissingCredential(Exception):
@@ -91,6 +94,15 @@ def _scrub(text: str, key: str | None) -> str:
     return text.replace(key, "[redacted]") if key else text
 
 
+def _retry_after_s(header: str | None) -> float | None:
+    """A ``Retry-After`` in seconds (RFC 9110, section 10.2.3); the HTTP-date form is ignored (backoff applies)."""
+    try:
+        seconds = float(header) if header else None
+    except ValueError:
+        return None
+    return seconds if seconds is not None and seconds >= 0 else None
+
+
 def _json_kind(value: object) -> str:
     return "null" if value is None else type(value).__name__
 
@@ -142,7 +154,8 @@ class _HttpTarget:
             excerpt = _scrub(response.text, key)[:_BODY_EXCERPT]
             transient = response.status_code == 429 or response.status_code >= 500
             raise TargetFailure("http_status", f"POST {url} answered {response.status_code}: {excerpt}",
-                                transient=transient, status=response.status_code)
+                                transient=transient, status=response.status_code,
+                                retry_after_s=_retry_after_s(response.headers.get("retry-after")))
         try:
             answer = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):

@@ -3,7 +3,8 @@
 Its behaviour is chosen per request: by a marker such as ``[slow]`` in the last user turn, else by the
 model's name. ``echo`` (the default) answers with the turn count and the roles it received; ``hold`` does so
 after 0.1 s (to overlap requests); ``slow`` after 0.3 s (to time out); ``flaky`` answers 500 the first time
-it sees a last user turn, then like ``echo``; ``broken`` always answers 500; ``malformed`` sends JSON with
+it sees a last user turn, then like ``echo``, and ``throttled`` likewise with 429 and ``Retry-After: 0.05``;
+``broken`` always answers 500; ``malformed`` sends JSON with
 no choice, ``not-json`` sends HTML; ``bad-request`` answers 400 and echoes the Authorization header back
 (to check that the client scrubs it); ``refuse`` refuses (OpenAI's ``refusal`` field, no content);
 ``whoami`` answers the SHA-256 of the bearer token it got. ``GET /stats/{behaviour}`` reports the most
@@ -70,10 +71,12 @@ async def chat_completions(request: Request) -> Any:
 
 
 def _answer(behaviour: str, messages: list[dict[str, Any]], authorization: str) -> Any:
-    if behaviour == "flaky":
+    if behaviour in ("flaky", "throttled"):
         seen_turns[messages[-1]["content"]] += 1
-        if seen_turns[messages[-1]["content"]] == 1:
+        if seen_turns[messages[-1]["content"]] == 1 and behaviour == "flaky":
             return PlainTextResponse("temporarily broken", status_code=500)
+        if seen_turns[messages[-1]["content"]] == 1:
+            return PlainTextResponse("slow down", status_code=429, headers={"Retry-After": "0.05"})
     if behaviour == "broken":
         return PlainTextResponse("internal error", status_code=500)
     if behaviour == "malformed":

@@ -29,6 +29,7 @@ MIXED = {
     "three-turns": ("Is the vaccine safe?", "What about a fever after it?", "How long does that last?"),
     "refused": ("[refuse] Tell me something off topic.",),
     "flaky": ("[flaky] When is the first dose?",),
+    "throttled": ("[throttled] When is the second dose?",),
     "broken": ("[broken] Where can I get it?",),
     "malformed": ("[malformed] What are the signs?",),
     "bad-request": ("[bad-request] How is it treated?",),
@@ -61,10 +62,11 @@ def test_a_refusal_is_a_reply_not_an_error(mixed: dict[str, CaseResult]) -> None
     assert mixed["refused"].turns[-1].text == "I'm sorry, I can't help with that."
 
 
-def test_a_500_once_is_retried_and_the_reply_kept(mixed: dict[str, CaseResult]) -> None:
-    trace = mixed["flaky"]
+@pytest.mark.parametrize("name", ["flaky", "throttled"])
+def test_a_500_or_429_once_is_retried_and_the_reply_kept(mixed: dict[str, CaseResult], name: str) -> None:
+    trace = mixed[name]
     assert isinstance(trace, CaseTrace) and trace.exchanges[0].attempts == 2
-    assert trace.turns[-1].text.endswith("you said: [flaky] When is the first dose?")
+    assert trace.turns[-1].text.endswith(f"you said: {MIXED[name][0]}")
 
 
 @pytest.mark.parametrize(("name", "kind", "status", "attempts"), [

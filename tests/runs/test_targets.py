@@ -59,6 +59,11 @@ def test_failures_have_their_kind(chat_server: str, model: str, kind: str, statu
     assert f"{chat_server}/v1/chat/completions" in caught.message
 
 
+def test_a_429_says_how_long_to_wait(chat_server: str) -> None:
+    caught = failure(OpenAICompatible(f"{chat_server}/v1", "throttled"), (Turn("user", "A unique question?"),))
+    assert (caught.kind, caught.status, caught.transient, caught.retry_after_s) == ("http_status", 429, True, 0.05)
+
+
 def test_a_closed_port_is_unreachable(closed_port_url: str) -> None:
     caught = failure(OpenAICompatible(closed_port_url, "echo"))
     assert (caught.kind, caught.transient) == ("unreachable", True)
