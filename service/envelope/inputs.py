@@ -2,7 +2,9 @@
 
 A derivation reads the scope's DSO, each of its knowledge graphs and every scenario shapes graph in the
 store (``shapes/scenario-*``), and every opening-turn templates graph (``templates/*``: their languages decide
-which probes a plan can make, docs/templates.md). The envelope sign-off pins each of them (IRI, catalog digest, catalog
+which probes a plan can make, docs/templates.md), but for the shapes and template sets made for another DSO
+(their ontology or set declares ``dcterms:conformsTo`` DSOs other than the scope's, ``queries/inputs-for-other-dsos.rq``):
+two domains share a store without either reading or pinning the other's rules. The envelope sign-off pins each of them (IRI, catalog digest, catalog
 ``dcterms:modified``), and so do every plan and every derivation. Planning compares the sign-off's pins
 with the catalog: an input changed, removed or added since the sign-off is refused with 409 until a new
 envelope version is signed off, which pins what is current then. A derivation is thus reproducible from
@@ -77,10 +79,13 @@ class Inputs:
 
 
 def current_inputs(graphs: GraphService, scope: Scope) -> Inputs:
-    """The scope's DSO and knowledge graphs and every scenario shapes graph the catalog lists, pinned now."""
-    entries = {entry.graph: entry for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES, GraphKind.TEMPLATES)
-               for entry in graphs.catalog(kind)}
+    """The scope's DSO and knowledge graphs and every scenario shapes and templates graph the catalog lists that
+    was not made for another DSO, pinned now."""
     dso = graphs.ref(GraphKind.DSO.value, scope.dso)
+    foreign = {row["graph"].value for row in graphs.rows("inputs-for-other-dsos", {"dsoGraph": dso.iri})}
+    entries = {entry.graph: entry for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES, GraphKind.TEMPLATES)
+               for entry in graphs.catalog(kind)
+               if entry.graph not in foreign or kind in (GraphKind.DSO, GraphKind.KG)}
     kgs = tuple(graphs.ref(GraphKind.KG.value, kg) for kg in scope.knowledge_graphs)
     shapes = tuple(graphs.ref(GraphKind.SHAPES.value, e.identifier) for e in entries.values()
                    if e.kind is GraphKind.SHAPES and e.identifier.startswith(SCENARIO_SHAPES_PREFIX))

@@ -10,6 +10,8 @@ record then show, through the JSON and the published queries:
   probe's scenario is eligible; the routing rule keeps children from the hanging criterion;
 - Twi has no template set, so the plan says so and every probe is English; each opening turn is the persona's and
   the need's text of templates-en.ttl, no two alike;
+- the store also holds the vaccine DSO's scenario shapes, as a deployment serving both domains would: they
+  declare another DSO (dcterms:conformsTo), so the derivation neither reads nor pins them;
 - each criterion's prompt frame is the two personas' questions on its need (the age and the net are never said),
   so the domain holds six opening turns in all: a budget of six probes them all, by either strategy, and a
   larger one is refused naming the frames.
@@ -30,6 +32,8 @@ from .test_openings import bound
 from .test_pinned_inputs import select
 
 DOMAIN = Path(__file__).parents[1] / "scenarios" / "domains" / "bednets"
+VACCINE_SHAPES = Path(__file__).parents[2] / "shapes"
+"""The vaccine DSO's scenario shapes, loaded beside the domain's as another domain's (``shapes/scenario-*``)."""
 ID = "bednets"
 BN = Namespace("https://example.org/dso/bednets/")
 EPO = "https://w3id.org/ob-caie/epo/"
@@ -69,8 +73,10 @@ def sign_off(service: Service) -> None:
 
 def build(service: Service) -> None:
     """The domain's graphs loaded by the admin, the evaluation scoped, enveloped and signed off, plan 1 made."""
-    for resource, name in GRAPHS.items():
-        put = service.http.put(f"/graphs/{resource}", content=(DOMAIN / name).read_bytes(),
+    files = {**{f"shapes/{p.stem}": p for p in sorted(VACCINE_SHAPES.glob("scenario-*.ttl"))},
+             **{resource: DOMAIN / name for resource, name in GRAPHS.items()}}
+    for resource, path in files.items():
+        put = service.http.put(f"/graphs/{resource}", content=path.read_bytes(),
                                headers={"Content-Type": "text/turtle", **service.auth("admin")})
         assert put.status_code == 201, (resource, put.text)
     made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
@@ -157,6 +163,16 @@ def test_the_domains_rules_block_and_only_eligible_scenarios_are_probed(planned:
         assert values[str(BN.speaks)] == {ENGLISH}, iri
     assert [row for row in select(planned, bound("criterion-probe-bearing", plan=plan_iri())) if row["bears"] != "true"] == []
     assert select(planned, bound("probes-without-passed-consistency-check", plan=plan_iri())) == []
+
+
+def test_another_domains_shapes_are_neither_read_nor_pinned(planned: Service) -> None:
+    pinned = {row["graph"] for row in select(planned, f"""
+        PREFIX prov: <http://www.w3.org/ns/prov#>
+        SELECT ?graph WHERE {{ GRAPH <{plan_iri()}> {{ <{plan_iri()}> prov:wasInfluencedBy ?graph }} }}""")}
+    assert f"{BASE_URL}graphs/shapes/scenario-bednets-consistency" in pinned
+    assert not any("graphs/shapes/scenario-consistency" in g or "graphs/shapes/scenario-routing" in g for g in pinned)
+    rules = {r["rule"] for r in planned.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]}
+    assert not any(rule.startswith("https://w3id.org/ob-caie/shapes/") for rule in rules)
 
 
 def test_the_scenario_listing_filters_by_the_domains_own_facet_names(planned: Service) -> None:
