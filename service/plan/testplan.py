@@ -317,8 +317,9 @@ def distinct_openings(draw: Callable[[int], list[int]], say: Callable[[int], Ope
                     return picked
         if wanted >= frame:
             raise Unprocessable(f"only {len(picked)} of the scenarios that can probe {criterion} have opening turns "
-                                f"that differ from each other and from the plan's other probes, not {count}: "
-                                "lower its share of the budget")
+                                f"that differ from each other and from the plan's other probes, not {count} (criteria that "
+                                "share opening turns share one pool of them): lower the budget, or choose a strategy that "
+                                "gives this criterion fewer probes")
         wanted = min(2 * wanted, frame)
 
 
