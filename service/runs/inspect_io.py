@@ -149,9 +149,11 @@ class InspectImport:
 class _Played:
     """One sample read, before the target version (which needs every sample) is known."""
 
+    name: str
     probe: str
     turns: tuple[Turn, ...]
     exchanges: tuple[Exchange, ...]
+    releases: tuple[str, ...]  # the model releases the provider reported in the replies
     failure: tuple[ErrorKind, str, int] | None  # kind, message, attempts: when not every user turn was answered
 
 
@@ -170,14 +172,14 @@ def read_inspect_log(path: str | Path, *, system: str | None = None) -> InspectI
         raise ValueError(f"{path} cannot be read as an Inspect eval log: {error}") from error
     if not log.samples:
         raise ValueError(f"{path} holds no samples (an Inspect log written with log_samples=False has none)")
-    played: list[_Played] = []
+    played = [_play(sample) for sample in log.samples]
+    _refuse_repeated_probes(played)
     releases: dict[str, str] = {}  # release -> the first sample that reported it
-    instructions: dict[str | None, str] = {}
-    for sample in log.samples:
-        name = _sample_name(sample)
-        played.append(_play(sample, name, releases))
-        instructions.setdefault(_system_instructions(sample), name)
-    _refuse_repeated_probes(played, log.samples)
+    instructions: dict[str | None, str] = {}  # likewise for the system messages
+    for case, sample in zip(played, log.samples):
+        for release in case.releases:
+            releases.setdefault(release, case.name)
+        instructions.setdefault(_system_instructions(sample), case.name)
     if len(releases) > 1:
         (first, first_at), (second, second_at) = list(releases.items())[:2]
         raise ValueError(f"the log's replies come from two model releases, {first!r} ({first_at}) and "
@@ -227,8 +229,9 @@ def _probe_of(sample: EvalSample, name: str) -> str:
     return probe
 
 
-def _play(sample: EvalSample, name: str, releases: dict[str, str]) -> _Played:
+def _play(sample: EvalSample) -> _Played:
     """The sample's conversation, its replies timed by their model events, and its failure if it has one."""
+    name = _sample_name(sample)
     probe = _probe_of(sample, name)
     events: dict[str | None, ModelEvent] = {
         event.output.message.id: event
@@ -237,6 +240,7 @@ def _play(sample: EvalSample, name: str, releases: dict[str, str]) -> _Played:
     }
     turns: list[Turn] = []
     exchanges: list[Exchange] = []
+    releases: list[str] = []
     answered = 0  # how many turns (a prefix of ``turns``) end with a reply
     for message in sample.messages:
         if message.role == "system":
@@ -252,7 +256,7 @@ def _play(sample: EvalSample, name: str, releases: dict[str, str]) -> _Played:
                 raise ValueError(f"{name}: reply {len(exchanges) + 1} has no completed model event in the log, so "
                                  "when it was made is unknown")
             exchanges.append(_exchange(message.text, event))
-            releases.setdefault(event.output.model, name)
+            releases.append(event.output.model)
             turns.append(Turn(role="assistant", text=message.text))
             answered = len(turns)
         else:
@@ -262,12 +266,12 @@ def _play(sample: EvalSample, name: str, releases: dict[str, str]) -> _Played:
     user_turns = sum(1 for turn in turns if turn.role == "user")
     expected = 1 + len(scripted) if isinstance(scripted, list) else max(1, user_turns)
     if len(exchanges) >= expected:
-        return _Played(probe, tuple(turns), tuple(exchanges), None)
+        return _Played(name, probe, tuple(turns), tuple(exchanges), tuple(releases), None)
     failure = _failure(sample)
     if failure is None:
         raise ValueError(f"{name}: {len(exchanges)} of its {expected} user turns have a reply and the log names no "
                          "error or limit; run multi-turn probes with the scripted_follow_ups solver")
-    return _Played(probe, tuple(turns[:answered]), tuple(exchanges), failure)
+    return _Played(name, probe, tuple(turns[:answered]), tuple(exchanges), tuple(releases), failure)
 
 
 def _failure(sample: EvalSample) -> tuple[ErrorKind, str, int] | None:
@@ -305,14 +309,13 @@ def _system_instructions(sample: EvalSample) -> str | None:
     return "\n\n".join(texts) if texts else None
 
 
-def _refuse_repeated_probes(played: Sequence[_Played], samples: Sequence[EvalSample]) -> None:
+def _refuse_repeated_probes(played: Sequence[_Played]) -> None:
     first_sample: dict[str, str] = {}
-    for case, sample in zip(played, samples):
-        name = _sample_name(sample)
+    for case in played:
         if case.probe in first_sample:
-            raise ValueError(f"{first_sample[case.probe]} and {name} both name probe {case.probe} (a log of several "
-                             "epochs, or a dataset with a probe twice): import one answer per probe")
-        first_sample[case.probe] = name
+            raise ValueError(f"{first_sample[case.probe]} and {case.name} both name probe {case.probe} (a log of "
+                             "several epochs, or a dataset with a probe twice): import one answer per probe")
+        first_sample[case.probe] = case.name
 
 
 def _parameters(log: EvalLog) -> dict[str, Any]:
