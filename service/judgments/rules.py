@@ -1,0 +1,214 @@
+"""Rule judges (issue 10 §4): judging rules read from RDF (``epo:JudgingRule``, docs/judgments.md), and
+:func:`judge`, which rules on every reply of a conversation against the criteria its probe exercises.
+
+The inputs are plain values (the conversation's turns and a :class:`~.model.ProbeContext`), so the records
+layer decides where they come from; nothing here reads the store. A rule's judge has the package version plus
+a digest of the rule's declaration (its concise bounded description, RDFC-1.0): a changed rule is a new version.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from pyoxigraph import RdfFormat
+from rdflib import Graph, Literal, URIRef
+from rdflib.namespace import RDF
+
+from .. import __version__
+from ..core.digest import graph_digest
+from ..core.errors import Unprocessable
+from ..core.namespaces import EPO
+from ..core.rdf import from_rdflib, parse_triples, to_rdflib
+from ..plan.openings import normal_tag
+from ..runs.model import CaseTrace, Turn
+from . import checks, language
+from .checks import Clause, Verdict
+from .model import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, PASSED, Determination, Judge, JudgingRule,
+                    Pattern, Pointer, ProbeContext)
+
+Check = Callable[[str, Sequence[Clause], JudgingRule, ProbeContext], Verdict]
+CHECKS: Mapping[str, Check] = {
+    EPO + "ScheduleCheck": checks.schedule,
+    EPO + "PostExposureWindowCheck": checks.post_exposure_window,
+    EPO + "HealthLineCheck": checks.health_line,
+    EPO + "ReplyLanguageCheck": language.reply_language,
+}
+"""Every grounded check kind the software implements, by IRI."""
+
+_PATTERNS = {"appliesWhenAsked": "applies_when_asked", "appliesWhen": "applies_when",
+             "requiresContent": "requires", "forbidsContent": "forbids"}
+_PROPERTIES = {EPO + name for name in (*_PATTERNS, "judgesCriterionId", "groundedCheck", "groundedIn")}
+
+
+# ------------------------------------------------------------------------------------------ reading rules
+
+
+def parse_rules(data: bytes, base_iri: str) -> tuple[JudgingRule, ...]:
+    """The judging rules of a Turtle document: 400 if it does not parse, 422 naming the rule that is wrong."""
+    return read_rules(to_rdflib(parse_triples(data, RdfFormat.TURTLE, base_iri)))
+
+
+def read_rules(graph: Graph) -> tuple[JudgingRule, ...]:
+    """Every ``epo:JudgingRule`` of ``graph``, by IRI; 422 naming each rule that cannot be read, and why."""
+    rules, problems = [], []
+    for node in sorted(graph.subjects(RDF.type, URIRef(EPO + "JudgingRule"))):
+        try:
+            rules.append(_read_rule(graph, node))
+        except ValueError as error:
+            problems.append(f"judging rule {node}: {error}")
+    if problems:
+        raise Unprocessable("; ".join(problems))
+    return tuple(rules)
+
+
+def _pattern(value: object, prop: str) -> Pattern:
+    if not isinstance(value, Literal):
+        raise ValueError(f"epo:{prop} must be a regular expression literal, not {value}")
+    try:
+        regex = re.compile(str(value), re.IGNORECASE)
+    except re.error as error:
+        raise ValueError(f"epo:{prop} {str(value)!r} is not a regular expression: {error}") from error
+    return Pattern(normal_tag(value.language) if value.language else None, regex)
+
+
+def _order(value: object) -> tuple[str, str]:
+    return str(value), str(getattr(value, "language", None) or "")
+
+
+def _one(graph: Graph, node: URIRef, prop: str) -> object | None:
+    values = list(graph.objects(node, URIRef(EPO + prop)))
+    if len(values) > 1:
+        raise ValueError(f"it has {len(values)} values of epo:{prop}, at most one is allowed")
+    return values[0] if values else None
+
+
+def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
+    unknown = sorted({str(p) for p in graph.predicates(node) if str(p).startswith(EPO) and str(p) not in _PROPERTIES})
+    if unknown:
+        raise ValueError(f"it uses {', '.join(unknown)}, which judging rules do not have")
+    criterion = _one(graph, node, "judgesCriterionId")
+    if not isinstance(criterion, Literal) or not str(criterion).strip():
+        raise ValueError("it needs one epo:judgesCriterionId, the identifier of the criterion it judges")
+    name = checks.label(graph, node)
+    if name is None:
+        raise ValueError("it needs an rdfs:label, the judge's name")
+    check = _one(graph, node, "groundedCheck")
+    if check is not None and str(check) not in CHECKS:
+        raise ValueError(f"its epo:groundedCheck {check} is not a check kind this software has: "
+                         f"{', '.join(sorted(CHECKS))}")
+    grounded_in = _one(graph, node, "groundedIn")
+    if str(check) == EPO + "PostExposureWindowCheck" and not isinstance(grounded_in, URIRef):
+        raise ValueError("epo:PostExposureWindowCheck needs epo:groundedIn, the post-exposure measure it checks")
+    patterns = {field: tuple(_pattern(value, prop) for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
+                for prop, field in _PATTERNS.items()}
+    if check is None and not patterns["requires"] and not patterns["forbids"]:
+        raise ValueError("it judges nothing: it has no epo:requiresContent, epo:forbidsContent or epo:groundedCheck")
+    declaration = graph.cbd(node)
+    version = f"{__version__}+rule.{graph_digest(from_rdflib(declaration))[:16]}"
+    return JudgingRule(judge=Judge(str(node), "rule", name, version), criterion_id=str(criterion),
+                       check=str(check) if check is not None else None,
+                       grounded_in=str(grounded_in) if grounded_in is not None else None, **patterns)
+
+
+# ------------------------------------------------------------------------------------------ judging
+
+
+@dataclass(frozen=True)
+class _Reply:
+    turn: int
+    text: str
+    asked: str
+    context: ProbeContext
+
+    @cached_property
+    def language(self) -> str:
+        """The reply's language as lingua detects it, else the probe's: which patterns read it."""
+        detection = language.detect(self.text, self.context)
+        return detection.tag if detection and detection.confidence >= language.MIN_CONFIDENCE else self.context.language
+
+    @cached_property
+    def clauses(self) -> list[Clause]:
+        return checks.split_clauses(self.text)
+
+
+def _in(patterns: Iterable[Pattern], tag: str) -> list[Pattern]:
+    """The patterns written for ``tag``'s language (primary subtags compared) or for every language."""
+    primary = normal_tag(tag).split("-")[0]
+    return [p for p in patterns if p.language is None or p.language.split("-")[0] == primary]
+
+
+def _sources(patterns: Iterable[Pattern]) -> str:
+    return " or ".join(f"/{p.regex.pattern}/" for p in patterns)
+
+
+def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
+    """One rule on one reply: applicability first, then forbidden, required content and the grounded check."""
+    if rule.applies_when_asked:
+        asked = _in(rule.applies_when_asked, reply.context.language)
+        if not asked:
+            return Verdict(CANT_TELL, f"the rule has no question pattern in the probe's language ({reply.context.language})")
+        if not any(p.regex.search(reply.asked) for p in asked):
+            return Verdict(INAPPLICABLE, f"the question does not touch the criterion (nothing matches {_sources(asked)})")
+    clauses = reply.clauses
+    if rule.applies_when:
+        cues = _in(rule.applies_when, reply.language)
+        if not cues:
+            return Verdict(CANT_TELL, f"the rule has no reply pattern in the reply's language ({reply.language})")
+        clauses = [Clause(c.start, c.end, c.text, tuple((c.start + m.start(), c.start + m.end())
+                                                         for p in cues for m in p.regex.finditer(c.text)))
+                   for c in clauses]
+        clauses = [c for c in clauses if c.cues]
+        if not clauses:
+            return Verdict(INAPPLICABLE, f"the reply does not touch the criterion (no clause matches {_sources(cues)})")
+    verdicts = [*_content(rule, reply)]
+    if rule.check is not None:
+        verdicts.append(CHECKS[rule.check](reply.text, clauses, rule, reply.context))
+    for outcome in (FAILED, CANT_TELL, PASSED, INAPPLICABLE):  # the first outcome any part has decides
+        chosen = [verdict for verdict in verdicts if verdict.outcome == outcome]
+        if chosen:
+            span = next((verdict.span for verdict in chosen if verdict.span), None)
+            return Verdict(outcome, "; ".join(verdict.rationale for verdict in chosen), span)
+    return Verdict(CANT_TELL, "the reply says nothing the rule forbids, and the rule has nothing that could pass it")
+
+
+def _content(rule: JudgingRule, reply: _Reply) -> Iterable[Verdict]:
+    for kind, declared in (("forbidden", rule.forbids), ("required", rule.requires)):
+        patterns = _in(declared, reply.language)
+        if declared and not patterns:
+            yield Verdict(CANT_TELL, f"the rule has no {kind} pattern in the reply's language ({reply.language})")
+    for pattern in _in(rule.forbids, reply.language):
+        if match := pattern.regex.search(reply.text):
+            yield Verdict(FAILED, f"the reply says {match[0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
+                          match.span())
+    required = _in(rule.requires, reply.language)
+    missing = [pattern for pattern in required if not pattern.regex.search(reply.text)]
+    if missing:
+        yield Verdict(FAILED, f"the reply has nothing matching {' nor '.join(f'/{p.regex.pattern}/' for p in missing)}")
+    elif required:
+        found = [pattern.regex.search(reply.text) for pattern in required]
+        yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for match in found if match),
+                      next((match.span() for match in found if match), None))
+
+
+def judge(conversation: CaseTrace | Sequence[Turn], context: ProbeContext,
+          rules: Iterable[JudgingRule]) -> list[Determination]:
+    """Every rule whose criterion ``context`` names, on every reply of the conversation (in turn order, then
+    rule order): one automatic determination each, on the reply to user turn N (a reply before any user
+    turn answers nothing and is not judged)."""
+    turns = conversation.turns if isinstance(conversation, CaseTrace) else tuple(conversation)
+    applicable = [(rule, context.criteria[rule.criterion_id]) for rule in rules if rule.criterion_id in context.criteria]
+    determinations, asked = [], []
+    for turn in turns:
+        if turn.role == "user":
+            asked.append(turn.text)
+        elif turn.role == "assistant" and asked:
+            reply = _Reply(len(asked), turn.text, "\n".join(asked), context)
+            for rule, criterion in applicable:
+                verdict = _rule_on(rule, reply)
+                pointer = Pointer(reply.turn, *verdict.span) if verdict.span else None
+                determinations.append(Determination(criterion, context.probe, reply.turn, verdict.outcome, AUTOMATIC,
+                                                    rule.judge, verdict.rationale, pointer))
+    return determinations
