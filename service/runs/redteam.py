@@ -48,11 +48,13 @@ FIELDS = ("probe", "turn", "user_text", "response_text", "sent_at", "received_at
 
 @dataclass(frozen=True)
 class RedTeamCase:
-    """One probe's conversation as a red-teamer ran it, with the session and the person who ran it."""
+    """One probe's conversation as a red-teamer ran it, with the session, the person who ran it and the file's
+    rows it came from (in turn order: an error about the probe can name them)."""
 
     trace: CaseTrace
     session: str
     operator: str
+    rows: tuple[int, ...]
 
 
 @dataclass(frozen=True)
@@ -231,4 +233,4 @@ def _case(probe: str, rows: list[_Row], target: str) -> RedTeamCase:
     exchanges = tuple(Exchange(text=row.response_text, started=row.sent_at, ended=row.received_at,
                                latency_s=(row.received_at - row.sent_at).total_seconds()) for row in rows)
     return RedTeamCase(trace=CaseTrace(probe=probe, target=target, turns=turns, exchanges=exchanges),
-                       session=opening.session, operator=opening.operator)
+                       session=opening.session, operator=opening.operator, rows=tuple(row.number for row in rows))
