@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from .cli_runs import add_command as add_run_command
 from .composition import Services, build_services
 from .core.config import Settings
 from .core.memo import CACHE_DIR_ENV
@@ -351,6 +352,8 @@ def parser() -> argparse.ArgumentParser:
     plan_parser.add_argument("--sample", type=int, default=500, help="candidates kept for expert review")
     plan_parser.add_argument("--agent", default="operator", help="the evaluation operator making the plan")
     plan_parser.set_defaults(run=plan)
+
+    add_run_command(commands, with_store)
 
     validate_parser = commands.add_parser("validate", help="check a knowledge graph file against a DSO file")
     validate_parser.add_argument("kg")

@@ -13,6 +13,7 @@ from .core.config import Settings
 from .core.graphs import GraphService
 from .core.store import RemoteStore, Store, open_store
 from .publishing import Publisher
+from .runs.jobs import Jobs
 
 
 @dataclass
@@ -24,6 +25,7 @@ class Services:
     catalog: Catalog
     graphs: GraphService
     publisher: Publisher
+    jobs: Jobs
     owns_store: bool = True
 
     def close(self) -> None:
@@ -45,4 +47,5 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
     remote = isinstance(backend, RemoteStore)
     graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold, skolemize=remote,
                           max_update_triples=settings.remote_max_update_triples if remote else None)
-    return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), owns_store=owns)
+    return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), Jobs(settings.max_running_runs),
+                    owns_store=owns)

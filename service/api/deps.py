@@ -16,6 +16,7 @@ from ..core.config import Credential, Settings
 from ..core.errors import Cancelled
 from ..core.graphs import GraphService
 from ..core.store import Store
+from ..runs.jobs import Jobs
 
 
 def settings(request: Request) -> Settings:
@@ -32,6 +33,10 @@ def catalog(request: Request) -> Catalog:
 
 def graphs(request: Request) -> GraphService:
     return request.app.state.graphs
+
+
+def jobs(request: Request) -> Jobs:
+    return request.app.state.services.jobs
 
 
 def credential(
@@ -97,6 +102,7 @@ SettingsDep = Annotated[Settings, Depends(settings)]
 StoreDep = Annotated[Store, Depends(store)]
 CatalogDep = Annotated[Catalog, Depends(catalog)]
 GraphsDep = Annotated[GraphService, Depends(graphs)]
+JobsDep = Annotated[Jobs, Depends(jobs)]
 WriterDep = Annotated[Credential, Depends(writer)]
 ReaderDep = Annotated[Credential | None, Depends(reader)]
 CancellationDep = Annotated[Cancellation, Depends(cancellation)]

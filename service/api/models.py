@@ -290,3 +290,38 @@ class PlanApprovalBody(_Body):
 
 class ExclusionBody(_Body):
     reason: Text
+
+
+class DemoTargetBody(_Body):
+    kind: Literal["demo"]
+
+
+class OpenAITargetBody(_Body):
+    kind: Literal["openai-compatible"]
+    base_url: Annotated[str, Field(pattern=r"^https?://", max_length=2000)]
+    model: Text
+    parameters: dict[str, str | int | float | bool] = {}
+    system: str | None = None
+    system_instructions: str | None = None
+    api_key_env: Annotated[str | None, Field(pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=100,
+                                             description="The environment variable on the service holding the key; "
+                                                         "a key itself is never sent or stored")] = None
+
+
+class RunSettingsBody(_Body):
+    concurrency: int = Field(8, ge=1, le=64)
+    rate_per_second: float | None = Field(None, gt=0, le=1000)
+    timeout_seconds: float = Field(60.0, gt=0, le=600)
+    retries: int = Field(2, ge=0, le=10)
+    backoff_seconds: float = Field(0.5, ge=0, le=30)
+
+
+class RunBody(_Body):
+    plan: int = Field(ge=1, description="The number of the approved plan to run")
+    target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
+    settings: RunSettingsBody = RunSettingsBody()
+
+
+class ContinueBody(_Body):
+    target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
+    settings: RunSettingsBody = RunSettingsBody()

@@ -30,7 +30,7 @@ STATUS: dict[type[errors.ServiceError], int] = {
     errors.StoreUnavailable: 503,
     errors.Cancelled: 503,
     errors.QueryLimitExceeded: 500,
-    errors.TooManyQueries: 429,
+    errors.TooManyRequests: 429,
 }
 
 PROBLEM = "application/problem+json"
@@ -78,7 +78,7 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
     extra: dict[str, object] = {"errors": error_detail_json(error.detail)} if error.detail is not None else {}
     if isinstance(error, errors.QueryLimitExceeded):
         extra |= {"limit": error.limit, "limitValue": error.value}
-    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, errors.TooManyQueries) else None
+    headers = {"Retry-After": str(error.retry_after)} if isinstance(error, errors.TooManyRequests) else None
     return respond(request, status, title, error.message, headers, **extra)
 
 

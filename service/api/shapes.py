@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from typing import Any, Protocol, TypeVar
@@ -12,6 +13,8 @@ from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
 from ..plan.model import PlanView, Probe
+from ..runs.jobs import Job
+from ..runs.records import RunView
 from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleCount
 from ..scope.model import EvaluationSummary
 
@@ -146,3 +149,16 @@ def error_detail_json(detail: object) -> object:
     if isinstance(detail, Sequence) and not isinstance(detail, str):
         return [error_detail_json(item) for item in detail]
     return detail
+
+
+def run_json(view: RunView, job: Job | None) -> JSON:
+    """A run as recorded (its progress from the record) and its job in this process, if it has one."""
+    return {
+        "run": view.iri, "number": view.number, "plan": view.plan, "planDigest": view.plan_digest,
+        "targetFingerprint": view.fingerprint, "targetConfiguration": json.loads(view.configuration),
+        "settings": json.loads(view.settings), "startedBy": view.started_by, "started": view.started,
+        "probes": view.probes, "cases": view.cases, "traces": view.traces, "executionErrors": view.errors,
+        "done": view.done,
+        "job": None if job is None else {"state": job.state, "started": job.started.isoformat(),
+                                         "ended": job.ended.isoformat() if job.ended else None, "error": job.error},
+    }

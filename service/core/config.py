@@ -80,6 +80,12 @@ class Settings(BaseSettings):
     """Client queries one client (a token's agent, or an address without a token) may run at once; more get 429."""
     service_allowlist: list[str] = []
     """SPARQL endpoints a client's query may call with ``SERVICE`` (JSON list of IRIs); any other is refused with 400."""
+    run_target_allowlist: list[str] = []
+    """URL prefixes of the systems under test a run started over REST may call (JSON list, e.g.
+    ``["https://api.example.org/v1"]``); any other target is refused with 422. The demonstration chatbot runs
+    in process and needs none."""
+    max_running_runs: int = Field(4, ge=1)
+    """Runs executing at once in one service process; one more is refused with 429."""
     fast_lane_processes: int | None = Field(None, ge=0)
     """Fast-lane processes ``caie serve`` forks beside itself on the embedded store: each answers plain
     ``GET /sparql?query=…`` lookups from a copy of the store and hands everything else to the main process

@@ -70,10 +70,14 @@ class QueryLimitExceeded(ServiceError):
         self.value = value
 
 
-class TooManyQueries(ServiceError):
-    """The client already runs as many queries at once as it may, or every query worker is busy (429);
-    ``retry_after`` is the seconds to wait before trying again."""
+class TooManyRequests(ServiceError):
+    """The service already does as much of this at once as it may (429); ``retry_after`` is the seconds to wait
+    before trying again."""
 
     def __init__(self, message: str, *, retry_after: int) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class TooManyQueries(TooManyRequests):
+    """The client already runs as many queries at once as it may, or every query worker is busy (429)."""

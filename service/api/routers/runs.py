@@ -1,0 +1,80 @@
+"""Step 4 over REST: start a run of an approved plan against a target as a background job, follow its
+progress, continue it after an interruption, and list the evaluation's runs."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ...core.auth import require
+from ...core.config import Credential
+from ...core.graphs import GraphService
+from ...runs.jobs import Job, TargetSpec, build_target
+from ...runs.model import ExecutionSettings
+from ...runs.records import RUNNERS, RunView, list_runs, run_view, start_run
+from ...runs.runner import continue_run, require_version
+from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep, credential
+from ..models import ContinueBody, DemoTargetBody, OpenAITargetBody, RunBody, RunSettingsBody
+from ..shapes import run_json
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["runs"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+
+
+def _spec(body: DemoTargetBody | OpenAITargetBody) -> TargetSpec:
+    if isinstance(body, DemoTargetBody):
+        return TargetSpec("demo")
+    return TargetSpec("openai-compatible", base_url=body.base_url, model=body.model, parameters=dict(body.parameters),
+                      system=body.system, system_instructions=body.system_instructions, api_key_env=body.api_key_env)
+
+
+def _settings(body: RunSettingsBody) -> ExecutionSettings:
+    return ExecutionSettings(concurrency=body.concurrency, rate_per_s=body.rate_per_second,
+                             timeout_s=body.timeout_seconds, retries=body.retries, backoff_s=body.backoff_seconds)
+
+
+def _launch(graphs: GraphService, jobs: JobsDep, evaluation_id: str, view: RunView, target: object,
+            execution: ExecutionSettings, agent: Credential) -> Job:
+    return jobs.start(view.iri, lambda progress: continue_run(graphs, evaluation_id, view.number, target,  # type: ignore[arg-type]
+                                                              execution, agent, on_progress=progress))
+
+
+@router.post("/runs", status_code=202,
+             summary="Start a run of an approved plan against a target (evaluation operator); it runs in the background")
+async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
+                   agent: CredentialDep) -> JSONResponse:
+    operator = require(agent, *RUNNERS)
+    target = build_target(_spec(body.target), settings.run_target_allowlist)
+    execution = _settings(body.settings)
+    view = await run_in_threadpool(start_run, graphs, evaluation_id, body.plan, target.version, execution, operator)
+    job = _launch(graphs, jobs, evaluation_id, view, target, execution, operator)
+    location = f"/evaluations/{evaluation_id}/runs/{view.number}"
+    return JSONResponse(run_json(view, job), status_code=202, headers={"Location": location})
+
+
+@router.post("/runs/{number}/continuation", status_code=202,
+             summary="Continue a run where it stopped, with the same target version (evaluation operator)")
+async def continue_existing(evaluation_id: str, number: int, body: ContinueBody, graphs: GraphsDep, jobs: JobsDep,
+                            settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    operator = require(agent, *RUNNERS)
+    target = build_target(_spec(body.target), settings.run_target_allowlist)
+    view = require_version(await run_in_threadpool(run_view, graphs, evaluation_id, number), target)
+    job = _launch(graphs, jobs, evaluation_id, view, target, _settings(body.settings), operator)
+    return JSONResponse(run_json(view, job), status_code=202,
+                        headers={"Location": f"/evaluations/{evaluation_id}/runs/{number}"})
+
+
+@router.get("/runs", summary="The evaluation's runs, oldest first, each with how far it got")
+async def get_runs(evaluation_id: str, graphs: GraphsDep, jobs: JobsDep, _: ReaderDep) -> JSONResponse:
+    views = await run_in_threadpool(list_runs, graphs, evaluation_id)
+    return JSONResponse({"runs": [run_json(view, jobs.get(view.iri)) for view in views]})
+
+
+@router.get("/runs/{number}", summary="A run: its plan, target version, settings, progress and job state")
+async def get_run(evaluation_id: str, number: int, graphs: GraphsDep, jobs: JobsDep, _: ReaderDep) -> JSONResponse:
+    view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
+    return JSONResponse(run_json(view, jobs.get(view.iri)))

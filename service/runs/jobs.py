@@ -1,0 +1,109 @@
+"""Runs started over REST: background jobs with a state and progress, and the targets a deployment lets them call.
+
+A job runs :func:`.runner.continue_run` on a thread of its own; its state (running, finished, failed with the
+reason) and progress live in this process, while what it recorded is in the store, so a job lost with its
+process is continued by starting it again. At most one job runs per run, and at most ``max_running`` at
+once (429 beyond: a caller cannot exhaust the service). A target the service calls over HTTP must be under
+one of the deployment's allowed URL prefixes (``CAIE_RUN_TARGET_ALLOWLIST``): an operator cannot make the
+service call an address the deployment did not agree to.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any, Literal
+
+from ..core.catalog import now
+from ..core.errors import Conflict, ServiceError, TooManyRequests, Unprocessable
+from .demo import DemoChatbot
+from .model import Boundary
+from .runner import Continued, Progress
+from .targets import OpenAICompatible, Target
+
+JobState = Literal["running", "finished", "failed"]
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A target as a request names it: the demonstration chatbot, or an OpenAI-compatible endpoint whose key is in
+    the service's environment variable ``api_key_env`` (never in the request or the record)."""
+
+    kind: Literal["demo", "openai-compatible"]
+    base_url: str | None = None
+    model: str | None = None
+    parameters: dict[str, Any] = field(default_factory=dict)
+    system: str | None = None
+    system_instructions: str | None = None
+    api_key_env: str | None = None
+
+
+def build_target(spec: TargetSpec, allowlist: Sequence[str]) -> Target:
+    """The adapter for ``spec``; 422 naming the URL when it is under none of the allowed prefixes."""
+    if spec.kind == "demo":
+        return DemoChatbot()
+    assert spec.base_url is not None and spec.model is not None
+    if not any(spec.base_url.startswith(prefix) for prefix in allowlist):
+        raise Unprocessable(f"target {spec.base_url!r} is not among the targets this deployment may call "
+                            f"({', '.join(allowlist) or 'none: set CAIE_RUN_TARGET_ALLOWLIST'})")
+    try:
+        return OpenAICompatible(spec.base_url, spec.model, spec.parameters, system=spec.system,
+                                boundary=Boundary(system_instructions=spec.system_instructions),
+                                api_key_env=spec.api_key_env)
+    except ValueError as error:  # a parameter named like a credential
+        raise Unprocessable(str(error)) from None
+
+
+@dataclass(frozen=True)
+class Job:
+    """A run's background execution as this process knows it."""
+
+    run: str
+    state: JobState
+    started: datetime
+    recorded: int = 0
+    probes: int = 0
+    ended: datetime | None = None
+    error: str | None = None
+
+
+class Jobs:
+    """The run jobs of one service process."""
+
+    def __init__(self, max_running: int = 4) -> None:
+        self._max_running = max_running
+        self._jobs: dict[str, Job] = {}
+        self._lock = threading.Lock()
+
+    def get(self, run: str) -> Job | None:
+        with self._lock:
+            return self._jobs.get(run)
+
+    def start(self, run: str, work: Callable[[Progress], Continued]) -> Job:
+        """Run ``work`` (given a progress callback) on a new thread as ``run``'s job; 409 while one runs for it,
+        429 while ``max_running`` jobs run."""
+        with self._lock:
+            if (current := self._jobs.get(run)) is not None and current.state == "running":
+                raise Conflict(f"run {run} is already running in this service: GET it for its progress")
+            if sum(1 for j in self._jobs.values() if j.state == "running") >= self._max_running:
+                raise TooManyRequests(f"{self._max_running} runs are running here already; try again when one ends",
+                                      retry_after=30)
+            job = self._jobs[run] = Job(run, "running", now())
+        threading.Thread(target=self._work, args=(run, work), name=f"job {run}", daemon=True).start()
+        return job
+
+    def _update(self, run: str, **changes: Any) -> None:
+        with self._lock:
+            self._jobs[run] = replace(self._jobs[run], **changes)
+
+    def _work(self, run: str, work: Callable[[Progress], Continued]) -> None:
+        try:
+            done = work(lambda recorded, probes: self._update(run, recorded=recorded, probes=probes))
+        except ServiceError as error:
+            self._update(run, state="failed", ended=now(), error=str(error))
+        except Exception as error:  # noqa: BLE001 - a job's failure is its state, read by GET
+            self._update(run, state="failed", ended=now(), error=f"{type(error).__name__}: {error}")
+        else:
+            self._update(run, state="finished", ended=now(), recorded=done.run.cases, probes=done.run.probes)

@@ -1,0 +1,178 @@
+"""Step 4 in the record: start a run on an approved plan, record its cases, read runs back.
+
+A run starts only on a plan approved now (:func:`..plan.approval.require_approved_plan`: 409 naming every
+reason otherwise), by an evaluation operator, and is pinned to one target version: its fingerprint is in the
+run's graph and every case's, and a case from another version is refused (409 naming both). Cases are
+appended, never rewritten: each probe's case is its own graph (:mod:`.rdf`), written with a condition that
+the graph does not exist yet, so a probe recorded by a resumed run, by another runner process or by a
+replica is never recorded twice: :func:`record_cases` leaves it out and says so. Every read is a query in
+``queries/`` (``runs.rq``, ``run-recorded-probes.rq``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode
+
+from ..core.auth import require
+from ..core.catalog import GraphKind, now
+from ..core.config import Credential
+from ..core.commits import ConcurrentWrite
+from ..core.errors import Conflict, NotFound, Unprocessable
+from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..envelope import iris_for
+from ..plan.approval import plan_ref, require_approved_plan
+from ..plan.records import list_probes
+from ..plan.model import Probe
+from . import rdf
+from .model import CaseTrace, ExecutionError, ExecutionSettings, TargetVersion
+
+RUNNERS = ("evaluation_operator",)
+PROBE_PAGE = 1000
+"""Probes read per page when a runner loads its plan."""
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run as recorded, and how far it got."""
+
+    iri: str
+    number: int
+    plan: str
+    plan_digest: str
+    fingerprint: str
+    configuration: str
+    settings: str
+    started_by: str
+    started: str
+    probes: int
+    cases: int
+    traces: int
+    errors: int
+
+    @property
+    def done(self) -> bool:
+        return self.cases >= self.probes
+
+
+@dataclass(frozen=True)
+class Recorded:
+    """What one :func:`record_cases` call wrote: the cases recorded, and the probes left out because a case for
+    them was already in the record (recorded earlier, or by another runner meanwhile)."""
+
+    recorded: tuple[str, ...]
+    already: tuple[str, ...]
+
+
+def run_ref(graphs: GraphService, evaluation_id: str, number: int) -> GraphRef:
+    """The run's graph ``{evaluation}/runs/{number}`` (its IRI is the run's)."""
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{number}")
+
+
+def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
+              settings: ExecutionSettings, credential: Credential | None) -> RunView:
+    """A new run of plan ``plan_number`` against ``version``: 403 unless an evaluation operator, 404 for no such
+    plan, 409 unless the plan is approved now. The run's graph is appended on the condition that the plan's
+    graph is still the one approved."""
+    agent = require(credential, *RUNNERS)
+    status = require_approved_plan(graphs, evaluation_id, plan_number)
+    plan_graph = plan_ref(graphs, evaluation_id, plan_number)
+    catalogued = graphs.entry(plan_graph).digest
+    evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id)
+    for _ in range(5):
+        ref = graphs.next_batch(evaluation, "runs")
+        triples = rdf.run_triples(ref.iri.value, iris_for(graphs, evaluation_id).evaluation, status.plan, status.digest,
+                                  version, settings, graphs.agent_iri(agent.agent), now())
+        try:
+            graphs.append(evaluation, "runs", triples, agent, key=ref.identifier.rsplit("/", 1)[-1],
+                          title=f"run {ref.identifier.rsplit('/', 1)[-1]} of plan {plan_number}",
+                          guards={plan_graph.iri.value: catalogued})
+        except ConcurrentWrite:
+            continue  # another run took the number meanwhile
+        return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
+    raise Conflict(f"could not number a new run of evaluation {evaluation_id!r}: too many concurrent starts; retry")
+
+
+def list_runs(graphs: GraphService, evaluation_id: str) -> list[RunView]:
+    """The evaluation's runs in the order they started (``queries/runs.rq``)."""
+    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
+    return [_view(row) for row in graphs.rows("runs", {"evaluation": evaluation})]
+
+
+def run_view(graphs: GraphService, evaluation_id: str, number: int) -> RunView:
+    """Run ``number`` of the evaluation; 404 when there is none."""
+    evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
+    rows = graphs.rows("runs", {"evaluation": evaluation, "run": run_ref(graphs, evaluation_id, number).iri})
+    if not rows:
+        raise NotFound(f"evaluation {evaluation_id!r} has no run {number}: GET /evaluations/{evaluation_id}/runs lists them")
+    return _view(rows[0])
+
+
+def _view(row) -> RunView:  # type: ignore[no-untyped-def]
+    iri = row["run"].value
+    return RunView(iri=iri, number=int(iri.rsplit("/", 1)[-1]), plan=row["plan"].value,
+                   plan_digest=row["planDigest"].value, fingerprint=row["fingerprint"].value,
+                   configuration=row["configuration"].value, settings=row["settings"].value,
+                   started_by=row["startedBy"].value, started=row["started"].value, probes=int(row["probes"].value),
+                   cases=int(row["cases"].value), traces=int(row["traces"].value), errors=int(row["errors"].value))
+
+
+def recorded_probes(graphs: GraphService, run: str) -> dict[str, str]:
+    """Probe IRI to the EPO class of its recorded case's end (``epo:Trace`` or ``epo:ExecutionError``)."""
+    return {row["probe"].value: row["outcome"].value for row in graphs.rows("run-recorded-probes", {"run": NamedNode(run)})}
+
+
+def plan_probes(graphs: GraphService, evaluation_id: str, plan: str) -> list[Probe]:
+    """Every probe of the run's plan, in number order."""
+    number = int(plan.rsplit("/", 1)[-1])
+    probes: list[Probe] = []
+    while True:
+        page = list_probes(graphs, evaluation_id, number, limit=PROBE_PAGE, offset=len(probes))
+        probes += page.items
+        if len(probes) >= page.total or not page.items:
+            return probes
+
+
+def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
+                 results: Sequence[CaseTrace | ExecutionError], credential: Credential | None) -> Recorded:
+    """Append the cases of ``results`` to run ``run_number``, in one transaction; a probe whose case is already
+    in the record is left out (never recorded twice) and returned in ``already``.
+
+    403 unless an evaluation operator; 404 for no such run; 422 naming every probe that is not the run's plan's
+    or is given twice; 409 naming both fingerprints for a case from another target version than the run's.
+    """
+    agent = require(credential, *RUNNERS)
+    run = run_view(graphs, evaluation_id, run_number)
+    numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, run.plan)}
+    unknown = sorted({r.probe for r in results} - numbers.keys())
+    twice = sorted({r.probe for r in results if sum(1 for o in results if o.probe == r.probe) > 1})
+    if unknown or twice:
+        raise Unprocessable("; ".join(
+            ([f"not a probe of {run.plan}: {', '.join(unknown)}"] if unknown else [])
+            + ([f"given twice: {', '.join(twice)}"] if twice else [])))
+    foreign = sorted({r.target for r in results if r.target != run.fingerprint})
+    if foreign:
+        raise Conflict(f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
+                       f"{', '.join(foreign)} belong to another run (one run never mixes target versions)")
+    pending = list(results)
+    for _ in range(5):
+        done = recorded_probes(graphs, run.iri)
+        already = tuple(r.probe for r in pending if r.probe in done)
+        todo = [r for r in pending if r.probe not in done]
+        if not todo:
+            return Recorded((), already)
+        edits = [GraphEdit(case, insert=rdf.case_triples(case.iri.value, run.iri, r),
+                           title=f"case of probe {numbers[r.probe]} in run {run_number}", batch_of=run.iri)
+                 for r in todo for case in (_case_ref(graphs, evaluation_id, run_number, numbers[r.probe]),)]
+        try:
+            graphs.apply_edits(edits, agent)
+        except ConcurrentWrite:
+            continue  # another runner recorded one of these meanwhile: read again and leave it out
+        return Recorded(tuple(r.probe for r in todo), already)
+    raise Conflict(f"run {run_number}: too many concurrent writes of the same cases; retry")
+
+
+def _case_ref(graphs: GraphService, evaluation_id: str, run_number: int, probe_number: int) -> GraphRef:
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{probe_number}")

@@ -1,0 +1,184 @@
+"""Step 4 in the record, over real HTTP: a run of an approved plan (the bed-nets test domain's 6 probes:
+the run's mechanics do not depend on the domain, and its plan is the cheapest to make) against the
+demonstration chatbot records one case per probe (conversation, turns, responses, trace, the target's
+fingerprint), read back with the published queries; continuing it records nothing twice; and every bad start
+is refused by name with nothing stored. Then the same through ``caie run`` as a process on an on-disk store,
+killed with ``kill -9`` mid-run against a slow target and started again: it resumes, and no probe is
+recorded twice.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from pyoxigraph import NamedNode
+
+from service.core.config import Credential
+from service.core.errors import Conflict, Unprocessable
+from service.core.store import EmbeddedStore
+from service.runs.demo import DEMO_VERSION
+from service.runs.model import CaseTrace, ExecutionSettings, Exchange, Turn
+from service.runs.records import record_cases, start_run
+from service.runs.runner import continue_run
+from service.runs.targets import OpenAICompatible
+
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore, restored
+from ..plan.test_pinned_inputs import select
+from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
+
+pytestmark = EMBEDDED_ONLY
+OPERATOR = "theo"
+DEMO = {"kind": "demo"}
+
+
+def approve(service: Service) -> None:
+    approved = service.http.post(f"/evaluations/{ID}/plans/1/approval", json={}, headers=service.auth("annie"))
+    assert approved.status_code == 201, approved.text
+
+
+PROBES = 6
+
+
+@pytest.fixture
+def approved(planned: Service, snapshots: dict) -> Service:  # noqa: F811
+    """The bed-nets evaluation with its 6-probe plan approved by the domain expert."""
+    return restored(planned, snapshots, "bed-nets evaluation with its plan approved", approve)
+
+
+def finished(service: Service, number: int) -> dict:
+    """Run ``number`` once its job is no longer running (polled: the job runs in the background)."""
+    for _ in range(600):
+        run = service.http.get(f"/evaluations/{ID}/runs/{number}").json()
+        if run["job"] is None or run["job"]["state"] != "running":
+            return run
+        time.sleep(0.05)
+    raise AssertionError(f"run {number} still running: {run}")
+
+
+CASES = f"""
+    PREFIX epo: <https://w3id.org/ob-caie/epo/>
+    PREFIX prov: <http://www.w3.org/ns/prov#>
+    SELECT ?probe (COUNT(DISTINCT ?case) AS ?cases) (SAMPLE(?text) AS ?reply) (SAMPLE(?fingerprint) AS ?target)
+           (SAMPLE(?input) AS ?sent) WHERE {{
+      GRAPH ?case {{ ?case epo:inRun <{BASE_URL}evaluations/{ID}/runs/1> ; epo:realizesProbe ?probe .
+                    ?turn epo:inConversation ?case ; epo:inputText ?input .
+                    ?response prov:wasGeneratedBy ?turn ; epo:responseText ?text .
+                    ?trace epo:traceOf ?case ; epo:targetFingerprint ?fingerprint }}
+    }} GROUP BY ?probe"""
+
+
+def test_a_run_records_every_probe_once_and_continuing_it_adds_nothing(approved: Service) -> None:
+    started = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
+                                 headers=approved.auth(OPERATOR))
+    assert started.status_code == 202, started.text
+    assert started.headers["Location"] == f"/evaluations/{ID}/runs/1"
+    run = finished(approved, 1)
+    assert run["job"]["state"] == "finished", run
+    assert (run["probes"], run["cases"], run["traces"], run["executionErrors"], run["done"]) == (PROBES, PROBES, PROBES, 0, True)
+    assert run["targetFingerprint"] == DEMO_VERSION.fingerprint and run["targetConfiguration"]["adapter"] == "demo"
+    probes = approved.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
+    cases = {row["probe"]: row for row in select(approved, CASES)}
+    assert cases.keys() == {p["probe"] for p in probes}
+    for probe in probes:
+        case = cases[probe["probe"]]
+        assert case["cases"] == "1" and case["sent"] == probe["openingPrompt"] and case["reply"].strip()
+        assert case["target"] == DEMO_VERSION.fingerprint
+    listed = approved.http.get(f"/evaluations/{ID}/runs").json()["runs"]
+    assert [r["number"] for r in listed] == [1] and listed[0]["cases"] == PROBES
+
+    again = approved.http.post(f"/evaluations/{ID}/runs/1/continuation", json={"target": DEMO},
+                               headers=approved.auth(OPERATOR))
+    assert again.status_code == 202, again.text
+    assert finished(approved, 1)["cases"] == PROBES
+    assert all(row["cases"] == "1" for row in select(approved, CASES))
+
+
+def test_bad_starts_are_refused_by_name_and_store_nothing(approved: Service) -> None:
+    before = len(dump(approved.store))
+    url = f"/evaluations/{ID}/runs"
+    cases = [
+        ({"plan": 1, "target": DEMO}, None, 401, "credential"),
+        ({"plan": 1, "target": DEMO}, "annie", 403, "lacks the role"),
+        ({"plan": 9, "target": DEMO}, OPERATOR, 404, "no plan 9"),
+        ({"plan": 1, "target": {"kind": "openai-compatible", "baseUrl": "http://169.254.169.254/v1", "model": "m"}},
+         OPERATOR, 422, "169.254.169.254"),
+        ({"plan": 1, "target": {"kind": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1", "model": "m",
+                                "apiKey": "sk-secret"}}, OPERATOR, 422, "apiKey"),
+        ({"plan": 1, "target": DEMO, "settings": {"concurrency": 0}}, OPERATOR, 422, "concurrency"),
+        ({"plan": 1, "target": {"kind": "telnet"}}, OPERATOR, 422, "kind"),
+    ]
+    for body, agent, status, phrase in cases:
+        answer = approved.http.post(url, json=body, headers=approved.auth(agent) if agent else {})
+        assert (answer.status_code, phrase in answer.text) == (status, True), (body, answer.text)
+    assert len(dump(approved.store)) == before
+    assert approved.http.get(url).json()["runs"] == []
+
+
+def test_a_plan_not_approved_does_not_run(planned: Service) -> None:  # noqa: F811
+    refused = planned.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
+                                headers=planned.auth(OPERATOR))
+    assert refused.status_code == 409 and "no domain expert has approved the plan" in refused.text
+    assert planned.http.get(f"/evaluations/{ID}/runs").json()["runs"] == []
+
+
+def test_one_run_never_mixes_target_versions_nor_takes_a_probe_of_another_plan(approved: Service) -> None:
+    graphs = graphs_over(approved.store)
+    operator = Credential(agent=OPERATOR, roles=frozenset({"evaluation_operator"}))
+    run = start_run(graphs, ID, 1, DEMO_VERSION, ExecutionSettings(), operator)
+    other = OpenAICompatible("http://127.0.0.1:9/v1", "another-model")
+    with pytest.raises(Conflict, match=f"pinned to target version {DEMO_VERSION.fingerprint}"):
+        continue_run(graphs, ID, run.number, other, ExecutionSettings(), operator)
+    now = Exchange("hello", started=datetime.now(UTC), ended=datetime.now(UTC), latency_s=0.1)
+    stranger = CaseTrace(f"{BASE_URL}evaluations/{ID}/plans/1/probes/999", DEMO_VERSION.fingerprint,
+                         (Turn("user", "hi"), Turn("assistant", "hello")), (now,))
+    with pytest.raises(Unprocessable, match="probes/999"):
+        record_cases(graphs, ID, run.number, [stranger], operator)
+    probe = approved.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 1}).json()["items"][0]["probe"]
+    foreign = CaseTrace(probe, other.version.fingerprint, (Turn("user", "hi"), Turn("assistant", "hello")), (now,))
+    with pytest.raises(Conflict, match="never mixes target versions"):
+        record_cases(graphs, ID, run.number, [foreign], operator)
+    assert graphs_over(approved.store).rows("run-recorded-probes", {"run": NamedNode(run.iri)}) == []
+
+
+def test_caie_run_killed_mid_run_resumes_without_duplicates(approved: Service, chat_server: str,
+                                                           tmp_path: Path) -> None:
+    data = tmp_path / "store"
+    store = EmbeddedStore(data)
+    restore(store, dump(approved.store))
+    store.close()
+    env = {**os.environ, "CAIE_BASE_URL": BASE_URL}
+    command = [sys.executable, "-m", "service.cli", "run", ID, "--data-dir", str(data), "--openai-base-url",
+               f"{chat_server}/v1", "--model", "slow", "--concurrency", "1", "--timeout", "5"]
+    first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    assert first.stderr is not None
+    for line in first.stderr:  # "run 1: k/6 cases recorded", a line per write (a case per 0.3 s): kill it at 2
+        if "cases recorded" in line and int(line.split(":")[1].split("/")[0]) >= 2:
+            break
+    first.send_signal(signal.SIGKILL)
+    first.wait()
+    partial = _cases(data)
+    assert 2 <= partial < PROBES, partial
+    second = subprocess.run([*command, "--run", "1"], env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert f"ran {PROBES - partial}" in second.stdout and f"{PROBES} of {PROBES} probes" in second.stdout
+    store = EmbeddedStore(data)
+    rows = store.select(CASES.replace(f"<{BASE_URL}evaluations/{ID}/runs/1>", "?run"))
+    store.close()
+    assert len(rows) == PROBES and all(row["cases"].value == "1" for row in rows)
+
+
+def _cases(data: Path) -> int:
+    """Cases in the store at ``data`` (no process holds it now)."""
+    store = EmbeddedStore(data)
+    try:
+        rows = store.select("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?c a <https://w3id.org/ob-caie/epo/Conversation> } }")
+        return int(rows[0]["n"].value)
+    finally:
+        store.close()
