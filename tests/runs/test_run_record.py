@@ -182,3 +182,35 @@ def _cases(data: Path) -> int:
         return int(rows[0]["n"].value)
     finally:
         store.close()
+
+
+ERRORS = f"""
+    PREFIX epo: <https://w3id.org/ob-caie/epo/>
+    SELECT ?probe ?kind ?status ?attempts ?turn WHERE {{
+      GRAPH ?case {{ ?case epo:inRun ?run ; epo:realizesProbe ?probe .
+                    ?error a epo:ExecutionError ; epo:errorKind ?kind ; epo:requestAttempts ?attempts ;
+                           epo:errorIn ?turn .
+                    OPTIONAL {{ ?error epo:httpStatus ?status }}
+                    FILTER NOT EXISTS {{ ?trace epo:traceOf ?case }} }}
+    }}"""
+
+
+@pytest.mark.parametrize(("model", "kind", "status", "attempts"), [
+    ("broken", "TargetHttpError", "500", "2"), ("slow", "Timeout", None, "2"), ("malformed", "MalformedResponse", None, "1")])
+def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Service, chat_server: str, model: str,
+                                                                   kind: str, status: str | None, attempts: str) -> None:
+    """Against a real chat server answering 500, too slowly or with a body that is no completion, every probe
+    ends in an execution error of that kind (transient ones retried once, a malformed body not), with no trace
+    and no response: nothing a judge could take for an outcome."""
+    graphs = graphs_over(approved.store)
+    operator = Credential(agent=OPERATOR, roles=frozenset({"evaluation_operator"}))
+    target = OpenAICompatible(f"{chat_server}/v1", model)
+    settings = ExecutionSettings(concurrency=3, timeout_s=0.1, retries=1, backoff_s=0.0)
+    run = start_run(graphs, ID, 1, target.version, settings, operator)
+    done = continue_run(graphs, ID, run.number, target, settings, operator)
+    assert (done.run.cases, done.run.traces, done.run.errors) == (PROBES, 0, PROBES)
+    rows = [r for r in select(approved, ERRORS) if r["turn"].startswith(run.iri)]
+    assert len(rows) == PROBES and all(r["turn"].endswith("/turns/1") for r in rows)
+    assert {(r["kind"].rsplit("/", 1)[-1], r.get("status"), r["attempts"]) for r in rows} == {(kind, status, attempts)}
+    assert not select(approved, f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
+        SELECT ?response WHERE {{ GRAPH ?case {{ ?case epo:inRun <{run.iri}> . ?response a epo:Response }} }}""")
