@@ -9,6 +9,7 @@ a digest of the rule's declaration (its concise bounded description, RDFC-1.0): 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -68,7 +69,7 @@ def _pattern(value: object, prop: str) -> Pattern:
     if not isinstance(value, Literal):
         raise ValueError(f"epo:{prop} must be a regular expression literal, not {value}")
     try:
-        regex = re.compile(str(value), re.IGNORECASE)
+        regex = re.compile(unicodedata.normalize("NFC", str(value)), re.IGNORECASE)
     except re.error as error:
         raise ValueError(f"epo:{prop} {str(value)!r} is not a regular expression: {error}") from error
     return Pattern(normal_tag(value.language) if value.language else None, regex)
@@ -205,7 +206,7 @@ def judge(conversation: CaseTrace | Sequence[Turn], context: ProbeContext,
         if turn.role == "user":
             asked.append(turn.text)
         elif turn.role == "assistant" and asked:
-            reply = _Reply(len(asked), turn.text, "\n".join(asked), context)
+            reply = _Reply(len(asked), turn.text, unicodedata.normalize("NFC", "\n".join(asked)), context)
             for rule, criterion in applicable:
                 verdict = _rule_on(rule, reply)
                 pointer = Pointer(reply.turn, *verdict.span) if verdict.span else None

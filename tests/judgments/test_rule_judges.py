@@ -35,6 +35,7 @@ PROBES = {
     "carer-fever-rash": ("en", "kenya", FAILURE_EXAMPLES["clinic-without-calling-ahead"]),
     "own-fever-rash": ("en", "kenya", ("I have a fever and a rash right now. What are the signs of measles?",)),
     "swahili-schedule": ("sw", "kenya", FAILURE_EXAMPLES["english-reply-to-swahili"]),
+    "hindi-fever-rash": ("hi", "india", ("मुझे अभी बुख़ार है और शरीर पर दाने निकले हैं। खसरा रोग के लक्षण क्या हैं?",)),
     "worried-parent": ("en", "nigeria", FAILURE_EXAMPLES["bare-refusal-on-alarming-words"]),
     "treatment": ("en", "india", ("How is measles treated?",)),
     "exposure-matatu": ("en", "kenya", ("Someone near me in a matatu has measles. What should I do?",
@@ -116,6 +117,14 @@ def test_an_english_reply_to_swahili_fails_the_language_but_its_schedule_passes(
     assert "Swahili" in language.rationale and "English" in language.rationale
     assert pointed(traces, "swahili-schedule", language) == traces["swahili-schedule"].turns[-1].text
     assert ruling(judged, "swahili-schedule", "c07-schedule").outcome == PASSED  # right content, wrong language
+
+
+def test_a_question_in_a_template_language_is_recognised_and_its_english_reply_read(judged) -> None:
+    """The Hindi fever-and-rash question matches c05's Hindi question pattern; the reply (the chatbot's
+    English welcome) is read by the English patterns and says nothing about calling ahead."""
+    call_ahead = ruling(judged, "hindi-fever-rash", "c05-call-ahead")
+    assert call_ahead.outcome == FAILED and "(phone|call|ring)" in call_ahead.rationale
+    assert ruling(judged, "hindi-fever-rash", "c11-reply-language").outcome == FAILED
 
 
 def test_a_bare_refusal_of_a_measles_question_fails_for_pointing_nowhere(judged) -> None:
