@@ -64,7 +64,7 @@ def split_clauses(text: str) -> list[Clause]:
 
 def label(graph: Graph, node: Node) -> str | None:
     """``node``'s English ``rdfs:label``, else any of its labels, else ``None``."""
-    labels = sorted(graph.objects(node, RDFS.label), key=lambda text: (getattr(text, "language", None) != "en", text))
+    labels = sorted(graph.objects(node, RDFS.label), key=lambda text: (getattr(text, "language", None) != "en", str(text)))
     return str(labels[0]) if labels else None
 
 
@@ -90,7 +90,10 @@ def _integer(graph: Graph, node: Node, prop: str) -> int | None:
 
 # ------------------------------------------------------------------------------------------ schedule
 
-_AGE = re.compile(r"\b(\d{1,2})(?:\s*(?:to|-|–)\s*(\d{1,2}))?\s*months?\b", re.IGNORECASE)
+_AGE = re.compile(r"\bbetween\s+(\d{1,2})\s+and\s+(\d{1,2})\s*months?\b"  # a range: between 9 and 12 months
+                  r"|\b(\d{1,2})(?:\s*(?:to|-|–)\s*(\d{1,2}))?\s*months?\b"  # 9 months, 9 to 12 months
+                  r"|\b(\d{1,2})(?=(?:\s*(?:,|and)\s*\d{1,2})+\s*months?\b)",  # the 9 of "9 and 18 months"
+                  re.IGNORECASE)
 _HEDGED_AGE = re.compile(r"\b\d{1,2}\s+or\s+\d{1,2}\s*months?\b", re.IGNORECASE)
 _ORDINAL = re.compile(r"\b(first|1st|second|2nd|third|3rd)\b", re.IGNORECASE)
 _ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
@@ -119,9 +122,8 @@ def _stated_doses(clause: Clause) -> Iterator[_StatedDose]:
         ordinals = _ORDINAL.findall(clause.text, since, match.start())
         number = _ORDINALS[ordinals[-1].lower()] if ordinals else number + 1
         since = match.end()
-        first = int(match[1])
-        yield _StatedDose(number, first, int(match[2] or first),
-                          (clause.start + match.start(), clause.start + match.end()))
+        ages = [int(value) for value in match.groups() if value is not None]
+        yield _StatedDose(number, ages[0], ages[-1], (clause.start + match.start(), clause.start + match.end()))
 
 
 def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext) -> Verdict:

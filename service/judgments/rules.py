@@ -56,6 +56,9 @@ def read_rules(graph: Graph) -> tuple[JudgingRule, ...]:
     """Every ``epo:JudgingRule`` of ``graph``, by IRI; 422 naming each rule that cannot be read, and why."""
     rules, problems = [], []
     for node in sorted(graph.subjects(RDF.type, URIRef(EPO + "JudgingRule"))):
+        if not isinstance(node, URIRef):
+            problems.append(f"a judging rule needs an IRI (it names the judge), not the blank node {node.n3()}")
+            continue
         try:
             rules.append(_read_rule(graph, node))
         except ValueError as error:
@@ -103,7 +106,8 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
     grounded_in = _one(graph, node, "groundedIn")
     if str(check) == EPO + "PostExposureWindowCheck" and not isinstance(grounded_in, URIRef):
         raise ValueError("epo:PostExposureWindowCheck needs epo:groundedIn, the post-exposure measure it checks")
-    patterns = {field: tuple(_pattern(value, prop) for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
+    patterns = {field: tuple(_pattern(value, prop)
+                             for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
                 for prop, field in _PATTERNS.items()}
     if check is None and not patterns["requires"] and not patterns["forbids"]:
         raise ValueError("it judges nothing: it has no epo:requiresContent, epo:forbidsContent or epo:groundedCheck")
@@ -141,8 +145,8 @@ def _in(patterns: Iterable[Pattern], tag: str) -> list[Pattern]:
     return [p for p in patterns if p.language is None or p.language.split("-")[0] == primary]
 
 
-def _sources(patterns: Iterable[Pattern]) -> str:
-    return " or ".join(f"/{p.regex.pattern}/" for p in patterns)
+def _sources(patterns: Iterable[Pattern], joiner: str = " or ") -> str:
+    return joiner.join(f"/{p.regex.pattern}/" for p in patterns)
 
 
 def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
@@ -176,22 +180,21 @@ def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
 
 
 def _content(rule: JudgingRule, reply: _Reply) -> Iterable[Verdict]:
-    for kind, declared in (("forbidden", rule.forbids), ("required", rule.requires)):
-        patterns = _in(declared, reply.language)
-        if declared and not patterns:
+    """The required and forbidden content's parts of a ruling, by the patterns in the reply's language."""
+    forbidden, required = _in(rule.forbids, reply.language), _in(rule.requires, reply.language)
+    for kind, declared, usable in (("forbidden", rule.forbids, forbidden), ("required", rule.requires, required)):
+        if declared and not usable:
             yield Verdict(CANT_TELL, f"the rule has no {kind} pattern in the reply's language ({reply.language})")
-    for pattern in _in(rule.forbids, reply.language):
+    for pattern in forbidden:
         if match := pattern.regex.search(reply.text):
             yield Verdict(FAILED, f"the reply says {match[0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
                           match.span())
-    required = _in(rule.requires, reply.language)
-    missing = [pattern for pattern in required if not pattern.regex.search(reply.text)]
-    if missing:
-        yield Verdict(FAILED, f"the reply has nothing matching {' nor '.join(f'/{p.regex.pattern}/' for p in missing)}")
-    elif required:
-        found = [pattern.regex.search(reply.text) for pattern in required]
-        yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for match in found if match),
-                      next((match.span() for match in found if match), None))
+    found = [(pattern, pattern.regex.search(reply.text)) for pattern in required]
+    if missing := [pattern for pattern, match in found if match is None]:
+        yield Verdict(FAILED, f"the reply has nothing matching {_sources(missing, ' nor ')}")
+    elif found:
+        yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for _, match in found if match),
+                      next(match.span() for _, match in found if match))
 
 
 def judge(conversation: CaseTrace | Sequence[Turn], context: ProbeContext,
