@@ -8,6 +8,7 @@ from the environment variable ``--api-key-env`` names (never from the command li
 from __future__ import annotations
 
 import argparse
+from datetime import timedelta
 from collections.abc import Callable
 
 from .core.config import Credential
@@ -70,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
                 if not console.is_terminal:  # a log gets a line per write instead of a bar
                     console.print(f"run {view.number}: {recorded}/{probes} cases recorded")
 
-            done = continue_run(graphs, args.evaluation, view.number, target, settings, operator, on_progress=progress)
+            lease = timedelta(seconds=args.lease) if args.lease else None
+            done = continue_run(graphs, args.evaluation, view.number, target, settings, operator, on_progress=progress,
+                                claim_size=args.claim, lease=lease)
     finally:
         services.close()
     after = done.run
@@ -91,5 +94,8 @@ def add_command(commands: argparse._SubParsersAction, with_store: CommandAdder) 
     sub.add_argument("--concurrency", type=int, default=8)
     sub.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     sub.add_argument("--retries", type=int, default=2, help="retries of a transient failure")
+    sub.add_argument("--claim", type=int, help="probes claimed at a time (default: four per concurrent conversation)")
+    sub.add_argument("--lease", type=float, help="seconds a claim holds (default: what a batch can take at worst; "
+                                                 "shorter risks another runner running a probe again)")
     sub.add_argument("--agent", default="operator", help="the evaluation operator running it")
     sub.set_defaults(run=run)

@@ -15,7 +15,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, field, replace
 from enum import Enum
 
-from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple
+from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 
 from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
@@ -62,6 +62,9 @@ class GraphEdit:
     replace: bool = False
     title: str | None = None
     batch_of: str | None = None
+    expected_digest: str | None | object = ...
+    """The catalog digest the caller's decision rested on (``None``: the graph must not exist yet); left out
+    (``...``), the digest :meth:`GraphService.apply_edits` reads itself."""
 
 
 class KnowledgeGraphInvalid(Unprocessable):
@@ -180,6 +183,11 @@ class GraphService:
             raise BadRequest(f"invalid graph path {path!r}")
         return GraphRef(kind, path, self._catalog.graph_iri(kind, path))
 
+    @property
+    def catalog_graph(self) -> NamedNode:
+        """The catalog graph's IRI (a parameter of queries that read digests or batches)."""
+        return self._catalog.graph
+
     def rows(self, name: str, bindings: Mapping[str, Term], *, limit: int | None = None, offset: int = 0) -> list[Row]:
         """Rows of the published query ``queries/{name}.rq`` with its parameters bound (VALUES, never pasted
         text); a page appends ``LIMIT``/``OFFSET`` as integers (SPARQL cannot bind them)."""
@@ -234,6 +242,9 @@ class GraphService:
             for position, edit in enumerate(edits):
                 edit = replace(edit, insert=self._stored(edit.insert))
                 previous = self._catalog.entry(edit.ref.iri)
+                expected = (previous.digest if previous else None) if edit.expected_digest is ... else edit.expected_digest
+                if expected != (previous.digest if previous else None):
+                    raise ConcurrentWrite(f"<{edit.ref.iri.value}> changed after it was read")
                 # Only what a check or the new digest needs is read: a new batch or a replaced graph needs nothing.
                 wanted = (previous is not None and not edit.replace) or (position == 0 and precondition is not None)
                 current = self._store.graph_triples(edit.ref.iri) if wanted else []
@@ -254,7 +265,7 @@ class GraphService:
                     batch_of=edit.batch_of,
                 )
                 entries.append(entry)
-                writes.append(GraphWrite(edit.ref.iri, previous.digest if previous else None,
+                writes.append(GraphWrite(edit.ref.iri, expected,
                                          self._catalog.entry_quads(entry), insert=edit.insert,
                                          delete=[] if edit.replace else edit.delete, replace=edit.replace))
             self._commit(writes + [guard(NamedNode(g), d) for g, d in (guards or {}).items()])

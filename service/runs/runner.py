@@ -1,11 +1,12 @@
 """Run a recorded run's pending probes against its target and record each case as it finishes.
 
 :func:`continue_run` is both the first execution and every resumption: it reads which probes the run has
-recorded (``queries/run-recorded-probes.rq``), runs the others through :func:`.executor.execute`, and hands
-finished cases to a writer thread that records them in batches (:func:`.records.record_cases`: one
-transaction each, a probe recorded meanwhile by another runner left out). A runner killed at any point
-loses at most the cases not yet written, which the next :func:`continue_run` runs again; nothing is recorded
-twice. The target must be the run's version (409 naming both fingerprints): one run never mixes versions.
+recorded (``queries/run-recorded-probes.rq``), claims a batch of the others (:mod:`.claims`: runner
+processes sharing the run through one store never hold the same probe), runs it through
+:func:`.executor.execute`, and hands finished cases to a writer thread that records them
+(:func:`.records.record_cases`: one transaction per write, a probe recorded meanwhile left out). A runner
+killed at any point loses at most the cases not yet written, whose claims lapse with their lease and which
+the next runner runs again; nothing is recorded twice. The target must be the run's version (409 naming both fingerprints): one run never mixes versions.
 """
 
 from __future__ import annotations
@@ -15,13 +16,17 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
+from ..core.auth import require
 from ..core.config import Credential
 from ..core.errors import Conflict
 from ..core.graphs import GraphService
+from ..plan.model import Probe
+from .claims import claim, lease_for, runner_id
 from .executor import CaseResult, execute
 from .model import Conversation, ExecutionSettings
-from .records import RunView, plan_probes, record_cases, recorded_probes, run_view
+from .records import RUNNERS, RunView, plan_probes, record_cases, recorded_probes, run_view
 from .targets import Target
 
 WRITE_BATCH = 32
@@ -42,19 +47,56 @@ class Continued:
 
 def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, target: Target,
                  settings: ExecutionSettings, credential: Credential | None, *,
-                 on_progress: Progress | None = None, limit: int | None = None) -> Continued:
-    """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases."""
+                 on_progress: Progress | None = None, limit: int | None = None, claim_size: int | None = None,
+                 lease: timedelta | None = None, poll_s: float = 1.0) -> Continued:
+    """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases.
+
+    Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation)
+    under a lease (by default one that outlasts the batch, :func:`.claims.lease_for`), run, and recorded before
+    the next claim. When every pending probe is held by another runner's live claim, this runner waits
+    (``poll_s``) for their cases or for their leases to lapse, and ends when every probe has its case.
+    """
     run = require_version(run_view(graphs, evaluation_id, run_number), target)
-    done = recorded_probes(graphs, run.iri)
-    pending = [Conversation(p.iri, p.opening_prompt) for p in plan_probes(graphs, evaluation_id, run.plan)
-               if p.iri not in done][:limit]
-    writer = _Writer(graphs, evaluation_id, run_number, credential, len(done), run.probes, on_progress)
+    agent = require(credential, *RUNNERS)
+    probes = plan_probes(graphs, evaluation_id, run.plan)
+    size = claim_size or max(8, 4 * settings.concurrency)
+    writer = _Writer(graphs, evaluation_id, run_number, agent, len(recorded_probes(graphs, run.iri)), run.probes,
+                     on_progress)
     writer.start()
     try:
-        asyncio.run(_execute(pending, target, settings, writer.put))
+        ran = asyncio.run(_claimed_batches(graphs, evaluation_id, run, probes, target, settings, agent, writer,
+                                           limit, size, lease or lease_for(settings, size), poll_s))
     finally:
         writer.finish()
-    return Continued(len(pending), writer.recorded, run_view(graphs, evaluation_id, run_number))
+    return Continued(ran, writer.recorded, run_view(graphs, evaluation_id, run_number))
+
+
+async def _claimed_batches(graphs: GraphService, evaluation_id: str, run: RunView, probes: list[Probe], target: Target,
+                           settings: ExecutionSettings, agent: Credential, writer: _Writer, limit: int | None,
+                           size: int, lease: timedelta, poll_s: float) -> int:
+    """Claim, run and record batches until no probe is pending (or ``limit`` ran); the probes this runner ran."""
+    claimant, ran = runner_id(), 0
+    try:
+        while limit is None or ran < limit:
+            done = await asyncio.to_thread(recorded_probes, graphs, run.iri)
+            pending = [p for p in probes if p.iri not in done]
+            if not pending:
+                break
+            take = size if limit is None else min(size, limit - ran)
+            mine = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take, claimant,
+                                           lease, agent)
+            if not mine:  # all held by other runners' live claims: wait for their cases, or their leases to lapse
+                await asyncio.sleep(poll_s)
+                continue
+            await execute([Conversation(p.iri, p.opening_prompt) for p in mine], target, settings,
+                          on_progress=writer.put)
+            await asyncio.to_thread(writer.flush)  # recorded before the next read of what is pending
+            ran += len(mine)
+    finally:
+        closing = getattr(target, "aclose", None)
+        if closing is not None:
+            await closing()
+    return ran
 
 
 def require_version(run: RunView, target: Target) -> RunView:
@@ -63,16 +105,6 @@ def require_version(run: RunView, target: Target) -> RunView:
         raise Conflict(f"run {run.number} is pinned to target version {run.fingerprint}, not "
                        f"{target.version.fingerprint}: one run never mixes target versions; start a new run for this one")
     return run
-
-
-async def _execute(cases: list[Conversation], target: Target, settings: ExecutionSettings,
-                   on_result: Callable[[CaseResult], None]) -> None:
-    closing = getattr(target, "aclose", None)
-    try:
-        await execute(cases, target, settings, on_progress=on_result)
-    finally:
-        if closing is not None:
-            await closing()
 
 
 class _Writer(threading.Thread):
@@ -93,6 +125,12 @@ class _Writer(threading.Thread):
             raise self.failure  # stop running probes whose cases could not be recorded
         self._queue.put(result)
 
+    def flush(self) -> None:
+        """Wait until every case put so far is recorded (or the writer failed: raised)."""
+        self._queue.join()
+        if self.failure is not None:
+            raise self.failure
+
     def run(self) -> None:
         finished = False
         while not finished:
@@ -101,16 +139,21 @@ class _Writer(threading.Thread):
                 batch.append(self._queue.get_nowait())
             finished = batch[-1] is None
             cases = [case for case in batch if case is not None]
-            if cases and self.failure is None:
-                try:
-                    written = record_cases(*self._args, cases, self._credential)
-                except BaseException as error:  # noqa: BLE001 - handed to the runner's thread
-                    self.failure = error
-                    continue
-                self.recorded += len(written.recorded)
-                self._total += len(written.recorded)
-                if self._on_progress is not None:
-                    self._on_progress(self._total, self._probes)
+            try:
+                if cases and self.failure is None:
+                    self._record(cases)
+            except BaseException as error:  # noqa: BLE001 - handed to the runner's thread
+                self.failure = error
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+
+    def _record(self, cases: list[CaseResult]) -> None:
+        written = record_cases(*self._args, cases, self._credential)
+        self.recorded += len(written.recorded)
+        self._total += len(written.recorded)
+        if self._on_progress is not None:
+            self._on_progress(self._total, self._probes)
 
     def finish(self) -> None:
         self._queue.put(None)

@@ -2,13 +2,15 @@
 
 Its behaviour is chosen per request: by a marker such as ``[slow]`` in the last user turn, else by the
 model's name. ``echo`` (the default) answers with the turn count and the roles it received; ``hold`` does so
-after 0.1 s (to overlap requests); ``slow`` after 0.3 s (to time out); ``flaky`` answers 500 the first time
+after 0.1 s (to overlap requests); ``slow`` after 0.3 s (to time out); ``shared`` after 0.2 s (runners
+sharing a run); ``flaky`` answers 500 the first time
 it sees a last user turn, then like ``echo``, and ``throttled`` likewise with 429 and ``Retry-After: 0.05``;
 ``broken`` always answers 500; ``malformed`` sends JSON with
 no choice, ``not-json`` sends HTML; ``bad-request`` answers 400 and echoes the Authorization header back
 (to check that the client scrubs it); ``refuse`` refuses (OpenAI's ``refusal`` field, no content);
 ``whoami`` answers the SHA-256 of the bearer token it got. ``GET /stats/{behaviour}`` reports the most
-requests of that behaviour in flight at once. ``POST /json/ask`` is a non-OpenAI JSON endpoint, and
+requests of that behaviour in flight at once, ``GET /asked/{behaviour}`` how many requests ended with each
+last user turn. ``POST /json/ask`` is a non-OpenAI JSON endpoint, and
 ``/demo`` serves the demonstration chatbot (:func:`service.runs.demo.demo_app`).
 
 Run: ``python -m uvicorn tests.runs.chat_server:app --port PORT``.
@@ -29,12 +31,14 @@ from starlette.routing import Mount, Route
 
 from service.runs.demo import demo_app
 
-DELAYS_S = {"hold": 0.1, "slow": 0.3}
+DELAYS_S = {"hold": 0.1, "slow": 0.3, "shared": 0.2}
 _MARKER = re.compile(r"\[([a-z-]+)\]")
 
 in_flight: Counter[str] = Counter()
 most_in_flight: Counter[str] = Counter()
 seen_turns: Counter[str] = Counter()
+asked: dict[str, Counter[str]] = {}
+"""Per behaviour, how many requests ended with each last user turn (runners sharing a run must ask each once)."""
 
 
 def _echo(messages: list[dict[str, Any]]) -> JSONResponse:
@@ -62,6 +66,7 @@ async def chat_completions(request: Request) -> Any:
     marker = _MARKER.search(last)
     behaviour = marker.group(1) if marker else body["model"]
     in_flight[behaviour] += 1
+    asked.setdefault(behaviour, Counter())[last] += 1
     most_in_flight[behaviour] = max(most_in_flight[behaviour], in_flight[behaviour])
     try:
         await asyncio.sleep(DELAYS_S.get(behaviour, 0.0))
@@ -109,6 +114,10 @@ async def stats(request: Request) -> JSONResponse:
     return JSONResponse({"max_in_flight": most_in_flight[request.path_params["behaviour"]]})
 
 
+async def asked_counts(request: Request) -> JSONResponse:
+    return JSONResponse(dict(asked.get(request.path_params["behaviour"], Counter())))
+
+
 async def health(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
@@ -117,6 +126,7 @@ app = Starlette(routes=[
     Route("/v1/chat/completions", chat_completions, methods=["POST"]),
     Route("/json/ask", json_ask, methods=["POST"]),
     Route("/stats/{behaviour}", stats),
+    Route("/asked/{behaviour}", asked_counts),
     Route("/health", health),
     Mount("/demo", demo_app()),
 ])

@@ -155,7 +155,7 @@ def test_caie_run_killed_mid_run_resumes_without_duplicates(approved: Service, c
     store.close()
     env = {**os.environ, "CAIE_BASE_URL": BASE_URL}
     command = [sys.executable, "-m", "service.cli", "run", ID, "--data-dir", str(data), "--openai-base-url",
-               f"{chat_server}/v1", "--model", "slow", "--concurrency", "1", "--timeout", "5"]
+               f"{chat_server}/v1", "--model", "slow", "--concurrency", "1", "--timeout", "5", "--lease", "2"]
     first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert first.stderr is not None
     for line in first.stderr:  # "run 1: k/6 cases recorded", a line per write (a case per 0.3 s): kill it at 2

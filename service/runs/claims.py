@@ -1,0 +1,83 @@
+"""Claims: how runner processes sharing one run through one store divide its probes.
+
+Before running probes a runner claims them: a claim is a graph of its own per probe, ``{run}/claims/{probe
+number}``, naming the runner and when its lease expires. A claim is made on the condition that the probe has no
+claim graph yet, or that the one it has, expired, is still the one read (a conditional write: 409 inside,
+retried), so two runners never hold the same probe. A probe whose case is recorded needs no claim; a claim
+whose lease passed is taken over, so the probes of a runner that died are run by another once its leases
+lapse. The lease must outlast the runner's work on a batch (:func:`lease_for`).
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import socket
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+
+from pyoxigraph import Literal, NamedNode, Triple
+
+from ..core.catalog import GraphKind, now
+from ..core.commits import ConcurrentWrite
+from ..core.config import Credential
+from ..core.graphs import GraphEdit, GraphService
+from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..plan.model import Probe
+from .model import ExecutionSettings
+
+CLAIM_ATTEMPTS = 8
+"""Times a runner reads again and retries when another runner's claim won a probe it wanted."""
+
+
+def runner_id() -> str:
+    """An identifier for this runner process: host, process id and a random part (a restarted process differs)."""
+    return f"{socket.gethostname()}/{os.getpid()}/{secrets.token_hex(4)}"
+
+
+def lease_for(settings: ExecutionSettings, batch: int, turns: int = 1) -> timedelta:
+    """A lease that outlasts the slowest a batch can take: every turn of every case timing out after every retry
+    and its backoff, run ``settings.concurrency`` at a time; and a minute more."""
+    per_turn = (settings.retries + 1) * settings.timeout_s + settings.retries * settings.max_backoff_s
+    rounds = -(-batch // settings.concurrency)
+    return timedelta(seconds=60 + rounds * turns * per_turn)
+
+
+def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, pending: Sequence[Probe],
+          count: int, claimant: str, lease: timedelta, credential: Credential) -> list[Probe]:
+    """Up to ``count`` of ``pending`` (probes without a recorded case, in order) that this runner now holds:
+    unclaimed ones, or ones whose claim has expired. Empty when every pending probe is held by a live claim."""
+    for _ in range(CLAIM_ATTEMPTS):
+        held = {row["probe"].value: row
+                for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})}
+        at = now()
+        free = [p for p in pending if p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at)][:count]
+        if not free:
+            return []
+        until = at + lease
+        # each claim holds only if its graph is still absent, or still the expired claim read here
+        edits = [GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, p.iri, claimant, until), replace=True,
+                           title=f"claim on probe {p.number} in run {run_number}", batch_of=run,
+                           expected_digest=held[p.iri]["digest"].value if p.iri in held else None)
+                 for p in free for ref in (graphs.member(GraphKind.EVALUATION,
+                                                         f"{evaluation_id}/runs/{run_number}/claims/{p.number}"),)]
+        try:
+            graphs.apply_edits(edits, credential)
+        except ConcurrentWrite:
+            continue  # another runner claimed one of them meanwhile: read the claims again
+        return list(free)
+    return []
+
+
+def _expired(lexical: str, at: datetime) -> bool:
+    return datetime.fromisoformat(lexical) <= at
+
+
+def _claim_triples(claim_iri: str, run: str, probe: str, claimant: str, until: datetime) -> list[Triple]:
+    node = NamedNode(claim_iri)
+    return [Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "RunClaim")),
+            Triple(node, NamedNode(EPO + "claimedIn"), NamedNode(run)),
+            Triple(node, NamedNode(EPO + "claimsProbe"), NamedNode(probe)),
+            Triple(node, NamedNode(EPO + "claimant"), Literal(claimant)),
+            Triple(node, NamedNode(EPO + "leaseExpires"), Literal(until.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
+            Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(now().isoformat(), datatype=NamedNode(XSD + "dateTime")))]
