@@ -196,7 +196,7 @@ def test_the_language_check_reads_the_countrys_languages(traces, rules, criteria
     assert next(d for d in hausa if d.judge.iri.endswith("c07-schedule")).outcome == FAILED
 
 
-def test_every_determination_is_an_automatic_rulings_by_a_versioned_rule_on_an_exercised_criterion(
+def test_every_determination_is_an_automatic_ruling_by_a_versioned_rule_on_an_exercised_criterion(
         traces, rules, criteria) -> None:
     only = {"c07": criteria["c07"], "c11": criteria["c11"]}
     determinations = judge(traces["kenya-schedule"], context("kenya-schedule", only), rules)
