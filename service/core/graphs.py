@@ -289,6 +289,21 @@ class GraphService:
                     raise
         raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
 
+    def append_numbered(self, record: GraphRef, segment: str, build: Callable[[GraphRef], list[Triple]],
+                        agent: Credential, *, title: str, guards: Mapping[str, str] | None = None) -> GraphRef:
+        """Append the next numbered batch ``{record}/{segment}/{n}`` whose triples name it: ``build`` gets the new
+        graph and makes its content; another writer taking ``n`` meanwhile makes it try ``n + 1``. ``title`` may
+        say the number as ``{n}``."""
+        for _ in range(5):
+            ref = self.next_batch(record, segment)
+            try:
+                self.append(record, segment, build(ref), agent, key=ref.identifier.rsplit("/", 1)[-1],
+                            title=title.replace("{n}", ref.identifier.rsplit("/", 1)[-1]), guards=guards)
+            except ConcurrentWrite:
+                continue
+            return ref
+        raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
+
     def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
         """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""
         if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) and _ontology_of(content) is None:

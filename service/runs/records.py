@@ -80,19 +80,13 @@ def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, versio
     status = require_approved_plan(graphs, evaluation_id, plan_number)
     plan_graph = plan_ref(graphs, evaluation_id, plan_number)
     catalogued = graphs.entry(plan_graph).digest
-    evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id)
-    for _ in range(5):
-        ref = graphs.next_batch(evaluation, "runs")
-        triples = rdf.run_triples(ref.iri.value, iris_for(graphs, evaluation_id).evaluation, status.plan, status.digest,
-                                  version, settings, graphs.agent_iri(agent.agent), now())
-        try:
-            graphs.append(evaluation, "runs", triples, agent, key=ref.identifier.rsplit("/", 1)[-1],
-                          title=f"run {ref.identifier.rsplit('/', 1)[-1]} of plan {plan_number}",
-                          guards={plan_graph.iri.value: catalogued})
-        except ConcurrentWrite:
-            continue  # another run took the number meanwhile
-        return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
-    raise Conflict(f"could not number a new run of evaluation {evaluation_id!r}: too many concurrent starts; retry")
+    evaluation_iri = iris_for(graphs, evaluation_id).evaluation
+    ref = graphs.append_numbered(
+        graphs.member(GraphKind.EVALUATION, evaluation_id), "runs",
+        lambda run: rdf.run_triples(run.iri.value, evaluation_iri, status.plan, status.digest, version, settings,
+                                    graphs.agent_iri(agent.agent), now()),
+        agent, title=f"run {{n}} of plan {plan_number}", guards={plan_graph.iri.value: catalogued})
+    return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
 
 
 def list_runs(graphs: GraphService, evaluation_id: str) -> list[RunView]:
