@@ -36,6 +36,11 @@ def _int(value: int) -> Literal:
     return Literal(str(value), datatype=_n(XSD + "integer"))
 
 
+def probe_iri(plan: str, number: int) -> str:
+    """The IRI of probe ``number`` of the plan ``plan``: ``{plan}/probes/{number}``."""
+    return f"{plan}/probes/{number}"
+
+
 @dataclass(frozen=True)
 class Provenance:
     """Where a plan's probes come from, beyond the derivation activity: the DSO release they were derived
@@ -90,7 +95,7 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
             Triple(node, _n(EPO + "frameSize"), _int(frames[criterion])),
         ]
     for probe in probes:
-        node = _n(f"{plan}/probes/{probe.number}")
+        node = _n(probe_iri(plan, probe.number))
         out += [
             Triple(p, _n(EPO + "includesProbe"), node),
             Triple(node, _TYPE, _n(EPO + "Probe")),

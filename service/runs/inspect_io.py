@@ -26,8 +26,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
 
-from .model import (AdapterKind, Boundary, CaseTrace, ErrorKind, Exchange, ExecutionError, TargetVersion, TokenUsage,
-                    Turn)
+from .model import Boundary, CaseTrace, ErrorKind, Exchange, ExecutionError, TargetVersion, TokenUsage, Turn
 
 if TYPE_CHECKING:
     from inspect_ai.event import ModelEvent
@@ -43,11 +42,6 @@ PLAN_KEY = "plan"
 CRITERIA_KEY = "criteria"
 LANGUAGE_KEY = "language"
 FOLLOW_UPS_KEY = "follow_ups"
-
-# Proposed for model.AdapterKind and model.ErrorKind (model.py is not this module's to change): a version
-# whose replies were collected by another tool, and a failure that tool reported in its own words.
-IMPORTED_ADAPTER = cast(AdapterKind, "imported")
-REPORTED_ERROR = cast(ErrorKind, "reported")
 
 # Inspect's limits that mean the conversation ran out of time; any other limit is reported as it is.
 _TIME_LIMITS = frozenset({"time", "working"})
@@ -190,7 +184,7 @@ def read_inspect_log(path: str | Path, *, system: str | None = None) -> InspectI
                          "version")
     version = TargetVersion(
         system=system or log.eval.model,
-        adapter=IMPORTED_ADAPTER,
+        adapter="imported",
         model_release=next(iter(releases), log.eval.model),
         endpoint=log.eval.model_base_url,
         parameters=_parameters(log),
@@ -276,9 +270,9 @@ def _play(sample: EvalSample) -> _Played:
 
 def _failure(sample: EvalSample) -> tuple[ErrorKind, str, int] | None:
     if sample.error is not None:
-        return REPORTED_ERROR, sample.error.message, len(sample.error_retries or ()) + 1
+        return "reported", sample.error.message, len(sample.error_retries or ()) + 1
     if sample.limit is not None:
-        kind: ErrorKind = "timeout" if sample.limit.type in _TIME_LIMITS else REPORTED_ERROR
+        kind: ErrorKind = "timeout" if sample.limit.type in _TIME_LIMITS else "reported"
         return kind, f"the sample hit its {sample.limit.type} limit of {sample.limit.limit:g}", 1
     return None
 

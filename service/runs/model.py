@@ -18,8 +18,10 @@ from datetime import datetime
 from typing import Any, Literal
 
 Role = Literal["system", "user", "assistant"]
-ErrorKind = Literal["timeout", "http_status", "malformed", "unreachable"]
-AdapterKind = Literal["openai-compatible", "http-json", "demo"]
+# "reported": a failure another tool (an Inspect log) reported in its own words, for an imported run.
+ErrorKind = Literal["timeout", "http_status", "malformed", "unreachable", "reported"]
+# "imported": replies collected elsewhere (an Inspect eval, red-teaming sessions), not by an adapter here.
+AdapterKind = Literal["openai-compatible", "http-json", "demo", "imported"]
 
 # A settings key named like a credential is refused: the fingerprint is published, a key must never be.
 _SECRET_KEY = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|bearer|^(access[_-]?)?token$|^auth$",

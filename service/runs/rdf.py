@@ -2,10 +2,11 @@
 
 A run is the graph ``{evaluation}/runs/{n}``: the plan it executes (and the digest it was approved with), the
 target version it is pinned to (``epo:targetConfiguration``, canonical JSON without secrets, and its
-``epo:targetFingerprint``), the execution settings, who started it and when. Each probe's case is a graph of
-its own, ``{run}/cases/{probe number}``, named like the conversation it records: one graph per probe and run is
-what makes a resumed or shared run record nothing twice (a second write of the same case finds its graph
-taken). A case holds the conversation, its turns (input text, timing, latency, attempts, tokens) and
+``epo:targetFingerprint``), the execution settings, who started it and when; an imported run also what its
+responses came from (``epo:importedFrom`` ``{run}/source``: the uploaded file's kind, media type and digest).
+Each probe's case is a graph of its own, ``{run}/cases/{probe number}``, named like the conversation it
+records: one graph per probe and run is what makes a resumed or shared run record nothing twice (a second
+write of the same case finds its graph taken). A case holds the conversation, its turns (input text, timing, latency, attempts, tokens) and
 responses, and either a trace (answered to the end) or an execution error (kind, message, attempts, the turn
 that failed), never both::
 
@@ -24,11 +25,12 @@ from decimal import Decimal
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from ..core.namespaces import EPO, PROV, RDF, RDFS, XSD
+from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, XSD
 from .model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TargetVersion
 
 ERROR_KINDS = {"timeout": EPO + "Timeout", "http_status": EPO + "TargetHttpError",
-               "malformed": EPO + "MalformedResponse", "unreachable": EPO + "TargetUnreachable"}
+               "malformed": EPO + "MalformedResponse", "unreachable": EPO + "TargetUnreachable",
+               "reported": EPO + "ReportedFailure"}
 """An :class:`~.model.ExecutionError`'s kind as the EPO names it."""
 
 _TYPE = NamedNode(RDF + "type")
@@ -72,6 +74,16 @@ def run_triples(run: str, evaluation: str, plan: str, plan_digest: str, version:
         (PROV + "startedAtTime", _time(started)),
     ]
     return [Triple(node, _n(p), o) for p, o in facts]
+
+
+def source_triples(run: str, label: str, media_type: str, digest: str) -> list[Triple]:
+    """What an imported run's responses came from (``epo:importedFrom``, an object property: the file is the
+    entity ``{run}/source``): what it was, its media type and the SHA-256 of its bytes, so that the very file
+    can be recognised later."""
+    source = _n(f"{run}/source")
+    return [Triple(_n(run), _n(EPO + "importedFrom"), source), Triple(source, _TYPE, _n(PROV + "Entity")),
+            Triple(source, _n(RDFS + "label"), _text(label)), Triple(source, _n(DCTERMS + "format"), _text(media_type)),
+            Triple(source, _n(EPO + "digest"), _text(digest))]
 
 
 def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> list[Triple]:

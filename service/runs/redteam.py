@@ -38,7 +38,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
-from .inspect_io import IMPORTED_ADAPTER
+from ..plan.rdf import probe_iri
 from .model import CaseTrace, Exchange, TargetVersion, Turn
 
 Format = Literal["jsonl", "csv"]
@@ -181,7 +181,7 @@ def _probe(number: int, value: Any, plan: str | None) -> str:
         if plan is None:
             raise ValueError(f"row {number}, field 'probe': {value!r} is a probe number, but no plan IRI was given "
                              "to resolve it; give the plan, or the probe's IRI")
-        return f"{plan}/probes/{int(value)}"  # a plan's probe IRIs, as service.plan.rdf mints them
+        return probe_iri(plan, int(value))
     raise ValueError(f"row {number}, field 'probe': {value!r} is neither an http(s) IRI nor a probe number")
 
 
@@ -205,7 +205,7 @@ def _target(rows: Iterable[_Row]) -> TargetVersion:
                          f"{first_at}) and system {second[0]!r} release {second[1]!r} (row {second_at}); "
                          "import each version's responses on their own")
     [(system, release)] = first_row
-    return TargetVersion(system=system, adapter=IMPORTED_ADAPTER, model_release=release)
+    return TargetVersion(system=system, adapter="imported", model_release=release)
 
 
 def _case(probe: str, rows: list[_Row], target: str) -> RedTeamCase:
