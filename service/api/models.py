@@ -325,3 +325,34 @@ class RunBody(_Body):
 class ContinueBody(_Body):
     target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
     settings: RunSettingsBody = RunSettingsBody()
+
+
+OutcomeName = Literal["passed", "failed", "cantTell", "inapplicable"]
+
+
+class PointerBody(_Body):
+    start: int = Field(ge=0)
+    end: int = Field(ge=0)
+
+
+class RulingBody(_Body):
+    probe: Annotated[str, Field(pattern=r"^https?://", max_length=2000)]
+    criterion: Annotated[str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")]
+    turn: int = Field(1, ge=1, le=1000)
+    outcome: OutcomeName
+    rationale: Text
+    pointer: PointerBody | None = None
+
+
+class DeterminationsBody(_Body):
+    determinations: list[RulingBody] = Field(min_length=1, max_length=10_000)
+
+
+class AttestationBody(_Body):
+    criterion: Annotated[str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")]
+    outcome: OutcomeName
+    rationale: Text
+    sufficiency: Literal["sufficient", "insufficient"]
+    appropriateness: Literal["appropriate", "inappropriate"]
+    supersedes: Annotated[str | None, Field(pattern=r"^https?://", max_length=2000)] = None
+    reason: str | None = None

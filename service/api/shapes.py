@@ -12,6 +12,7 @@ from ..core.catalog import CatalogEntry
 from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
+from ..judgments.attestations import AttestationView
 from ..plan.model import PlanView, Probe
 from ..runs.jobs import Job
 from ..runs.records import RunView
@@ -161,4 +162,15 @@ def run_json(view: RunView, job: Job | None) -> JSON:
         "done": view.done,
         "job": None if job is None else {"state": job.state, "started": job.started.isoformat(),
                                          "ended": job.ended.isoformat() if job.ended else None, "error": job.error},
+    }
+
+
+def attestation_json(view: AttestationView) -> JSON:
+    return {
+        "attestation": view.iri, "criterion": view.criterion, "run": view.run, "outcome": view.outcome.rsplit("#", 1)[-1],
+        "rationale": view.rationale, "expert": view.expert, "at": view.at, "aggregationRule": view.aggregation_rule,
+        "aggregatedOutcome": view.aggregated_outcome.rsplit("#", 1)[-1],
+        "sufficiency": view.sufficiency.rsplit("/", 1)[-1], "appropriateness": view.appropriateness.rsplit("/", 1)[-1],
+        "determinations": list(view.determinations), "supersedes": view.supersedes, "reason": view.reason,
+        "current": view.current,
     }

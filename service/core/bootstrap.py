@@ -40,6 +40,8 @@ def spec_files(root: Path = REPO) -> Iterator[SpecFile]:
         yield SpecFile(GraphKind.KG, path.stem, path)
     for path in sorted((root / "ontologies" / "templates").glob("*.ttl")):
         yield SpecFile(GraphKind.TEMPLATES, path.stem, path)
+    for path in sorted((root / "examples" / "judges").glob("*.ttl")):
+        yield SpecFile(GraphKind.JUDGES, path.stem, path)
 
 
 def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda _: None) -> int:

@@ -36,6 +36,7 @@ class GraphKind(Enum):
     KG = "kg"
     SHAPES = "shapes"
     TEMPLATES = "templates"
+    JUDGES = "judges"
     EVALUATION = "evaluations"
 
     @property
@@ -46,6 +47,7 @@ class GraphKind(Enum):
             GraphKind.KG: "KnowledgeGraph",
             GraphKind.SHAPES: "ShapesGraph",
             GraphKind.TEMPLATES: "TemplatesGraph",
+            GraphKind.JUDGES: "JudgesGraph",
             GraphKind.EVALUATION: "EvaluationRecordGraph",
         }
         return NamedNode(CATALOG + names[self])

@@ -27,6 +27,7 @@ GRAPH_WRITERS: Final[Mapping[GraphKind, frozenset[str]]] = {
     GraphKind.ONTOLOGY: frozenset({ADMIN}),
     GraphKind.SHAPES: frozenset({ADMIN}),
     GraphKind.TEMPLATES: frozenset({ADMIN, DOMAIN_EXPERT}),
+    GraphKind.JUDGES: frozenset({ADMIN, DOMAIN_EXPERT}),
     GraphKind.DSO: frozenset({ADMIN, DOMAIN_EXPERT}),
     GraphKind.KG: frozenset({ADMIN, DOMAIN_EXPERT}),
 }

@@ -15,6 +15,7 @@ from functools import lru_cache
 
 import langcodes
 from lingua import IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
+from rdflib.namespace import RDF
 
 from ..plan.openings import normal_tag
 from .checks import Clause, Verdict, country, ve
@@ -47,7 +48,10 @@ def _lingua(alpha3: str) -> Language | None:
 
 
 def country_languages(context: ProbeContext) -> frozenset[str]:
-    """The ISO 639-3 codes of the country's official and major languages."""
+    """The ISO 639-3 codes of the country's official and major languages (none when the probe's knowledge graph
+    describes no one ``ve:Country``: another DSO's, whose replies are then read in the probe's language)."""
+    if len(set(context.country.subjects(RDF.type, ve("Country")))) != 1:
+        return frozenset()
     node = country(context.country).node
     return frozenset(str(language).removeprefix(LEXVO) for prop in ("officialLanguage", "majorLanguage")
                      for language in context.country.objects(node, ve(prop)) if str(language).startswith(LEXVO))

@@ -1,0 +1,89 @@
+"""Step 5 over REST: determinations on a run's responses (by people, or by the rule judges an operator starts),
+the domain expert's attestations (append-only; a correction supersedes), and their listings."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from pyoxigraph import NamedNode
+from starlette.concurrency import run_in_threadpool
+
+from ...core.config import Credential
+from ...core.errors import Unprocessable
+from ...core.graphs import GraphService
+from ...core.iris import require_iri_text
+from ...core.namespaces import EARL
+from ...envelope import iris_for
+from ...judgments.attestations import attest, attestations
+from ...judgments.automated import judge_run
+from ...judgments.records import Ruling, plan_criteria, record_rulings
+from ...runs.records import run_view
+from ..deps import GraphsDep, ReaderDep, credential
+from ..models import AttestationBody, DeterminationsBody
+from ..shapes import attestation_json
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+
+
+def _criterion(graphs: GraphService, evaluation_id: str, run_number: int, given: str) -> str:
+    """A criterion named by IRI or by identifier, among the run's plan's (422 naming an unknown identifier)."""
+    if given.startswith(("http://", "https://")):
+        return given
+    known = plan_criteria(graphs, evaluation_id, run_view(graphs, evaluation_id, run_number).plan)
+    found = [c for c in known if c.rsplit("/", 1)[-1] == given]
+    if not found:
+        raise Unprocessable(f"no criterion {given!r} in the run's plan: it tests {', '.join(sorted(c.rsplit('/', 1)[-1] for c in known))}")
+    return found[0]
+
+
+@router.post("/runs/{number}/determinations", status_code=201,
+             summary="Record people's determinations on a run's responses, as one batch (annotator or domain expert)")
+async def post_determinations(evaluation_id: str, number: int, body: DeterminationsBody, graphs: GraphsDep,
+                              agent: CredentialDep) -> JSONResponse:
+    def record() -> list[str]:
+        rulings = [Ruling(r.probe, _criterion(graphs, evaluation_id, number, r.criterion), r.turn, EARL + r.outcome,
+                          r.rationale, (r.pointer.start, r.pointer.end) if r.pointer else None)
+                   for r in body.determinations]
+        return record_rulings(graphs, evaluation_id, number, rulings, agent)
+    made = await run_in_threadpool(record)
+    return JSONResponse({"determinations": made}, status_code=201)
+
+
+@router.post("/runs/{number}/rule-judgments", status_code=201,
+             summary="Apply every judging rule in the store to the run's answered cases (evaluation operator)")
+async def post_rule_judgments(evaluation_id: str, number: int, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
+    made = await run_in_threadpool(judge_run, graphs, evaluation_id, number, agent)
+    return JSONResponse({"determinations": made}, status_code=201)
+
+
+@router.get("/determinations", summary="The evaluation's determinations; filter by criterion IRI or run IRI")
+async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None,
+                             run: str | None = None) -> JSONResponse:
+    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
+    for name, value in (("criterion", criterion), ("run", run)):
+        if value is not None:
+            require_iri_text(value, f"the {name}")
+            bindings[name] = NamedNode(value)
+    rows = await run_in_threadpool(graphs.rows, "determinations", bindings)
+    return JSONResponse({"determinations": [{key: row[key].value for key in row} for row in rows]})
+
+
+@router.post("/runs/{number}/attestations", status_code=201,
+             summary="Attest a criterion's outcome for a run (domain expert); a correction supersedes, with a reason")
+async def post_attestation(evaluation_id: str, number: int, body: AttestationBody, graphs: GraphsDep,
+                           agent: CredentialDep) -> JSONResponse:
+    def record():  # type: ignore[no-untyped-def]
+        criterion = _criterion(graphs, evaluation_id, number, body.criterion)
+        return attest(graphs, evaluation_id, number, criterion, EARL + body.outcome, body.rationale, body.sufficiency,
+                      body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason)
+    return JSONResponse(attestation_json(await run_in_threadpool(record)), status_code=201)
+
+
+@router.get("/attestations", summary="The evaluation's attestations, each with whether it is current")
+async def get_attestations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    found = await run_in_threadpool(attestations, graphs, evaluation_id)
+    return JSONResponse({"attestations": [attestation_json(a) for a in found]})

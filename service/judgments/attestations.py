@@ -1,0 +1,151 @@
+"""Attestations (issue 10 §5): the domain expert states a criterion's outcome for a run, append-only.
+
+The expert starts from a declared, versioned aggregation rule (:data:`AGGREGATION`, ``epo:AnyFailedFails``
+version 1: failed if any determination failed, else passed if any passed, else cannot tell; inapplicable never
+counts) over every determination on the criterion in the run: an attestation aggregates them all (no cherry
+picking) and may state another outcome, with its rationale. It records the evidence's sufficiency and the
+test's appropriateness: insufficient evidence supports only cannot tell, an inappropriate test only cannot tell
+or inapplicable. A criterion has at most one current attestation per run: a correction supersedes it, with a
+reason, and both stay in the record (``queries/attestations.rq`` says which is current).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyoxigraph import NamedNode
+
+from ..core.auth import require
+from ..core.catalog import GraphKind, now
+from ..core.config import Credential
+from ..core.errors import Conflict, Unprocessable
+from ..core.graphs import GraphService
+from ..core.namespaces import EPO
+from ..core.roles import DOMAIN_EXPERT
+from ..envelope import iris_for
+from ..runs.records import run_view
+from . import rdf
+from .model import CANT_TELL, FAILED, INAPPLICABLE, OUTCOMES, PASSED
+from .records import plan_criteria
+
+AGGREGATION = EPO + "AnyFailedFails"
+SUFFICIENCY = {"sufficient": EPO + "Sufficient", "insufficient": EPO + "Insufficient"}
+APPROPRIATENESS = {"appropriate": EPO + "Appropriate", "inappropriate": EPO + "Inappropriate"}
+
+
+@dataclass(frozen=True)
+class AttestationView:
+    """An attestation as recorded, and whether it is current (no later one supersedes it)."""
+
+    iri: str
+    criterion: str
+    run: str
+    outcome: str
+    rationale: str
+    expert: str
+    at: str
+    aggregation_rule: str
+    aggregated_outcome: str
+    """What the aggregation rule gives over the determinations: where the expert started."""
+    sufficiency: str
+    appropriateness: str
+    determinations: tuple[str, ...]
+    supersedes: str | None
+    reason: str | None
+    current: bool
+
+
+def aggregate(outcomes: list[str]) -> str | None:
+    """``epo:AnyFailedFails`` version 1 over determination outcomes (``None``: nothing to start from)."""
+    counted = [o for o in outcomes if o != INAPPLICABLE]
+    if FAILED in counted:
+        return FAILED
+    if PASSED in counted:
+        return PASSED
+    return CANT_TELL if counted else None
+
+
+def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion: str, outcome: str, rationale: str,
+           sufficiency: str, appropriateness: str, credential: Credential | None, *, supersedes: str | None = None,
+           reason: str | None = None) -> AttestationView:
+    """Record the domain expert's attestation of ``criterion`` for run ``run_number`` (see the module docstring).
+    403 unless a domain expert; 422 naming the problem; 409 when the criterion already has a current attestation
+    for the run and this one does not supersede it (or supersedes another)."""
+    agent = require(credential, DOMAIN_EXPERT)
+    run = run_view(graphs, evaluation_id, run_number)
+    evaluation = iris_for(graphs, evaluation_id).evaluation
+    _check_values(graphs, evaluation_id, run.plan, criterion, outcome, rationale, sufficiency, appropriateness)
+    rows = graphs.rows("determinations", {"evaluation": NamedNode(evaluation), "criterion": NamedNode(criterion),
+                                          "run": NamedNode(run.iri)})
+    if not rows:
+        raise Unprocessable(f"no determination on {criterion} in run {run_number} to attest from: determine first")
+    started_from = aggregate([row["outcome"].value for row in rows])
+    if started_from is None:
+        raise Unprocessable(f"every determination on {criterion} in run {run_number} is inapplicable: nothing to attest")
+    current = [a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current]
+    _check_supersession(current, criterion, run_number, supersedes, reason)
+    at = now()
+    ref = graphs.append_numbered(
+        graphs.member(GraphKind.EVALUATION, evaluation_id), "judgments",
+        lambda batch: rdf.attestation_triples(
+            f"{batch.iri.value}/attestations/1", evaluation, criterion, run.iri, outcome, rationale,
+            (AGGREGATION, started_from),
+            [row["determination"].value for row in rows], SUFFICIENCY[sufficiency], APPROPRIATENESS[appropriateness],
+            graphs.agent_iri(agent.agent), at, supersedes, reason),
+        agent, title=f"judgments {{n}}: attestation of {criterion.rsplit('/', 1)[-1]} for run {run_number}")
+    iri = f"{ref.iri.value}/attestations/1"
+    return next(a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.iri == iri)
+
+
+def _check_values(graphs: GraphService, evaluation_id: str, plan: str, criterion: str, outcome: str, rationale: str,
+                  sufficiency: str, appropriateness: str) -> None:
+    problems = []
+    if criterion not in plan_criteria(graphs, evaluation_id, plan):
+        problems.append(f"{criterion} is not a criterion the run's plan tests (an in-scope criterion of its envelope)")
+    if outcome not in OUTCOMES:
+        problems.append(f"outcome {outcome!r} is not one of EARL's: {', '.join(sorted(OUTCOMES))}")
+    if sufficiency not in SUFFICIENCY:
+        problems.append(f"sufficiency must be one of {', '.join(SUFFICIENCY)}, not {sufficiency!r}")
+    if appropriateness not in APPROPRIATENESS:
+        problems.append(f"appropriateness must be one of {', '.join(APPROPRIATENESS)}, not {appropriateness!r}")
+    if not rationale.strip():
+        problems.append("an attestation needs a rationale")
+    if sufficiency == "insufficient" and outcome in (PASSED, FAILED):
+        problems.append("insufficient evidence supports no passed or failed outcome: attest cantTell")
+    if appropriateness == "inappropriate" and outcome in (PASSED, FAILED):
+        problems.append("an inappropriate test supports no passed or failed outcome: attest cantTell or inapplicable")
+    if problems:
+        raise Unprocessable("; ".join(problems), detail=problems)
+
+
+def _check_supersession(current: list[AttestationView], criterion: str, run_number: int, supersedes: str | None,
+                        reason: str | None) -> None:
+    if supersedes is None and current:
+        raise Conflict(f"{criterion} already has a current attestation for run {run_number} ({current[0].iri}): "
+                       "supersede it, with a reason")
+    if supersedes is not None:
+        if supersedes not in {a.iri for a in current}:
+            raise Conflict(f"{supersedes} is not the current attestation of {criterion} for run {run_number}"
+                           + (f" (that is {current[0].iri})" if current else " (it has none)"))
+        if not (reason or "").strip():
+            raise Unprocessable("a superseding attestation needs the reason for the correction")
+
+
+def attestations(graphs: GraphService, evaluation_id: str, *, criterion: str | None = None,
+                 run: str | None = None) -> list[AttestationView]:
+    """The evaluation's attestations (``queries/attestations.rq``), oldest first per criterion."""
+    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
+    if criterion is not None:
+        bindings["criterion"] = NamedNode(criterion)
+    if run is not None:
+        bindings["run"] = NamedNode(run)
+    return [AttestationView(
+        iri=row["attestation"].value, criterion=row["criterion"].value, run=row["run"].value,
+        outcome=row["outcome"].value, rationale=row["rationale"].value, expert=row["expert"].value,
+        at=row["at"].value, aggregation_rule=row["aggregationRule"].value,
+        aggregated_outcome=row["aggregatedOutcome"].value, sufficiency=row["sufficiency"].value,
+        appropriateness=row["appropriateness"].value,
+        determinations=tuple(row["determinations"].value.split()) if "determinations" in row else (),
+        supersedes=row["supersedes"].value if "supersedes" in row else None,
+        reason=row["reason"].value if "reason" in row else None,
+        current=row["current"].value == "true") for row in graphs.rows("attestations", bindings)]
