@@ -15,7 +15,7 @@ from ..composition import build_services
 from ..core.store import Store
 from . import html, lean_sparql, openapi, problems, routing_errors, security
 from .routers import (evaluations, graph_store, graphs, health, imports, judgments, pages, plans, records, resources,
-                      runs, sparql)
+                      run_imports, runs, sparql)
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -56,6 +56,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(imports.router)
     app.include_router(evaluations.router)
     app.include_router(plans.router)
+    app.include_router(run_imports.router)
     app.include_router(runs.router)
     app.include_router(judgments.router)
     app.include_router(records.router)

@@ -6,9 +6,9 @@ target version it is pinned to (``epo:targetConfiguration``, canonical JSON with
 responses came from (``epo:importedFrom`` ``{run}/source``: the uploaded file's kind, media type and digest).
 Each probe's case is a graph of its own, ``{run}/cases/{probe number}``, named like the conversation it
 records: one graph per probe and run is what makes a resumed or shared run record nothing twice (a second
-write of the same case finds its graph taken). A case holds the conversation, its turns (input text, timing, latency, attempts, tokens) and
-responses, and either a trace (answered to the end) or an execution error (kind, message, attempts, the turn
-that failed), never both::
+write of the same case finds its graph taken). A case holds the conversation, its turns (input text, timing,
+latency, attempts, tokens) and responses, and either a trace (answered to the end) or an execution error
+(kind, message, attempts, the turn that failed), never both::
 
     <case> a epo:Conversation ; epo:inRun <run> ; epo:realizesProbe <probe> ; prov:startedAtTime … .
     <case/turns/1> a epo:Turn ; epo:inConversation <case> ; epo:turnIndex 1 ; epo:inputText "…" ; …
@@ -19,7 +19,7 @@ that failed), never both::
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -52,13 +52,15 @@ def _text(value: str) -> Literal:
     return Literal(value)
 
 
-def settings_json(settings: ExecutionSettings) -> str:
-    return json.dumps(asdict(settings), sort_keys=True, separators=(",", ":"))
+def settings_json(settings: ExecutionSettings | None) -> str:
+    """The settings as canonical JSON; ``{}`` for an imported run, whose requests the service did not make."""
+    return json.dumps(asdict(settings) if settings else {}, sort_keys=True, separators=(",", ":"))
 
 
 def run_triples(run: str, evaluation: str, plan: str, plan_digest: str, version: TargetVersion,
-                settings: ExecutionSettings, agent: str, started: datetime) -> list[Triple]:
-    """The run's own graph: what it executes, against which target version, how, by whom and since when."""
+                settings: ExecutionSettings | None, agent: str, started: datetime) -> list[Triple]:
+    """The run's own graph: what it executes, against which target version, how (``None``: imported, not
+    executed here), by whom and since when."""
     node = _n(run)
     facts: list[tuple[str, NamedNode | Literal]] = [
         (RDF + "type", _n(EPO + "Run")),
@@ -76,14 +78,23 @@ def run_triples(run: str, evaluation: str, plan: str, plan_digest: str, version:
     return [Triple(node, _n(p), o) for p, o in facts]
 
 
-def source_triples(run: str, label: str, media_type: str, digest: str) -> list[Triple]:
-    """What an imported run's responses came from (``epo:importedFrom``, an object property: the file is the
-    entity ``{run}/source``): what it was, its media type and the SHA-256 of its bytes, so that the very file
-    can be recognised later."""
-    source = _n(f"{run}/source")
-    return [Triple(_n(run), _n(EPO + "importedFrom"), source), Triple(source, _TYPE, _n(PROV + "Entity")),
-            Triple(source, _n(RDFS + "label"), _text(label)), Triple(source, _n(DCTERMS + "format"), _text(media_type)),
-            Triple(source, _n(EPO + "digest"), _text(digest))]
+@dataclass(frozen=True)
+class ImportSource:
+    """The file an imported run's responses came from: what it is (``"Inspect AI eval log"``), its media type
+    and the SHA-256 of its bytes (lowercase hex), so that the very file can be recognised later."""
+
+    label: str
+    media_type: str
+    digest: str
+
+
+def source_triples(run: str, source: ImportSource) -> list[Triple]:
+    """``epo:importedFrom``, an object property: the file is the entity ``{run}/source``."""
+    node = _n(f"{run}/source")
+    return [Triple(_n(run), _n(EPO + "importedFrom"), node), Triple(node, _TYPE, _n(PROV + "Entity")),
+            Triple(node, _n(RDFS + "label"), _text(source.label)),
+            Triple(node, _n(DCTERMS + "format"), _text(source.media_type)),
+            Triple(node, _n(EPO + "digest"), _text(source.digest))]
 
 
 def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> list[Triple]:

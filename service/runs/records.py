@@ -11,7 +11,8 @@ replica is never recorded twice: :func:`record_cases` leaves it out and says so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
@@ -170,3 +171,51 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
 
 def _case_ref(graphs: GraphService, evaluation_id: str, run_number: int, probe_number: int) -> GraphRef:
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{probe_number}")
+
+
+def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
+                        results: Sequence[CaseTrace | ExecutionError], source: rdf.ImportSource,
+                        credential: Credential | None, *, where: Mapping[str, str] | None = None) -> RunView:
+    """A run of plan ``plan_number`` whose replies were collected elsewhere (``source``): the run and every case
+    of ``results`` written in one transaction, so that a refusal or a failed write leaves no run behind.
+
+    Checked before anything is written: 403 unless an evaluation operator; 404 for no such plan; 409 unless the
+    plan is approved now (and the write holds only while its graph is the one approved); 422 naming every probe
+    that is not the plan's, with ``where[probe]`` (where the file gives it), or is given twice; 422 for a case
+    answered by another target version than ``version`` (one run never mixes versions).
+    """
+    agent = require(credential, *RUNNERS)
+    status = require_approved_plan(graphs, evaluation_id, plan_number)
+    plan_graph = plan_ref(graphs, evaluation_id, plan_number)
+    catalogued = graphs.entry(plan_graph).digest
+    numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, status.plan)}
+    given = Counter(r.probe for r in results)
+    located = where or {}
+    unknown = [probe + (f" ({located[probe]})" if probe in located else "") for probe in given if probe not in numbers]
+    problems = [f"not probes of {status.plan}: {', '.join(unknown)}"] if unknown else []
+    problems += [f"given twice: {probe}" for probe, count in given.items() if count > 1]
+    foreign = sorted({r.target for r in results} - {version.fingerprint})
+    problems += [f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
+                 "(one run never mixes target versions)"] if foreign else []
+    if not results or problems:
+        raise Unprocessable("; ".join(problems) or "nothing to import: no case answered or failed",
+                            detail=problems or None)
+    evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id)
+    for _ in range(5):
+        ref = graphs.next_batch(evaluation, "runs")
+        number = int(ref.identifier.rsplit("/", 1)[-1])
+        run = ref.iri.value
+        triples = rdf.run_triples(run, iris_for(graphs, evaluation_id).evaluation, status.plan, status.digest, version,
+                                  None, graphs.agent_iri(agent.agent), now()) + rdf.source_triples(run, source)
+        edits = [GraphEdit(ref, insert=triples, expected_digest=None, batch_of=evaluation.iri.value,
+                           title=f"run {number} of plan {plan_number}, imported from {source.label}")]
+        edits += [GraphEdit(case, insert=rdf.case_triples(case.iri.value, run, r), expected_digest=None,
+                            title=f"case of probe {numbers[r.probe]} in run {number}", batch_of=run)
+                  for r in results for case in (_case_ref(graphs, evaluation_id, number, numbers[r.probe]),)]
+        try:
+            graphs.apply_edits(edits, agent, guards={plan_graph.iri.value: catalogued})
+        except ConcurrentWrite:
+            require_approved_plan(graphs, evaluation_id, plan_number)  # a plan changed meanwhile: 409 saying so
+            continue  # another run took the number meanwhile
+        return run_view(graphs, evaluation_id, number)
+    raise Conflict(f"could not number a new run of evaluation {evaluation_id!r}: too many concurrent starts; retry")

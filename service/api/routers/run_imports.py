@@ -1,0 +1,48 @@
+"""Step 4 from elsewhere over REST: responses collected outside the service (an Inspect AI eval log, red-teaming
+sessions in JSONL or CSV) imported as a run of an approved plan, and the plan exported as an Inspect dataset so
+that Inspect users can run it and bring the log back (docs/imports.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from ...core.auth import require
+from ...core.config import Credential
+from ...runs.imports import ImportFormat, import_upload, inspect_dataset
+from ...runs.records import RUNNERS
+from ..body import read_body
+from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
+from ..shapes import run_json
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["runs"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+PlanQuery = Annotated[int, Query(ge=1, description="The number of the approved plan whose probes the file answers.")]
+FormatQuery = Annotated[ImportFormat, Query(alias="format", description=(
+    "inspect: an Inspect AI eval log (.eval or .json); jsonl or csv: red-teaming rows (docs/imports.md)."))]
+JSONL = "application/jsonl"
+
+
+@router.post("/runs/imports", status_code=201,
+             summary="Import responses collected elsewhere (Inspect log, red-teaming JSONL or CSV) as a run of an "
+                     "approved plan (evaluation operator); the file is the body, nothing is stored on any refusal")
+async def post_import(evaluation_id: str, request: Request, plan: PlanQuery, form: FormatQuery, graphs: GraphsDep,
+                      settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    operator = require(agent, *RUNNERS)  # before the body is read
+    data = await read_body(request, settings.max_body_bytes)
+    view = await run_in_threadpool(import_upload, graphs, evaluation_id, plan, data, form, operator)
+    return JSONResponse(run_json(view, None), status_code=201,
+                        headers={"Location": f"/evaluations/{evaluation_id}/runs/{view.number}"})
+
+
+@router.get("/plans/{number}/inspect-dataset", response_class=Response,
+            responses={200: {"content": {JSONL: {}}, "description": "One Inspect sample a line"}},
+            summary="The plan's probes as an Inspect AI dataset (JSONL, one sample per probe carrying its IRI)")
+async def get_inspect_dataset(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> Response:
+    text = await run_in_threadpool(inspect_dataset, graphs, evaluation_id, number)
+    return Response(text, media_type=JSONL, headers={
+        "Content-Disposition": f'attachment; filename="{evaluation_id}-plan-{number}.jsonl"'})
