@@ -176,6 +176,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"  example      {example}   (scope and envelope; {example}/envelope for its digest and sign-off)")
         print(f"  scenarios    {example}/scenarios?status=blocked   and   ?status=eligible")
         print(f"  plan         {example}/plans/1   and   {example}/plans/1/probes")
+        print(f"  run          {example}/runs/1   (the demonstration chatbot's replies, by SPARQL: queries/run-traces.rq)")
+        print(f"  judgments    {example}/determinations   and   {example}/attestations")
     if settings.tokens_file:
         print(f"  write tokens {settings.tokens_file} (agent and roles per token)")
     _run_until_signalled(app, args.host, args.port)
