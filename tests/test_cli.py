@@ -10,12 +10,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyoxigraph import Quad
+from pyoxigraph import NamedNode, Quad
 
 from service.core.store import EmbeddedStore
 from service.worked_example import load_worked_example
 
-from .conftest import REPO, dump, restore
+from .conftest import REPO, dump, graphs_over, restore
 from .test_envelope import example_envelope, load_spec, spec_quads  # noqa: F401
 
 BASE = "http://caie.test/"
@@ -80,3 +80,26 @@ def test_derive_and_plan(tmp_path: Path, worked_example_quads: list[Quad]) -> No
     assert planned.returncode == 0, planned.stderr
     in_scope = sum(c.get("inScope", True) for c in example_envelope()["criteria"])
     assert "plan 2:" in planned.stdout and "sampling probes" in planned.stderr and f"{in_scope}/{in_scope}" in planned.stderr
+
+
+def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: list[Quad]) -> None:
+    """``make run``'s example goes through steps 4 and 5: every probe of the approved plan answered by the
+    demonstration chatbot, and its deliberate failures (DELIBERATE_FAILURES) caught by the rule judges: the wrong
+    Nigerian schedule (c07), the clinic without calling ahead (c05), English replies to questions in another
+    language (c11), the bare refusal (c09); a human determination; attestations, one superseded with a reason."""
+    store = EmbeddedStore()
+    restore(store, worked_example_quads)
+    graphs = graphs_over(store, BASE)
+    evaluation, run = NamedNode(f"{BASE}evaluations/measles"), f"{BASE}evaluations/measles/runs/1"
+    (view,) = graphs.rows("runs", {"evaluation": evaluation})
+    assert (view["probes"].value, view["traces"].value, view["errors"].value) == ("300", "300", "0")
+    rows = graphs.rows("determinations", {"evaluation": evaluation, "run": NamedNode(run)})
+    failed = {r["criterion"].value.rsplit("/", 1)[-1] for r in rows if r["outcome"].value.endswith("#failed")}
+    assert {"c05", "c07", "c09", "c11"} <= failed
+    nigeria = [r for r in rows if r["criterion"].value.endswith("/c07") and r["outcome"].value.endswith("#failed")]
+    assert nigeria and all("9 months" in r["rationale"].value for r in nigeria)
+    assert any(r["mode"].value.endswith("#manual") and r["judge"].value.endswith("/annie") for r in rows)
+    attested = graphs.rows("attestations", {"evaluation": evaluation})
+    superseded = [a for a in attested if a["current"].value == "false"]
+    assert len(superseded) == 1 and any(a.get("supersedes") and a["reason"].value for a in attested)
+    store.close()
