@@ -127,6 +127,8 @@ def test_bad_uploads_are_refused_by_name_and_store_nothing(approved: Service) ->
     ]
     for answer, status, phrase in cases:
         assert (answer.status_code, phrase in answer.text) == (status, True), answer.text
+    read = approved.http.get(IMPORTS)  # the import, not a run numbered "imports"
+    assert (read.status_code, read.headers["Allow"]) == (405, "POST"), read.text
     assert len(dump(approved.store)) == before
     assert approved.http.get(f"/evaluations/{ID}/runs").json()["runs"] == []
 

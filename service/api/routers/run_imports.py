@@ -4,11 +4,12 @@ that Inspect users can run it and bring the log back (docs/imports.md)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
+from starlette.exceptions import HTTPException
 
 from ...core.auth import require
 from ...core.config import Credential
@@ -25,9 +26,13 @@ PlanQuery = Annotated[int, Query(ge=1, description="The number of the approved p
 FormatQuery = Annotated[ImportFormat, Query(alias="format", description=(
     "inspect: an Inspect AI eval log (.eval or .json); jsonl or csv: red-teaming rows (docs/imports.md)."))]
 JSONL = "application/jsonl"
+_FILE = {"schema": {"type": "string", "format": "binary"}}
+# The file is the body, read by the route itself (FastAPI parses only JSON bodies); its type is ``format``'s.
+_UPLOAD = {"requestBody": {"required": True, "content": {"application/octet-stream": _FILE, JSONL: _FILE,
+                                                         "text/csv": _FILE}}}
 
 
-@router.post("/runs/imports", status_code=201,
+@router.post("/runs/imports", status_code=201, openapi_extra=_UPLOAD,
              summary="Import responses collected elsewhere (Inspect log, red-teaming JSONL or CSV) as a run of an "
                      "approved plan (evaluation operator); the file is the body, nothing is stored on any refusal")
 async def post_import(evaluation_id: str, request: Request, plan: PlanQuery, form: FormatQuery, graphs: GraphsDep,
@@ -37,6 +42,13 @@ async def post_import(evaluation_id: str, request: Request, plan: PlanQuery, for
     view = await run_in_threadpool(import_upload, graphs, evaluation_id, plan, data, form, operator)
     return JSONResponse(run_json(view, None), status_code=201,
                         headers={"Location": f"/evaluations/{evaluation_id}/runs/{view.number}"})
+
+
+@router.api_route("/runs/imports", methods=["GET", "HEAD"], include_in_schema=False, response_model=None)
+async def not_a_run() -> NoReturn:
+    """``/runs/imports`` is the import, not a run called ``imports`` (``GET /runs/{number}`` would answer 422 for
+    its number): a 405, whose ``Allow`` comes from the document (:mod:`..routing_errors`)."""
+    raise HTTPException(405)
 
 
 @router.get("/plans/{number}/inspect-dataset", response_class=Response,
