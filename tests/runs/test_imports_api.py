@@ -1,9 +1,10 @@
 """Responses collected elsewhere, imported over real HTTP as runs of the bed-nets plan (6 probes, approved).
 
 The plan goes out as an Inspect dataset, a real Inspect eval runs it (inspect-ai's ``mockllm/model`` echoing
-each user turn, in a child process as in test_inspect_io.py) and the log comes back as a run whose every probe
-has its trace with the mock's reply; red-teaming rows come back likewise. Every bad upload is refused by name
-with nothing stored: a row for a probe the plan does not have, two target versions in one file, a plan not
+each user turn, in a child process as in test_inspect_io.py) and the log comes back as a run whose probes have
+their traces with the mock's replies, but one, given a follow-up the mock fails on, whose case is the failure
+the log reports (``epo:ReportedFailure``); red-teaming rows come back likewise. Every bad upload is refused by
+name with nothing stored: a row for a probe the plan does not have, two target versions in one file, a plan not
 approved, a caller who is not an operator, a format that is none of the three.
 """
 
@@ -17,10 +18,12 @@ from pathlib import Path
 
 import httpx
 
+from service.core.namespaces import EPO
+
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump
 from ..plan.test_pinned_inputs import select
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from .test_inspect_io import REPO, RELEASE, _reply
+from .test_inspect_io import FAILING_TURN, RELEASE, REPO, _reply
 from .test_run_record import OPERATOR, PROBES, approved  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY
@@ -37,6 +40,14 @@ REPLIES = f"""
                     ?response prov:wasGeneratedBy ?turn ; epo:responseText ?reply .
                     ?trace epo:traceOf ?case }}
     }} ORDER BY ?probe ?index"""
+FAILURES = f"""
+    PREFIX epo: <https://w3id.org/ob-caie/epo/>
+    SELECT ?probe ?kind ?message ?turn ?kept WHERE {{
+      GRAPH ?case {{ ?case epo:inRun <{RUN}> ; epo:realizesProbe ?probe .
+                    ?error a epo:ExecutionError ; epo:errorKind ?kind ; epo:errorMessage ?message ;
+                           epo:errorIn/epo:turnIndex ?turn .
+                    ?response epo:responseText ?kept }}
+    }}"""
 SOURCE = f"""
     PREFIX epo: <https://w3id.org/ob-caie/epo/>
     PREFIX dcterms: <http://purl.org/dc/terms/>
@@ -76,21 +87,26 @@ def test_the_exported_plan_run_by_inspect_imports_back_onto_its_probes(
     probes = approved.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
     assert [s["id"] for s in samples] == [p["probe"] for p in probes] and len(samples) == PROBES
     assert [s["input"][0]["content"] for s in samples] == [p["openingPrompt"] for p in probes]
+    samples[-1]["metadata"]["follow_ups"] = [FAILING_TURN]  # the mock fails on it, as a dropped connection would
     dataset = tmp_path / "plan-1.jsonl"
-    dataset.write_text(exported.text, encoding="utf-8")
+    dataset.write_text("".join(json.dumps(sample) + "\n" for sample in samples), encoding="utf-8")
     log = inspect_log(dataset)
 
     imported = upload(approved, log, "inspect")
     assert imported.status_code == 201, imported.text
     run = imported.json()
     assert imported.headers["Location"] == f"/evaluations/{ID}/runs/1" and run["run"] == RUN
-    assert (run["probes"], run["cases"], run["traces"], run["executionErrors"]) == (PROBES, PROBES, PROBES, 0)
+    assert (run["probes"], run["cases"], run["traces"], run["executionErrors"]) == (PROBES, PROBES, PROBES - 1, 1)
     assert run["targetConfiguration"]["adapter"] == "imported"
     assert (run["targetConfiguration"]["model_release"], run["settings"]) == (RELEASE, {})
     [listed] = approved.http.get(f"/evaluations/{ID}/runs").json()["runs"]
     assert (listed["targetFingerprint"], listed["done"]) == (run["targetFingerprint"], True)
     replies = {r["probe"]: (r["sent"], r["reply"]) for r in select(approved, REPLIES)}
-    assert replies == {p["probe"]: (p["openingPrompt"], _reply(p["openingPrompt"])) for p in probes}
+    assert replies == {p["probe"]: (p["openingPrompt"], _reply(p["openingPrompt"])) for p in probes[:-1]}
+    [failed] = select(approved, FAILURES)  # the reply before the failure is kept, the failed turn named
+    assert "the target dropped the connection" in failed.pop("message")
+    assert failed == {"probe": probes[-1]["probe"], "kind": f"{EPO}ReportedFailure", "turn": "2",
+                      "kept": _reply(probes[-1]["openingPrompt"])}
     assert select(approved, SOURCE) == [{"format": "application/zip", "digest": hashlib.sha256(log).hexdigest()}]
 
 

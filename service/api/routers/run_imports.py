@@ -21,7 +21,14 @@ from ..shapes import run_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["runs"])
 
-CredentialDep = Annotated[Credential | None, Depends(credential)]
+
+
+def operator(agent: Annotated[Credential | None, Depends(credential)]) -> Credential:
+    """The caller, if an evaluation operator: checked before the parameters and the body are."""
+    return require(agent, *RUNNERS)
+
+
+OperatorDep = Annotated[Credential, Depends(operator)]
 PlanQuery = Annotated[int, Query(ge=1, description="The number of the approved plan whose probes the file answers.")]
 FormatQuery = Annotated[ImportFormat, Query(alias="format", description=(
     "inspect: an Inspect AI eval log (.eval or .json); jsonl or csv: red-teaming rows (docs/imports.md)."))]
@@ -35,11 +42,10 @@ _UPLOAD = {"requestBody": {"required": True, "content": {"application/octet-stre
 @router.post("/runs/imports", status_code=201, openapi_extra=_UPLOAD,
              summary="Import responses collected elsewhere (Inspect log, red-teaming JSONL or CSV) as a run of an "
                      "approved plan (evaluation operator); the file is the body, nothing is stored on any refusal")
-async def post_import(evaluation_id: str, request: Request, plan: PlanQuery, form: FormatQuery, graphs: GraphsDep,
-                      settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
-    operator = require(agent, *RUNNERS)  # before the body is read
+async def post_import(evaluation_id: str, request: Request, agent: OperatorDep, plan: PlanQuery, form: FormatQuery,
+                      graphs: GraphsDep, settings: SettingsDep) -> JSONResponse:
     data = await read_body(request, settings.max_body_bytes)
-    view = await run_in_threadpool(import_upload, graphs, evaluation_id, plan, data, form, operator)
+    view = await run_in_threadpool(import_upload, graphs, evaluation_id, plan, data, form, agent)
     return JSONResponse(run_json(view, None), status_code=201,
                         headers={"Location": f"/evaluations/{evaluation_id}/runs/{view.number}"})
 
