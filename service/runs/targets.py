@@ -26,6 +26,13 @@ from .model import Boundary, ErrorKind, Exchange, TargetVersion, TokenUsage, Tur
 DEFAULT_HTTP_TIMEOUT_S = 300.0
 """The adapters' own backstop; the executor's per-request ``timeout_s`` is normally the one that fires."""
 _BODY_EXCERPT = 300
+_POOL_LIMITS = httpx.Limits(max_connections=None, max_keepalive_connections=None)
+"""The executor bounds the requests in flight; the pools keep a connection alive for each (httpx's default keeps
+20, so at a higher concurrency every request past them would open and close a TCP connection)."""
+_POOLS = 8
+"""Clients (connection pools) an adapter spreads its requests over, in turn, when it makes its own. httpcore scans
+every connection of a pool, polling each idle socket, when a request starts and when it ends, so one pool of 32
+connections costs each request more CPU than the rest of it (bench/runner.py); eight pools of four do not."""
 
 
 class TargetFailure(Exception):
@@ -114,8 +121,9 @@ class _HttpTarget:
                  timeout_s: float) -> None:
         self._version = version
         self._api_key = api_key
-        self._client = client
-        self._owns_client = client is None
+        self._given_client = client
+        self._own_clients: list[httpx.AsyncClient] = []
+        self._turn = 0
         self._timeout_s = timeout_s
 
     @property
@@ -130,20 +138,30 @@ class _HttpTarget:
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close the client this adapter made (a client given to it stays open)."""
-        if self._owns_client and self._client is not None:
-            await self._client.aclose()
-            self._client = None
+        """Close the clients this adapter made (a client given to it stays open)."""
+        clients, self._own_clients = self._own_clients, []
+        for client in clients:
+            await client.aclose()
+
+    def _client(self) -> httpx.AsyncClient:
+        """The client given to the adapter, else the next of its own pools (made at the first request)."""
+        if self._given_client is not None:
+            return self._given_client
+        if not self._own_clients:
+            tls = httpx.create_ssl_context()  # one for all pools: making one costs tens of milliseconds
+            self._own_clients = [httpx.AsyncClient(timeout=self._timeout_s, limits=_POOL_LIMITS, verify=tls)
+                                 for _ in range(_POOLS)]
+        self._turn = (self._turn + 1) % len(self._own_clients)
+        return self._own_clients[self._turn]
 
     async def _post(self, url: str, body: Any) -> tuple[Any, datetime, datetime, float]:
         """POST ``body``; the parsed JSON answer, when the request started and ended, and its latency."""
         key = self._api_key.read()
-        if self._client is None:
-            self._client = httpx.AsyncClient(timeout=self._timeout_s)
+        client = self._client()
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         started, clock = datetime.now(UTC), time.perf_counter()
         try:
-            response = await self._client.post(url, json=body, headers=headers)
+            response = await client.post(url, json=body, headers=headers)
         except httpx.TimeoutException:
             raise TargetFailure("timeout", f"POST {url}: no reply within {self._timeout_s} s", transient=True) from None
         except httpx.TransportError as error:
