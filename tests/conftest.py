@@ -48,6 +48,7 @@ ROLES = {
     "theo": ["evaluation_operator"],
     "dana": ["organizational_expert"],
     "vera": ["viewer"],
+    "nora": ["annotator"],
 }
 ALL_QUADS = "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
 

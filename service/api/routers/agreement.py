@@ -1,0 +1,77 @@
+"""Issue 10 §7 over REST: Krippendorff's alpha between the people who determined the same units, and automated
+judges' agreement with the attested outcomes, stored as measurements and listed (docs/judgments.md)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ...core.config import Credential
+from ...core.errors import BadRequest
+from ...core.iris import named_node
+from ...judgments.agreement import (Agreement, StoredReliability, agreement, record_judge_reliability,
+                                    stored_judge_reliability)
+from ..deps import GraphsDep, ReaderDep, credential
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["agreement and judge reliability"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+
+
+def _iri(value: str | None, what: str) -> str | None:
+    """A query parameter that names a record item by its absolute IRI (400 naming the problem otherwise)."""
+    if value is None:
+        return None
+    if not value.startswith(("http://", "https://")):
+        raise BadRequest(f"{what} must be given by its IRI (as GET …/determinations lists it), not {value!r}")
+    return named_node(value, what).value
+
+
+def _outcome(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1]
+
+
+def agreement_json(found: Agreement) -> dict[str, Any]:
+    return {
+        "alpha": found.alpha, "level": found.level, "reason": found.reason, "unitCount": len(found.units),
+        "coders": list(found.coders), "valueCounts": {_outcome(value): count for value, count in found.value_counts},
+        "units": [{"criterion": u.criterion, "response": u.response, "probe": u.probe, "run": u.run, "turn": u.turn,
+                   "outcomes": {coder: _outcome(outcome) for coder, outcome in u.outcomes}} for u in found.units],
+    }
+
+
+def reliability_json(stored: StoredReliability) -> dict[str, Any]:
+    r = stored.reliability
+    return {
+        "measurement": stored.measurement, "at": stored.at, "latest": stored.latest, "judge": r.judge,
+        "version": r.version, "criterion": r.criterion, "run": r.run, "attestation": r.attestation,
+        "cells": [{"judgeOutcome": _outcome(c.judge_outcome), "attestedOutcome": _outcome(c.attested_outcome),
+                   "responses": c.responses} for c in r.cells],
+        "matching": r.matching, "compared": r.compared, "rate": r.rate,
+    }
+
+
+@router.get("/agreement", summary="Krippendorff's alpha (nominal) between the people who determined the same "
+                                  "criterion on the same responses; optionally for one criterion (its IRI)")
+async def get_agreement(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None) -> JSONResponse:
+    found = await run_in_threadpool(agreement, graphs, evaluation_id, _iri(criterion, "the criterion"))
+    return JSONResponse(agreement_json(found))
+
+
+@router.post("/runs/{number}/judge-reliability", status_code=201,
+             summary="Store each automated judge's agreement with the run's current attested outcomes, per criterion, "
+                     "as measurements with their confusion tables (evaluation operator or domain expert)")
+async def post_judge_reliability(evaluation_id: str, number: int, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
+    stored = await run_in_threadpool(record_judge_reliability, graphs, evaluation_id, number, agent)
+    return JSONResponse({"measurements": [reliability_json(s) for s in stored]}, status_code=201)
+
+
+@router.get("/judge-reliability", summary="The stored judge reliability measurements; filter by run IRI or criterion IRI")
+async def get_judge_reliability(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, run: str | None = None,
+                                criterion: str | None = None) -> JSONResponse:
+    found = await run_in_threadpool(stored_judge_reliability, graphs, evaluation_id, run=_iri(run, "the run"),
+                                    criterion=_iri(criterion, "the criterion"))
+    return JSONResponse({"measurements": [reliability_json(s) for s in found]})
