@@ -17,6 +17,8 @@ class Credential(BaseModel):
     agent: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
     name: str | None = None
     roles: frozenset[str] = frozenset()
+    organization: str | None = None
+    """The organization the agent acts for; the separation rule (``Settings.separation``) compares these."""
 
 
 class Settings(BaseSettings):
@@ -86,6 +88,10 @@ class Settings(BaseSettings):
     in process and needs none."""
     max_running_runs: int = Field(4, ge=1)
     """Runs executing at once in one service process; one more is refused with 429."""
+    separation: bool = False
+    """The separation rule of formal audits (issue 10 §6, docs/judgments.md): testing and evaluating parties are
+    kept apart, so whoever ran a run may not determine or attest on it, and an attester may not be one who
+    determined. Parties are organizations where both credentials name one, else agents. Off: no such check."""
     fast_lane_processes: int | None = Field(None, ge=0)
     """Fast-lane processes ``caie serve`` forks beside itself on the embedded store: each answers plain
     ``GET /sparql?query=…`` lookups from a copy of the store and hands everything else to the main process

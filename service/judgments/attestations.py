@@ -27,6 +27,7 @@ from ..runs.records import run_view
 from . import rdf
 from .model import CANT_TELL, FAILED, INAPPLICABLE, OUTCOMES, PASSED
 from .records import plan_criteria
+from .separation import NO_SEPARATION, Separation
 
 AGGREGATION = EPO + "AnyFailedFails"
 SUFFICIENCY = {"sufficient": EPO + "Sufficient", "insufficient": EPO + "Insufficient"}
@@ -67,18 +68,21 @@ def aggregate(outcomes: list[str]) -> str | None:
 
 def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion: str, outcome: str, rationale: str,
            sufficiency: str, appropriateness: str, credential: Credential | None, *, supersedes: str | None = None,
-           reason: str | None = None) -> AttestationView:
+           reason: str | None = None, separation: Separation = NO_SEPARATION) -> AttestationView:
     """Record the domain expert's attestation of ``criterion`` for run ``run_number`` (see the module docstring).
-    403 unless a domain expert; 422 naming the problem; 409 when the criterion already has a current attestation
-    for the run and this one does not supersede it (or supersedes another)."""
+    403 unless a domain expert, or when ``separation`` keeps them from the run or its determinations; 422 naming
+    the problem; 409 when the criterion already has a current attestation for the run and this one does not
+    supersede it (or supersedes another)."""
     agent = require(credential, DOMAIN_EXPERT)
     run = run_view(graphs, evaluation_id, run_number)
+    separation.require_apart_from_run(graphs, run, agent, "attest")
     evaluation = iris_for(graphs, evaluation_id).evaluation
     _check_values(graphs, evaluation_id, run.plan, criterion, outcome, rationale, sufficiency, appropriateness)
     rows = graphs.rows("determinations", {"evaluation": NamedNode(evaluation), "criterion": NamedNode(criterion),
                                           "run": NamedNode(run.iri)})
     if not rows:
         raise Unprocessable(f"no determination on {criterion} in run {run_number} to attest from: determine first")
+    separation.require_apart_from_determiners(graphs, agent, (row["judge"].value for row in rows), criterion)
     started_from = aggregate([row["outcome"].value for row in rows])
     if started_from is None:
         raise Unprocessable(f"every determination on {criterion} in run {run_number} is inapplicable: nothing to attest")

@@ -96,3 +96,35 @@ def attestation_triples(iri: str, evaluation: str, criterion: str, subject: str,
         out += [Triple(node, _n(EPO + "supersedes"), _n(supersedes)),
                 Triple(node, _n(EPO + "supersessionReason"), Literal(reason or ""))]
     return out
+
+
+def judge_failure_triples(iri: str, evaluation: str, case: str, turn: int, criterion: str, judge_iri: str,
+                          message: str, answer: str | None, at: datetime) -> list[Triple]:
+    """An automated judge's failure to determine on the reply to ``turn`` against ``criterion``: an execution error
+    of kind ``epo:JudgeFailure`` (``{batch}/errors/{k}``), derived from the response and the criterion, attributed
+    to the judge, with what it answered (``prov:value``) when it answered something unreadable::
+
+        <e> a epo:ExecutionError ; epo:errorKind epo:JudgeFailure ; epo:errorMessage "…" ;
+            epo:errorIn <case/turns/1> ; prov:wasDerivedFrom <case/responses/1> , <criterion> ;
+            prov:wasAttributedTo <judge> ; prov:value "what the judge answered" .
+    """
+    node = _n(iri)
+    out = [Triple(node, _TYPE, _n(EPO + "ExecutionError")), Triple(node, _n(EPO + "inEvaluation"), _n(evaluation)),
+           Triple(node, _n(EPO + "errorKind"), _n(EPO + "JudgeFailure")),
+           Triple(node, _n(EPO + "errorMessage"), Literal(message)),
+           Triple(node, _n(EPO + "errorIn"), _n(f"{case}/turns/{turn}")),
+           Triple(node, _n(PROV + "wasDerivedFrom"), _n(f"{case}/responses/{turn}")),
+           Triple(node, _n(PROV + "wasDerivedFrom"), _n(criterion)),
+           Triple(node, _n(PROV + "wasAttributedTo"), _n(judge_iri)),
+           Triple(node, _n(PROV + "generatedAtTime"), _time(at))]
+    if answer is not None:
+        out.append(Triple(node, _n(PROV + "value"), Literal(answer)))
+    return out
+
+
+def judge_configuration_triples(judge_iri: str, configuration: str, digest: str) -> list[Triple]:
+    """A model judge's whole configuration (its target version and prompt template, as canonical JSON) and the
+    configuration's SHA-256, so that what produced a determination can be read back and compared."""
+    node = _n(judge_iri)
+    return [Triple(node, _n(EPO + "configuration"), Literal(configuration)),
+            Triple(node, _n(EPO + "configurationDigest"), Literal(digest))]

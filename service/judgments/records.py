@@ -2,7 +2,8 @@
 
 People determine (annotators and domain experts, ``earl:manual``); rule judges determine through an operator
 (:func:`.automated.judge_run`: every judging rule in the store's judges graphs, on every answered case,
-``earl:automatic``).
+``earl:automatic``), and so do model judges (:func:`.model_judge.judge_run_with_model`), whose unreadable answers
+are :class:`JudgeFailure` execution errors, recorded in the same batch, apart from the determinations.
 Everything a batch says is checked before anything is written, and each problem is named in one 422: a probe
 with no trace in the run (an execution error is never judged), a turn the trace does not have, a criterion that
 is not one of the run's plan's, a pointer past the response. A batch is one graph ``{evaluation}/judgments/{n}``
@@ -29,6 +30,7 @@ from ..plan.records import plan_view
 from ..runs.records import run_view
 from . import rdf
 from .model import MANUAL, Determination, Judge, Pointer
+from .separation import NO_SEPARATION, Separation
 
 DETERMINERS = (ANNOTATOR, DOMAIN_EXPERT)
 """The roles whose holders determine by hand: annotators and domain experts (docs/judgments.md)."""
@@ -56,6 +58,20 @@ class Ruling:
     pointer: tuple[int, int] | None = None
 
 
+@dataclass(frozen=True)
+class JudgeFailure:
+    """An automated judge's failure to determine on the reply to ``turn`` of ``probe`` against ``criterion``: an
+    execution error of kind ``epo:JudgeFailure``, never a determination."""
+
+    probe: str
+    criterion: str
+    turn: int
+    judge: Judge
+    message: str
+    answer: str | None = None
+    """What the judge answered, when it answered something that could not be read."""
+
+
 def answered_cases(graphs: GraphService, run: str) -> dict[str, Answered]:
     """Probe IRI to its answered case in ``run`` (``queries/run-traces.rq``)."""
     turns: dict[str, list[tuple[str, str]]] = {}
@@ -74,10 +90,12 @@ def plan_criteria(graphs: GraphService, evaluation_id: str, plan: str) -> frozen
 
 
 def record_rulings(graphs: GraphService, evaluation_id: str, run_number: int, rulings: Sequence[Ruling],
-                   credential: Credential | None) -> list[str]:
+                   credential: Credential | None, *, separation: Separation = NO_SEPARATION) -> list[str]:
     """A person's determinations on run ``run_number``'s responses, as one batch; their IRIs. 401/403 unless an
-    annotator or domain expert; 404 for no such run; 422 naming every problem, nothing written."""
+    annotator or domain expert; 403 when ``separation`` keeps them from the run; 404 for no such run; 422 naming
+    every problem, nothing written."""
     agent = require(credential, *DETERMINERS)
+    separation.require_apart_from_run(graphs, run_view(graphs, evaluation_id, run_number), agent, "determine")
     judge = Judge(graphs.agent_iri(agent.agent), "person", agent.agent, ", ".join(sorted(agent.roles & set(DETERMINERS))))
     made = []
     problems = []
@@ -97,43 +115,63 @@ def record_determinations(graphs: GraphService, evaluation_id: str, run_number: 
                           determinations: Sequence[Determination], agent: Credential) -> list[str]:
     """Append ``determinations`` on run ``run_number`` as one batch, after checking each against the record
     (422 naming every problem); their IRIs, in order."""
+    return record_judgments(graphs, evaluation_id, run_number, determinations, (), agent)[0]
+
+
+def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
+                     determinations: Sequence[Determination], failures: Sequence[JudgeFailure], agent: Credential, *,
+                     judges_described: Sequence[Triple] = ()) -> tuple[list[str], list[str]]:
+    """Append ``determinations`` and automated judges' ``failures`` on run ``run_number`` as one batch, after
+    checking each against the record (422 naming every problem); the IRIs of the determinations and of the
+    execution errors, in order. ``judges_described``: more about the judges than name and version (a model
+    judge's configuration)."""
     run = run_view(graphs, evaluation_id, run_number)
     cases = answered_cases(graphs, run.iri)
     criteria = plan_criteria(graphs, evaluation_id, run.plan)
     problems = [problem for number, d in enumerate(determinations, start=1)
-                for problem in _problems(number, d, cases, criteria)]
+                for problem in _problems(f"determination {number}", d.probe, d.criterion, d.turn,
+                                         d.pointer.end if d.pointer else None, cases, criteria)]
+    problems += [problem for number, f in enumerate(failures, start=1)
+                 for problem in _problems(f"judge failure {number}", f.probe, f.criterion, f.turn, None, cases,
+                                          criteria)]
     if problems:
         raise Unprocessable("; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else ""),
                             detail=problems)
-    if not determinations:
+    if not determinations and not failures:
         raise Unprocessable("no determination to record")
     evaluation = iris_for(graphs, evaluation_id).evaluation
     at = now()
 
     def batch(ref) -> list[Triple]:  # type: ignore[no-untyped-def]
-        triples: list[Triple] = []
-        judges = {d.judge.iri: d.judge for d in determinations}
+        triples: list[Triple] = list(judges_described)
+        judges = {j.iri: j for j in [d.judge for d in determinations] + [f.judge for f in failures]}
         for judge in judges.values():
             triples += rdf.judge_triples(judge)
         for k, d in enumerate(determinations, start=1):
             triples += rdf.determination_triples(f"{ref.iri.value}/determinations/{k}", evaluation, cases[d.probe].case,
                                                  d, d.judge.iri, at)
+        for k, f in enumerate(failures, start=1):
+            triples += rdf.judge_failure_triples(f"{ref.iri.value}/errors/{k}", evaluation, cases[f.probe].case, f.turn,
+                                                 f.criterion, f.judge.iri, f.message, f.answer, at)
         return triples
 
+    counted = f"{len(determinations)} determinations" + (f" and {len(failures)} judge failures" if failures else "")
     ref = graphs.append_numbered(graphs.member(GraphKind.EVALUATION, evaluation_id), "judgments", batch, agent,
-                                 title=f"judgments {{n}}: {len(determinations)} determinations on run {run_number}")
-    return [f"{ref.iri.value}/determinations/{k}" for k in range(1, len(determinations) + 1)]
+                                 title=f"judgments {{n}}: {counted} on run {run_number}")
+    return ([f"{ref.iri.value}/determinations/{k}" for k in range(1, len(determinations) + 1)],
+            [f"{ref.iri.value}/errors/{k}" for k in range(1, len(failures) + 1)])
 
 
-def _problems(number: int, d: Determination, cases: dict[str, Answered], criteria: frozenset[str]) -> list[str]:
-    where = f"determination {number} (probe {d.probe}, criterion {d.criterion})"
-    if d.criterion not in criteria:
+def _problems(what: str, probe: str, criterion: str, turn: int, pointer_end: int | None, cases: dict[str, Answered],
+              criteria: frozenset[str]) -> list[str]:
+    where = f"{what} (probe {probe}, criterion {criterion})"
+    if criterion not in criteria:
         return [f"{where}: the criterion is not one the run's plan tests (an in-scope criterion of its envelope)"]
-    if d.probe not in cases:
+    if probe not in cases:
         return [f"{where}: the run has no answered case for the probe (an execution error is never judged)"]
-    turns = cases[d.probe].turns
-    if d.turn > len(turns):
-        return [f"{where}: the case has {len(turns)} turn(s), not {d.turn}"]
-    if d.pointer is not None and d.pointer.end > len(turns[d.turn - 1][1]):
-        return [f"{where}: the pointer ends at {d.pointer.end}, past the response's {len(turns[d.turn - 1][1])} characters"]
+    turns = cases[probe].turns
+    if turn > len(turns):
+        return [f"{where}: the case has {len(turns)} turn(s), not {turn}"]
+    if pointer_end is not None and pointer_end > len(turns[turn - 1][1]):
+        return [f"{where}: the pointer ends at {pointer_end}, past the response's {len(turns[turn - 1][1])} characters"]
     return []

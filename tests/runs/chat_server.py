@@ -8,7 +8,10 @@ it sees a last user turn, then like ``echo``, and ``throttled`` likewise with 42
 ``broken`` always answers 500; ``malformed`` sends JSON with
 no choice, ``not-json`` sends HTML; ``bad-request`` answers 400 and echoes the Authorization header back
 (to check that the client scrubs it); ``refuse`` refuses (OpenAI's ``refusal`` field, no content);
-``whoami`` answers the SHA-256 of the bearer token it got. ``GET /stats/{behaviour}`` reports the most
+``whoami`` answers the SHA-256 of the bearer token it got. As a model judge
+(:mod:`service.judgments.model_judge`'s prompt): ``judge-ok`` answers a strict verdict, passed, quoting the first
+words of the reply it was asked about (cantTell, quoting nothing, on an empty reply); ``judge-garbled`` answers
+prose. ``GET /stats/{behaviour}`` reports the most
 requests of that behaviour in flight at once, ``GET /asked/{behaviour}`` how many requests ended with each
 last user turn. ``POST /json/ask`` is a non-OpenAI JSON endpoint, and
 ``/demo`` serves the demonstration chatbot (:func:`service.runs.demo.demo_app`).
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import re
 from collections import Counter
 from typing import Any
@@ -31,6 +35,7 @@ from starlette.routing import Mount, Route
 
 from service.runs.demo import demo_app
 
+_JUDGED_REPLY = re.compile(r"The chatbot replied:\n<<<\n(.*)\n>>>\n", re.DOTALL)
 DELAYS_S = {"hold": 0.1, "slow": 0.3, "shared": 0.2}
 _MARKER = re.compile(r"\[([a-z-]+)\]")
 
@@ -92,10 +97,22 @@ def _answer(behaviour: str, messages: list[dict[str, Any]], authorization: str) 
         return JSONResponse({"error": "bad request", "you_sent": authorization}, status_code=400)
     if behaviour == "refuse":
         return _completion({"role": "assistant", "content": None, "refusal": "I'm sorry, I can't help with that."})
+    if behaviour == "judge-ok":
+        return _completion({"role": "assistant", "content": _verdict(messages[-1]["content"])})
+    if behaviour == "judge-garbled":
+        return _completion({"role": "assistant", "content": "Looks fine to me: the reply passes, I would say."})
     if behaviour == "whoami":
         token = authorization.removeprefix("Bearer ")
         return _completion({"role": "assistant", "content": hashlib.sha256(token.encode()).hexdigest()})
     return _echo(messages)
+
+
+def _verdict(prompt: str) -> str:
+    found = _JUDGED_REPLY.search(prompt)
+    reply = found.group(1) if found else ""
+    quote = " ".join(reply.split(" ")[:4])
+    return json.dumps({"outcome": "passed" if quote else "cantTell", "quote": quote,
+                       "rationale": f"the reply opens with {quote!r}" if quote else "the reply is empty"})
 
 
 async def json_ask(request: Request) -> JSONResponse:

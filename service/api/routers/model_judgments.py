@@ -1,0 +1,51 @@
+"""A model judge over REST (issue 10 §4): an operator asks an OpenAI-compatible model, under the deployment's
+target allow-list, to judge a run's replies against named criteria; its determinations and its failures
+(execution errors of kind ``epo:JudgeFailure``) are recorded as one batch."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field
+from starlette.concurrency import run_in_threadpool
+
+from ...core.auth import require
+from ...core.config import Credential
+from ...core.roles import EVALUATION_OPERATOR
+from ...judgments.model_judge import judge_run_with_model
+from ...runs.jobs import TargetSpec, build_target
+from ...runs.targets import OpenAICompatible
+from ..deps import GraphsDep, SettingsDep, credential
+from ..models import OpenAITargetBody
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+
+
+class ModelJudgmentsBody(BaseModel):
+    """The judge's model (``parameters.temperature`` defaults to 0, the only value taken) and the criteria, by
+    identifier, to judge the run's replies against."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    target: OpenAITargetBody
+    criteria: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(min_length=1, max_length=100)]
+
+
+@router.post("/runs/{number}/model-judgments", status_code=201,
+             summary="Have a model judge the run's replies against named criteria (evaluation operator)")
+async def post_model_judgments(evaluation_id: str, number: int, body: ModelJudgmentsBody, graphs: GraphsDep,
+                               settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    operator = require(agent, EVALUATION_OPERATOR)
+    given = body.target
+    spec = TargetSpec("openai-compatible", base_url=given.base_url, model=given.model,
+                      parameters={"temperature": 0, **given.parameters}, system=given.system,
+                      system_instructions=given.system_instructions, api_key_env=given.api_key_env)
+    target = build_target(spec, settings.run_target_allowlist)
+    assert isinstance(target, OpenAICompatible)  # an openai-compatible spec builds that adapter
+    made, failures = await run_in_threadpool(judge_run_with_model, graphs, evaluation_id, number, target, body.criteria,
+                                             operator)
+    return JSONResponse({"determinations": made, "failures": failures}, status_code=201)
