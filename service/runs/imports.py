@@ -53,7 +53,7 @@ def import_inspect_log(graphs: GraphService, evaluation_id: str, plan_number: in
     """An Inspect AI eval log (a path, or the file's bytes) as a new run of plan ``plan_number``; 415 when this
     deployment lacks the ``inspect`` extra that reads logs."""
     require(credential, *RUNNERS)  # before the file is read: reading a large log is the expensive part
-    data = log if isinstance(log, bytes) else Path(log).read_bytes()
+    data, name = (log, "the uploaded file") if isinstance(log, bytes) else (Path(log).read_bytes(), str(log))
     with tempfile.TemporaryDirectory(prefix="caie-inspect-") as directory:
         # inspect-ai tells a .eval log (a zip archive) from a .json one by the file's suffix
         path = Path(directory) / ("log.eval" if data.startswith(_ZIP_MAGIC) else "log.json")
@@ -63,7 +63,7 @@ def import_inspect_log(graphs: GraphService, evaluation_id: str, plan_number: in
         except InspectNotInstalled as missing:
             raise UnsupportedMediaType(f"this deployment cannot read Inspect logs: {missing}") from None
         except ValueError as problem:
-            raise Unprocessable(str(problem).replace(str(path), "the uploaded file")) from None
+            raise Unprocessable(str(problem).replace(str(path), name)) from None  # not our temporary copy's
     media_type = "application/zip" if data.startswith(_ZIP_MAGIC) else "application/json"
     source = ImportSource("Inspect AI eval log", media_type, hashlib.sha256(data).hexdigest())
     return record_imported_run(graphs, evaluation_id, plan_number, imported.target,
