@@ -33,7 +33,8 @@ from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
 from ..core.namespaces import DQV, EPO, PROV, RDF, XSD
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
-from ..core.store import Row
+from ..core.iris import named_node
+from ..core.store import Row, Term
 from ..envelope import get_evaluation, iris_for
 from ..runs.records import run_view
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED
@@ -120,10 +121,7 @@ class StoredReliability:
 def agreement(graphs: GraphService, evaluation_id: str, criterion: str | None = None) -> Agreement:
     """Krippendorff's alpha (nominal) between the people who determined the same units, over every criterion or
     ``criterion`` alone; 404 for no such evaluation."""
-    get_evaluation(graphs, evaluation_id)
-    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
-    if criterion is not None:
-        bindings["criterion"] = NamedNode(criterion)
+    bindings = _bindings(graphs, evaluation_id, criterion=criterion)
     cells: dict[tuple[str, str], list[tuple[str, str]]] = {}
     where: dict[tuple[str, str], tuple[str, str, int]] = {}
     for row in graphs.rows("agreement-units", bindings):
@@ -155,11 +153,16 @@ def _undefined(units: int, totals: tuple[tuple[str, int], ...]) -> str | None:
 def judge_agreement(graphs: GraphService, evaluation_id: str, *, run: str | None = None,
                     criterion: str | None = None) -> list[JudgeReliability]:
     """Each automated judge version against each criterion's current attestation, computed now from the record."""
-    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
-    for name, value in (("run", run), ("criterion", criterion)):
-        if value is not None:
-            bindings[name] = NamedNode(value)
-    return _grouped(graphs.rows("judge-agreement", bindings))[0]
+    return _grouped(graphs.rows("judge-agreement", _bindings(graphs, evaluation_id, run=run, criterion=criterion)))[0]
+
+
+def _bindings(graphs: GraphService, evaluation_id: str, **given: str | None) -> dict[str, Term]:
+    """The evaluation and each named record item given, as query parameters: 404 for no such evaluation, then 400
+    for an item not named by an absolute IRI."""
+    get_evaluation(graphs, evaluation_id)
+    bindings: dict[str, Term] = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
+    bindings.update({name: named_node(value, f"the {name}") for name, value in given.items() if value is not None})
+    return bindings
 
 
 def _grouped(rows: list[Row]) -> tuple[list[JudgeReliability], list[Row]]:
@@ -236,10 +239,6 @@ def _integer(value: int) -> Literal:
 def stored_judge_reliability(graphs: GraphService, evaluation_id: str, *, run: str | None = None,
                              criterion: str | None = None) -> list[StoredReliability]:
     """The judge reliability measurements stored in the evaluation's record, oldest first."""
-    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
-    for name, value in (("run", run), ("criterion", criterion)):
-        if value is not None:
-            bindings[name] = NamedNode(value)
-    found, firsts = _grouped(graphs.rows("judge-reliability", bindings))
+    found, firsts = _grouped(graphs.rows("judge-reliability", _bindings(graphs, evaluation_id, run=run, criterion=criterion)))
     return [StoredReliability(first["measurement"].value, first["at"].value, first["latest"].value == "true", r)
             for r, first in zip(found, firsts, strict=True)]

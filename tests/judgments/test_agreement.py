@@ -67,7 +67,7 @@ def test_alpha_between_people_is_krippendorffs_over_each_persons_latest_determin
     assert (alone.json()["alpha"], alone.json()["unitCount"]) == (None, 0)
     assert "0 unit(s) determined by two or more people: alpha needs at least 2" in alone.json()["reason"]
     refused = judged.http.get(f"/evaluations/{ID}/agreement", params={"criterion": "hanging"})
-    assert refused.status_code == 400 and "must be given by its IRI" in refused.text
+    assert refused.status_code == 400 and "the criterion 'hanging' is not an absolute IRI" in refused.text
     assert judged.http.get("/evaluations/nowhere/agreement").status_code == 404
 
 

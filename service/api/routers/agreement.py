@@ -10,8 +10,6 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
-from ...core.errors import BadRequest
-from ...core.iris import named_node
 from ...judgments.agreement import (Agreement, StoredReliability, agreement, record_judge_reliability,
                                     stored_judge_reliability)
 from ..deps import GraphsDep, ReaderDep, credential
@@ -19,15 +17,6 @@ from ..deps import GraphsDep, ReaderDep, credential
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["agreement and judge reliability"])
 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
-
-
-def _iri(value: str | None, what: str) -> str | None:
-    """A query parameter that names a record item by its absolute IRI (400 naming the problem otherwise)."""
-    if value is None:
-        return None
-    if not value.startswith(("http://", "https://")):
-        raise BadRequest(f"{what} must be given by its IRI (as GET …/determinations lists it), not {value!r}")
-    return named_node(value, what).value
 
 
 def _outcome(iri: str) -> str:
@@ -57,7 +46,7 @@ def reliability_json(stored: StoredReliability) -> dict[str, Any]:
 @router.get("/agreement", summary="Krippendorff's alpha (nominal) between the people who determined the same "
                                   "criterion on the same responses; optionally for one criterion (its IRI)")
 async def get_agreement(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None) -> JSONResponse:
-    found = await run_in_threadpool(agreement, graphs, evaluation_id, _iri(criterion, "the criterion"))
+    found = await run_in_threadpool(agreement, graphs, evaluation_id, criterion)
     return JSONResponse(agreement_json(found))
 
 
@@ -72,6 +61,6 @@ async def post_judge_reliability(evaluation_id: str, number: int, graphs: Graphs
 @router.get("/judge-reliability", summary="The stored judge reliability measurements; filter by run IRI or criterion IRI")
 async def get_judge_reliability(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, run: str | None = None,
                                 criterion: str | None = None) -> JSONResponse:
-    found = await run_in_threadpool(stored_judge_reliability, graphs, evaluation_id, run=_iri(run, "the run"),
-                                    criterion=_iri(criterion, "the criterion"))
+    found = await run_in_threadpool(stored_judge_reliability, graphs, evaluation_id, run=run,
+                                    criterion=criterion)
     return JSONResponse({"measurements": [reliability_json(s) for s in found]})
