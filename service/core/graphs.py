@@ -300,6 +300,8 @@ class GraphService:
                 self.append(record, segment, build(ref), agent, key=ref.identifier.rsplit("/", 1)[-1],
                             title=title.replace("{n}", ref.identifier.rsplit("/", 1)[-1]), guards=guards)
             except ConcurrentWrite:
+                if self.find(ref) is None:
+                    raise  # not the number: a guarded graph changed, which the caller must hear of
                 continue
             return ref
         raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")

@@ -82,11 +82,15 @@ def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, versio
     plan_graph = plan_ref(graphs, evaluation_id, plan_number)
     catalogued = graphs.entry(plan_graph).digest
     evaluation_iri = iris_for(graphs, evaluation_id).evaluation
-    ref = graphs.append_numbered(
-        graphs.member(GraphKind.EVALUATION, evaluation_id), "runs",
-        lambda run: rdf.run_triples(run.iri.value, evaluation_iri, status.plan, status.digest, version, settings,
-                                    graphs.agent_iri(agent.agent), now()),
-        agent, title=f"run {{n}} of plan {plan_number}", guards={plan_graph.iri.value: catalogued})
+    try:
+        ref = graphs.append_numbered(
+            graphs.member(GraphKind.EVALUATION, evaluation_id), "runs",
+            lambda run: rdf.run_triples(run.iri.value, evaluation_iri, status.plan, status.digest, version, settings,
+                                        graphs.agent_iri(agent.agent), now()),
+            agent, title=f"run {{n}} of plan {plan_number}", guards={plan_graph.iri.value: catalogued})
+    except ConcurrentWrite:
+        require_approved_plan(graphs, evaluation_id, plan_number)  # the plan changed meanwhile: say how
+        raise
     return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
 
 

@@ -205,7 +205,8 @@ def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Ser
     graphs = graphs_over(approved.store)
     operator = Credential(agent=OPERATOR, roles=frozenset({"evaluation_operator"}))
     target = OpenAICompatible(f"{chat_server}/v1", model)
-    settings = ExecutionSettings(concurrency=3, timeout_s=0.1, retries=1, backoff_s=0.0)
+    # only the slow target is meant to time out: the others get time enough on a loaded machine
+    settings = ExecutionSettings(concurrency=3, timeout_s=0.1 if kind == "Timeout" else 10.0, retries=1, backoff_s=0.0)
     run = start_run(graphs, ID, 1, target.version, settings, operator)
     done = continue_run(graphs, ID, run.number, target, settings, operator)
     assert (done.run.cases, done.run.traces, done.run.errors) == (PROBES, 0, PROBES)

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from ...core.config import Credential
 from ...core.errors import Unprocessable
 from ...core.graphs import GraphService
-from ...core.iris import require_iri_text
+from ...core.iris import named_node
 from ...core.namespaces import EARL
 from ...envelope import iris_for
 from ...judgments.attestations import attest, attestations
@@ -66,8 +66,7 @@ async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep
     bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
     for name, value in (("criterion", criterion), ("run", run)):
         if value is not None:
-            require_iri_text(value, f"the {name}")
-            bindings[name] = NamedNode(value)
+            bindings[name] = named_node(value, f"the {name}")
     rows = await run_in_threadpool(graphs.rows, "determinations", bindings)
     return JSONResponse({"determinations": [{key: row[key].value for key in row} for row in rows]})
 
