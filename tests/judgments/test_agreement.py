@@ -12,7 +12,7 @@ from collections import Counter
 import krippendorff
 import pytest
 
-from ..conftest import EMBEDDED_ONLY, Service
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from .test_judgments_api import ID, approved, judged, planned, probes  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY
@@ -111,3 +111,5 @@ def test_a_judges_reliability_against_the_current_attestation_is_stored_and_list
     assert [(m["measurement"], m["latest"]) for m in listed] == [
         (measurement["measurement"], False), (again.json()["measurements"][0]["measurement"], True)]
     assert listed[0]["cells"] == measurement["cells"] and listed[0]["rate"] == pytest.approx(measurement["rate"])
+    published = judged.http.get("/" + measurement["measurement"][len(BASE_URL):], headers={"Accept": "text/turtle"})
+    assert published.status_code == 200 and "JudgeAgreementRate" in published.text  # the measurement dereferences
