@@ -132,10 +132,10 @@ def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: i
     """Ask ``target`` about every reply of run ``run_number``'s answered cases whose probe exercises one of
     ``criteria_ids``; record its determinations and its failures as one batch and return both lists of IRIs.
     403 unless an evaluation operator; 422 for a temperature other than 0, an unknown criterion, nothing to judge
-    or a key the service does not have."""
+    or a key the service does not have. Runs its own event loop: call it from a thread without one."""
     agent = require(credential, EVALUATION_OPERATOR)
     temperature = target.version.parameters.get("temperature")
-    if temperature != 0:
+    if isinstance(temperature, bool) or temperature != 0:
         raise Unprocessable(f"a model judge asks at temperature 0, so that its determinations can be repeated, "
                             f"not {temperature!r}")
     run = run_view(graphs, evaluation_id, run_number)
@@ -160,7 +160,7 @@ def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: i
 def _statements(graphs: GraphService, evaluation_id: str, plan: str, criteria_ids: Sequence[str]) -> dict[str, str]:
     """Criterion IRI to its statement in the envelope version the plan was made on, for each identifier; 422
     naming those the plan does not test."""
-    tested = {iri.rsplit("/", 1)[-1]: iri for iri in plan_criteria(graphs, evaluation_id, plan)}
+    tested = {iri.rsplit("/", 1)[-1]: iri for iri in plan_criteria(graphs, plan)}
     unknown = [given for given in criteria_ids if given not in tested]
     if unknown or not criteria_ids:
         named = f"no criterion {', '.join(map(repr, unknown))} in the run's plan" if unknown else "name the criteria"
@@ -183,10 +183,13 @@ async def _ask_all(target: OpenAICompatible, judge: Judge,
         async with gate:
             return await _ask(target, judge, question)
 
-    try:
-        results = await asyncio.gather(*(ask(question) for question in questions))
+    try:  # every request ends before the client closes, even when one raised (a missing key)
+        results = await asyncio.gather(*(ask(question) for question in questions), return_exceptions=True)
     finally:
         await target.aclose()
+    raised = next((r for r in results if isinstance(r, BaseException)), None)
+    if raised is not None:
+        raise raised
     return ([r for r in results if isinstance(r, Determination)], [r for r in results if isinstance(r, JudgeFailure)])
 
 

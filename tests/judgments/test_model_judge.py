@@ -29,7 +29,8 @@ FAILURES = f"""
     PREFIX prov: <http://www.w3.org/ns/prov#>
     SELECT ?error ?message ?answer ?judge WHERE {{
       GRAPH ?batch {{ ?error a epo:ExecutionError ; epo:errorKind epo:JudgeFailure ; epo:errorMessage ?message ;
-                              prov:value ?answer ; prov:wasAttributedTo ?judge ; epo:errorIn ?turn }}
+                              prov:wasAttributedTo ?judge ; epo:errorIn ?turn .
+                       OPTIONAL {{ ?error prov:value ?answer }} }}
     }}"""
 CONFIGURATION = f"SELECT ?configuration WHERE {{ GRAPH ?g {{ <%s> <{EPO}configuration> ?configuration }} }}"
 
@@ -53,6 +54,8 @@ def test_a_model_judge_determines_and_what_it_cannot_parse_is_a_judge_failure(
             ({"target": {**target, "parameters": {"temperature": 0.7}}, "criteria": ["hanging"]}, "theo", 422,
              "temperature 0"),
             ({"target": target, "criteria": ["hanging", "c99"]}, "theo", 422, "no criterion 'c99'"),
+            ({"target": {**target, "api_key_env": "NO_JUDGE_KEY_HERE"}, "criteria": ["hanging"]}, "theo", 422,
+             "NO_JUDGE_KEY_HERE"),
             ({"target": target, "criteria": ["hanging"]}, "annie", 403, "lacks the role"),
         ]
         for body, agent, status, phrase in refusals:
@@ -65,6 +68,9 @@ def test_a_model_judge_determines_and_what_it_cannot_parse_is_a_judge_failure(
         garbled = judged.http.post(url, json={"target": {**target, "model": "judge-garbled"}, "criteria": ["hanging"]},
                                    headers=judged.auth("theo"))
         assert garbled.status_code == 201, garbled.text
+        broken = judged.http.post(url, json={"target": {**target, "model": "broken"}, "criteria": ["hanging"]},
+                                  headers=judged.auth("theo"))  # answers 500
+        assert broken.status_code == 201, broken.text
 
         hanging = probes(judged, "hanging")
         assert len(made.json()["determinations"]) == len(hanging) == 2 and made.json()["failures"] == []
@@ -82,11 +88,16 @@ def test_a_model_judge_determines_and_what_it_cannot_parse_is_a_judge_failure(
         assert (configuration["target"]["model_release"], configuration["target"]["parameters"],
                 configuration["prompt"]["sha256"]) == ("judge-ok", {"temperature": 0}, PROMPT_DIGEST)
 
-        assert garbled.json()["determinations"] == [] and len(garbled.json()["failures"]) == 2
-        failures = sparql(judged, FAILURES)
-        assert sorted(f["error"] for f in failures) == sorted(garbled.json()["failures"])
-        assert all("not a verdict" in f["message"] and f["answer"].startswith("Looks fine to me") for f in failures)
-        assert len({f["judge"] for f in failures} | {d["judge"] for d in by_model}) == 2  # another model, another judge
+        assert garbled.json()["determinations"] == broken.json()["determinations"] == []
+        failures = {f["error"]: f for f in sparql(judged, FAILURES)}
+        assert sorted(failures) == sorted(garbled.json()["failures"] + broken.json()["failures"])
+        assert len(garbled.json()["failures"]) == len(broken.json()["failures"]) == 2
+        assert all("not a verdict" in failures[e]["message"] and failures[e]["answer"].startswith("Looks fine to me")
+                   for e in garbled.json()["failures"])
+        assert all("gave no answer (http_status)" in failures[e]["message"] and "answer" not in failures[e]
+                   for e in broken.json()["failures"])
+        judges = {f["judge"] for f in failures.values()} | {d["judge"] for d in by_model}
+        assert len(judges) == 3  # another model, another judge
 
 
 @pytest.mark.parametrize(("answer", "problem"), [
