@@ -104,7 +104,7 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
 def _check_values(graphs: GraphService, evaluation_id: str, plan: str, criterion: str, outcome: str, rationale: str,
                   sufficiency: str, appropriateness: str) -> None:
     problems = []
-    if criterion not in plan_criteria(graphs, evaluation_id, plan):
+    if criterion not in plan_criteria(graphs, plan):
         problems.append(f"{criterion} is not a criterion the run's plan tests (an in-scope criterion of its envelope)")
     if outcome not in OUTCOMES:
         problems.append(f"outcome {outcome!r} is not one of EARL's: {', '.join(sorted(OUTCOMES))}")

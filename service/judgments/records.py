@@ -26,7 +26,6 @@ from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
 from ..core.roles import ANNOTATOR, DOMAIN_EXPERT
 from ..envelope import iris_for
-from ..plan.records import plan_view
 from ..runs.records import run_view
 from . import rdf
 from .model import MANUAL, Determination, Judge, Pointer
@@ -83,10 +82,9 @@ def answered_cases(graphs: GraphService, run: str) -> dict[str, Answered]:
     return {probe: Answered(probe, cases[probe], tuple(texts)) for probe, texts in turns.items()}
 
 
-def plan_criteria(graphs: GraphService, evaluation_id: str, plan: str) -> frozenset[str]:
+def plan_criteria(graphs: GraphService, plan: str) -> frozenset[str]:
     """The criteria a plan allocates probes to: the in-scope criteria of the envelope version it was made on."""
-    view = plan_view(graphs, evaluation_id, int(plan.rsplit("/", 1)[-1]))
-    return frozenset(a.criterion for a in view.allocation)
+    return frozenset(row["criterion"].value for row in graphs.rows("plan-traceability", {"plan": NamedNode(plan)}))
 
 
 def record_rulings(graphs: GraphService, evaluation_id: str, run_number: int, rulings: Sequence[Ruling],
@@ -127,7 +125,7 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
     judge's configuration)."""
     run = run_view(graphs, evaluation_id, run_number)
     cases = answered_cases(graphs, run.iri)
-    criteria = plan_criteria(graphs, evaluation_id, run.plan)
+    criteria = plan_criteria(graphs, run.plan)
     problems = [problem for number, d in enumerate(determinations, start=1)
                 for problem in _problems(f"determination {number}", d.probe, d.criterion, d.turn,
                                          d.pointer.end if d.pointer else None, cases, criteria)]

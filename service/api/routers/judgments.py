@@ -33,7 +33,7 @@ def _criterion(graphs: GraphService, evaluation_id: str, run_number: int, given:
     """A criterion named by IRI or by identifier, among the run's plan's (422 naming an unknown identifier)."""
     if given.startswith(("http://", "https://")):
         return given
-    known = plan_criteria(graphs, evaluation_id, run_view(graphs, evaluation_id, run_number).plan)
+    known = plan_criteria(graphs, run_view(graphs, evaluation_id, run_number).plan)
     found = [c for c in known if c.rsplit("/", 1)[-1] == given]
     if not found:
         raise Unprocessable(f"no criterion {given!r} in the run's plan: it tests {', '.join(sorted(c.rsplit('/', 1)[-1] for c in known))}")
