@@ -31,9 +31,9 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
+from ..core.iris import named_node
 from ..core.namespaces import DQV, EPO, PROV, RDF, XSD
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
-from ..core.iris import named_node
 from ..core.store import Row, Term
 from ..envelope import get_evaluation, iris_for
 from ..runs.records import run_view
