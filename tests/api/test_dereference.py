@@ -103,7 +103,7 @@ def test_specification_files_load_once(service: Service) -> None:
     assert load_spec_files(graphs) >= 8
     assert load_spec_files(graphs) == 0
     kinds = {g["kind"] for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}
-    assert kinds == {"ontologies", "dso", "kg", "shapes", "templates"}
+    assert kinds == {"ontologies", "dso", "kg", "shapes", "templates", "judges"}
 
 
 @embedded_only
@@ -124,7 +124,8 @@ def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: 
     assert catalog["catalog"] == BASE_URL + "graphs"
     graphs = {g["graph"] for g in catalog["graphs"]}
     templates = len(list((REPO / "ontologies" / "templates").glob("*.ttl")))  # one opening-turn set per language
-    assert len(graphs) == 12 + templates and all(g.startswith(BASE_URL + "graphs/") for g in graphs)  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
+    judges = len(list((REPO / "examples" / "judges").glob("*.ttl")))  # the worked example's judging rules
+    assert len(graphs) == 12 + templates + judges and all(g.startswith(BASE_URL + "graphs/") for g in graphs)  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
     for path, kind in (("dso/vaccine-education", rdflib.OWL.Ontology), ("catalog", rdflib.OWL.Ontology),
                        ("shapes/record", rdflib.OWL.Ontology), ("kg/kenya", rdflib.DCAT.Dataset)):
         answer = service.http.get(f"/{path}", headers={"Accept": "text/turtle"})
