@@ -11,8 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
+from fastapi.testclient import TestClient
 
-from ..conftest import EMBEDDED_ONLY, Service, dump, restored
+from service.api import create_app
+
+from ..conftest import EMBEDDED_ONLY, Service, dump, restored, settings_for
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
 from ..runs.test_run_record import approved, finished  # noqa: F401
 
@@ -110,3 +113,23 @@ def test_attestations_start_from_the_rule_and_are_corrected_only_by_superseding(
     assert [(a["outcome"], a["current"], a["supersedes"]) for a in listed] == [
         ("failed", False, None), ("cantTell", True, attestation["attestation"])]
     assert listed[1]["reason"] == "two replies are too few to fail the criterion"
+
+
+def test_a_deployment_with_the_separation_rule_refuses_over_http_who_ran_a_run_judging_it(judged: Service) -> None:
+    """With ``CAIE_SEPARATION`` on, the HTTP routes apply the rule: the admin (who holds every role) starts a run,
+    and may then neither determine nor attest on it (403 naming the rule); nothing is stored."""
+    app = create_app(settings_for(judged.tokens, separation=True), judged.store)
+    with TestClient(app) as client:
+        admin = judged.auth("admin")
+        started = client.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}}, headers=admin)
+        assert started.status_code == 202, started.text
+        for _ in range(600):
+            if client.get(f"/evaluations/{ID}/runs/2").json()["job"]["state"] != "running":
+                break
+            time.sleep(0.05)
+        before = len(dump(judged.store))
+        probe = probes(judged, "hanging")[0]["probe"]
+        refused = client.post(f"/evaluations/{ID}/runs/2/determinations", headers=admin, json={"determinations": [
+            {"probe": probe, "criterion": "hanging", "outcome": "passed", "rationale": "says to tie it up"}]})
+        assert refused.status_code == 403 and "ran run 2" in refused.text, refused.text
+        assert len(dump(judged.store)) == before

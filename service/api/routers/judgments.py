@@ -19,8 +19,9 @@ from ...envelope import iris_for
 from ...judgments.attestations import attest, attestations
 from ...judgments.automated import judge_run
 from ...judgments.records import Ruling, plan_criteria, record_rulings
+from ...judgments.separation import Separation
 from ...runs.records import run_view
-from ..deps import GraphsDep, ReaderDep, credential
+from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import AttestationBody, DeterminationsBody
 from ..shapes import attestation_json
 
@@ -43,12 +44,12 @@ def _criterion(graphs: GraphService, evaluation_id: str, run_number: int, given:
 @router.post("/runs/{number}/determinations", status_code=201,
              summary="Record people's determinations on a run's responses, as one batch (annotator or domain expert)")
 async def post_determinations(evaluation_id: str, number: int, body: DeterminationsBody, graphs: GraphsDep,
-                              agent: CredentialDep) -> JSONResponse:
+                              settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     def record() -> list[str]:
         rulings = [Ruling(r.probe, _criterion(graphs, evaluation_id, number, r.criterion), r.turn, EARL + r.outcome,
                           r.rationale, (r.pointer.start, r.pointer.end) if r.pointer else None)
                    for r in body.determinations]
-        return record_rulings(graphs, evaluation_id, number, rulings, agent)
+        return record_rulings(graphs, evaluation_id, number, rulings, agent, separation=Separation.of(settings, graphs))
     made = await run_in_threadpool(record)
     return JSONResponse({"determinations": made}, status_code=201)
 
@@ -74,11 +75,12 @@ async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep
 @router.post("/runs/{number}/attestations", status_code=201,
              summary="Attest a criterion's outcome for a run (domain expert); a correction supersedes, with a reason")
 async def post_attestation(evaluation_id: str, number: int, body: AttestationBody, graphs: GraphsDep,
-                           agent: CredentialDep) -> JSONResponse:
+                           settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     def record():  # type: ignore[no-untyped-def]
         criterion = _criterion(graphs, evaluation_id, number, body.criterion)
         return attest(graphs, evaluation_id, number, criterion, EARL + body.outcome, body.rationale, body.sufficiency,
-                      body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason)
+                      body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason,
+                      separation=Separation.of(settings, graphs))
     return JSONResponse(attestation_json(await run_in_threadpool(record)), status_code=201)
 
 
