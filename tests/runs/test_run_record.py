@@ -215,3 +215,15 @@ def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Ser
     assert {(r["kind"].rsplit("/", 1)[-1], r.get("status"), r["attempts"]) for r in rows} == {(kind, status, attempts)}
     assert not select(approved, f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
         SELECT ?response WHERE {{ GRAPH ?case {{ ?case epo:inRun <{run.iri}> . ?response a epo:Response }} }}""")
+
+
+def test_a_run_and_its_cases_dereference_for_people_and_rdf_clients(approved: Service) -> None:
+    started = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
+                                 headers=approved.auth(OPERATOR))
+    assert started.status_code == 202 and finished(approved, 1)["done"]
+    run = f"/evaluations/{ID}/runs/1"
+    page = approved.http.get(run, headers={"Accept": "text/html"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html") and "Run" in page.text
+    turtle = approved.http.get(f"{run}/cases/1", headers={"Accept": "text/turtle"})
+    assert turtle.status_code == 200 and "responseText" in turtle.text
+    assert approved.http.get(run, headers={"Accept": "application/json"}).json()["cases"] == PROBES

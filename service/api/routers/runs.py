@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
@@ -19,6 +19,7 @@ from ...runs.runner import continue_run, require_version
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep, credential
 from ..models import ContinueBody, DemoTargetBody, OpenAITargetBody, RunBody, RunSettingsBody
 from ..shapes import run_json
+from .resources import linked_data, wants_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["runs"])
 
@@ -75,6 +76,9 @@ async def get_runs(evaluation_id: str, graphs: GraphsDep, jobs: JobsDep, _: Read
 
 
 @router.get("/runs/{number}", summary="A run: its plan, target version, settings, progress and job state")
-async def get_run(evaluation_id: str, number: int, graphs: GraphsDep, jobs: JobsDep, _: ReaderDep) -> JSONResponse:
+async def get_run(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
+                  _: ReaderDep) -> Response:
+    if not wants_json(request):  # the run's IRI is its graph's: HTML and RDF negotiate as every minted IRI does
+        return await linked_data(request)
     view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
-    return JSONResponse(run_json(view, jobs.get(view.iri)))
+    return JSONResponse(run_json(view, jobs.get(view.iri)), headers={"Vary": "Accept"})
