@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import secrets
 import socket
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -23,11 +23,14 @@ from ..core.commits import ConcurrentWrite
 from ..core.config import Credential
 from ..core.graphs import GraphEdit, GraphService
 from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..core.store import Row
 from ..plan.model import Probe
 from .model import ExecutionSettings
 
 CLAIM_ATTEMPTS = 8
 """Times a runner reads again and retries when another runner's claim won a probe it wanted."""
+CLAIMS_PER_WRITE = 16
+"""Claim graphs written by one conditional write (see :func:`claim`)."""
 
 
 def runner_id() -> str:
@@ -46,27 +49,45 @@ def lease_for(settings: ExecutionSettings, batch: int, turns: int = 1) -> timede
 def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, pending: Sequence[Probe],
           count: int, claimant: str, lease: timedelta, credential: Credential) -> list[Probe]:
     """Up to ``count`` of ``pending`` (probes without a recorded case, in order) that this runner now holds:
-    unclaimed ones, or ones whose claim has expired. Empty when every pending probe is held by a live claim."""
+    unclaimed ones, or ones whose claim has expired. Empty when every pending probe is held by a live claim.
+
+    The claims are written :data:`CLAIMS_PER_WRITE` at a time: a conditional write's cost grows with the square
+    of the graphs it holds (each graph's operations re-check every graph's condition), and each claim stands
+    on its own.
+    """
+    won: list[Probe] = []
     for _ in range(CLAIM_ATTEMPTS):
         held = {row["probe"].value: row
                 for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})}
         at = now()
-        free = [p for p in pending if p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at)][:count]
+        # a write that raced another runner's may have committed some of its claims before it failed: ours
+        ours = {p.iri for p in won}
+        won += [p for p in pending if p.iri not in ours and p.iri in held and held[p.iri]["claimant"].value == claimant
+                and not _expired(held[p.iri]["leaseExpires"].value, at)]
+        free = [p for p in pending if p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at)]
+        free = free[:count - len(won)]
         if not free:
-            return []
+            return won[:count]
         until = at + lease
-        # each claim holds only if its graph is still absent, or still the expired claim read here
-        edits = [GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, p.iri, claimant, until), replace=True,
-                           title=f"claim on probe {p.number} in run {run_number}", batch_of=run,
-                           expected_digest=held[p.iri]["digest"].value if p.iri in held else None)
-                 for p in free for ref in (graphs.member(GraphKind.EVALUATION,
-                                                         f"{evaluation_id}/runs/{run_number}/claims/{p.number}"),)]
         try:
-            graphs.apply_edits(edits, credential)
+            for start in range(0, len(free), CLAIMS_PER_WRITE):
+                chunk = free[start:start + CLAIMS_PER_WRITE]
+                graphs.apply_edits([_claim_edit(graphs, evaluation_id, run_number, run, probe, claimant, until, held)
+                                    for probe in chunk], credential)
+                won += chunk
         except ConcurrentWrite:
             continue  # another runner claimed one of them meanwhile: read the claims again
-        return list(free)
-    return []
+        return won
+    return won
+
+
+def _claim_edit(graphs: GraphService, evaluation_id: str, run_number: int, run: str, probe: Probe, claimant: str,
+                until: datetime, held: Mapping[str, Row]) -> GraphEdit:
+    """The claim graph on ``probe``, written only if it is still absent, or still the expired claim read."""
+    ref = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/claims/{probe.number}")
+    return GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, probe.iri, claimant, until), replace=True,
+                     title=f"claim on probe {probe.number} in run {run_number}", batch_of=run,
+                     expected_digest=held[probe.iri]["digest"].value if probe.iri in held else None)
 
 
 def _expired(lexical: str, at: datetime) -> bool:

@@ -52,32 +52,54 @@ async def execute(cases: Sequence[Conversation], target: Target, settings: Execu
                   on_progress: ProgressCallback | None = None) -> list[CaseResult]:
     """Run every conversation against ``target``; one result per conversation, in the order of ``cases``.
 
-    ``concurrency`` workers take the conversations in turn (no more tasks than that, however many cases),
-    so at most that many requests are in flight. A worker sends each user turn with all earlier turns and
-    replies, and stops a conversation at its first turn that fails for good. An exception that is not a
-    :class:`~.targets.TargetFailure` (a missing credential, a bug) stops the whole call and is raised.
+    As :func:`execute_stream`, with ``min(concurrency, len(cases))`` workers taking the conversations in turn.
     """
     settings = settings or ExecutionSettings()
     _refuse_duplicates(cases)
+    results: dict[str, CaseResult] = {}
+    queue = iter(cases)
+
+    async def next_case() -> Conversation | None:
+        return next(queue, None)
+
+    def collect(result: CaseResult) -> None:
+        results[result.probe] = result
+        if on_progress is not None:
+            on_progress(result)
+
+    await execute_stream(next_case, target, settings, on_progress=collect, workers=min(settings.concurrency, len(cases)))
+    return [results[case.probe] for case in cases if case.probe in results]
+
+
+async def execute_stream(next_case: Callable[[], Awaitable[Conversation | None]], target: Target,
+                         settings: ExecutionSettings, *, on_progress: ProgressCallback, workers: int | None = None) -> int:
+    """Run the conversations ``next_case`` gives (``None``: no more) against ``target`` as they come; how many ran.
+
+    ``workers`` (by default ``concurrency``) workers each ask for a conversation as soon as they are free, so
+    at most that many requests are in flight and none waits for a slower conversation to end; each result is
+    handed to ``on_progress`` as it finishes. A worker sends each user turn with all earlier turns and replies,
+    and stops a conversation at its first turn that fails for good. A probe given twice is refused
+    (``ValueError``). An exception that is not a :class:`~.targets.TargetFailure` (a missing credential, a bug,
+    one raised by ``on_progress``) stops the whole call and is raised.
+    """
     fingerprint = target.version.fingerprint
     spacing = RequestSpacing(settings.rate_per_s) if settings.rate_per_s else None
-    results: list[CaseResult | None] = [None] * len(cases)
-    queue = iter(enumerate(cases))
+    seen: set[str] = set()
 
     async def worker() -> None:
-        for index, case in queue:  # a shared iterator: each conversation goes to exactly one worker
-            result = await _converse(case, target, fingerprint, settings, spacing)
-            results[index] = result
-            if on_progress is not None:
-                on_progress(result)
+        while (case := await next_case()) is not None:
+            if case.probe in seen:
+                raise ValueError(f"a probe may run once per call, but this one comes more than once: {case.probe}")
+            seen.add(case.probe)
+            on_progress(await _converse(case, target, fingerprint, settings, spacing))
 
     try:
-        async with asyncio.TaskGroup() as workers:
-            for _ in range(min(settings.concurrency, len(cases))):
-                workers.create_task(worker())
+        async with asyncio.TaskGroup() as group:
+            for _ in range(settings.concurrency if workers is None else workers):
+                group.create_task(worker())
     except ExceptionGroup as failed:
         raise failed.exceptions[0] from None
-    return [result for result in results if result is not None]
+    return len(seen)
 
 
 def _refuse_duplicates(cases: Sequence[Conversation]) -> None:

@@ -1,12 +1,13 @@
 """Run a recorded run's pending probes against its target and record each case as it finishes.
 
 :func:`continue_run` is both the first execution and every resumption: it reads which probes the run has
-recorded (``queries/run-recorded-probes.rq``), claims a batch of the others (:mod:`.claims`: runner
-processes sharing the run through one store never hold the same probe), runs it through
-:func:`.executor.execute`, and hands finished cases to a writer thread that records them
-(:func:`.records.record_cases`: one transaction per write, a probe recorded meanwhile left out). A runner
+recorded (``queries/run-recorded-probes.rq``), claims batches of the others (:mod:`.claims`: runner
+processes sharing the run through one store never hold the same probe), the next while one runs, feeds their
+probes to :func:`.executor.execute_stream` as its workers free up, and hands finished cases to a writer thread
+that records them (:func:`.records.record_cases`: one transaction per write, a probe recorded meanwhile left out). A runner
 killed at any point loses at most the cases not yet written, whose claims lapse with their lease and which
-the next runner runs again; nothing is recorded twice. The target must be the run's version (409 naming both fingerprints): one run never mixes versions.
+the next runner runs again; nothing is recorded twice. The target must be the run's version (409 naming both
+fingerprints): one run never mixes versions.
 """
 
 from __future__ import annotations
@@ -24,13 +25,20 @@ from ..core.errors import Conflict
 from ..core.graphs import GraphService
 from ..plan.model import Probe
 from .claims import claim, lease_for, runner_id
-from .executor import CaseResult, execute
+from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
 from .records import RUNNERS, RunView, plan_probes, record_cases, recorded_probes, run_view
 from .targets import Target
 
-WRITE_BATCH = 32
-"""Cases recorded per transaction (fewer when the runner is waiting on the target)."""
+WRITE_BATCH = 128
+"""Cases recorded per transaction at most (fewer when the writer keeps up with the target). Each
+:func:`.records.record_cases` call reads the run and its plan's probes (about 0.7 s for 2,000 probes), which a
+larger batch shares; past about this size the conditional write's own cost, quadratic in its graphs, outgrows
+that saving (bench/runner.py, 2,000 probes: 30 cases/s at 32, 36 to 43 at 128, 35 to 43 at 256; with the plan's
+probes read once per run instead, 58 at 32, 60 at 128, 43 at 256)."""
+
+WRITER_POLL_S = 0.02
+"""How often the claimer looks whether the writer has caught up enough to claim another batch."""
 
 Progress = Callable[[int, int], None]
 """Called with (cases recorded in this run so far, the plan's probes) after each write."""
@@ -52,9 +60,11 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases.
 
     Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation)
-    under a lease (by default one that outlasts the batch, :func:`.claims.lease_for`), run, and recorded before
-    the next claim. When every pending probe is held by another runner's live claim, this runner waits
-    (``poll_s``) for their cases or for their leases to lapse, and ends when every probe has its case.
+    under a lease (by default one that outlasts two batches, :func:`.claims.lease_for`). The next batch is claimed
+    while the current one runs, so a worker that finishes a conversation starts the next at once, never waiting
+    for a batch's slowest case; at most two batches are claimed and not yet recorded. When every pending probe is
+    held by another runner's live claim, this runner waits (``poll_s``) for their cases or for their leases to
+    lapse, and ends when every probe has its case.
     """
     run = require_version(run_view(graphs, evaluation_id, run_number), target)
     agent = require(credential, *RUNNERS)
@@ -64,39 +74,59 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
                      on_progress)
     writer.start()
     try:
-        ran = asyncio.run(_claimed_batches(graphs, evaluation_id, run, probes, target, settings, agent, writer,
-                                           limit, size, lease or lease_for(settings, size), poll_s))
+        ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, probes, target, settings, agent, writer,
+                                          limit, size, lease or lease_for(settings, 2 * size), poll_s))
     finally:
         writer.finish()
     return Continued(ran, writer.recorded, run_view(graphs, evaluation_id, run_number))
 
 
-async def _claimed_batches(graphs: GraphService, evaluation_id: str, run: RunView, probes: list[Probe], target: Target,
-                           settings: ExecutionSettings, agent: Credential, writer: _Writer, limit: int | None,
-                           size: int, lease: timedelta, poll_s: float) -> int:
-    """Claim, run and record batches until no probe is pending (or ``limit`` ran); the probes this runner ran."""
-    claimant, ran = runner_id(), 0
+async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, probes: list[Probe], target: Target,
+                          settings: ExecutionSettings, agent: Credential, writer: _Writer, limit: int | None,
+                          size: int, lease: timedelta, poll_s: float) -> int:
+    """Claim batches and run their probes as workers free up, until no probe is pending (or ``limit`` were
+    claimed); the probes this runner ran. Every case goes to ``writer`` as it finishes."""
+    claimant = runner_id()
+    taken: set[str] = set()  # claimed by this call: never claimed or run again by it, whatever its lease says
+    ready: asyncio.Queue[Conversation | None] = asyncio.Queue()
+
+    async def claim_batches() -> None:
+        try:
+            while limit is None or len(taken) < limit:
+                await writer.recorded_at_least(len(taken) - size)  # at most two batches claimed and unrecorded
+                done = await asyncio.to_thread(recorded_probes, graphs, run.iri)
+                pending = [p for p in probes if p.iri not in done and p.iri not in taken]
+                if not pending:
+                    break
+                take = size if limit is None else min(size, limit - len(taken))
+                mine = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take,
+                                               claimant, lease, agent)
+                if not mine:  # all held by other runners' live claims: wait for their cases, or their leases to lapse
+                    await asyncio.sleep(poll_s)
+                    continue
+                taken.update(p.iri for p in mine)
+                for probe in mine:
+                    ready.put_nowait(Conversation(probe.iri, probe.opening_prompt))
+        finally:
+            ready.put_nowait(None)
+
+    async def next_case() -> Conversation | None:
+        case = await ready.get()
+        if case is None:
+            ready.put_nowait(None)  # every worker sees the end
+        return case
+
     try:
-        while limit is None or ran < limit:
-            done = await asyncio.to_thread(recorded_probes, graphs, run.iri)
-            pending = [p for p in probes if p.iri not in done]
-            if not pending:
-                break
-            take = size if limit is None else min(size, limit - ran)
-            mine = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take, claimant,
-                                           lease, agent)
-            if not mine:  # all held by other runners' live claims: wait for their cases, or their leases to lapse
-                await asyncio.sleep(poll_s)
-                continue
-            await execute([Conversation(p.iri, p.opening_prompt) for p in mine], target, settings,
-                          on_progress=writer.put)
-            await asyncio.to_thread(writer.flush)  # recorded before the next read of what is pending
-            ran += len(mine)
+        async with asyncio.TaskGroup() as group:
+            group.create_task(claim_batches())
+            ran = group.create_task(execute_stream(next_case, target, settings, on_progress=writer.put))
+    except ExceptionGroup as failed:
+        raise failed.exceptions[0] from None
     finally:
         closing = getattr(target, "aclose", None)
         if closing is not None:
             await closing()
-    return ran
+    return ran.result()
 
 
 def require_version(run: RunView, target: Target) -> RunView:
@@ -118,6 +148,7 @@ class _Writer(threading.Thread):
         self._queue: queue.Queue[CaseResult | None] = queue.Queue()
         self._total, self._probes, self._on_progress = recorded_before, probes, on_progress
         self.recorded = 0
+        self._handled = 0
         self.failure: BaseException | None = None
 
     def put(self, result: CaseResult) -> None:
@@ -125,11 +156,13 @@ class _Writer(threading.Thread):
             raise self.failure  # stop running probes whose cases could not be recorded
         self._queue.put(result)
 
-    def flush(self) -> None:
-        """Wait until every case put so far is recorded (or the writer failed: raised)."""
-        self._queue.join()
-        if self.failure is not None:
-            raise self.failure
+    async def recorded_at_least(self, cases: int) -> None:
+        """Return once at least ``cases`` of the cases put here are written (or left out as recorded already);
+        raise if the writer failed. Polled, so that the event loop can cancel the wait."""
+        while self._handled < cases:
+            if self.failure is not None:
+                raise self.failure
+            await asyncio.sleep(WRITER_POLL_S)
 
     def run(self) -> None:
         finished = False
@@ -145,8 +178,7 @@ class _Writer(threading.Thread):
             except BaseException as error:  # noqa: BLE001 - handed to the runner's thread
                 self.failure = error
             finally:
-                for _ in batch:
-                    self._queue.task_done()
+                self._handled += len(cases)  # one writer thread; readers only compare it
 
     def _record(self, cases: list[CaseResult]) -> None:
         written = record_cases(*self._args, cases, self._credential)
