@@ -96,9 +96,16 @@ def main() -> None:
     parser.add_argument("--latency", type=float, default=0.1, help="the target's fixed latency, seconds")
     parser.add_argument("--store", type=Path, help="keep the store here and reuse its plan (default: a temp dir)")
     args = parser.parse_args()
+    if args.store:
+        args.store.mkdir(parents=True, exist_ok=True)
+        measure(args, args.store)
+    else:
+        with tempfile.TemporaryDirectory(prefix="bench-runner-") as store:
+            measure(args, Path(store))
 
-    store = args.store or Path(tempfile.mkdtemp(prefix="bench-runner-"))
-    store.mkdir(parents=True, exist_ok=True)
+
+def measure(args: argparse.Namespace, store: Path) -> None:
+    """Set up the plan in ``store``, run it, run the executor alone, and print the figures."""
     clock = time.perf_counter()
     services = build_services(Settings(data_dir=store))
     number = approved_plan(services, args.probes, store)
@@ -112,9 +119,9 @@ def main() -> None:
         target = OpenAICompatible(url + "/v1", "bench-latency", {"temperature": 0})
         run = start_run(graphs, EVALUATION_ID, number, target.version, settings, THEO)
         target_stats(url)
-        clock = time.perf_counter()
+        clock, cpu = time.perf_counter(), time.process_time()
         continued = continue_run(graphs, EVALUATION_ID, run.number, target, settings, THEO)
-        runner_s = time.perf_counter() - clock
+        runner_s, runner_cpu_s = time.perf_counter() - clock, time.process_time() - cpu
         seen = target_stats(url)
         view = continued.run
         recorded = len(recorded_probes(graphs, view.iri))
@@ -137,7 +144,8 @@ def main() -> None:
     print(f"target: {args.latency * 1000:.0f} ms per request, at most {seen['most_in_flight']:.0f} requests held at "
           f"once, {seen['answered']:.0f} answered, {seen['distinct_turns']:.0f} distinct openings")
     print(f"ours: continue_run ran {continued.ran} probes and recorded {recorded} cases ({view.traces} traces, "
-          f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} cases/s")
+          f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} cases/s ({runner_cpu_s:.1f} s of this "
+          f"process's CPU, all threads)")
     print(f"executor alone (no claims, no store): {traces} of {len(results)} traces in {executor_s:.2f} s: "
           f"{executor_rate:.1f} requests/s, at most {alone['most_in_flight']:.0f} in flight")
     print(f"baseline: concurrency / latency = {args.concurrency} / {args.latency} = {baseline:.0f} requests/s")
@@ -145,6 +153,7 @@ def main() -> None:
     print(f"RUNNER: ours={ours:.1f} baseline={baseline:.0f} ratio={ours / baseline:.3f} recorded={recorded} "
           f"probes={args.probes} concurrency={args.concurrency} latency_s={args.latency} "
           f"executor={executor_rate:.1f} executor_ratio={executor_rate / baseline:.3f} runner_s={runner_s:.2f} "
+          f"runner_cpu_s={runner_cpu_s:.1f} "
           f"correct={int(ok)}")
 
 
