@@ -114,4 +114,4 @@ def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str]
 
 def _determinations(graphs: GraphService, run: str) -> list[Row]:
     evaluation = NamedNode(iris_for(graphs, EVALUATION_ID).evaluation)
-    return graphs.rows("determinations", {"evaluation": evaluation, "run": NamedNode(run)})
+    return graphs.rows("determinations", {"evaluation": evaluation, "ofRun": NamedNode(run)})

@@ -93,7 +93,7 @@ def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: lis
     evaluation, run = NamedNode(f"{BASE}evaluations/measles"), f"{BASE}evaluations/measles/runs/1"
     (view,) = graphs.rows("runs", {"evaluation": evaluation})
     assert (view["probes"].value, view["traces"].value, view["errors"].value) == ("300", "300", "0")
-    rows = graphs.rows("determinations", {"evaluation": evaluation, "run": NamedNode(run)})
+    rows = graphs.rows("determinations", {"evaluation": evaluation, "ofRun": NamedNode(run)})
     failed = {r["criterion"].value.rsplit("/", 1)[-1] for r in rows if r["outcome"].value.endswith("#failed")}
     assert {"c05", "c07", "c09", "c11"} <= failed
     nigeria = [r for r in rows if r["criterion"].value.endswith("/c07") and r["outcome"].value.endswith("#failed")]

@@ -79,7 +79,7 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     evaluation = iris_for(graphs, evaluation_id).evaluation
     _check_values(graphs, evaluation_id, run.plan, criterion, outcome, rationale, sufficiency, appropriateness)
     rows = graphs.rows("determinations", {"evaluation": NamedNode(evaluation), "criterion": NamedNode(criterion),
-                                          "run": NamedNode(run.iri)})
+                                          "ofRun": NamedNode(run.iri)})
     if not rows:
         raise Unprocessable(f"no determination on {criterion} in run {run_number} to attest from: determine first")
     separation.require_apart_from_determiners(graphs, agent, (row["judge"].value for row in rows), criterion)

@@ -65,9 +65,9 @@ async def post_rule_judgments(evaluation_id: str, number: int, graphs: GraphsDep
 async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None,
                              run: str | None = None) -> JSONResponse:
     bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
-    for name, value in (("criterion", criterion), ("run", run)):
+    for name, value, what in (("criterion", criterion, "the criterion"), ("ofRun", run, "the run")):
         if value is not None:
-            bindings[name] = named_node(value, f"the {name}")
+            bindings[name] = named_node(value, what)
     rows = await run_in_threadpool(graphs.rows, "determinations", bindings)
     return JSONResponse({"determinations": [{key: row[key].value for key in row} for row in rows]})
 
