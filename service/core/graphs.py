@@ -20,7 +20,7 @@ from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
-from .commits import ConcurrentWrite, GraphWrite, commit, guard
+from .commits import ConcurrentWrite, GraphWrite, StaleWrite, commit, guard
 from .digest import blank_skolems, digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
@@ -299,7 +299,7 @@ class GraphService:
             try:
                 self.append(record, segment, build(ref), agent, key=ref.identifier.rsplit("/", 1)[-1],
                             title=title.replace("{n}", ref.identifier.rsplit("/", 1)[-1]), guards=guards)
-            except ConcurrentWrite:
+            except (ConcurrentWrite, StaleWrite):
                 if self.find(ref) is None:
                     raise  # not the number: a guarded graph changed, which the caller must hear of
                 continue

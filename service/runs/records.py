@@ -20,7 +20,7 @@ from pyoxigraph import NamedNode
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..core.commits import ConcurrentWrite
+from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..envelope import iris_for
@@ -88,7 +88,7 @@ def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, versio
             lambda run: rdf.run_triples(run.iri.value, evaluation_iri, status.plan, status.digest, version, settings,
                                         graphs.agent_iri(agent.agent), now()),
             agent, title=f"run {{n}} of plan {plan_number}", guards={plan_graph.iri.value: catalogued})
-    except ConcurrentWrite:
+    except (ConcurrentWrite, StaleWrite):
         require_approved_plan(graphs, evaluation_id, plan_number)  # the plan changed meanwhile: say how
         raise
     return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
@@ -167,7 +167,7 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
                  for r in todo for case in (_case_ref(graphs, evaluation_id, run_number, numbers[r.probe]),)]
         try:
             graphs.apply_edits(edits, agent)
-        except ConcurrentWrite:
+        except (ConcurrentWrite, StaleWrite):
             continue  # another runner recorded one of these meanwhile: read again and leave it out
         return Recorded(tuple(r.probe for r in todo), already)
     raise Conflict(f"run {run_number}: too many concurrent writes of the same cases; retry")
@@ -218,7 +218,7 @@ def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: i
                   for r in results for case in (_case_ref(graphs, evaluation_id, number, numbers[r.probe]),)]
         try:
             graphs.apply_edits(edits, agent, guards={plan_graph.iri.value: catalogued})
-        except ConcurrentWrite:
+        except (ConcurrentWrite, StaleWrite):
             require_approved_plan(graphs, evaluation_id, plan_number)  # a plan changed meanwhile: 409 saying so
             continue  # another run took the number meanwhile
         return run_view(graphs, evaluation_id, number)
