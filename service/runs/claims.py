@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.catalog import GraphKind, now
-from ..core.commits import ConcurrentWrite
+from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.graphs import GraphEdit, GraphService
 from ..core.namespaces import EPO, PROV, RDF, XSD
@@ -65,7 +65,7 @@ def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, p
         won += [p for p in pending if p.iri not in ours and p.iri in held and held[p.iri]["claimant"].value == claimant
                 and not _expired(held[p.iri]["leaseExpires"].value, at)]
         free = [p for p in pending if p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at)]
-        free = free[:count - len(won)]
+        free = free[:max(0, count - len(won))]
         if not free:
             return won[:count]
         until = at + lease
@@ -75,7 +75,7 @@ def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, p
                 graphs.apply_edits([_claim_edit(graphs, evaluation_id, run_number, run, probe, claimant, until, held)
                                     for probe in chunk], credential)
                 won += chunk
-        except ConcurrentWrite:
+        except (ConcurrentWrite, StaleWrite):
             continue  # another runner claimed one of them meanwhile: read the claims again
         return won
     return won
@@ -85,9 +85,11 @@ def _claim_edit(graphs: GraphService, evaluation_id: str, run_number: int, run: 
                 until: datetime, held: Mapping[str, Row]) -> GraphEdit:
     """The claim graph on ``probe``, written only if it is still absent, or still the expired claim read."""
     ref = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/claims/{probe.number}")
-    return GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, probe.iri, claimant, until), replace=True,
-                     title=f"claim on probe {probe.number} in run {run_number}", batch_of=run,
-                     expected_digest=held[probe.iri]["digest"].value if probe.iri in held else None)
+    expired = held[probe.iri]["digest"].value if probe.iri in held else None
+    # only an expired claim has content to replace: emptying a new graph would cost the write an operation
+    return GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, probe.iri, claimant, until),
+                     replace=expired is not None, title=f"claim on probe {probe.number} in run {run_number}",
+                     batch_of=run, expected_digest=expired)
 
 
 def _expired(lexical: str, at: datetime) -> bool:
