@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 from pyoxigraph import NamedNode
 
@@ -134,17 +135,34 @@ def plan_probes(graphs: GraphService, evaluation_id: str, plan: str) -> list[Pro
             return probes
 
 
+@dataclass(frozen=True)
+class RunPlan:
+    """A run and its plan's probe numbers by IRI: what recording a case checks against, read once per runner."""
+
+    run: RunView
+    numbers: Mapping[str, int]
+
+    @staticmethod
+    def read(graphs: GraphService, evaluation_id: str, run_number: int, probes: Sequence[Probe] | None = None) -> RunPlan:
+        run = run_view(graphs, evaluation_id, run_number)
+        found = probes if probes is not None else plan_probes(graphs, evaluation_id, run.plan)
+        return RunPlan(run, MappingProxyType({p.iri: p.number for p in found}))
+
+
 def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
-                 results: Sequence[CaseTrace | ExecutionError], credential: Credential | None) -> Recorded:
+                 results: Sequence[CaseTrace | ExecutionError], credential: Credential | None, *,
+                 known: RunPlan | None = None) -> Recorded:
     """Append the cases of ``results`` to run ``run_number``, in one transaction; a probe whose case is already
-    in the record is left out (never recorded twice) and returned in ``already``.
+    in the record is left out (never recorded twice) and returned in ``already``. ``known``: the run and its
+    plan's probes as the caller read them (a runner recording many writes reads them once; a plan is never
+    changed, so they cannot go stale).
 
     403 unless an evaluation operator; 404 for no such run; 422 naming every probe that is not the run's plan's
     or is given twice; 409 naming both fingerprints for a case from another target version than the run's.
     """
     agent = require(credential, *RUNNERS)
-    run = run_view(graphs, evaluation_id, run_number)
-    numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, run.plan)}
+    known = known or RunPlan.read(graphs, evaluation_id, run_number)
+    run, numbers = known.run, known.numbers
     unknown = sorted({r.probe for r in results} - numbers.keys())
     twice = sorted({r.probe for r in results if sum(1 for o in results if o.probe == r.probe) > 1})
     if unknown or twice:

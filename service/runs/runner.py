@@ -27,7 +27,7 @@ from ..plan.model import Probe
 from .claims import claim, lease_for, runner_id
 from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
-from .records import RUNNERS, RunView, plan_probes, record_cases, recorded_probes, run_view
+from .records import RUNNERS, RunPlan, RunView, plan_probes, record_cases, recorded_probes, run_view
 from .targets import Target
 
 WRITE_BATCH = 128
@@ -71,7 +71,7 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     probes = plan_probes(graphs, evaluation_id, run.plan)
     size = claim_size or max(8, 4 * settings.concurrency)
     writer = _Writer(graphs, evaluation_id, run_number, agent, len(recorded_probes(graphs, run.iri)), run.probes,
-                     on_progress)
+                     on_progress, RunPlan.read(graphs, evaluation_id, run_number, probes))
     writer.start()
     try:
         ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, probes, target, settings, agent, writer,
@@ -141,9 +141,10 @@ class _Writer(threading.Thread):
     """Records finished cases in batches off the event loop, so the target is never kept waiting on the store."""
 
     def __init__(self, graphs: GraphService, evaluation_id: str, run_number: int, credential: Credential | None,
-                 recorded_before: int, probes: int, on_progress: Progress | None) -> None:
+                 recorded_before: int, probes: int, on_progress: Progress | None, known: RunPlan) -> None:
         super().__init__(name=f"run-{run_number}-writer", daemon=True)
         self._args = (graphs, evaluation_id, run_number)
+        self._known = known
         self._credential = credential
         self._queue: queue.Queue[CaseResult | None] = queue.Queue()
         self._total, self._probes, self._on_progress = recorded_before, probes, on_progress
@@ -181,7 +182,7 @@ class _Writer(threading.Thread):
                 self._handled += len(cases)  # one writer thread; readers only compare it
 
     def _record(self, cases: list[CaseResult]) -> None:
-        written = record_cases(*self._args, cases, self._credential)
+        written = record_cases(*self._args, cases, self._credential, known=self._known)
         self.recorded += len(written.recorded)
         self._total += len(written.recorded)
         if self._on_progress is not None:
