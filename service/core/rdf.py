@@ -4,11 +4,26 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Iterable
+from datetime import datetime
 
 import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
 
 from .errors import BadRequest
+from .namespaces import XSD
+
+
+RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
+
+
+def integer(value: int) -> Literal:
+    """``value`` as an ``xsd:integer`` literal."""
+    return Literal(str(value), datatype=NamedNode(XSD + "integer"))
+
+
+def date_time(value: datetime) -> Literal:
+    """``value`` (timezone-aware) as an ``xsd:dateTime`` literal."""
+    return Literal(value.isoformat(), datatype=NamedNode(XSD + "dateTime"))
 
 
 def parse_triples(data: bytes, rdf_format: RdfFormat, base_iri: str) -> list[Triple]:

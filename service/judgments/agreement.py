@@ -33,6 +33,7 @@ from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.namespaces import DQV, EPO, PROV, RDF, XSD
+from ..core.rdf import integer
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
 from ..core.store import Row, Term
 from ..envelope import get_evaluation, iris_for
@@ -216,8 +217,8 @@ def measurement_triples(iri: str, evaluation: str, measured: JudgeReliability, b
            say(node, DQV + "computedOn", NamedNode(measured.judge)), say(node, EPO + "judgeVersion", Literal(measured.version)),
            say(node, EPO + "forCriterion", NamedNode(measured.criterion)), say(node, EPO + "forRun", NamedNode(measured.run)),
            say(node, PROV + "wasDerivedFrom", NamedNode(measured.attestation)),
-           say(node, EPO + "numerator", _integer(measured.matching)),
-           say(node, EPO + "denominator", _integer(measured.compared)),
+           say(node, EPO + "numerator", integer(measured.matching)),
+           say(node, EPO + "denominator", integer(measured.compared)),
            say(node, PROV + "wasAttributedTo", NamedNode(by)),
            say(node, PROV + "generatedAtTime", Literal(at, datatype=NamedNode(XSD + "dateTime")))]
     if measured.compared:
@@ -228,12 +229,8 @@ def measurement_triples(iri: str, evaluation: str, measured: JudgeReliability, b
         out += [say(node, EPO + "confusionCell", cell), say(cell, RDF + "type", NamedNode(EPO + "ConfusionCell")),
                 say(cell, EPO + "judgeOutcome", NamedNode(c.judge_outcome)),
                 say(cell, EPO + "attestedOutcome", NamedNode(c.attested_outcome)),
-                say(cell, EPO + "responseCount", _integer(c.responses))]
+                say(cell, EPO + "responseCount", integer(c.responses))]
     return out
-
-
-def _integer(value: int) -> Literal:
-    return Literal(str(value), datatype=NamedNode(XSD + "integer"))
 
 
 def stored_judge_reliability(graphs: GraphService, evaluation_id: str, *, run: str | None = None,

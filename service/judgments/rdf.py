@@ -23,54 +23,45 @@ from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode, Triple
 
-from ..core.namespaces import EARL, EPO, PROV, RDF, RDFS, XSD
+from ..core.namespaces import EARL, EPO, PROV, RDFS
+from ..core.rdf import RDF_TYPE, date_time, integer
 from .model import AUTOMATIC, Determination, Judge
 
-_TYPE = NamedNode(RDF + "type")
 METHODS = {"rule": EPO + "RuleJudge", "model": EPO + "ModelJudge", "person": EPO + "HumanJudge"}
 """A judge's kind as the EPO's judging methods name it."""
 
 
-def _n(value: str) -> NamedNode:
-    return NamedNode(value)
 
-
-def _int(value: int) -> Literal:
-    return Literal(str(value), datatype=_n(XSD + "integer"))
-
-
-def _time(value: datetime) -> Literal:
-    return Literal(value.isoformat(), datatype=_n(XSD + "dateTime"))
 
 
 def judge_triples(judge: Judge) -> list[Triple]:
     """A software judge as an agent with its name and version (a person is described elsewhere)."""
     if judge.kind == "person":
         return []
-    node = _n(judge.iri)
-    return [Triple(node, _TYPE, _n(PROV + "SoftwareAgent")), Triple(node, _n(RDFS + "label"), Literal(judge.name)),
-            Triple(node, _n(EPO + "version"), Literal(judge.version))]
+    node = NamedNode(judge.iri)
+    return [Triple(node, RDF_TYPE, NamedNode(PROV + "SoftwareAgent")), Triple(node, NamedNode(RDFS + "label"), Literal(judge.name)),
+            Triple(node, NamedNode(EPO + "version"), Literal(judge.version))]
 
 
 def determination_triples(iri: str, evaluation: str, case: str, determination: Determination,
                           judge_iri: str, at: datetime) -> list[Triple]:
-    node, result = _n(iri), _n(f"{iri}/result")
-    response = _n(f"{case}/responses/{determination.turn}")
+    node, result = NamedNode(iri), NamedNode(f"{iri}/result")
+    response = NamedNode(f"{case}/responses/{determination.turn}")
     mode = determination.mode
-    out = [Triple(node, _TYPE, _n(EPO + "Determination")), Triple(node, _n(EPO + "inEvaluation"), _n(evaluation)),
-           Triple(node, _n(EARL + "test"), _n(determination.criterion)), Triple(node, _n(EARL + "subject"), response),
-           Triple(node, _n(EPO + "onResponse"), response), Triple(node, _n(EPO + "onTrace"), _n(f"{case}/trace")),
-           Triple(node, _n(EARL + "mode"), _n(mode)), Triple(node, _n(EARL + "assertedBy"), _n(judge_iri)),
-           Triple(node, _n(PROV + "wasAttributedTo"), _n(judge_iri)),
-           Triple(node, _n(EPO + "judgingMethod"), _n(METHODS[determination.judge.kind])),
-           Triple(node, _n(EARL + "result"), result), Triple(node, _n(PROV + "generatedAtTime"), _time(at)),
-           Triple(result, _TYPE, _n(EARL + "TestResult")), Triple(result, _n(EARL + "outcome"), _n(determination.outcome)),
-           Triple(result, _n(EARL + "info"), Literal(determination.rationale))]
+    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "Determination")), Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
+           Triple(node, NamedNode(EARL + "test"), NamedNode(determination.criterion)), Triple(node, NamedNode(EARL + "subject"), response),
+           Triple(node, NamedNode(EPO + "onResponse"), response), Triple(node, NamedNode(EPO + "onTrace"), NamedNode(f"{case}/trace")),
+           Triple(node, NamedNode(EARL + "mode"), NamedNode(mode)), Triple(node, NamedNode(EARL + "assertedBy"), NamedNode(judge_iri)),
+           Triple(node, NamedNode(PROV + "wasAttributedTo"), NamedNode(judge_iri)),
+           Triple(node, NamedNode(EPO + "judgingMethod"), NamedNode(METHODS[determination.judge.kind])),
+           Triple(node, NamedNode(EARL + "result"), result), Triple(node, NamedNode(PROV + "generatedAtTime"), date_time(at)),
+           Triple(result, RDF_TYPE, NamedNode(EARL + "TestResult")), Triple(result, NamedNode(EARL + "outcome"), NamedNode(determination.outcome)),
+           Triple(result, NamedNode(EARL + "info"), Literal(determination.rationale))]
     if determination.pointer is not None:
-        out += [Triple(result, _n(EPO + "pointerStart"), _int(determination.pointer.start)),
-                Triple(result, _n(EPO + "pointerEnd"), _int(determination.pointer.end))]
+        out += [Triple(result, NamedNode(EPO + "pointerStart"), integer(determination.pointer.start)),
+                Triple(result, NamedNode(EPO + "pointerEnd"), integer(determination.pointer.end))]
     if mode == AUTOMATIC:
-        out.append(Triple(node, _n(EPO + "version"), Literal(determination.judge.version)))
+        out.append(Triple(node, NamedNode(EPO + "version"), Literal(determination.judge.version)))
     return out
 
 
@@ -79,22 +70,22 @@ def attestation_triples(iri: str, evaluation: str, criterion: str, subject: str,
                         appropriateness: str, expert: str, at: datetime, supersedes: str | None,
                         reason: str | None) -> list[Triple]:
     """``aggregation``: the rule started from and the outcome it gives over ``determinations``."""
-    node, result = _n(iri), _n(f"{iri}/result")
-    out = [Triple(node, _TYPE, _n(EPO + "Attestation")), Triple(node, _n(EPO + "inEvaluation"), _n(evaluation)),
-           Triple(node, _n(EARL + "test"), _n(criterion)), Triple(node, _n(EARL + "subject"), _n(subject)),
-           Triple(node, _n(EARL + "mode"), _n(EARL + "manual")), Triple(node, _n(EARL + "assertedBy"), _n(expert)),
-           Triple(node, _n(PROV + "wasAttributedTo"), _n(expert)), Triple(node, _n(EARL + "result"), result),
-           Triple(node, _n(EPO + "aggregationRule"), _n(aggregation[0])),
-           Triple(node, _n(EPO + "aggregatedOutcome"), _n(aggregation[1])),
-           Triple(node, _n(EPO + "evidenceSufficiency"), _n(sufficiency)),
-           Triple(node, _n(EPO + "testAppropriateness"), _n(appropriateness)),
-           Triple(node, _n(PROV + "generatedAtTime"), _time(at)),
-           Triple(result, _TYPE, _n(EARL + "TestResult")), Triple(result, _n(EARL + "outcome"), _n(outcome)),
-           Triple(result, _n(EARL + "info"), Literal(rationale))]
-    out += [Triple(node, _n(EPO + "aggregates"), _n(d)) for d in determinations]
+    node, result = NamedNode(iri), NamedNode(f"{iri}/result")
+    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "Attestation")), Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
+           Triple(node, NamedNode(EARL + "test"), NamedNode(criterion)), Triple(node, NamedNode(EARL + "subject"), NamedNode(subject)),
+           Triple(node, NamedNode(EARL + "mode"), NamedNode(EARL + "manual")), Triple(node, NamedNode(EARL + "assertedBy"), NamedNode(expert)),
+           Triple(node, NamedNode(PROV + "wasAttributedTo"), NamedNode(expert)), Triple(node, NamedNode(EARL + "result"), result),
+           Triple(node, NamedNode(EPO + "aggregationRule"), NamedNode(aggregation[0])),
+           Triple(node, NamedNode(EPO + "aggregatedOutcome"), NamedNode(aggregation[1])),
+           Triple(node, NamedNode(EPO + "evidenceSufficiency"), NamedNode(sufficiency)),
+           Triple(node, NamedNode(EPO + "testAppropriateness"), NamedNode(appropriateness)),
+           Triple(node, NamedNode(PROV + "generatedAtTime"), date_time(at)),
+           Triple(result, RDF_TYPE, NamedNode(EARL + "TestResult")), Triple(result, NamedNode(EARL + "outcome"), NamedNode(outcome)),
+           Triple(result, NamedNode(EARL + "info"), Literal(rationale))]
+    out += [Triple(node, NamedNode(EPO + "aggregates"), NamedNode(d)) for d in determinations]
     if supersedes is not None:
-        out += [Triple(node, _n(EPO + "supersedes"), _n(supersedes)),
-                Triple(node, _n(EPO + "supersessionReason"), Literal(reason or ""))]
+        out += [Triple(node, NamedNode(EPO + "supersedes"), NamedNode(supersedes)),
+                Triple(node, NamedNode(EPO + "supersessionReason"), Literal(reason or ""))]
     return out
 
 
@@ -108,23 +99,23 @@ def judge_failure_triples(iri: str, evaluation: str, case: str, turn: int, crite
             epo:errorIn <case/turns/1> ; prov:wasDerivedFrom <case/responses/1> , <criterion> ;
             prov:wasAttributedTo <judge> ; prov:value "what the judge answered" .
     """
-    node = _n(iri)
-    out = [Triple(node, _TYPE, _n(EPO + "ExecutionError")), Triple(node, _n(EPO + "inEvaluation"), _n(evaluation)),
-           Triple(node, _n(EPO + "errorKind"), _n(EPO + "JudgeFailure")),
-           Triple(node, _n(EPO + "errorMessage"), Literal(message)),
-           Triple(node, _n(EPO + "errorIn"), _n(f"{case}/turns/{turn}")),
-           Triple(node, _n(PROV + "wasDerivedFrom"), _n(f"{case}/responses/{turn}")),
-           Triple(node, _n(PROV + "wasDerivedFrom"), _n(criterion)),
-           Triple(node, _n(PROV + "wasAttributedTo"), _n(judge_iri)),
-           Triple(node, _n(PROV + "generatedAtTime"), _time(at))]
+    node = NamedNode(iri)
+    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "ExecutionError")), Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
+           Triple(node, NamedNode(EPO + "errorKind"), NamedNode(EPO + "JudgeFailure")),
+           Triple(node, NamedNode(EPO + "errorMessage"), Literal(message)),
+           Triple(node, NamedNode(EPO + "errorIn"), NamedNode(f"{case}/turns/{turn}")),
+           Triple(node, NamedNode(PROV + "wasDerivedFrom"), NamedNode(f"{case}/responses/{turn}")),
+           Triple(node, NamedNode(PROV + "wasDerivedFrom"), NamedNode(criterion)),
+           Triple(node, NamedNode(PROV + "wasAttributedTo"), NamedNode(judge_iri)),
+           Triple(node, NamedNode(PROV + "generatedAtTime"), date_time(at))]
     if answer is not None:
-        out.append(Triple(node, _n(PROV + "value"), Literal(answer)))
+        out.append(Triple(node, NamedNode(PROV + "value"), Literal(answer)))
     return out
 
 
 def judge_configuration_triples(judge_iri: str, configuration: str, digest: str) -> list[Triple]:
     """A model judge's whole configuration (its target version and prompt template, as canonical JSON) and the
     configuration's SHA-256, so that what produced a determination can be read back and compared."""
-    node = _n(judge_iri)
-    return [Triple(node, _n(EPO + "configuration"), Literal(configuration)),
-            Triple(node, _n(EPO + "configurationDigest"), Literal(digest))]
+    node = NamedNode(judge_iri)
+    return [Triple(node, NamedNode(EPO + "configuration"), Literal(configuration)),
+            Triple(node, NamedNode(EPO + "configurationDigest"), Literal(digest))]

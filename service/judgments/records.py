@@ -23,7 +23,7 @@ from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import Unprocessable
-from ..core.graphs import GraphService
+from ..core.graphs import GraphRef, GraphService
 from ..core.roles import ANNOTATOR, DOMAIN_EXPERT
 from ..envelope import iris_for
 from ..runs.records import run_view
@@ -140,7 +140,7 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
     evaluation = iris_for(graphs, evaluation_id).evaluation
     at = now()
 
-    def batch(ref) -> list[Triple]:  # type: ignore[no-untyped-def]
+    def batch(ref: GraphRef) -> list[Triple]:
         triples: list[Triple] = list(judges_described)
         judges = {j.iri: j for j in [d.judge for d in determinations] + [f.judge for f in failures]}
         for judge in judges.values():

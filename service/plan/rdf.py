@@ -15,7 +15,7 @@ from rdflib.namespace import RDFS, SKOS
 
 from ..core.digest import graph_digest
 from ..core.namespaces import DCTERMS, EARL, EPO, PROV, RDF, XSD
-from ..core.rdf import from_rdflib
+from ..core.rdf import RDF_TYPE, from_rdflib, integer
 from ..envelope.inputs import Pin, pin_triples
 from ..scenarios.derive import scenario_iri, scenario_node
 from ..scenarios.engine import Context
@@ -25,15 +25,8 @@ from .allocation import Allocation
 if TYPE_CHECKING:
     from .testplan import PlannedProbe, PlanRequest
 
-_TYPE = NamedNode(RDF + "type")
 
 
-def _n(value: str) -> NamedNode:
-    return NamedNode(value)
-
-
-def _int(value: int) -> Literal:
-    return Literal(str(value), datatype=_n(XSD + "integer"))
 
 
 def probe_iri(plan: str, number: int) -> str:
@@ -65,72 +58,72 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
     ``prov:wasGeneratedBy`` the derivation, and an automatic ``epo:ConsistencyCheck`` that passed, naming
     each rule checked (``earl:test``), dated with the plan. Its opening turn is tagged with the language it
     is written in and names its template set (``epo:openingTemplates``)."""
-    p = _n(plan)
+    p = NamedNode(plan)
     out = [
-        Triple(p, _TYPE, _n(EPO + "TestPlan")),
-        Triple(p, _n(RDFS.label), Literal(f"test plan {plan.rsplit('/', 1)[-1]}: {request.budget} probes, "
+        Triple(p, RDF_TYPE, NamedNode(EPO + "TestPlan")),
+        Triple(p, NamedNode(RDFS.label), Literal(f"test plan {plan.rsplit('/', 1)[-1]}: {request.budget} probes, "
                                           f"{request.strategy.value}, seed {request.seed}", language="en")),
-        Triple(p, _n(EPO + "inEvaluation"), _n(evaluation)),
-        Triple(p, _n(PROV + "wasDerivedFrom"), _n(envelope)),
-        Triple(p, _n(EPO + "envelopeDigest"), Literal(envelope_digest)),
-        Triple(p, _n(EPO + "allocationStrategy"), _n(EPO + request.strategy.value)),
-        Triple(p, _n(EPO + "probeBudget"), _int(request.budget)),
-        Triple(p, _n(EPO + "seed"), _int(request.seed)),
-        Triple(p, _n(EPO + "frameSize"), _int(counts.total)),
-        Triple(p, _n(EPO + "eligibleFrameSize"), _int(counts.eligible)),
-        Triple(p, _n(PROV + "wasAttributedTo"), _n(agent)),
-        Triple(p, _n(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=_n(XSD + "dateTime"))),
-        Triple(p, _n(PROV + "wasGeneratedBy"), _n(derivation)),
+        Triple(p, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
+        Triple(p, NamedNode(PROV + "wasDerivedFrom"), NamedNode(envelope)),
+        Triple(p, NamedNode(EPO + "envelopeDigest"), Literal(envelope_digest)),
+        Triple(p, NamedNode(EPO + "allocationStrategy"), NamedNode(EPO + request.strategy.value)),
+        Triple(p, NamedNode(EPO + "probeBudget"), integer(request.budget)),
+        Triple(p, NamedNode(EPO + "seed"), integer(request.seed)),
+        Triple(p, NamedNode(EPO + "frameSize"), integer(counts.total)),
+        Triple(p, NamedNode(EPO + "eligibleFrameSize"), integer(counts.eligible)),
+        Triple(p, NamedNode(PROV + "wasAttributedTo"), NamedNode(agent)),
+        Triple(p, NamedNode(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
+        Triple(p, NamedNode(PROV + "wasGeneratedBy"), NamedNode(derivation)),
         *pin_triples(plan, inputs),
-        *(Triple(p, _n(EPO + "languageWithoutTemplates"), _n(language)) for language in provenance.without_templates),
+        *(Triple(p, NamedNode(EPO + "languageWithoutTemplates"), NamedNode(language)) for language in provenance.without_templates),
     ]
     for criterion, count in allocation.probes.items():
-        node = _n(f"{plan}/allocations/{criterion.rsplit('/', 1)[-1]}")
+        node = NamedNode(f"{plan}/allocations/{criterion.rsplit('/', 1)[-1]}")
         out += [
-            Triple(p, _n(EPO + "objective"), _n(criterion)),
-            Triple(p, _n(EPO + "allocation"), node),
-            Triple(node, _TYPE, _n(EPO + "Allocation")),
-            Triple(node, _n(EPO + "allocatedTo"), _n(criterion)),
-            Triple(node, _n(EPO + "probeCount"), _int(count)),
-            Triple(node, _n(EPO + "frameSize"), _int(frames[criterion])),
+            Triple(p, NamedNode(EPO + "objective"), NamedNode(criterion)),
+            Triple(p, NamedNode(EPO + "allocation"), node),
+            Triple(node, RDF_TYPE, NamedNode(EPO + "Allocation")),
+            Triple(node, NamedNode(EPO + "allocatedTo"), NamedNode(criterion)),
+            Triple(node, NamedNode(EPO + "probeCount"), integer(count)),
+            Triple(node, NamedNode(EPO + "frameSize"), integer(frames[criterion])),
         ]
     for probe in probes:
-        node = _n(probe_iri(plan, probe.number))
+        node = NamedNode(probe_iri(plan, probe.number))
         out += [
-            Triple(p, _n(EPO + "includesProbe"), node),
-            Triple(node, _TYPE, _n(EPO + "Probe")),
-            Triple(node, _n(RDFS.label), Literal(f"probe {probe.number}", language="en")),
-            Triple(node, _n(EPO + "fromScenario"), _n(probe.scenario_iri)),
-            Triple(node, _n(EPO + "allocatedTo"), _n(probe.criterion)),
-            Triple(node, _n(EPO + "openingPrompt"), Literal(probe.opening.text, language=probe.opening.tag)),
+            Triple(p, NamedNode(EPO + "includesProbe"), node),
+            Triple(node, RDF_TYPE, NamedNode(EPO + "Probe")),
+            Triple(node, NamedNode(RDFS.label), Literal(f"probe {probe.number}", language="en")),
+            Triple(node, NamedNode(EPO + "fromScenario"), NamedNode(probe.scenario_iri)),
+            Triple(node, NamedNode(EPO + "allocatedTo"), NamedNode(probe.criterion)),
+            Triple(node, NamedNode(EPO + "openingPrompt"), Literal(probe.opening.text, language=probe.opening.tag)),
             *_provenance(node, derivation, provenance, when),
         ]
         if probe.opening.templates:
-            out.append(Triple(node, _n(EPO + "openingTemplates"), _n(probe.opening.templates)))
-        out += [Triple(node, _n(EPO + "exercises"), _n(c)) for c in probe.exercises]
+            out.append(Triple(node, NamedNode(EPO + "openingTemplates"), NamedNode(probe.opening.templates)))
+        out += [Triple(node, NamedNode(EPO + "exercises"), NamedNode(c)) for c in probe.exercises]
         if probe.language:
-            out.append(Triple(node, _n(EPO + "language"), _n(probe.language)))
+            out.append(Triple(node, NamedNode(EPO + "language"), NamedNode(probe.language)))
         if probe.assigned_to:
-            out.append(Triple(node, _n(EPO + "assignedTo"), _n(probe.assigned_to)))
+            out.append(Triple(node, NamedNode(EPO + "assignedTo"), NamedNode(probe.assigned_to)))
     return out
 
 
 def _provenance(probe: NamedNode, derivation: str, provenance: Provenance, when: datetime) -> list[Triple]:
     """A probe's DSO, generating activity and passed consistency check (``{probe}/check``, its result below it)."""
-    check, result = _n(f"{probe.value}/check"), _n(f"{probe.value}/check/result")
+    check, result = NamedNode(f"{probe.value}/check"), NamedNode(f"{probe.value}/check/result")
     return [
-        Triple(probe, _n(EPO + "derivedFromDso"), _n(provenance.dso)),
-        Triple(probe, _n(PROV + "wasGeneratedBy"), _n(derivation)),
-        Triple(check, _TYPE, _n(EPO + "ConsistencyCheck")),
-        Triple(check, _n(EARL + "subject"), probe),
-        Triple(check, _n(EARL + "mode"), _n(EARL + "automatic")),
-        Triple(check, _n(EARL + "assertedBy"), _n(derivation)),
-        Triple(check, _n(EARL + "result"), result),
-        Triple(check, _n(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=_n(XSD + "dateTime"))),
-        *(Triple(check, _n(EARL + "test"), _n(rule)) for rule in provenance.rules),
-        Triple(result, _TYPE, _n(EARL + "TestResult")),
-        Triple(result, _n(EARL + "outcome"), _n(EARL + "passed")),
-        Triple(result, _n(EARL + "info"), Literal(f"the scenario violates none of the {len(provenance.rules)} "
+        Triple(probe, NamedNode(EPO + "derivedFromDso"), NamedNode(provenance.dso)),
+        Triple(probe, NamedNode(PROV + "wasGeneratedBy"), NamedNode(derivation)),
+        Triple(check, RDF_TYPE, NamedNode(EPO + "ConsistencyCheck")),
+        Triple(check, NamedNode(EARL + "subject"), probe),
+        Triple(check, NamedNode(EARL + "mode"), NamedNode(EARL + "automatic")),
+        Triple(check, NamedNode(EARL + "assertedBy"), NamedNode(derivation)),
+        Triple(check, NamedNode(EARL + "result"), result),
+        Triple(check, NamedNode(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
+        *(Triple(check, NamedNode(EARL + "test"), NamedNode(rule)) for rule in provenance.rules),
+        Triple(result, RDF_TYPE, NamedNode(EARL + "TestResult")),
+        Triple(result, NamedNode(EARL + "outcome"), NamedNode(EARL + "passed")),
+        Triple(result, NamedNode(EARL + "info"), Literal(f"the scenario violates none of the {len(provenance.rules)} "
                                                   "consistency rules checked", language="en")),
     ]
 
@@ -144,7 +137,7 @@ def digest_triple(plan: str, digest: str) -> Triple:
     label (it names the number) and this triple. Those stay in the record; they are just not digested.
     What is digested: strategy, budget, seed, envelope and its digest, frame sizes, allocation, probes.
     """
-    return Triple(_n(plan), _n(EPO + "planDigest"), Literal(digest))
+    return Triple(NamedNode(plan), NamedNode(EPO + "planDigest"), Literal(digest))
 
 
 _RECORD_KEEPING = {EPO + "planDigest", PROV + "generatedAtTime", PROV + "wasAttributedTo", PROV + "wasAssociatedWith",

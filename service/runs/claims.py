@@ -22,7 +22,8 @@ from ..core.catalog import GraphKind, now
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.graphs import GraphEdit, GraphService
-from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..core.namespaces import EPO, PROV
+from ..core.rdf import RDF_TYPE, date_time
 from ..core.store import Row
 from ..plan.model import Probe
 from .model import ExecutionSettings
@@ -98,9 +99,9 @@ def _expired(lexical: str, at: datetime) -> bool:
 
 def _claim_triples(claim_iri: str, run: str, probe: str, claimant: str, until: datetime) -> list[Triple]:
     node = NamedNode(claim_iri)
-    return [Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "RunClaim")),
+    return [Triple(node, RDF_TYPE, NamedNode(EPO + "RunClaim")),
             Triple(node, NamedNode(EPO + "claimedIn"), NamedNode(run)),
             Triple(node, NamedNode(EPO + "claimsProbe"), NamedNode(probe)),
             Triple(node, NamedNode(EPO + "claimant"), Literal(claimant)),
-            Triple(node, NamedNode(EPO + "leaseExpires"), Literal(until.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
-            Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(now().isoformat(), datatype=NamedNode(XSD + "dateTime")))]
+            Triple(node, NamedNode(EPO + "leaseExpires"), date_time(until)),
+            Triple(node, NamedNode(PROV + "generatedAtTime"), date_time(now()))]

@@ -26,6 +26,7 @@ from decimal import Decimal
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, XSD
+from ..core.rdf import RDF_TYPE, date_time, integer
 from .model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TargetVersion
 
 ERROR_KINDS = {"timeout": EPO + "Timeout", "http_status": EPO + "TargetHttpError",
@@ -33,23 +34,10 @@ ERROR_KINDS = {"timeout": EPO + "Timeout", "http_status": EPO + "TargetHttpError
                "reported": EPO + "ReportedFailure"}
 """An :class:`~.model.ExecutionError`'s kind as the EPO names it."""
 
-_TYPE = NamedNode(RDF + "type")
 
 
-def _n(value: str) -> NamedNode:
-    return NamedNode(value)
 
 
-def _int(value: int) -> Literal:
-    return Literal(str(value), datatype=_n(XSD + "integer"))
-
-
-def _time(value: datetime) -> Literal:
-    return Literal(value.isoformat(), datatype=_n(XSD + "dateTime"))
-
-
-def _text(value: str) -> Literal:
-    return Literal(value)
 
 
 def settings_json(settings: ExecutionSettings | None) -> str:
@@ -61,21 +49,21 @@ def run_triples(run: str, evaluation: str, plan: str, plan_digest: str, version:
                 settings: ExecutionSettings | None, agent: str, started: datetime) -> list[Triple]:
     """The run's own graph: what it executes, against which target version, how (``None``: imported, not
     executed here), by whom and since when."""
-    node = _n(run)
+    node = NamedNode(run)
     facts: list[tuple[str, NamedNode | Literal]] = [
-        (RDF + "type", _n(EPO + "Run")),
-        (RDFS + "label", _text(f"run of {plan.rsplit('/', 2)[-2]} {plan.rsplit('/', 1)[-1]} against "
+        (RDF + "type", NamedNode(EPO + "Run")),
+        (RDFS + "label", Literal(f"run of {plan.rsplit('/', 2)[-2]} {plan.rsplit('/', 1)[-1]} against "
                                 f"{version.system} {version.model_release}")),
-        (EPO + "inEvaluation", _n(evaluation)),
-        (EPO + "executesPlan", _n(plan)),
-        (EPO + "planDigest", _text(plan_digest)),
-        (EPO + "targetFingerprint", _text(version.fingerprint)),
-        (EPO + "targetConfiguration", _text(version.canonical())),
-        (EPO + "executionSettings", _text(settings_json(settings))),
-        (PROV + "wasAssociatedWith", _n(agent)),
-        (PROV + "startedAtTime", _time(started)),
+        (EPO + "inEvaluation", NamedNode(evaluation)),
+        (EPO + "executesPlan", NamedNode(plan)),
+        (EPO + "planDigest", Literal(plan_digest)),
+        (EPO + "targetFingerprint", Literal(version.fingerprint)),
+        (EPO + "targetConfiguration", Literal(version.canonical())),
+        (EPO + "executionSettings", Literal(settings_json(settings))),
+        (PROV + "wasAssociatedWith", NamedNode(agent)),
+        (PROV + "startedAtTime", date_time(started)),
     ]
-    return [Triple(node, _n(p), o) for p, o in facts]
+    return [Triple(node, NamedNode(p), o) for p, o in facts]
 
 
 @dataclass(frozen=True)
@@ -90,30 +78,30 @@ class ImportSource:
 
 def source_triples(run: str, source: ImportSource) -> list[Triple]:
     """``epo:importedFrom``, an object property: the file is the entity ``{run}/source``."""
-    node = _n(f"{run}/source")
-    return [Triple(_n(run), _n(EPO + "importedFrom"), node), Triple(node, _TYPE, _n(PROV + "Entity")),
-            Triple(node, _n(RDFS + "label"), _text(source.label)),
-            Triple(node, _n(DCTERMS + "format"), _text(source.media_type)),
-            Triple(node, _n(EPO + "digest"), _text(source.digest))]
+    node = NamedNode(f"{run}/source")
+    return [Triple(NamedNode(run), NamedNode(EPO + "importedFrom"), node), Triple(node, RDF_TYPE, NamedNode(PROV + "Entity")),
+            Triple(node, NamedNode(RDFS + "label"), Literal(source.label)),
+            Triple(node, NamedNode(DCTERMS + "format"), Literal(source.media_type)),
+            Triple(node, NamedNode(EPO + "digest"), Literal(source.digest))]
 
 
 def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> list[Triple]:
     """One probe's case graph: the conversation, its turns and responses, and its trace or its error. An error
     keeps the turns answered before it (their texts; the executor keeps no timing for them) and names the
     turn that failed."""
-    node = _n(case)
-    out = [Triple(node, _TYPE, _n(EPO + "Conversation")), Triple(node, _n(EPO + "inRun"), _n(run)),
-           Triple(node, _n(EPO + "realizesProbe"), _n(result.probe))]
+    node = NamedNode(case)
+    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "Conversation")), Triple(node, NamedNode(EPO + "inRun"), NamedNode(run)),
+           Triple(node, NamedNode(EPO + "realizesProbe"), NamedNode(result.probe))]
     sent = [t.text for t in result.turns if t.role == "user"]
     if isinstance(result, CaseTrace):
         for index, (text, exchange) in enumerate(zip(sent, result.exchanges), start=1):
             out += _turn(case, index, text, exchange.text) + _timing(case, index, exchange)
-        trace = _n(f"{case}/trace")
-        return out + [Triple(node, _n(PROV + "startedAtTime"), _time(result.started)),
-                      Triple(node, _n(PROV + "endedAtTime"), _time(result.ended)),
-                      Triple(trace, _TYPE, _n(EPO + "Trace")), Triple(trace, _n(EPO + "traceOf"), node),
-                      Triple(trace, _n(EPO + "turnCount"), _int(len(result.exchanges))),
-                      Triple(trace, _n(EPO + "targetFingerprint"), _text(result.target))]
+        trace = NamedNode(f"{case}/trace")
+        return out + [Triple(node, NamedNode(PROV + "startedAtTime"), date_time(result.started)),
+                      Triple(node, NamedNode(PROV + "endedAtTime"), date_time(result.ended)),
+                      Triple(trace, RDF_TYPE, NamedNode(EPO + "Trace")), Triple(trace, NamedNode(EPO + "traceOf"), node),
+                      Triple(trace, NamedNode(EPO + "turnCount"), integer(len(result.exchanges))),
+                      Triple(trace, NamedNode(EPO + "targetFingerprint"), Literal(result.target))]
     replies = [t.text for t in result.turns if t.role == "assistant"]
     for index, (text, reply) in enumerate(zip(sent, replies), start=1):
         out += _turn(case, index, text, reply)
@@ -121,40 +109,40 @@ def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> lis
 
 
 def _turn(case: str, index: int, text: str, reply: str) -> list[Triple]:
-    turn, response = _n(f"{case}/turns/{index}"), _n(f"{case}/responses/{index}")
-    return [Triple(turn, _TYPE, _n(EPO + "Turn")), Triple(turn, _n(EPO + "inConversation"), _n(case)),
-            Triple(turn, _n(EPO + "turnIndex"), _int(index)), Triple(turn, _n(EPO + "inputText"), _text(text)),
-            Triple(response, _TYPE, _n(EPO + "Response")), Triple(response, _n(PROV + "wasGeneratedBy"), turn),
-            Triple(response, _n(EPO + "responseText"), _text(reply))]
+    turn, response = NamedNode(f"{case}/turns/{index}"), NamedNode(f"{case}/responses/{index}")
+    return [Triple(turn, RDF_TYPE, NamedNode(EPO + "Turn")), Triple(turn, NamedNode(EPO + "inConversation"), NamedNode(case)),
+            Triple(turn, NamedNode(EPO + "turnIndex"), integer(index)), Triple(turn, NamedNode(EPO + "inputText"), Literal(text)),
+            Triple(response, RDF_TYPE, NamedNode(EPO + "Response")), Triple(response, NamedNode(PROV + "wasGeneratedBy"), turn),
+            Triple(response, NamedNode(EPO + "responseText"), Literal(reply))]
 
 
 def _timing(case: str, index: int, exchange: Exchange) -> list[Triple]:
-    turn, response = _n(f"{case}/turns/{index}"), _n(f"{case}/responses/{index}")
-    latency = Literal(str(Decimal(str(round(exchange.latency_s, 6)))), datatype=_n(XSD + "decimal"))
-    out = [Triple(turn, _n(PROV + "startedAtTime"), _time(exchange.started)),
-           Triple(turn, _n(PROV + "endedAtTime"), _time(exchange.ended)),
-           Triple(turn, _n(EPO + "latencySeconds"), latency),
-           Triple(turn, _n(EPO + "requestAttempts"), _int(exchange.attempts)),
-           Triple(response, _n(PROV + "generatedAtTime"), _time(exchange.ended))]
+    turn, response = NamedNode(f"{case}/turns/{index}"), NamedNode(f"{case}/responses/{index}")
+    latency = Literal(str(Decimal(str(round(exchange.latency_s, 6)))), datatype=NamedNode(XSD + "decimal"))
+    out = [Triple(turn, NamedNode(PROV + "startedAtTime"), date_time(exchange.started)),
+           Triple(turn, NamedNode(PROV + "endedAtTime"), date_time(exchange.ended)),
+           Triple(turn, NamedNode(EPO + "latencySeconds"), latency),
+           Triple(turn, NamedNode(EPO + "requestAttempts"), integer(exchange.attempts)),
+           Triple(response, NamedNode(PROV + "generatedAtTime"), date_time(exchange.ended))]
     if exchange.finish_reason:
-        out.append(Triple(response, _n(EPO + "finishReason"), _text(exchange.finish_reason)))
+        out.append(Triple(response, NamedNode(EPO + "finishReason"), Literal(exchange.finish_reason)))
     usage = exchange.usage
     if usage is not None:
         for prop, count in (("promptTokens", usage.prompt_tokens), ("completionTokens", usage.completion_tokens),
                             ("totalTokens", usage.total_tokens)):
             if count is not None:
-                out.append(Triple(turn, _n(EPO + prop), _int(count)))
+                out.append(Triple(turn, NamedNode(EPO + prop), integer(count)))
     return out
 
 
 def _error_triples(case: str, error: ExecutionError) -> list[Triple]:
-    node, failed = _n(f"{case}/error"), _n(f"{case}/turns/{error.turn}")
-    out = [Triple(node, _TYPE, _n(EPO + "ExecutionError")), Triple(node, _n(EPO + "errorKind"), _n(ERROR_KINDS[error.kind])),
-           Triple(node, _n(EPO + "errorMessage"), _text(error.message)), Triple(node, _n(EPO + "errorIn"), failed),
-           Triple(node, _n(EPO + "requestAttempts"), _int(error.attempts)),
-           Triple(node, _n(EPO + "targetFingerprint"), _text(error.target)),
-           Triple(failed, _TYPE, _n(EPO + "Turn")), Triple(failed, _n(EPO + "inConversation"), _n(case)),
-           Triple(failed, _n(EPO + "turnIndex"), _int(error.turn))]
+    node, failed = NamedNode(f"{case}/error"), NamedNode(f"{case}/turns/{error.turn}")
+    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "ExecutionError")), Triple(node, NamedNode(EPO + "errorKind"), NamedNode(ERROR_KINDS[error.kind])),
+           Triple(node, NamedNode(EPO + "errorMessage"), Literal(error.message)), Triple(node, NamedNode(EPO + "errorIn"), failed),
+           Triple(node, NamedNode(EPO + "requestAttempts"), integer(error.attempts)),
+           Triple(node, NamedNode(EPO + "targetFingerprint"), Literal(error.target)),
+           Triple(failed, RDF_TYPE, NamedNode(EPO + "Turn")), Triple(failed, NamedNode(EPO + "inConversation"), NamedNode(case)),
+           Triple(failed, NamedNode(EPO + "turnIndex"), integer(error.turn))]
     if error.status is not None:
-        out.append(Triple(node, _n(EPO + "httpStatus"), _int(error.status)))
+        out.append(Triple(node, NamedNode(EPO + "httpStatus"), integer(error.status)))
     return out

@@ -24,6 +24,7 @@ from ..core.config import Credential
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.store import Row
 from ..envelope import iris_for
 from ..plan.approval import plan_ref, require_approved_plan
 from ..plan.records import list_probes
@@ -110,7 +111,7 @@ def run_view(graphs: GraphService, evaluation_id: str, number: int) -> RunView:
     return _view(rows[0])
 
 
-def _view(row) -> RunView:  # type: ignore[no-untyped-def]
+def _view(row: Row) -> RunView:
     iri = row["run"].value
     return RunView(iri=iri, number=int(iri.rsplit("/", 1)[-1]), plan=row["plan"].value,
                    plan_digest=row["planDigest"].value, fingerprint=row["fingerprint"].value,
@@ -163,12 +164,8 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
     agent = require(credential, *RUNNERS)
     known = known or RunPlan.read(graphs, evaluation_id, run_number)
     run, numbers = known.run, known.numbers
-    unknown = sorted({r.probe for r in results} - numbers.keys())
-    twice = sorted({r.probe for r in results if sum(1 for o in results if o.probe == r.probe) > 1})
-    if unknown or twice:
-        raise Unprocessable("; ".join(
-            ([f"not a probe of {run.plan}: {', '.join(unknown)}"] if unknown else [])
-            + ([f"given twice: {', '.join(twice)}"] if twice else [])))
+    if problems := _probe_problems(results, numbers, run.plan):
+        raise Unprocessable("; ".join(problems), detail=problems)
     foreign = sorted({r.target for r in results if r.target != run.fingerprint})
     if foreign:
         raise Conflict(f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
@@ -180,19 +177,34 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
         todo = [r for r in pending if r.probe not in done]
         if not todo:
             return Recorded((), already)
-        edits = [GraphEdit(case, insert=rdf.case_triples(case.iri.value, run.iri, r), expected_digest=None,
-                           title=f"case of probe {numbers[r.probe]} in run {run_number}", batch_of=run.iri)
-                 for r in todo for case in (_case_ref(graphs, evaluation_id, run_number, numbers[r.probe]),)]
         try:
-            graphs.apply_edits(edits, agent)
+            graphs.apply_edits(_case_edits(graphs, evaluation_id, run_number, run.iri, todo, numbers), agent)
         except (ConcurrentWrite, StaleWrite):
             continue  # another runner recorded one of these meanwhile: read again and leave it out
         return Recorded(tuple(r.probe for r in todo), already)
     raise Conflict(f"run {run_number}: too many concurrent writes of the same cases; retry")
 
 
-def _case_ref(graphs: GraphService, evaluation_id: str, run_number: int, probe_number: int) -> GraphRef:
-    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{probe_number}")
+def _probe_problems(results: Sequence[CaseTrace | ExecutionError], numbers: Mapping[str, int], plan: str,
+                    where: Mapping[str, str] | None = None) -> list[str]:
+    """What is wrong with the probes ``results`` name: not the plan's (with ``where[probe]``, where the caller's
+    file gives it), or given twice."""
+    given = Counter(r.probe for r in results)
+    located = where or {}
+    unknown = [probe + (f" ({located[probe]})" if probe in located else "") for probe in given if probe not in numbers]
+    problems = [f"not probes of {plan}: {', '.join(unknown)}"] if unknown else []
+    return problems + [f"given twice: {probe}" for probe, count in given.items() if count > 1]
+
+
+def _case_edits(graphs: GraphService, evaluation_id: str, run_number: int, run: str,
+                results: Sequence[CaseTrace | ExecutionError], numbers: Mapping[str, int]) -> list[GraphEdit]:
+    """Each result as its case graph ``{run}/cases/{probe number}``, to be written only if absent."""
+    edits = []
+    for result in results:
+        case = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{numbers[result.probe]}")
+        edits.append(GraphEdit(case, insert=rdf.case_triples(case.iri.value, run, result), expected_digest=None,
+                               title=f"case of probe {numbers[result.probe]} in run {run_number}", batch_of=run))
+    return edits
 
 
 def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
@@ -211,11 +223,7 @@ def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: i
     plan_graph = plan_ref(graphs, evaluation_id, plan_number)
     catalogued = graphs.entry(plan_graph).digest
     numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, status.plan)}
-    given = Counter(r.probe for r in results)
-    located = where or {}
-    unknown = [probe + (f" ({located[probe]})" if probe in located else "") for probe in given if probe not in numbers]
-    problems = [f"not probes of {status.plan}: {', '.join(unknown)}"] if unknown else []
-    problems += [f"given twice: {probe}" for probe, count in given.items() if count > 1]
+    problems = _probe_problems(results, numbers, status.plan, where)
     foreign = sorted({r.target for r in results} - {version.fingerprint})
     problems += [f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
                  "(one run never mixes target versions)"] if foreign else []
@@ -231,9 +239,7 @@ def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: i
                                   None, graphs.agent_iri(agent.agent), now()) + rdf.source_triples(run, source)
         edits = [GraphEdit(ref, insert=triples, expected_digest=None, batch_of=evaluation.iri.value,
                            title=f"run {number} of plan {plan_number}, imported from {source.label}")]
-        edits += [GraphEdit(case, insert=rdf.case_triples(case.iri.value, run, r), expected_digest=None,
-                            title=f"case of probe {numbers[r.probe]} in run {number}", batch_of=run)
-                  for r in results for case in (_case_ref(graphs, evaluation_id, number, numbers[r.probe]),)]
+        edits += _case_edits(graphs, evaluation_id, number, run, results, numbers)
         try:
             graphs.apply_edits(edits, agent, guards={plan_graph.iri.value: catalogued})
         except (ConcurrentWrite, StaleWrite):

@@ -16,7 +16,7 @@ from ...core.graphs import GraphService
 from ...core.iris import named_node
 from ...core.namespaces import EARL
 from ...envelope import iris_for
-from ...judgments.attestations import attest, attestations
+from ...judgments.attestations import AttestationView, attest, attestations
 from ...judgments.automated import judge_run
 from ...judgments.records import Ruling, plan_criteria, record_rulings
 from ...judgments.separation import Separation
@@ -76,7 +76,7 @@ async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep
              summary="Attest a criterion's outcome for a run (domain expert); a correction supersedes, with a reason")
 async def post_attestation(evaluation_id: str, number: int, body: AttestationBody, graphs: GraphsDep,
                            settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
-    def record():  # type: ignore[no-untyped-def]
+    def record() -> AttestationView:
         criterion = _criterion(graphs, evaluation_id, number, body.criterion)
         return attest(graphs, evaluation_id, number, criterion, EARL + body.outcome, body.rationale, body.sufficiency,
                       body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason,

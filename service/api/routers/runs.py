@@ -16,6 +16,7 @@ from ...runs.jobs import Job, TargetSpec, build_target
 from ...runs.model import ExecutionSettings
 from ...runs.records import RUNNERS, RunView, list_runs, run_view, start_run
 from ...runs.runner import continue_run, require_version
+from ...runs.targets import Target
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep, credential
 from ..models import ContinueBody, DemoTargetBody, OpenAITargetBody, RunBody, RunSettingsBody
 from ..shapes import run_json
@@ -38,9 +39,9 @@ def _settings(body: RunSettingsBody) -> ExecutionSettings:
                              timeout_s=body.timeout_seconds, retries=body.retries, backoff_s=body.backoff_seconds)
 
 
-def _launch(graphs: GraphService, jobs: JobsDep, evaluation_id: str, view: RunView, target: object,
+def _launch(graphs: GraphService, jobs: JobsDep, evaluation_id: str, view: RunView, target: Target,
             execution: ExecutionSettings, agent: Credential) -> Job:
-    return jobs.start(view.iri, lambda progress: continue_run(graphs, evaluation_id, view.number, target,  # type: ignore[arg-type]
+    return jobs.start(view.iri, lambda progress: continue_run(graphs, evaluation_id, view.number, target,
                                                               execution, agent, on_progress=progress))
 
 
