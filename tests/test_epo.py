@@ -24,7 +24,8 @@ CAIE_EPO_FILE = SHARED / "interop" / "caie-spec" / "explorer" / "data" / "epo.tt
 
 E = Namespace(EPO)
 C = Namespace(CAIE_EPO)
-XSD = Namespace(XSD_NS)  # a plain Namespace: rdflib's closed XSD warns when pytest introspects it
+XSD = Namespace(XSD_NS)
+PROV_NS = Namespace("http://www.w3.org/ns/prov#")  # a plain Namespace: rdflib's closed XSD warns when pytest introspects it
 ONTOLOGY = URIRef(EPO_ONTOLOGY)
 DECLARATION_TYPES = {
     OWL.Class,
@@ -49,8 +50,22 @@ EXPECTED_CLASS_ALIGNMENTS = {
     "PlanApproval": "PlanApproval",
     "Report": "Report",
     "Recommendation": "Recommendation",
-    "Run": "Session",
+    "Run": "TestSuite",
+    "Conversation": "Session",
     "Role": "Role",
+}
+# Where our term and caie-spec's mean the same, the alignment is an equivalence (issue 11 §5): OWL-RL then
+# reads an imported caie-spec record in our terms too.
+EXPECTED_EQUIVALENT_CLASSES = {"Requirement", "AcceptanceCriterion", "Determination", "Attestation"}
+EXPECTED_EQUIVALENT_PROPERTIES = {
+    "weight": "weight",
+    "weightRationale": "weightRationale",
+    "expectedResult": "expectedResult",
+    "exercises": "exercises",
+    "coverage": "coverage",
+    "passedFraction": "passRate",
+    "failedFraction": "failRate",
+    "cantTellFraction": "cantTellRate",
 }
 EXPECTED_PROPERTY_ALIGNMENTS = {
     "weight": "weight",
@@ -95,20 +110,23 @@ def _declared(g: Graph) -> set[URIRef]:
     return out
 
 
-def _class_alignments(g: Graph) -> list[tuple[URIRef, URIRef]]:
+def _aligned(g: Graph, *predicates: URIRef) -> list[tuple[URIRef, URIRef]]:
     return sorted(
         (s, o)
-        for s, o in g.subject_objects(RDFS.subClassOf)
+        for p in predicates
+        for s, o in g.subject_objects(p)
         if _in_epo(s) and isinstance(o, URIRef) and str(o).startswith(CAIE_EPO)
     )
+
+
+def _class_alignments(g: Graph) -> list[tuple[URIRef, URIRef]]:
+    """Our class and the caie-spec class it is a subclass of or equivalent to."""
+    return _aligned(g, RDFS.subClassOf, OWL.equivalentClass)
 
 
 def _property_alignments(g: Graph) -> list[tuple[URIRef, URIRef]]:
-    return sorted(
-        (s, o)
-        for s, o in g.subject_objects(RDFS.subPropertyOf)
-        if _in_epo(s) and isinstance(o, URIRef) and str(o).startswith(CAIE_EPO)
-    )
+    """Our property and the caie-spec property it is a subproperty of or equivalent to."""
+    return _aligned(g, RDFS.subPropertyOf, OWL.equivalentProperty)
 
 
 # ------------------------------------------------------------------------------------------ parsing
@@ -237,6 +255,15 @@ def test_expected_alignments_are_stated(epo: Graph) -> None:
     assert not missing, f"missing alignments: {missing}"
 
 
+def test_equivalences_are_stated_and_run_is_a_suite(epo: Graph) -> None:
+    classes = set(_aligned(epo, OWL.equivalentClass))
+    assert classes == {(E[name], C[name]) for name in EXPECTED_EQUIVALENT_CLASSES}
+    props = set(_aligned(epo, OWL.equivalentProperty))
+    assert props == {(E[ours], C[theirs]) for ours, theirs in EXPECTED_EQUIVALENT_PROPERTIES.items()}
+    # A run is a set of conversations run together (a caie-spec test suite), never one session.
+    assert set(epo.objects(E.Run, RDFS.subClassOf)) == {PROV_NS.Activity, C.TestSuite}
+
+
 def test_alignment_targets_exist_in_caie_spec(epo: Graph, caie: Graph) -> None:
     """Every caie: term we align to (or match an individual with) is defined by the caie-spec EPO, with the same
     kind: a class for a class, an object property for an object property, a datatype property for a datatype one."""
@@ -320,6 +347,20 @@ def test_owlrl_entails_caie_properties_from_ours(epo: Graph, entailed) -> None:
     # The brief's own example, spelled out.
     s, _, o = triples[E.weight]
     assert (s, C.weight, o) in g
+
+
+def test_owlrl_entails_ours_from_caie_equivalents(epo: Graph, caie: Graph) -> None:
+    """The other way: a caie-spec criterion with a weight is, under OWL-RL, one of our criteria with our weight."""
+    owlrl = pytest.importorskip("owlrl")
+    g = Graph()
+    g += epo
+    g += caie
+    criterion, weight = URIRef("urn:test:caie/a1"), Literal("2", datatype=XSD.decimal)
+    g.add((criterion, RDF.type, C.AcceptanceCriterion))
+    g.add((criterion, C.weight, weight))
+    owlrl.DeductiveClosure(owlrl.OWLRL_Semantics).expand(g)
+    assert (criterion, RDF.type, E.AcceptanceCriterion) in g
+    assert (criterion, E.weight, weight) in g
 
 
 def test_alignment_is_consistent_under_owlrl(entailed) -> None:
