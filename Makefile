@@ -8,10 +8,11 @@ PORT   ?= 8000
 
 .PHONY: run test test-engines bench bench-sparql wrk browser virtuoso clean
 
+# uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -e '.[test]'
+	$(BIN)/pip install --quiet --upgrade pip uv
+	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]'
 	touch $(STAMP)
 
 run: $(STAMP)
