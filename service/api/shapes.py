@@ -12,6 +12,7 @@ from ..core.catalog import CatalogEntry
 from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
+from ..judgments.agreement import Agreement, StoredReliability
 from ..judgments.attestations import AttestationView
 from ..plan.model import PlanView, Probe
 from ..runs.jobs import Job
@@ -173,4 +174,28 @@ def attestation_json(view: AttestationView) -> JSON:
         "sufficiency": view.sufficiency.rsplit("/", 1)[-1], "appropriateness": view.appropriateness.rsplit("/", 1)[-1],
         "determinations": list(view.determinations), "supersedes": view.supersedes, "reason": view.reason,
         "current": view.current,
+    }
+
+
+def _earl_name(iri: str) -> str:
+    return iri.rsplit("#", 1)[-1]
+
+
+def agreement_json(found: Agreement) -> JSON:
+    return {
+        "alpha": found.alpha, "level": found.level, "reason": found.reason, "unitCount": len(found.units),
+        "coders": list(found.coders), "valueCounts": {_earl_name(value): count for value, count in found.value_counts},
+        "units": [{"criterion": u.criterion, "response": u.response, "probe": u.probe, "run": u.run, "turn": u.turn,
+                   "outcomes": {coder: _earl_name(outcome) for coder, outcome in u.outcomes}} for u in found.units],
+    }
+
+
+def reliability_json(stored: StoredReliability) -> JSON:
+    r = stored.reliability
+    return {
+        "measurement": stored.measurement, "at": stored.at, "latest": stored.latest, "judge": r.judge,
+        "version": r.version, "criterion": r.criterion, "run": r.run, "attestation": r.attestation,
+        "cells": [{"judgeOutcome": _earl_name(c.judge_outcome), "attestedOutcome": _earl_name(c.attested_outcome),
+                   "responses": c.responses} for c in r.cells],
+        "matching": r.matching, "compared": r.compared, "rate": r.rate,
     }

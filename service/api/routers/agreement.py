@@ -3,44 +3,20 @@ judges' agreement with the attested outcomes, stored as measurements and listed 
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated
 
 from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
-from ...judgments.agreement import (Agreement, StoredReliability, agreement, record_judge_reliability,
-                                    stored_judge_reliability)
+from ...judgments.agreement import agreement, record_judge_reliability, stored_judge_reliability
 from ..deps import GraphsDep, ReaderDep, credential
+from ..shapes import agreement_json, reliability_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["agreement and judge reliability"])
 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
-
-
-def _outcome(iri: str) -> str:
-    return iri.rsplit("#", 1)[-1]
-
-
-def agreement_json(found: Agreement) -> dict[str, Any]:
-    return {
-        "alpha": found.alpha, "level": found.level, "reason": found.reason, "unitCount": len(found.units),
-        "coders": list(found.coders), "valueCounts": {_outcome(value): count for value, count in found.value_counts},
-        "units": [{"criterion": u.criterion, "response": u.response, "probe": u.probe, "run": u.run, "turn": u.turn,
-                   "outcomes": {coder: _outcome(outcome) for coder, outcome in u.outcomes}} for u in found.units],
-    }
-
-
-def reliability_json(stored: StoredReliability) -> dict[str, Any]:
-    r = stored.reliability
-    return {
-        "measurement": stored.measurement, "at": stored.at, "latest": stored.latest, "judge": r.judge,
-        "version": r.version, "criterion": r.criterion, "run": r.run, "attestation": r.attestation,
-        "cells": [{"judgeOutcome": _outcome(c.judge_outcome), "attestedOutcome": _outcome(c.attested_outcome),
-                   "responses": c.responses} for c in r.cells],
-        "matching": r.matching, "compared": r.compared, "rate": r.rate,
-    }
 
 
 @router.get("/agreement", summary="Krippendorff's alpha (nominal) between the people who determined the same "
