@@ -61,7 +61,8 @@ class PlanView:
 @dataclass(frozen=True)
 class Probe:
     """One probe of a plan: the criterion it was allocated to, every criterion it exercises, the scenario it
-    was drawn from and its opening turn; its language and annotator when it has them."""
+    was drawn from, its opening turn and scripted follow-up turns (in order, in the same language); its
+    language and annotator when it has them."""
 
     iri: str
     number: int
@@ -71,3 +72,4 @@ class Probe:
     opening_prompt: str
     language: str | None
     assigned_to: str | None
+    follow_ups: tuple[str, ...] = ()

@@ -106,7 +106,7 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
                     continue
                 taken.update(p.iri for p in mine)
                 for probe in mine:
-                    ready.put_nowait(Conversation(probe.iri, probe.opening_prompt))
+                    ready.put_nowait(Conversation(probe.iri, probe.opening_prompt, probe.follow_ups))
         finally:
             ready.put_nowait(None)
 
