@@ -85,16 +85,17 @@ class OutcomeShare:
 @dataclass(frozen=True)
 class PassRate:
     """A criterion's probe pass rate: ``passed`` of ``judged`` probe-level determinations, from a frame of
-    ``frame`` distinct test inputs, with its interval (bounds ``None`` when nothing was judged)."""
+    ``frame`` distinct test inputs (``None``: the plan allocates nothing to it), with its interval (``None``
+    bounds, level and method when nothing was judged)."""
 
     criterion: str
     passed: int
     judged: int
-    frame: int
+    frame: int | None
     lower: Decimal | None
     upper: Decimal | None
-    level: Decimal
-    method: str
+    level: Decimal | None
+    method: str | None
 
     @property
     def rate(self) -> Decimal | None:

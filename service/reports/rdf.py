@@ -133,11 +133,11 @@ def _figures(say: _Say, report: Report) -> None:
         say(node, EPO + "forCriterion", NamedNode(rate.criterion))
         say(node, EPO + "forRun", NamedNode(report.basis.run))
         say(node, EPO + "sampleSize", integer(rate.judged))
-        say(node, EPO + "frameSize", integer(rate.frame))
-        say(node, EPO + "confidenceLevel", decimal(rate.level))
+        say(node, EPO + "frameSize", None if rate.frame is None else integer(rate.frame))
+        say(node, EPO + "confidenceLevel", None if rate.level is None else decimal(rate.level))
         say(node, EPO + "confidenceLower", None if rate.lower is None else decimal(rate.lower))
         say(node, EPO + "confidenceUpper", None if rate.upper is None else decimal(rate.upper))
-        say(node, EPO + "intervalMethod", Literal(rate.method))
+        say(node, EPO + "intervalMethod", None if rate.method is None else Literal(rate.method))
     for k, error in enumerate(f.errors, start=1):
         node = f"{m}/errors/{k}"
         _measurement(say, r, node, "ExecutionErrorRate", error.count, error.cases, ratio(error.count, error.cases))
