@@ -5,15 +5,21 @@ evaluation graphs. Nothing is stored unless the record parses, its identifier is
 the published record shapes (``shapes/record.ttl``). The stored graph says who imported it, when, and
 (when the client says) where it came from, so the import is attributed to the importer and never passes
 for a record made here.
+
+A record in caie-spec's vocabulary must also conform to caie-spec's own shapes (:mod:`.caie`), and is stored
+with the graph ``{evaluation}/aligned`` beside it: the record read in our vocabulary
+(``queries/transforms/caie-materialize.rq``), so that our metric queries recompute its numbers. The
+imported graph itself stays exactly the record as sent.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import urlsplit
 
+import rdflib
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
 
 from ..core.catalog import GraphKind, now
@@ -23,7 +29,8 @@ from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.namespaces import DCTERMS, PROV, XSD
 from ..core.rdf import parse_triples, to_rdflib
 from ..core.roles import require_importer
-from ..core.validation import default_record_shapes, validate_record
+from ..core.validation import ValidationOutcome, Violation, default_record_shapes, validate_record
+from . import caie
 
 ATTRIBUTED_TO = NamedNode(PROV + "wasAttributedTo")
 GENERATED_AT = NamedNode(PROV + "generatedAtTime")
@@ -71,9 +78,13 @@ def import_record(
     imported_at = now()
     agent_iri = graphs.agent_iri(agent.agent)
     provenance = _provenance(ref, NamedNode(agent_iri), imported_at, source_iri)
-    edit = GraphEdit(ref, insert=record + provenance, replace=True,
-                     title=title or f"{ref.kind.value}/{ref.identifier}, imported by {agent.agent}")
-    [entry] = graphs.apply_edits([edit], agent, precondition=lambda _: _must_be_new(graphs, ref))
+    edits = [GraphEdit(ref, insert=record + provenance, replace=True,
+                       title=title or f"{ref.kind.value}/{ref.identifier}, imported by {agent.agent}")]
+    if caie.is_caie_record(record):
+        aligned = graphs.member(ref.kind, f"{ref.identifier}/aligned")
+        edits.append(GraphEdit(aligned, insert=caie.materialize(record, ref.iri), batch_of=ref.iri.value,
+                               title=f"{ref.kind.value}/{ref.identifier}, the record read in the OB-CAIE EPO"))
+    entry = graphs.apply_edits(edits, agent, precondition=lambda _: _must_be_new(graphs, ref))[0]
     return ImportedRecord(ref.identifier, ref.iri.value, entry.triples, entry.digest, agent.agent, agent_iri,
                           imported_at, source)
 
@@ -105,16 +116,40 @@ def _check(record: list[Triple], ref: GraphRef) -> None:
     if stated:
         raise Unprocessable(f"the record states {', '.join(stated)} of <{ref.iri.value}> itself; "
                             "the import records who imported it, when and from where: remove these statements")
-    outcome = validate_record(to_rdflib(record), default_record_shapes())
+    graph = to_rdflib(record)
+    outcome = validate_record(graph, default_record_shapes())
+    if not outcome.conforms:
+        raise _refusal("the record does not conform to the record shapes (shapes/record.ttl)", outcome)
+    if caie.is_caie_record(record):
+        _check_caie(graph)
+
+
+def _check_caie(graph: rdflib.Graph) -> None:
+    """422 unless a record in caie-spec's vocabulary conforms to caie-spec's shapes, each failed shape named."""
+    spec = caie.load_spec()
+    if spec is None:
+        raise Unprocessable(f"the record is in caie-spec's vocabulary ({caie.CAIE_BASE}) and this deployment cannot "
+                            f"check it: caie-spec's shapes, EPO and model extract are not in {caie.spec_dir()} "
+                            "(set CAIE_SPEC_DIR); nothing was stored")
+    outcome = caie.validate(graph, spec)
     if outcome.conforms:
         return
-    shown = "; ".join(f"{v.focus_node}: {v.message}" for v in outcome.violations[:_SHOWN_VIOLATIONS])
+    named = tuple(replace(v, source_shape=caie.shape_name(v, spec)) for v in outcome.violations)
+    failed = ", ".join(caie.failed_shapes(outcome, spec))
+    raise _refusal(f"the record does not conform to caie-spec's shapes (failed: {failed})",
+                   replace(outcome, violations=named))
+
+
+def _refusal(what: str, outcome: ValidationOutcome) -> Unprocessable:
+    """422 naming the first violations (focus node, message, and a caie-spec shape's name) and counting the rest."""
+    def shown(v: Violation) -> str:
+        shape = f" ({v.source_shape})" if (v.source_shape or "").startswith("ogc:") else ""
+        return f"{v.focus_node}: {v.message}{shape}"
+
+    listed = "; ".join(shown(v) for v in outcome.violations[:_SHOWN_VIOLATIONS])
     more = len(outcome.violations) - _SHOWN_VIOLATIONS
-    raise Unprocessable(
-        f"the record does not conform to the record shapes (shapes/record.ttl): {len(outcome.violations)} "
-        f"violation(s): {shown}{f'; and {more} more' if more > 0 else ''}",
-        detail=outcome.violations,
-    )
+    return Unprocessable(f"{what}: {len(outcome.violations)} violation(s): {listed}"
+                         f"{f'; and {more} more' if more > 0 else ''}", detail=outcome.violations)
 
 
 def _provenance(ref: GraphRef, agent: NamedNode, at: datetime, source: NamedNode | None) -> list[Triple]:
