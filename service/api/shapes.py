@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
+from decimal import Decimal
 from typing import Any, Protocol, TypeVar
 
 from ..core.catalog import CatalogEntry
@@ -15,6 +16,8 @@ from ..plan.approval import PlanApprovalStatus
 from ..judgments.agreement import Agreement, StoredReliability
 from ..judgments.attestations import AttestationView
 from ..plan.model import PlanView, Probe
+from ..reports.model import Check as ReportCheck, CriterionItem as ReportCriterion, Report as ReportModel
+from ..reports.model import SignOff as ReportSignOff, Verification as ReportVerification, canon as report_canon
 from ..runs.jobs import Job
 from ..runs.records import RunView
 from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleCount
@@ -63,7 +66,7 @@ def plan_json(view: PlanView) -> JSON:
 def probe_json(probe: Probe) -> JSON:
     return {"probe": probe.iri, "number": probe.number, "criterion": probe.criterion,
             "exercises": list(probe.exercises), "scenario": probe.scenario, "openingPrompt": probe.opening_prompt,
-            "language": probe.language, "assignedTo": probe.assigned_to}
+            "followUps": list(probe.follow_ups), "language": probe.language, "assignedTo": probe.assigned_to}
 
 
 def _local(iri: str) -> str:
@@ -199,3 +202,55 @@ def reliability_json(stored: StoredReliability) -> JSON:
                    "responses": c.responses} for c in r.cells],
         "matching": r.matching, "compared": r.compared, "rate": r.rate,
     }
+
+
+def _exact(value: Decimal | int | None) -> str | None:
+    """An exact figure as text (JSON numbers would lose decimals); ``None`` stays ``null``."""
+    return None if value is None else report_canon(value)
+
+
+def report_json(report: ReportModel) -> JSON:
+    b, f, s = report.basis, report.figures, report.basis.scope
+    text = _exact
+
+    def sign_off(signed: ReportSignOff | None) -> JSON | None:
+        return None if signed is None else {"iri": signed.iri, "agent": signed.agent, "at": signed.at,
+                                            "comment": signed.comment}
+
+    def criteria(items: Sequence[ReportCriterion]) -> list[JSON]:
+        return [{"criterion": i.criterion, "identifier": i.identifier, "requirement": i.requirement,
+                 "weight": text(i.weight)} for i in items]
+    return {
+        "report": report.iri, "number": report.number, "status": report.status, "asOf": report.as_of,
+        "author": report.author, "run": b.run, "plan": b.plan, "planDigest": b.plan_digest, "envelope": b.envelope,
+        "envelopeDigest": b.envelope_digest, "targetFingerprint": b.target_fingerprint,
+        "evaluatorVersion": b.evaluator_version,
+        "scope": {"target": s.target, "targetName": s.target_name, "targetKind": s.target_kind,
+                  "modelRelease": s.model_release, "configuration": s.configuration, "useBoundary": s.use_statement,
+                  "method": s.method_name, "methodVersion": s.method_version},
+        "judges": [{"judge": j.iri, "version": j.version} for j in b.judges],
+        "coverage": {"value": text(f.coverage.value), "coveredWeight": text(f.coverage.covered_weight),
+                     "applicableWeight": text(f.coverage.applicable_weight), "covered": f.coverage.covered,
+                     "applicable": f.coverage.applicable},
+        "distribution": [{"outcome": _earl_name(d.outcome), "count": d.count, "weight": text(d.weight),
+                          "fraction": text(d.fraction), "weightedFraction": text(d.weighted_fraction)}
+                         for d in f.distribution],
+        "passRates": [{"criterion": p.criterion, "passed": p.passed, "judged": p.judged, "frame": p.frame,
+                       "rate": text(p.rate), "lower": text(p.lower), "upper": text(p.upper), "level": text(p.level),
+                       "method": p.method} for p in f.pass_rates],
+        "executionErrors": [{"run": e.run, "kind": e.kind, "count": e.count, "cases": e.cases} for e in f.errors],
+        "failed": criteria(f.failed), "untested": criteria(f.untested),
+        "limitations": list(report.statement.limitations), "recommendations": list(report.statement.recommendations),
+        "fitness": report.statement.fitness.rsplit("/", 1)[-1],
+        "computedFrom": [{"graph": d.name, "digest": d.digest} for d in report.snapshots],
+        "queries": [{"query": d.name, "digest": d.digest} for d in report.queries],
+        "signOff": sign_off(report.sign_off), "acceptance": sign_off(report.acceptance),
+    }
+
+
+def verification_json(found: ReportVerification) -> JSON:
+    def checks(items: Sequence[ReportCheck], key: str) -> list[JSON]:
+        return [{key: c.name, "holds": c.holds, "stored": c.stored, "recomputed": c.recomputed} for c in items]
+    return {"report": found.report, "holds": found.holds, "differences": found.differences(),
+            "figures": checks(found.figures, "figure"), "graphs": checks(found.graphs, "graph"),
+            "queries": checks(found.queries, "query")}

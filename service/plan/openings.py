@@ -15,19 +15,28 @@ language (an IRI of the DSO or a KG) maps to a tag through the data: a code prop
 set conforming to the DSO has no probes: :meth:`Openings.lacking` names them for the plan. Nothing is ever
 said in another language than the tag says: a required value or a slot the set has no text for makes the
 scenario unsayable (``None``), and the plan draws another.
+
+Scripted follow-up turns come from the same set: ``epo:followUpTexts`` on a concept is an ``rdf:List`` of the
+user turns sent after the opening turn, in order, when a part of the turn says that concept (the vaccine
+templates key them on the information needs). Their slots are filled as the opening's, and may name only slots
+the concept's own opening text says, so a conversation is a function of its opening turn and the prompt frame
+(:mod:`.frames`) counts conversations exactly. A set without follow-ups for a concept another set has them for
+gives none (:attr:`Opening.lacking_follow_ups` names the concept): never another language's.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import langcodes
 from rdflib import Graph, URIRef
+from rdflib.collection import Collection
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Literal
 
+from ..core.errors import Conflict
 from ..core.namespaces import EPO
 from ..scenarios.facets import ASKER, BOOLEANS, SUBJECT, Facet, FacetSpec, Schema, asks_about_other, read_specs
 
@@ -59,6 +68,8 @@ class TemplateSet:
     review_status: str | None
     texts: Mapping[str, str]
     about_other: Mapping[str, str]
+    follow_ups: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    """Per concept, the follow-up user turns said after an opening turn that says it (``epo:followUpTexts``)."""
 
     @staticmethod
     def read(graph_iri: str, graph: Graph) -> TemplateSet | None:
@@ -74,10 +85,31 @@ class TemplateSet:
                 return {str(s): str(o) for s, o in graph.subject_objects(URIRef(EPO + prop))
                         if isinstance(o, Literal) and o.language and normal_tag(o.language) == tag}
 
+            def lists() -> dict[str, tuple[str, ...]]:
+                # a concept's lists in the set's language, in a fixed order (one list per concept is the norm)
+                found: dict[str, list[tuple[str, ...]]] = {}
+                for s, head in graph.subject_objects(URIRef(EPO + "followUpTexts")):
+                    items = tuple(Collection(graph, head))
+                    if items and all(isinstance(i, Literal) and i.language and normal_tag(i.language) == tag for i in items):
+                        found.setdefault(str(s), []).append(tuple(str(i) for i in items))
+                return {key: tuple(t for turns in sorted(each) for t in turns) for key, each in found.items()}
+
             status = graph.value(node, URIRef(EPO + "reviewStatus"))
             return TemplateSet(str(node), tag, graph_iri, frozenset(str(d) for d in graph.objects(node, DCTERMS.conformsTo)),
-                               str(status) if status else None, texts("openingText"), texts("openingTextAboutOther"))
+                               str(status) if status else None, texts("openingText"), texts("openingTextAboutOther"),
+                               lists())
         return None
+
+    def unsaid_slots(self) -> list[str]:
+        """Each follow-up slot its concept's opening text does not say (it would vary the conversation unseen)."""
+        problems = []
+        for key, turns in sorted(self.follow_ups.items()):
+            openings = [said[key] for said in (self.texts, self.about_other) if key in said]
+            allowed = set.intersection(*(set(_SLOT.findall(t)) for t in openings)) if openings else set()
+            for turn in turns:
+                problems += [f"{{{slot}}} in the follow-up {turn!r} of <{key}>"
+                             for slot in _SLOT.findall(turn) if slot not in allowed]
+        return problems
 
 
 @dataclass(frozen=True)
@@ -88,6 +120,15 @@ class Opening:
     tag: str
     templates: str | None
     """The template set's IRI (``None`` for the label sentence of a DSO no set covers)."""
+    follow_ups: tuple[str, ...] = ()
+    """The scripted user turns after this one, in order, in the same language."""
+    lacking_follow_ups: tuple[str, ...] = ()
+    """Concepts the turn says that another set has follow-ups for and this one has none: none are sent for them."""
+
+    @property
+    def conversation(self) -> tuple[str, ...]:
+        """Every user turn, the opening first: what a test input is."""
+        return (self.text, *self.follow_ups)
 
 
 @dataclass(frozen=True)
@@ -119,6 +160,11 @@ class Openings:
         self.grammar = Grammar.of(self.specs.values())
         ontologies = {str(o) for o in dso.subjects(RDF.type, OWL.Ontology)}
         self.sets = {s.tag: s for s in sorted(sets, key=lambda s: s.iri) if s.conforms_to & ontologies}
+        for found in self.sets.values():
+            if problems := found.unsaid_slots():
+                raise Conflict(f"the opening-turn templates <{found.graph}> have follow-up turns with slots their "
+                               f"concept's opening text does not say: {'; '.join(problems)} (docs/templates.md)")
+        self._followed = frozenset(key for found in self.sets.values() for key in found.follow_ups)
         self._tags: dict[str, str | None] = {}
         # asked for every scenario said (plans, prompt frames): read from the graphs once each
         self._carers: dict[str, bool] = {}
@@ -174,8 +220,16 @@ class Openings:
                 return None
             return Opening(_label_sentence(values, labels), ENGLISH, None)
         persona = values.get(self.grammar.persona) if self.grammar.persona else None
-        text = self._say(templates, values, persona is not None and self._asks_about_other(persona))
-        return None if text is None else Opening(text, templates.tag, templates.iri)
+        about_other = persona is not None and self._asks_about_other(persona)
+        text = self._say(templates, values, about_other)
+        if text is None:
+            return None
+        keys = [key for key in self._said_keys(values) if key in self._followed]
+        follow_ups = [self._fill(templates, values, turn) for key in keys for turn in templates.follow_ups.get(key, ())]
+        if None in follow_ups:
+            return None
+        return Opening(text, templates.tag, templates.iri, tuple(t.strip() for t in follow_ups if t and t.strip()),
+                       tuple(key for key in keys if key not in templates.follow_ups))
 
     def language_of(self, values: Mapping[str, str]) -> str | None:
         """The scenario's language IRI (the value of the DSO's language facet), if it has one."""
@@ -187,15 +241,24 @@ class Openings:
         (which slot facets are said at all). Any other facet's text depends on its own value and these only."""
         def slotted(facet: Facet) -> bool:
             keys = {str(facet.spec.dso_property)} if facet.spec.value_kind == BOOLEANS else {str(v) for v in facet.values}
-            return facet.spec.opening_position is not None and any(
+            return facet.spec.opening_position is not None and (any(
                 _SLOT.search(said.get(key, "")) for s in self.sets.values() for said in (s.texts, s.about_other)
-                for key in keys)
+                for key in keys) or bool(keys & self._followed))  # follow-ups: a value's own turns, so a trigger
         return tuple(f.name for f in facets if f.name in (self.grammar.language, self.grammar.persona) or slotted(f))
 
     def _asks_about_other(self, persona: str) -> bool:
         if persona not in self._carers:
             self._carers[persona] = asks_about_other(self.schema, URIRef(persona))
         return self._carers[persona]
+
+    def _said_keys(self, values: Mapping[str, str]) -> list[str]:
+        """The concepts the parts of a turn say, in the parts' order (a boolean part: its property, when true)."""
+        keys = []
+        for spec in self.grammar.parts:
+            value = values.get(spec.name)
+            if value is not None and (spec.value_kind != BOOLEANS or value == "true"):
+                keys.append(str(spec.dso_property) if spec.value_kind == BOOLEANS else value)
+        return keys
 
     def _say(self, templates: TemplateSet, values: Mapping[str, str], about_other: bool) -> str | None:
         """The parts in their declared order, slots filled; ``None`` when a required part or a slot has no text.

@@ -23,6 +23,7 @@ from ..scenarios.frame import FrameCounts
 from .allocation import Allocation
 
 if TYPE_CHECKING:
+    from .openings import Opening
     from .testplan import PlannedProbe, PlanRequest
 
 
@@ -57,7 +58,8 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
     Each probe carries its derivation provenance (caie-spec S3): ``epo:derivedFromDso``,
     ``prov:wasGeneratedBy`` the derivation, and an automatic ``epo:ConsistencyCheck`` that passed, naming
     each rule checked (``earl:test``), dated with the plan. Its opening turn is tagged with the language it
-    is written in and names its template set (``epo:openingTemplates``)."""
+    is written in and names its template set (``epo:openingTemplates``); its scripted follow-up turns follow it
+    (:func:`_follow_ups`), digested with the plan, so the expert's approval covers every turn sent."""
     p = NamedNode(plan)
     out = [
         Triple(p, RDF_TYPE, NamedNode(EPO + "TestPlan")),
@@ -100,12 +102,27 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         ]
         if probe.opening.templates:
             out.append(Triple(node, NamedNode(EPO + "openingTemplates"), NamedNode(probe.opening.templates)))
+        out += _follow_ups(node, probe.opening)
         out += [Triple(node, NamedNode(EPO + "exercises"), NamedNode(c)) for c in probe.exercises]
         if probe.language:
             out.append(Triple(node, NamedNode(EPO + "language"), NamedNode(probe.language)))
         if probe.assigned_to:
             out.append(Triple(node, NamedNode(EPO + "assignedTo"), NamedNode(probe.assigned_to)))
     return out
+
+
+def _follow_ups(probe: NamedNode, opening: Opening) -> list[Triple]:
+    """The probe's scripted follow-up turns, ``{probe}/follow-ups/{n}`` with ``n`` the user turn's number in the
+    conversation (the opening turn is 1), tagged like the opening; and each concept it says that another template
+    set has follow-ups for and its own has none (``epo:lacksFollowUpsFor``: none sent, never another language's)."""
+    out = []
+    for number, text in enumerate(opening.follow_ups, start=2):
+        turn = NamedNode(f"{probe.value}/follow-ups/{number}")
+        out += [Triple(probe, NamedNode(EPO + "followUp"), turn),
+                Triple(turn, RDF_TYPE, NamedNode(EPO + "FollowUpTurn")),
+                Triple(turn, NamedNode(EPO + "followUpPosition"), integer(number)),
+                Triple(turn, NamedNode(EPO + "followUpPrompt"), Literal(text, language=opening.tag))]
+    return out + [Triple(probe, NamedNode(EPO + "lacksFollowUpsFor"), NamedNode(c)) for c in opening.lacking_follow_ups]
 
 
 def _provenance(probe: NamedNode, derivation: str, provenance: Provenance, when: datetime) -> list[Triple]:
@@ -135,7 +152,8 @@ def digest_triple(plan: str, digest: str) -> Triple:
     (its number depends on how many plans the record had) and without the record keeping: when and by whom
     it was made (``prov:generatedAtTime``, ``prov:wasAttributedTo``, any ``xsd:dateTime`` value), the plan's
     label (it names the number) and this triple. Those stay in the record; they are just not digested.
-    What is digested: strategy, budget, seed, envelope and its digest, frame sizes, allocation, probes.
+    What is digested: strategy, budget, seed, envelope and its digest, frame sizes, allocation, probes (every
+    turn they send: opening and follow-ups).
     """
     return Triple(NamedNode(plan), NamedNode(EPO + "planDigest"), Literal(digest))
 

@@ -2,7 +2,7 @@
 and paged; and an expert's exclusion of a scenario, recorded and attributed (append-only).
 
 Plans and probes are read through published queries (``queries/plans.rq``, ``plan-traceability.rq``,
-``plan-languages-without-templates.rq``, ``probes.rq``, ``probe-count.rq``) with bound parameters; this module checks the parameters and turns rows
+``plan-languages-without-templates.rq``, ``probes.rq``, ``probe-count.rq``, ``probe-follow-ups.rq``) with bound parameters; this module checks the parameters and turns rows
 into :mod:`.model` values. The review of scenarios is :mod:`service.scenarios.records`.
 """
 
@@ -19,6 +19,7 @@ from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.namespaces import EPO, PROV, RDF, XSD
+from ..core.rdf import integer
 from ..core.store import Row, Term
 from ..envelope import iris_for
 from ..scenarios.model import Exclusion, Page, RecordedExclusion
@@ -122,12 +123,24 @@ def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criter
     if not counted:
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
     rows = page_rows(graphs, "probes", bindings, limit, offset)
+    follow_ups = _follow_ups(graphs, bindings["plan"], [int(row["number"].value) for row in rows])
     probes = tuple(
         Probe(iri=row["probe"].value, number=int(row["number"].value), criterion=row["criterion"].value,
               exercises=tuple(sorted(row["exercises"].value.split())), scenario=row["scenario"].value,
               opening_prompt=row["openingPrompt"].value,
               language=row["language"].value if "language" in row else None,
-              assigned_to=row["assignedTo"].value if "assignedTo" in row else None)
+              assigned_to=row["assignedTo"].value if "assignedTo" in row else None,
+              follow_ups=tuple(follow_ups.get(row["probe"].value, ())))
         for row in rows
     )
     return Page(probes, int(counted[0]["probes"].value), limit, offset)
+
+
+def _follow_ups(graphs: GraphService, plan: Term, numbers: list[int]) -> dict[str, list[str]]:
+    """The follow-up turns of the plan's probes numbered ``numbers`` (a page), in order, by probe IRI."""
+    if not numbers:
+        return {}
+    found: dict[str, list[str]] = {}
+    for row in graphs.rows("probe-follow-ups", {"plan": plan, "first": integer(min(numbers)), "last": integer(max(numbers))}):
+        found.setdefault(row["probe"].value, []).append(row["text"].value)
+    return found

@@ -236,7 +236,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     excluded = excluded_indices(graphs, evaluation_id, context)
     probes: list[PlannedProbe] = []
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
-    said: set[str] = set()
+    said: set[tuple[str, ...]] = set()
 
     def say(index: int) -> Opening | None:
         return planning.openings.opening({name: str(v) for name, v in context.space.values(index).items()}, labels)
@@ -298,19 +298,19 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
 
 
 def distinct_openings(draw: Callable[[int], list[int]], say: Callable[[int], Opening | None], count: int, frame: int,
-                      said: set[str], criterion: str) -> list[tuple[int, Opening]]:
-    """``count`` of a criterion's scenarios whose opening turns can be said and are new to the plan (``said``, which
-    gains them): the sampler's draws in order, passing over a scenario whose text the plan already has, or that
-    its language's templates cannot say; when too few are left, the sampler draws twice as many, up to the
-    criterion's eligible frame. Deterministic for a seed, as the sampler is."""
+                      said: set[tuple[str, ...]], criterion: str) -> list[tuple[int, Opening]]:
+    """``count`` of a criterion's scenarios whose conversations (opening turn and scripted follow-ups) can be said
+    and are new to the plan (``said``, which gains them): the sampler's draws in order, passing over a scenario
+    whose turns the plan already has, or that its language's templates cannot say; when too few are left, the
+    sampler draws twice as many, up to the criterion's eligible frame. Deterministic for a seed, as the sampler is."""
     wanted = count
     while True:
         picked: list[tuple[int, Opening]] = []
         texts = set(said)
         for index in draw(wanted):
             opening = say(index)
-            if opening is not None and opening.text not in texts:
-                texts.add(opening.text)
+            if opening is not None and opening.conversation not in texts:
+                texts.add(opening.conversation)
                 picked.append((index, opening))
                 if len(picked) == count:
                     said |= texts

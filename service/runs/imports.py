@@ -90,8 +90,9 @@ def import_redteam(graphs: GraphService, evaluation_id: str, plan_number: int, t
 
 def inspect_dataset(graphs: GraphService, evaluation_id: str, plan_number: int) -> str:
     """The plan's probes as an Inspect dataset in JSONL (one sample a line, as ``json_dataset`` reads it); 404
-    for no such plan. No follow-ups: the runner sends each probe's opening turn alone, and so does the export."""
+    for no such plan. Each sample carries its probe's scripted follow-up turns, as the runner sends them."""
     plan = plan_ref(graphs, evaluation_id, plan_number).iri.value
-    samples = export_dataset(ExportedProbe.of(probe, plan) for probe in plan_probes(graphs, evaluation_id, plan))
+    samples = export_dataset(ExportedProbe.of(probe, plan, probe.follow_ups)
+                             for probe in plan_probes(graphs, evaluation_id, plan))
     return "".join(json.dumps(sample, ensure_ascii=False) + "\n" for sample in samples)
 
