@@ -211,3 +211,18 @@ def test_a_follow_up_slot_its_question_does_not_say_is_refused() -> None:
     with pytest.raises(Conflict, match=r"\{setting\} in the follow-up 'Is it different \{setting\}\?' of <"
                                        + re.escape(VE + "SymptomRecognition")):
         Openings(dso, [], (broken,))
+
+
+def test_every_template_file_has_the_follow_ups_english_has() -> None:
+    """As many follow-up turns for each need as the English file, in each language's own tag, and the file's
+    review status unchanged by them (non-English files stay awaiting a native speaker's review)."""
+    english = file_follow_ups("en")
+    assert len(english) == 8 and all(english.values())
+    for path in TEMPLATES.glob("*.ttl"):
+        graph = template_file(path.stem)
+        found = file_follow_ups(path.stem)
+        assert {need: len(turns) for need, turns in found.items()} == {need: len(t) for need, t in english.items()}, path
+        assert all(text.language == path.stem for _, head in graph.subject_objects(URIRef(EPO + "followUpTexts"))
+                   for text in Collection(graph, head)), path
+        status = next(graph.objects(None, URIRef(EPO + "reviewStatus")))
+        assert str(status) == EPO + ("Reviewed" if path.stem == "en" else "AwaitingNativeSpeakerReview"), path
