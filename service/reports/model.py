@@ -104,10 +104,10 @@ class PassRate:
 
 @dataclass(frozen=True)
 class ErrorCount:
-    """Execution errors of one kind in one run, out of the run's recorded cases."""
+    """Execution errors of one kind (``None``: of every kind) in one run, out of the run's recorded cases."""
 
     run: str
-    kind: str
+    kind: str | None
     count: int
     cases: int
 
@@ -152,7 +152,7 @@ class Figures:
                     f"{name}.frame": text(rate.frame), f"{name}.lower": text(rate.lower),
                     f"{name}.upper": text(rate.upper)}
         for error in self.errors:
-            out[f"errors.{error.run}.{tail(error.kind)}"] = f"{error.count}/{error.cases}"
+            out[f"errors.{error.run}.{tail(error.kind) if error.kind else 'all'}"] = f"{error.count}/{error.cases}"
         out["failed"] = " ".join(sorted(item.criterion for item in self.failed))
         out["untested"] = " ".join(sorted(item.criterion for item in self.untested))
         return out

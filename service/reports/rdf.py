@@ -142,7 +142,7 @@ def _figures(say: _Say, report: Report) -> None:
         node = f"{m}/errors/{k}"
         _measurement(say, r, node, "ExecutionErrorRate", error.count, error.cases, ratio(error.count, error.cases))
         say(node, EPO + "forRun", NamedNode(error.run))
-        say(node, EPO + "countsErrorKind", NamedNode(error.kind))
+        say(node, EPO + "countsErrorKind", NamedNode(error.kind) if error.kind else None)
     for item in f.failed:
         say(r, EPO + "failedCriterion", NamedNode(item.criterion))
         _criterion(say, item)
