@@ -14,8 +14,8 @@ from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
 from . import html, lean_sparql, openapi, problems, routing_errors, security
-from .routers import (agreement, evaluations, graph_store, graphs, health, imports, judgments, model_judgments, pages,
-                      plans, records, resources, run_imports, runs, sparql)
+from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
+                      pages, plans, records, resources, run_imports, runs, sparql)
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -62,6 +62,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(model_judgments.router)
     app.include_router(agreement.router)
     app.include_router(records.router)
+    app.include_router(interop.router)
     app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=html.STATIC), name="static")  # the pages' CSS, JS, icon
     app.include_router(resources.router)  # last: its catch-all dereferences every other path
