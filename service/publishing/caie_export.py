@@ -103,7 +103,7 @@ class _Declarations:
     def item(self, name: str, kind: str, label: str, at: datetime | None = None, by: NamedNode | None = None,
              **links: NamedNode | Literal) -> NamedNode:
         node = self.iri(name)
-        self.add(node, _TYPE, caie(kind) if ":" not in kind else NamedNode(kind))
+        self.add(node, _TYPE, caie(kind))
         self.add(node, NamedNode(RDFS + "label"), text(label))
         self.add(node, NOTE, text(DECLARED))
         if at is not None:
@@ -142,17 +142,15 @@ class _Declarations:
             self.add(node, prov("actedOnBehalfOf"), on_behalf)
 
     def _people(self) -> dict[str, NamedNode]:
-        """The record's own people, by the part each plays in it."""
-        by = {t.subject: t.object for t in self.mapped if t.predicate.value == EARL + "assertedBy"}
-        approver = next(t.object for t in self.mapped if t.predicate == caie("approvesRequirementSet") or
-                        (t.predicate == _BY and t.subject in set(_of(self.mapped, "RequirementSetApproval"))))
-        expert = next(by[a] for a in _of(self.mapped, "PlanApproval"))
-        operator = next(t.object for t in self.mapped if t.predicate == prov("wasAssociatedWith")
-                        and t.subject in set(_of(self.mapped, "Session")) and t.object != self.target)
-        del approver
-        signatory = next(t.object for t in self.mapped if t.predicate == _BY
-                         and t.subject in set(_of(self.mapped, "RequirementSetApproval")))
-        return {"signatory": signatory, "expert": expert, "operator": operator}  # type: ignore[dict-item]
+        """The record's own people, by the part each plays in it: who signed the envelope off (the sponsor's
+        signatory), who approved the plan (the domain expert), who ran the sessions (the operator)."""
+        def who(kind: str, predicate: NamedNode) -> NamedNode:
+            items = set(_of(self.mapped, kind))
+            return next(t.object for t in self.mapped if t.subject in items and t.predicate == predicate
+                        and t.object != self.target)  # type: ignore[return-value]
+
+        return {"signatory": who("RequirementSetApproval", _BY), "expert": who("PlanApproval", _BY),
+                "operator": who("Session", prov("wasAssociatedWith"))}
 
     def _parties(self) -> None:
         self.people = self._people()
