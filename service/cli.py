@@ -17,6 +17,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from .cli_reports import add_commands as add_report_commands
 from .cli_runs import add_command as add_run_command
 from .composition import Services, build_services
 from .core.config import Settings
@@ -356,6 +357,7 @@ def parser() -> argparse.ArgumentParser:
     plan_parser.set_defaults(run=plan)
 
     add_run_command(commands, with_store)
+    add_report_commands(commands, with_store)
 
     validate_parser = commands.add_parser("validate", help="check a knowledge graph file against a DSO file")
     validate_parser.add_argument("kg")

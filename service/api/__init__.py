@@ -15,7 +15,7 @@ from ..composition import build_services
 from ..core.store import Store
 from . import html, lean_sparql, openapi, problems, routing_errors, security
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
-                      pages, plans, records, resources, run_imports, runs, sparql)
+                      pages, plans, records, reports, resources, run_imports, runs, sparql)
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -61,6 +61,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(judgments.router)
     app.include_router(model_judgments.router)
     app.include_router(agreement.router)
+    app.include_router(reports.router)
     app.include_router(records.router)
     app.include_router(interop.router)
     app.include_router(pages.router)

@@ -356,3 +356,14 @@ class AttestationBody(_Body):
     appropriateness: Literal["appropriate", "inappropriate"]
     supersedes: Annotated[str | None, Field(pattern=r"^https?://", max_length=2000)] = None
     reason: str | None = None
+
+
+class ReportBody(_Body):
+    run: int = Field(ge=1, description="The number of the run the report covers")
+    limitations: list[Text] = Field(default_factory=list, max_length=100)
+    recommendations: list[Text] = Field(default_factory=list, max_length=100)
+    fitness: Literal["FitToDeploy", "FitWithConditions", "NotFit"]
+
+
+class ReportSignOffBody(_Body):
+    comment: str | None = Field(None, max_length=10_000)

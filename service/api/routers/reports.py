@@ -1,0 +1,75 @@
+"""Step 6 over REST: make a (draft) report on a run, list and read reports (the report's IRI also negotiates
+Turtle and JSON-LD, like every minted IRI), sign it off and accept it, and verify it against the record."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response
+from fastapi.responses import JSONResponse
+from starlette.concurrency import run_in_threadpool
+
+from ...core.config import Credential
+from ...reports.model import Report
+from ...reports.records import get_report, list_reports, make_report
+from ...reports.signoffs import sign
+from ...reports.verify import verify
+from ..deps import GraphsDep, ReaderDep, credential
+from ..models import ReportBody, ReportSignOffBody
+from ..shapes import report_json, verification_json
+from .resources import linked_data, wants_json
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
+
+CredentialDep = Annotated[Credential | None, Depends(credential)]
+
+
+def _created(evaluation_id: str, report: Report) -> JSONResponse:
+    return JSONResponse(report_json(report), status_code=201,
+                        headers={"Location": f"/evaluations/{evaluation_id}/reports/{report.number}"})
+
+
+@router.post("/reports", status_code=201,
+             summary="Make a draft report on a run, dated now (evaluation operator or domain expert)")
+async def post_report(evaluation_id: str, body: ReportBody, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
+    report = await run_in_threadpool(make_report, graphs, evaluation_id, body.run, body.limitations,
+                                     body.recommendations, body.fitness, agent)
+    return _created(evaluation_id, report)
+
+
+@router.get("/reports", summary="The evaluation's reports, oldest first, each with its status")
+async def get_reports(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    reports = await run_in_threadpool(list_reports, graphs, evaluation_id)
+    return JSONResponse({"reports": [report_json(report) for report in reports]})
+
+
+@router.get("/reports/{number}", summary="A report: its basis, figures, statement, digests and sign-offs")
+async def get_one(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, _: ReaderDep) -> Response:
+    if not wants_json(request):  # the report's IRI is its graph's: HTML and RDF negotiate as every minted IRI does
+        return await linked_data(request)
+    report = await run_in_threadpool(get_report, graphs, evaluation_id, number)
+    return JSONResponse(report_json(report), headers={"Vary": "Accept"})
+
+
+@router.post("/reports/{number}/sign-off", status_code=201,
+             summary="Sign a report off (domain expert); refused while its figures no longer verify")
+async def post_sign_off(evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep,
+                        agent: CredentialDep) -> JSONResponse:
+    report = await run_in_threadpool(sign, graphs, evaluation_id, number, "sign-off", body.comment, agent)
+    return _created(evaluation_id, report)
+
+
+@router.post("/reports/{number}/acceptance", status_code=201,
+             summary="Accept a signed-off report (organizational expert), which makes it final")
+async def post_acceptance(evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep,
+                          agent: CredentialDep) -> JSONResponse:
+    report = await run_in_threadpool(sign, graphs, evaluation_id, number, "acceptance", body.comment, agent)
+    return _created(evaluation_id, report)
+
+
+@router.get("/reports/{number}/verify",
+            summary="Recompute every figure and digest of a report from the record: each holds or differs")
+async def get_verify(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    def check() -> dict[str, object]:
+        return verification_json(verify(graphs, evaluation_id, get_report(graphs, evaluation_id, number)))
+    return JSONResponse(await run_in_threadpool(check))

@@ -1,0 +1,68 @@
+"""``caie report`` and ``caie verify``: make a draft report on a run from the command line (printing where it is
+and its headline figures, coverage apart from the outcome distribution), and recompute a report's figures and
+digests from the record (exit 0 when every one holds, 1 when any differs, printing the verification as JSON).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Callable
+
+from .core.config import Credential
+
+CommandAdder = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
+
+
+def report(args: argparse.Namespace) -> int:
+    from .cli import _open_services
+    from .reports.model import canon, tail
+    from .reports.records import make_report
+
+    author = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
+    services = _open_services(args)
+    try:
+        made = make_report(services.graphs, args.evaluation, args.run_number, args.limitation, args.recommendation,
+                           args.fitness, author)
+    finally:
+        services.close()
+    f = made.figures
+    print(f"report {made.number}: {made.iri}  ({made.status}, as of {made.as_of})")
+    value = "undefined" if f.coverage.value is None else canon(f.coverage.value)
+    print(f"coverage {value} ({canon(f.coverage.covered_weight)} of {canon(f.coverage.applicable_weight)} weight; "
+          f"{f.coverage.covered} of {f.coverage.applicable} criteria)")
+    print("outcomes " + ", ".join(f"{tail(s.outcome)} {s.count}" for s in f.distribution))
+    print(f"failed: {' '.join(i.identifier for i in f.failed) or 'none'}   "
+          f"untested: {' '.join(i.identifier for i in f.untested) or 'none'}")
+    return 0
+
+
+def verify(args: argparse.Namespace) -> int:
+    from .api.shapes import verification_json
+    from .cli import _open_services
+    from .reports.records import get_report
+    from .reports.verify import verify as verify_report
+
+    services = _open_services(args)
+    try:
+        checked = verify_report(services.graphs, args.evaluation, get_report(services.graphs, args.evaluation, args.number))
+    finally:
+        services.close()
+    print(json.dumps(verification_json(checked), indent=2))
+    return 0 if checked.holds else 1
+
+
+def add_commands(commands: argparse._SubParsersAction, with_store: CommandAdder) -> None:  # type: ignore[type-arg]
+    sub = with_store(commands.add_parser("report", help="make a draft report on a run; print where it is"))
+    sub.add_argument("evaluation")
+    sub.add_argument("--run", type=int, dest="run_number", required=True, help="the run the report covers")
+    sub.add_argument("--fitness", required=True, choices=["FitToDeploy", "FitWithConditions", "NotFit"])
+    sub.add_argument("--limitation", action="append", default=[], help="a limitation of the evidence (repeatable)")
+    sub.add_argument("--recommendation", action="append", default=[], help="a recommendation (repeatable)")
+    sub.add_argument("--agent", default="operator", help="the evaluation operator making it")
+    sub.set_defaults(run=report)
+
+    sub = with_store(commands.add_parser("verify", help="recompute a report's figures and digests from the record"))
+    sub.add_argument("evaluation")
+    sub.add_argument("number", type=int, help="the report's number")
+    sub.set_defaults(run=verify)

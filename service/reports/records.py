@@ -1,0 +1,231 @@
+"""Reports in the record: made from one run's figures (:func:`service.metrics.records.evaluation_metrics`, dated
+now), appended as the graph ``{evaluation}/reports/{n}`` and never rewritten; read back by the published queries
+(``queries/reports.rq``, ``report-figures.rq``, ``report-criteria.rq``, ``report-texts.rq``,
+``report-provenance.rq``).
+
+A report states the digests of the graphs it read (the evaluation's head graph, the run's plan, the run and its
+cases, every judgment batch) and of the metric query files, so :mod:`.verify` can tell what changed. Its write
+is guarded on the digests of the head, plan, run and judgment graphs it read: if any moved meanwhile, 409 and
+nothing is written.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from decimal import Decimal
+
+from pyoxigraph import NamedNode, Triple
+
+from .. import __version__
+from ..core import queries
+from ..core.auth import require
+from ..core.catalog import GraphKind, now
+from ..core.config import Credential
+from ..core.errors import NotFound, Unprocessable
+from ..core.graphs import GraphRef, GraphService
+from ..core.rdf import date_time
+from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
+from ..core.store import Row
+from ..envelope import get_evaluation, iris_for
+from ..metrics.model import EvaluationMetrics
+from ..metrics.records import evaluation_metrics
+from ..runs.records import RunView, run_view
+from . import rdf
+from .model import (DISTRIBUTED, FITNESS, Basis, Coverage, CriterionItem, Digested, ErrorCount, Figures, JudgeUsed,
+                    OutcomeShare, PassRate, Report, ScopeFacts, SignOff, Statement, bound, tail)
+
+REPORTERS = (EVALUATION_OPERATOR, DOMAIN_EXPERT)
+"""The roles that make (draft) reports."""
+
+METRIC_QUERIES = ("coverage", "outcome-distribution", "pass-rate-counts", "gaps", "failures", "execution-errors",
+                  "run-judges")
+"""The published queries a report's figures and judges come from; their digests are recorded with it."""
+
+
+def figures_of(metrics: EvaluationMetrics, run: RunView) -> Figures:
+    """The report's figures from the metric values, in the report's exact forms."""
+    c, d = metrics.coverage, metrics.distribution
+    return Figures(
+        coverage=Coverage(c.covered_weight, c.applicable_weight, c.covered, c.applicable),
+        distribution=tuple(OutcomeShare(s.outcome, s.criteria, s.weight, d.criteria, d.weight) for s in d.shares),
+        pass_rates=tuple(PassRate(p.criterion, p.passed, p.judged, p.frame,
+                                  bound(p.interval.lower) if p.interval else None,
+                                  bound(p.interval.upper) if p.interval else None,
+                                  Decimal(str(p.interval.level)) if p.interval else None,
+                                  p.interval.method if p.interval else None)
+                         for p in sorted(metrics.pass_rates, key=lambda p: p.criterion)),
+        errors=(ErrorCount(run.iri, None, sum(e.errors for e in metrics.execution_errors if e.run == run.iri), run.cases),
+                *(ErrorCount(e.run, e.kind, e.errors, run.cases)
+                  for e in sorted(metrics.execution_errors, key=lambda e: (e.run, e.kind)))),
+        failed=tuple(CriterionItem(f.criterion, f.identifier or tail(f.criterion), f.requirement, f.weight)
+                     for f in metrics.failures),
+        untested=tuple(CriterionItem(g.criterion, g.identifier or tail(g.criterion), g.requirement, g.weight)
+                       for g in metrics.gaps))
+
+
+def compute_figures(graphs: GraphService, evaluation_id: str, run: RunView, as_of: datetime) -> tuple[EvaluationMetrics, Figures]:
+    """What the metric queries give now for ``run``, counting what is dated no later than ``as_of``."""
+    metrics = evaluation_metrics(graphs, evaluation_id, as_of=as_of, run=run.number)
+    return metrics, figures_of(metrics, run)
+
+
+def snapshots(graphs: GraphService, evaluation: str, run: RunView) -> tuple[Digested, ...]:
+    """The graphs a report reads, with their catalog digests: the head, the run's plan, the run and its cases,
+    the judgment batches (``queries/record-graphs.rq``)."""
+    def read(graph: str) -> bool:
+        return (graph in (evaluation, run.plan, run.iri) or graph.startswith(f"{run.iri}/cases/")
+                or graph.startswith(f"{evaluation}/judgments/"))
+    rows = graphs.rows("record-graphs", {"catalog": graphs.catalog_graph, "record": NamedNode(evaluation)})
+    return tuple(sorted((Digested(row["graph"].value, row["digest"].value) for row in rows if read(row["graph"].value)),
+                        key=lambda d: d.name))
+
+
+def _scope(graphs: GraphService, evaluation_id: str) -> ScopeFacts:
+    iris, scope = iris_for(graphs, evaluation_id), get_evaluation(graphs, evaluation_id).scope
+    t, method = scope.test_target, scope.method
+    return ScopeFacts(target=iris.under("target"), target_name=t.name, target_kind=t.kind,
+                      version_boundary=iris.under("target/version-boundary"), model_release=t.version_boundary.model_release,
+                      configuration=t.version_boundary.configuration, use_boundary=iris.under("use-boundary"),
+                      use_statement=scope.use_boundary.statement,
+                      method=iris.under("method") if method else None, method_name=method.name if method else None,
+                      method_version=method.version if method else None)
+
+
+def _judges(graphs: GraphService, evaluation: str, run: str, as_of: datetime) -> tuple[JudgeUsed, ...]:
+    rows = graphs.rows("run-judges", {"evaluation": NamedNode(evaluation), "ofRun": NamedNode(run),
+                                      "asOf": date_time(as_of)})
+    return tuple(JudgeUsed(row["judge"].value, row["version"].value if "version" in row else None) for row in rows)
+
+
+def make_report(graphs: GraphService, evaluation_id: str, run_number: int, limitations: Sequence[str],
+                recommendations: Sequence[str], fitness: str, credential: Credential | None) -> Report:
+    """A draft report on run ``run_number``, dated now, as stored (limitations and recommendations are sets, in text
+    order). 401/403 unless an evaluation operator or domain expert;
+    404 for no such evaluation or run; 422 for an unknown fitness, an empty text, or fit to deploy while a
+    criterion failed (caie-spec S8)."""
+    agent = require(credential, *REPORTERS)
+    problems = [] if fitness in FITNESS else [f"fitness must be one of {', '.join(FITNESS)}, not {fitness!r}"]
+    problems += [f"{what} {k} is empty" for what, texts in (("limitation", limitations), ("recommendation", recommendations))
+                 for k, text in enumerate(texts, start=1) if not text.strip()]
+    if problems:
+        raise Unprocessable("; ".join(problems), detail=problems)
+    run = run_view(graphs, evaluation_id, run_number)
+    evaluation = iris_for(graphs, evaluation_id).evaluation
+    as_of = now()
+    read = snapshots(graphs, evaluation, run)
+    metrics, figures = compute_figures(graphs, evaluation_id, run, as_of)
+    if fitness == "FitToDeploy" and figures.failed:
+        failed = ", ".join(item.identifier for item in figures.failed)
+        raise Unprocessable(f"fit to deploy rests on no failed criterion (caie-spec S8), but {failed} failed: "
+                            "recommend FitWithConditions or NotFit")
+    basis = Basis(evaluation=evaluation, run=run.iri, plan=run.plan, plan_digest=run.plan_digest,
+                  envelope=metrics.envelope, envelope_digest=metrics.envelope_digest,
+                  target_fingerprint=run.fingerprint, scope=_scope(graphs, evaluation_id),
+                  judges=_judges(graphs, evaluation, run.iri, as_of), evaluator_version=__version__)
+    statement = Statement(tuple(sorted(set(limitations))), tuple(sorted(set(recommendations))), FITNESS[fitness])
+
+    def build(ref: GraphRef) -> list[Triple]:
+        iri = ref.iri.value
+        return rdf.report_triples(Report(
+            iri=iri, number=int(iri.rsplit("/", 1)[-1]), as_of=as_of.isoformat(), author=graphs.agent_iri(agent.agent),
+            basis=basis, figures=figures, statement=statement, snapshots=read,
+            queries=tuple(Digested(name, queries.digest(name)) for name in sorted(METRIC_QUERIES))))
+
+    guarded = {d.name: d.digest for d in read if "/cases/" not in d.name}
+    ref = graphs.append_numbered(graphs.member(GraphKind.EVALUATION, evaluation_id), "reports", build, agent,
+                                 title=f"report {{n}} on run {run_number}", guards=guarded)
+    return get_report(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))  # as stored
+
+
+def list_reports(graphs: GraphService, evaluation_id: str) -> list[Report]:
+    """The evaluation's reports, oldest first."""
+    evaluation = iris_for(graphs, evaluation_id).evaluation
+    return [_report(graphs, row) for row in graphs.rows("reports", {"evaluation": NamedNode(evaluation)})]
+
+
+def get_report(graphs: GraphService, evaluation_id: str, number: int) -> Report:
+    """Report ``number`` of the evaluation (404 if there is none)."""
+    evaluation = iris_for(graphs, evaluation_id).evaluation
+    iri = f"{evaluation}/reports/{number}"
+    rows = graphs.rows("reports", {"evaluation": NamedNode(evaluation), "report": NamedNode(iri)})
+    if not rows:
+        raise NotFound(f"evaluation {evaluation_id!r} has no report {number}: GET /evaluations/{evaluation_id}/reports lists them")
+    return _report(graphs, rows[0])
+
+
+def _text(row: Row, name: str) -> str | None:
+    return row[name].value if name in row else None
+
+
+def _sign_off(row: Row, kind: str, node: str, by: str, at: str, comment: str) -> SignOff | None:
+    if node not in row:
+        return None
+    return SignOff(row[node].value, kind, row[by].value, row[at].value, _text(row, comment))
+
+
+def _report(graphs: GraphService, row: Row) -> Report:
+    iri = row["report"].value
+    bound_report = {"report": NamedNode(iri)}
+    provenance = graphs.rows("report-provenance", bound_report)
+    scope = ScopeFacts(target=row["target"].value, target_name=row["targetName"].value, target_kind=row["targetKind"].value,
+                       version_boundary=row["boundary"].value, model_release=row["release"].value,
+                       configuration=row["configuration"].value, use_boundary=row["use"].value,
+                       use_statement=row["useStatement"].value, method=_text(row, "method"),
+                       method_name=_text(row, "methodName"), method_version=_text(row, "methodVersion"))
+    basis = Basis(evaluation=iri.rsplit("/reports/", 1)[0], run=row["run"].value, plan=row["plan"].value,
+                  plan_digest=row["planDigest"].value, envelope=row["envelope"].value,
+                  envelope_digest=row["envelopeDigest"].value, target_fingerprint=row["fingerprint"].value, scope=scope,
+                  judges=tuple(JudgeUsed(p["name"].value, _text(p, "value")) for p in provenance if p["kind"].value == "judge"),
+                  evaluator_version=row["evaluatorVersion"].value)
+    texts = graphs.rows("report-texts", bound_report)
+    return Report(
+        iri=iri, number=int(iri.rsplit("/", 1)[-1]), as_of=row["asOf"].value, author=row["author"].value, basis=basis,
+        figures=stored_figures(graphs, iri),
+        statement=Statement(tuple(t["text"].value for t in texts if t["kind"].value == "limitation"),
+                            tuple(t["text"].value for t in texts if t["kind"].value == "recommendation"),
+                            row["fitness"].value),
+        snapshots=tuple(Digested(p["name"].value, p["value"].value) for p in provenance if p["kind"].value == "graph"),
+        queries=tuple(Digested(p["name"].value, p["value"].value) for p in provenance if p["kind"].value == "query"),
+        sign_off=_sign_off(row, "sign-off", "signOff", "signedBy", "signedAt", "signComment"),
+        acceptance=_sign_off(row, "acceptance", "acceptance", "acceptedBy", "acceptedAt", "acceptComment"))
+
+
+def stored_figures(graphs: GraphService, report: str) -> Figures:
+    """The figures the report graph states (``queries/report-figures.rq``, ``report-criteria.rq``)."""
+    def number(row: Row, name: str) -> Decimal:
+        return Decimal(row[name].value)
+
+    def optional(row: Row, name: str) -> Decimal | None:
+        return Decimal(row[name].value) if name in row else None
+
+    rows = graphs.rows("report-figures", {"report": NamedNode(report)})
+    by_metric: dict[str, list[Row]] = {}
+    for row in rows:
+        by_metric.setdefault(tail(row["metric"].value), []).append(row)
+    weighted = {r["weighted"].value == "true": r for r in by_metric.get("Coverage", [])}
+    coverage = Coverage(number(weighted[True], "numerator"), number(weighted[True], "denominator"),
+                        int(weighted[False]["numerator"].value), int(weighted[False]["denominator"].value))
+    shares: dict[str, dict[bool, Row]] = {}
+    for r in by_metric.get("OutcomeDistribution", []):
+        shares.setdefault(r["outcome"].value, {})[r["weighted"].value == "true"] = r
+    distribution = tuple(OutcomeShare(outcome, int(s[False]["numerator"].value), number(s[True], "numerator"),
+                                      int(s[False]["denominator"].value), number(s[True], "denominator"))
+                         for outcome, s in sorted(shares.items(), key=lambda item: _order(item[0])))
+    rates = tuple(sorted((PassRate(r["criterion"].value, int(r["numerator"].value), int(r["denominator"].value),
+                                   int(r["frame"].value) if "frame" in r else None, optional(r, "lower"),
+                                   optional(r, "upper"), optional(r, "level"), _text(r, "method"))
+                          for r in by_metric.get("ProbePassRate", [])), key=lambda p: p.criterion))
+    errors = tuple(sorted((ErrorCount(r["run"].value, _text(r, "kind"), int(r["numerator"].value),
+                                      int(r["denominator"].value))
+                           for r in by_metric.get("ExecutionErrorRate", [])), key=lambda e: (e.run, e.kind or "")))
+    named = graphs.rows("report-criteria", {"report": NamedNode(report)})
+
+    def items(role: str) -> tuple[CriterionItem, ...]:
+        return tuple(CriterionItem(r["criterion"].value, r["identifier"].value, _text(r, "requirement"),
+                                   number(r, "weight")) for r in named if r["role"].value == role)
+    return Figures(coverage, distribution, rates, errors, items("failed"), items("untested"))
+
+
+def _order(outcome: str) -> int:
+    return DISTRIBUTED.index(outcome) if outcome in DISTRIBUTED else len(DISTRIBUTED)

@@ -1,0 +1,44 @@
+"""Recompute a report from the record (``GET {report}/verify``): every figure by the same metric queries, counting
+what is dated no later than the report's date; every graph it was computed from digested again from the graph's
+current content (not the catalog's note of it, so a change written behind the service shows); every query file's
+digest. Each is listed as holding or differing, stored against recomputed.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from ..core import queries
+from ..core.catalog import GraphKind
+from ..core.digest import graph_digest
+from ..core.graphs import GraphService
+from ..runs.records import run_view
+from .model import Check, Report, Verification
+from .records import compute_figures
+
+
+def _graph_digest(graphs: GraphService, iri: str) -> str | None:
+    """The digest of graph ``iri``'s content now (``None``: the graph is gone from the catalog)."""
+    entry = graphs.find_graph(iri)
+    if entry is None:
+        return None
+    return graph_digest(graphs.triples(graphs.member(GraphKind.EVALUATION, entry.identifier)))
+
+
+def _query_digest(name: str) -> str | None:
+    try:
+        return queries.digest(name)
+    except LookupError:
+        return None
+
+
+def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verification:
+    """``report`` checked against the record now (see the module docstring)."""
+    run = run_view(graphs, evaluation_id, int(report.basis.run.rsplit("/", 1)[-1]))
+    _, figures = compute_figures(graphs, evaluation_id, run, datetime.fromisoformat(report.as_of))
+    stored, now = report.figures.flat(), figures.flat()
+    return Verification(
+        report=report.iri,
+        figures=tuple(Check(name, stored.get(name, ""), now.get(name)) for name in sorted(stored.keys() | now.keys())),
+        graphs=tuple(Check(s.name, s.digest, _graph_digest(graphs, s.name)) for s in report.snapshots),
+        queries=tuple(Check(q.name, q.digest, _query_digest(q.name)) for q in report.queries))
