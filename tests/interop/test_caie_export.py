@@ -1,58 +1,70 @@
 """Our own record, exported in caie-spec's layout (``GET /evaluations/{id}/record/caie``), conforms to caie-spec's
 shapes S0..S9 (validated as the import validates a caie-spec record).
 
-The record is the worked measles example (service/worked_example.py: scope and envelope from examples/measles,
-the domain expert's assessments, the organizational expert's sign-off, an approved plan, a run on the
-demonstration chatbot, rule judges, the domain expert's determination, attestations and one correction), with a
-26-probe plan instead of 300 to keep the test cheap. What the export adds to meet the shapes is marked as its
-declaration (docs/interop.md).
+The record is the measles example taken through every step over HTTP, as the worked example does
+(service/worked_example.py): scope and envelope from examples/measles, assessed and signed off, a plan (the
+shared 40-probe ``Equal`` plan of tests/plan instead of the worked example's 300 probes, to keep the test
+cheap) approved by the domain expert, run on the demonstration chatbot, judged by the worked example's rule
+judges, each judged criterion attested from the aggregation rule and one attestation corrected by a superseding
+one. What the export adds to meet the shapes is marked as its declaration (docs/interop.md).
 """
 
 from __future__ import annotations
 
-import json
+import time
+from collections import defaultdict
 from fractions import Fraction
 
 import rdflib
 from rdflib.namespace import RDF, SKOS
 
-from service import envelope, worked_example
-from service.api.models import EnvelopeBody, EvaluationBody
-from service.envelope import approvals
-from service.plan.allocation import Strategy
-from service.plan.approval import approve_plan
-from service.plan.testplan import PlanRequest, create_plan
 from service.publishing.caie_export import DECLARED
 from service.scope import caie
 
+from ..api.test_evaluations import ID
 from ..conftest import EMBEDDED_ONLY, Service
-from ..test_envelope import load_spec, spec_quads  # noqa: F401
+from ..plan.test_plans_api import signed, small_planned  # noqa: F401
+from ..test_envelope import spec_quads  # noqa: F401
 from .common import spec_file
 
 pytestmark = EMBEDDED_ONLY
 C = rdflib.Namespace("https://w3id.org/og-caie/epo#")
 EARL = rdflib.Namespace("http://www.w3.org/ns/earl#")
-ID = worked_example.EVALUATION_ID
 
 
-def worked_example_with_a_small_plan(service: Service, spec: list) -> None:
-    """load_worked_example's steps, with a 26-probe plan (two per in-scope criterion)."""
-    graphs = load_spec(service.store, spec)
-    body = json.loads((worked_example.EXAMPLE / "evaluation.json").read_text(encoding="utf-8"))
-    content = EnvelopeBody.model_validate(json.loads((worked_example.EXAMPLE / "envelope.json").read_text(
-        encoding="utf-8"))).to_domain()
-    annie, dana, theo = worked_example.ANNIE, worked_example.DANA, worked_example.THEO
-    envelope.put_scope(graphs, EvaluationBody.model_validate(body).to_domain(ID), theo, must_be_new=True)
-    approvals.assess_dso_appropriateness(graphs, ID, True, "the DSO models what the public asks", annie)
-    envelope.put_envelope(graphs, ID, content, theo)
-    for criterion in content.criteria:
-        approvals.assess_relevance(graphs, ID, criterion.id, criterion.in_scope, "relevant" if criterion.in_scope
-                                   else "out of scope", annie)
-    approvals.assess_appropriateness(graphs, ID, True, "the envelope fits a public information service", annie)
-    approvals.sign_off_envelope(graphs, ID, dana, "signed off")
-    plan = create_plan(graphs, ID, PlanRequest(Strategy.HIGHEST_WEIGHT_FIRST, 26, seed=7, review_sample=20), theo)
-    approve_plan(graphs, ID, plan.number, annie, "approved", plan.digest)
-    worked_example.run_and_judge(graphs, plan.number, lambda _: None)
+def run_judge_and_attest(service: Service) -> None:
+    """Plan 1 approved, run on the demo chatbot, rule-judged; each judged criterion attested, the first corrected."""
+    approved = service.http.post(f"/evaluations/{ID}/plans/1/approval", json={"comment": "fit for the outbreak"},
+                                 headers=service.auth("annie"))
+    assert approved.status_code == 201, approved.text
+    started = service.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}},
+                                headers=service.auth("theo"))
+    assert started.status_code == 202, started.text
+    for _ in range(600):  # the run is a background job
+        run = service.http.get(f"/evaluations/{ID}/runs/1").json()
+        if run["job"] is None or run["job"]["state"] != "running":
+            break
+        time.sleep(0.05)
+    assert (run["traces"], run["executionErrors"]) == (40, 0), run
+    judged = service.http.post(f"/evaluations/{ID}/runs/1/rule-judgments", headers=service.auth("theo"))
+    assert judged.status_code == 201, judged.text
+    outcomes: dict[str, set[str]] = defaultdict(set)
+    for d in service.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]:
+        outcomes[d["criterion"]].add(d["outcome"].rsplit("#", 1)[-1])
+    url, made = f"/evaluations/{ID}/runs/1/attestations", []
+    for criterion, found in sorted(outcomes.items()):
+        outcome = next((o for o in ("failed", "passed", "cantTell") if o in found), None)
+        if outcome is not None:
+            body = {"criterion": criterion.rsplit("/", 1)[-1], "outcome": outcome, "rationale": "as the rule gives",
+                    "sufficiency": "sufficient", "appropriateness": "appropriate"}
+            answer = service.http.post(url, json=body, headers=service.auth("annie"))
+            assert answer.status_code == 201, answer.text
+            made.append(answer.json())
+    correction = {"criterion": made[0]["criterion"].rsplit("/", 1)[-1], "outcome": "cantTell",
+                  "rationale": "too few replies", "sufficiency": "insufficient", "appropriateness": "appropriate",
+                  "supersedes": made[0]["attestation"], "reason": "on review, the evidence is too thin"}
+    answer = service.http.post(url, json=correction, headers=service.auth("annie"))
+    assert answer.status_code == 201, answer.text
 
 
 def current_attestations(service: Service) -> dict[str, str]:
@@ -60,10 +72,11 @@ def current_attestations(service: Service) -> dict[str, str]:
     return {a["criterion"]: a["outcome"].rsplit("#", 1)[-1] for a in listed if a["current"]}
 
 
-def test_our_record_in_caie_spec_layout_conforms_to_its_shapes(service: Service, spec_quads: list) -> None:  # noqa: F811
+def test_our_record_in_caie_spec_layout_conforms_to_its_shapes(small_planned: Service) -> None:  # noqa: F811
     spec = caie.load_spec(spec_file())
     assert spec is not None
-    worked_example_with_a_small_plan(service, spec_quads)
+    service = small_planned
+    run_judge_and_attest(service)
     current = current_attestations(service)
     assert len(current) >= 3 and "cantTell" in current.values()  # the correction is among them
 
