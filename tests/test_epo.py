@@ -349,12 +349,12 @@ def test_owlrl_entails_caie_properties_from_ours(epo: Graph, entailed) -> None:
     assert (s, C.weight, o) in g
 
 
-def test_owlrl_entails_ours_from_caie_equivalents(epo: Graph, caie: Graph) -> None:
+def test_owlrl_entails_ours_from_caie_equivalents(epo: Graph) -> None:
     """The other way: a caie-spec criterion with a weight is, under OWL-RL, one of our criteria with our weight."""
     owlrl = pytest.importorskip("owlrl")
-    g = Graph()
-    g += epo
-    g += caie
+    g = Graph()  # the alignment's equivalences alone: what entails our terms from theirs
+    for predicate in (OWL.equivalentClass, OWL.equivalentProperty):
+        g += epo.triples((None, predicate, None))
     criterion, weight = URIRef("urn:test:caie/a1"), Literal("2", datatype=XSD.decimal)
     g.add((criterion, RDF.type, C.AcceptanceCriterion))
     g.add((criterion, C.weight, weight))
