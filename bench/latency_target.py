@@ -2,9 +2,9 @@
 
 ``POST /v1/chat/completions`` waits ``BENCH_TARGET_LATENCY_S`` seconds (0.1 by default), then answers with a
 short completion that echoes the last user turn, and usage counts. ``POST /stats/reset`` reports how many
-requests it answered, how many distinct last user turns it saw, and the most requests it held at once, since the
-last reset, and starts counting again: the bench checks that no probe was asked twice and how busy the runner
-kept its concurrency. ``GET /stats`` reports the same without resetting.
+requests it answered, how many of them opened a conversation (one user turn) and how many distinct openings it
+saw, and the most requests it held at once, since the last reset, and starts counting again: the bench checks
+that no probe was asked twice and how busy the runner kept its concurrency. ``GET /stats`` reports the same without resetting.
 
 Run: ``python -m uvicorn bench.latency_target:app --port PORT --no-access-log``.
 """
@@ -33,7 +33,8 @@ class _Counts:
         self.answered = 0
         self.in_flight = 0
         self.most_in_flight = 0
-        self.turns: set[str] = set()
+        self.opened = 0
+        self.openings: set[str] = set()
 
 
 counts = _Counts()
@@ -49,7 +50,9 @@ async def completions(request: Request) -> JSONResponse:
     finally:
         counts.in_flight -= 1
     counts.answered += 1
-    counts.turns.add(last)
+    if sum(message["role"] == "user" for message in body["messages"]) == 1:
+        counts.opened += 1
+        counts.openings.add(last)
     text = f"You asked: {last[:200]}. Please call your health facility before going."
     return JSONResponse({"id": "chatcmpl-bench", "object": "chat.completion", "model": body.get("model", "bench"),
                          "choices": [{"index": 0, "finish_reason": "stop",
@@ -59,7 +62,8 @@ async def completions(request: Request) -> JSONResponse:
 
 
 async def stats(request: Request) -> JSONResponse:
-    seen = JSONResponse({"answered": counts.answered, "distinct_turns": len(counts.turns),
+    seen = JSONResponse({"answered": counts.answered, "opened": counts.opened,
+                         "distinct_openings": len(counts.openings),
                          "most_in_flight": counts.most_in_flight, "latency_s": LATENCY_S})
     if request.method == "POST":
         counts.reset()

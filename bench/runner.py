@@ -11,14 +11,15 @@ reuses its plan on the next call (each call starts a new run of it).
 
 * **ours**: :func:`service.runs.runner.continue_run` on a new run of that plan at ``--concurrency``, from its
   call to its return: it reads the plan's probes, claims them in batches, runs them through the executor and
-  records every case (conversation, turn, response, trace) in the store, then reads the run back. Cases per
-  second (one request per case: the probes are single-turn).
+  records every case (conversation, turns, responses, trace) in the store, then reads the run back. Requests
+  per second, the target's count: a probe is its opening turn and its scripted follow-ups, one request each.
 * **baseline**: the most the target allows, concurrency / latency (320/s at 32 and 0.1 s): every slot busy
   all the time, nothing else costing anything. **ratio** = ours / baseline; issue 10 asks for at least 0.9.
 * **recorded**: the cases the run recorded, read back from the store (``run_view``): must equal ``probes``,
-  all traces, no execution error; the target must have been asked each opening exactly once.
+  all traces, no execution error; the target must have been asked each opening exactly once, and every turn.
 * **executor**: :func:`service.runs.executor.execute` alone on the same conversations (no claims, no store),
   requests per second: what the target and HTTP client allow this process, for comparison.
+* **load1**: the machine's one-minute load average at the end (two cores, shared): a busy machine slows both.
 """
 
 from __future__ import annotations
@@ -126,34 +127,37 @@ def measure(args: argparse.Namespace, store: Path) -> None:
         view = continued.run
         recorded = len(recorded_probes(graphs, view.iri))
 
-        conversations = [Conversation(p.iri, p.opening_prompt) for p in plan_probes(graphs, EVALUATION_ID, view.plan)]
-        clock = time.perf_counter()
+        probes = plan_probes(graphs, EVALUATION_ID, view.plan)
+        conversations = [Conversation(p.iri, p.opening_prompt, p.follow_ups) for p in probes]
+        clock, cpu = time.perf_counter(), time.process_time()
         results = asyncio.run(_execute(conversations, url, settings))
-        executor_s = time.perf_counter() - clock
+        executor_s, executor_cpu_s = time.perf_counter() - clock, time.process_time() - cpu
         alone = target_stats(url)
     finally:
         stop_process(process, grace_s=5)
         services.close()
 
     baseline = args.concurrency / args.latency
-    ours = continued.ran / runner_s
-    executor_rate = len(results) / executor_s
+    turns = sum(1 + len(p.follow_ups) for p in probes)
+    ours = seen["answered"] / runner_s
+    executor_rate = alone["answered"] / executor_s
     traces = sum(isinstance(r, CaseTrace) for r in results)
     ok = (continued.ran == recorded == view.cases == view.traces == args.probes and view.errors == 0
-          and seen["answered"] == seen["distinct_turns"] == args.probes)
+          and seen["answered"] == turns and seen["opened"] == seen["distinct_openings"] == args.probes)
     print(f"target: {args.latency * 1000:.0f} ms per request, at most {seen['most_in_flight']:.0f} requests held at "
-          f"once, {seen['answered']:.0f} answered, {seen['distinct_turns']:.0f} distinct openings")
+          f"once, {seen['answered']:.0f} answered ({turns} turns in the plan's {args.probes} conversations), "
+          f"{seen['opened']:.0f} openings asked, {seen['distinct_openings']:.0f} distinct")
     print(f"ours: continue_run ran {continued.ran} probes and recorded {recorded} cases ({view.traces} traces, "
-          f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} cases/s ({runner_cpu_s:.1f} s of this "
-          f"process's CPU, all threads)")
+          f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} requests/s, "
+          f"{continued.ran / runner_s:.1f} cases/s ({runner_cpu_s:.1f} s of this process's CPU, all threads)")
     print(f"executor alone (no claims, no store): {traces} of {len(results)} traces in {executor_s:.2f} s: "
-          f"{executor_rate:.1f} requests/s, at most {alone['most_in_flight']:.0f} in flight")
+          f"{executor_rate:.1f} requests/s, at most {alone['most_in_flight']:.0f} in flight ({executor_cpu_s:.1f} s CPU)")
     print(f"baseline: concurrency / latency = {args.concurrency} / {args.latency} = {baseline:.0f} requests/s")
     print(f"every probe asked once and recorded once: {ok}")
     print(f"RUNNER: ours={ours:.1f} baseline={baseline:.0f} ratio={ours / baseline:.3f} recorded={recorded} "
-          f"probes={args.probes} concurrency={args.concurrency} latency_s={args.latency} "
+          f"probes={args.probes} turns={turns} concurrency={args.concurrency} latency_s={args.latency} "
           f"executor={executor_rate:.1f} executor_ratio={executor_rate / baseline:.3f} runner_s={runner_s:.2f} "
-          f"runner_cpu_s={runner_cpu_s:.1f} "
+          f"runner_cpu_s={runner_cpu_s:.1f} executor_cpu_s={executor_cpu_s:.1f} load1={os.getloadavg()[0]:.1f} "
           f"correct={int(ok)}")
 
 

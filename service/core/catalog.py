@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from enum import Enum
@@ -25,7 +26,7 @@ from pyoxigraph import Literal, NamedNode, Quad, Triple
 from .errors import Conflict, ServiceError
 from .namespaces import CATALOG, DCAT, DCTERMS, PROV, RDF, RDFS, VOID, XSD
 from . import iris, queries
-from .store import ChangeSet, Store
+from .store import ChangeSet, Row, Store
 
 
 class GraphKind(Enum):
@@ -95,6 +96,51 @@ _TRIPLES = _iri(VOID + "triples")
 _ATTRIBUTED, _DATASET = _iri(PROV + "wasAttributedTo"), _iri(DCAT + "dataset")
 
 
+_ENTRIES = """
+    PREFIX cat: <https://w3id.org/ob-caie/catalog/>
+    PREFIX dcterms: <http://purl.org/dc/terms/>
+    PREFIX prov: <http://www.w3.org/ns/prov#>
+    PREFIX void: <http://rdfs.org/ns/void#>
+    SELECT ?graph ?kind ?identifier ?title ?agent ?modified ?triples ?digest ?conformsTo ?defines ?batchOf
+    WHERE {
+      GRAPH ?catalog {
+        ?graph cat:kind ?kind ; dcterms:identifier ?identifier ; dcterms:title ?title ;
+               prov:wasAttributedTo ?agentIri ; dcterms:modified ?modified ;
+               void:triples ?triples ; cat:digest ?digest .
+        ?agentIri <http://www.w3.org/2000/01/rdf-schema#label> ?agent .
+      }
+      OPTIONAL { GRAPH ?catalog { ?graph dcterms:conformsTo ?conformsTo } }
+      OPTIONAL { GRAPH ?catalog { ?graph cat:definesOntology ?defines } }
+      OPTIONAL { GRAPH ?catalog { ?graph cat:batchOf ?batchOf } }
+    }
+    ORDER BY ?graph
+"""
+"""Catalog entries. The OPTIONALs stand outside the GRAPH block so that Oxigraph joins them to the bound
+``?graph``; inside it, they were evaluated over the whole catalog, making one entry's read O(catalog)."""
+
+
+def _entries(rows: Sequence[Row]) -> list[CatalogEntry]:
+    entries = []
+    for row in rows:
+        kind = GraphKind.from_class(row["kind"].value)
+        if kind is None:
+            continue
+        entries.append(CatalogEntry(
+            graph=row["graph"].value,
+            kind=kind,
+            identifier=row["identifier"].value,
+            title=row["title"].value,
+            agent=row["agent"].value,
+            modified=datetime.fromisoformat(row["modified"].value),
+            triples=int(row["triples"].value),
+            digest=row["digest"].value,
+            conforms_to=row["conformsTo"].value if "conformsTo" in row else None,
+            defines_ontology=row["defines"].value if "defines" in row else None,
+            batch_of=row["batchOf"].value if "batchOf" in row else None,
+        ))
+    return entries
+
+
 class Catalog:
     """Reads and writes the catalog graph ``{base}graphs`` of one deployment."""
 
@@ -157,13 +203,6 @@ class Catalog:
         """Removes what a deletion's commit left of ``graph`` in the catalog (its commit token and dataset link)."""
         return ChangeSet(delete=[self._quad(graph, _COMMIT, Literal(token)), self._quad(self.graph, _DATASET, graph)])
 
-    def set_digest(self, graph: NamedNode, digest: str, triples: int) -> ChangeSet:
-        """Sets ``graph``'s digest, size and commit to one value each (repairs an entry two writers committed on)."""
-        stale = [q for q in self.current_quads(graph) if q.predicate in (_DIGEST, _TRIPLES, _COMMIT)]
-        fresh = [self._quad(graph, _DIGEST, Literal(digest)),
-                 self._quad(graph, _TRIPLES, Literal(str(triples), datatype=_iri(XSD + "integer")))]
-        return ChangeSet(delete=stale, insert=fresh)
-
     def next_batch_number(self, record: NamedNode, segment: str) -> int:
         """One more than the highest number of ``record``'s batches under ``{record}/{segment}/``."""
         rows = self._store.select(queries.load("record-batch-numbers"),
@@ -171,56 +210,21 @@ class Catalog:
         return 1 + int(rows[0]["highest"].value) if rows and "highest" in rows[0] else 1
 
     def entries(self, graph: NamedNode | None = None, kind: GraphKind | None = None) -> list[CatalogEntry]:
-        """Every catalogued graph (or the one named, or those of one kind), ordered by IRI.
-
-        The OPTIONALs stand outside the GRAPH block so that Oxigraph joins them to the bound ``?graph``;
-        inside it, they were evaluated over the whole catalog, making one entry's read O(catalog).
-        """
-        query = """
-            PREFIX cat: <https://w3id.org/ob-caie/catalog/>
-            PREFIX dcterms: <http://purl.org/dc/terms/>
-            PREFIX prov: <http://www.w3.org/ns/prov#>
-            PREFIX void: <http://rdfs.org/ns/void#>
-            SELECT ?graph ?kind ?identifier ?title ?agent ?modified ?triples ?digest ?conformsTo ?defines ?batchOf
-            WHERE {
-              GRAPH ?catalog {
-                ?graph cat:kind ?kind ; dcterms:identifier ?identifier ; dcterms:title ?title ;
-                       prov:wasAttributedTo ?agentIri ; dcterms:modified ?modified ;
-                       void:triples ?triples ; cat:digest ?digest .
-                ?agentIri <http://www.w3.org/2000/01/rdf-schema#label> ?agent .
-              }
-              OPTIONAL { GRAPH ?catalog { ?graph dcterms:conformsTo ?conformsTo } }
-              OPTIONAL { GRAPH ?catalog { ?graph cat:definesOntology ?defines } }
-              OPTIONAL { GRAPH ?catalog { ?graph cat:batchOf ?batchOf } }
-            }
-            ORDER BY ?graph
-        """
+        """Every catalogued graph (or the one named, or those of one kind), ordered by IRI."""
         bindings: dict[str, NamedNode] = {"catalog": self.graph}
         if graph is not None:
             bindings["graph"] = graph
         if kind is not None:
             bindings["kind"] = kind.class_iri
-        entries = []
-        for row in self._store.select(query, bindings):
-            kind = GraphKind.from_class(row["kind"].value)
-            if kind is None:
-                continue
-            entries.append(
-                CatalogEntry(
-                    graph=row["graph"].value,
-                    kind=kind,
-                    identifier=row["identifier"].value,
-                    title=row["title"].value,
-                    agent=row["agent"].value,
-                    modified=datetime.fromisoformat(row["modified"].value),
-                    triples=int(row["triples"].value),
-                    digest=row["digest"].value,
-                    conforms_to=row["conformsTo"].value if "conformsTo" in row else None,
-                    defines_ontology=row["defines"].value if "defines" in row else None,
-                    batch_of=row["batchOf"].value if "batchOf" in row else None,
-                )
-            )
-        return entries
+        return _entries(self._store.select(_ENTRIES, bindings))
+
+    def entries_of(self, graphs: Sequence[NamedNode]) -> dict[str, CatalogEntry]:
+        """The entries of those of ``graphs`` that are catalogued, by IRI: one read for a whole write."""
+        if not graphs:
+            return {}
+        values = "VALUES ?graph { " + " ".join(str(g) for g in graphs) + " }"
+        query = _ENTRIES.replace("WHERE {", "WHERE {\n" + values, 1)
+        return {e.graph: e for e in _entries(self._store.select(query, {"catalog": self.graph}))}
 
     def entry(self, graph: NamedNode) -> CatalogEntry | None:
         found = self.entries(graph)

@@ -1,37 +1,55 @@
 """Conditional writes of graphs and their catalog entries: optimistic concurrency for replicas sharing a store.
 
-A write names, for each graph it changes, the catalog digest it read (or that the graph is new). It is
-one SPARQL 1.1 Update request (one transaction on both backends):
+A write names, for each graph it changes, the catalog digest it read (``None``: the graph must be new); a
+*guard* names a graph that must keep its digest. Stores run each SPARQL update on its own snapshot without
+detecting conflicts between concurrent ones (Oxigraph: 3 writers x 150 conditional updates on one key lost 17),
+so a condition inside one update cannot exclude a writer whose update runs at the same moment: both would
+commit, and the graph would hold both writes. A write therefore marks its graphs before it checks them:
 
-1. *claim*: for each graph, swap the digest read for a claim token, only where that digest is still
-   current (``DELETE … INSERT … WHERE`` on the digest; for a new graph, where no entry exists);
-2. every content and catalog operation runs ``WHERE`` all claims stand, so a write whose read is
-   stale changes nothing;
-3. claims are released; a graph claimed but not committed gets its digest back.
+1. *intent*: an update marks every graph of the write with the write's token (``cat:writing``, or
+   ``cat:guarding`` on a guarded graph) and the time, unconditionally;
+2. *check*: one read of the graphs' digests and intents. A digest that is not the one read ends the write
+   (:class:`StaleWrite`: nothing changed). Another writer's live intent on a graph it writes (or a write
+   intent on a graph it guards) makes it withdraw its intents and try again after a random pause. Of two
+   writers on one graph at least one sees the other's intent (each reads after its own intent landed; if
+   neither saw the other's, each read came before the other's intent landed: a cycle), so two never both go
+   on; both may withdraw, and a few tries settle it (:class:`ConcurrentWrite` if they do not);
+3. *commit*: one update writes the content, the new catalog entries and the write's commit token, where the
+   write's intents still stand, and removes them;
+4. *outcome*: one read of the commit token on the changed graphs.
 
-A read-back then tells what happened: the write's commit token alone on every graph means committed;
-no token means the write was stale (409, nothing changed). Oxigraph runs updates under snapshot
-isolation without write-conflict detection (measured: 3 writers x 150 conditional updates on one key
-lost 17), so two writers that read the same state can both claim. The read-back sees two commit
-tokens; the entry is then repaired from the graph's actual content (a new graph is dropped) and both
-writers get 409, so the catalog never keeps two digests for one graph.
+Four requests whatever the number of graphs, and each request's text grows linearly with them. An intent older
+than :data:`INTENT_EXPIRY_S` is a dead writer's (a write takes milliseconds): it is ignored and removed.
 """
 
 from __future__ import annotations
 
+import random
+import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from .errors import Conflict
-from .namespaces import CATALOG
-from .store import Store
+from .namespaces import CATALOG, XSD
+from .store import Row, Store
 
-_CLAIM = NamedNode(CATALOG + "claim")
+_WRITING = NamedNode(CATALOG + "writing")
+_GUARDING = NamedNode(CATALOG + "guarding")
+_SINCE = NamedNode(CATALOG + "intentSince")
 _COMMIT = NamedNode(CATALOG + "commit")
 _DIGEST = NamedNode(CATALOG + "digest")
+_DATETIME = NamedNode(XSD + "dateTime")
+
+INTENT_EXPIRY_S = 300.0
+"""Age past which another writer's intent is taken for a dead writer's: far longer than any write takes."""
+ATTEMPTS = 8
+"""Tries of a write whose graphs another writer marked at the same moment."""
+BACKOFF_S = 0.005
+"""The first random pause after such a try; it doubles with each try."""
 
 
 @dataclass
@@ -56,67 +74,75 @@ class GraphWrite:
     staged: NamedNode | None = None
 
 
-def guard(graph: NamedNode, digest: str) -> GraphWrite:
-    """A write that changes nothing but holds only while ``graph`` still has ``digest``."""
+def guard(graph: NamedNode, digest: str | None) -> GraphWrite:
+    """A write that changes nothing but holds only while ``graph`` still has ``digest`` (``None``: is still absent)."""
     return GraphWrite(graph, digest, guard=True)
 
 
 class StaleWrite(Conflict):
-    """The graph changed between the writer's read and its write; nothing was written."""
+    """The graph changed between the writer's read and its write; nothing was written. ``graphs``: the IRIs of
+    the graphs whose digest was not the one read (a graph expected new: one that exists)."""
+
+    def __init__(self, message: str, graphs: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.graphs = tuple(graphs)
 
 
 class ConcurrentWrite(Conflict):
-    """Two writers committed on the same state at once; the catalog was repaired, the write must be checked again."""
+    """Another writer kept writing the same graphs at the same moment; nothing was written: read again and retry."""
 
 
 def _triples(triples: Sequence[Triple]) -> str:
     return "\n".join(f"    {t.subject} {t.predicate} {t.object} ." for t in triples)
 
 
-def _quads(catalog: NamedNode, quads: Sequence[Quad]) -> str:
-    return f"GRAPH {catalog} {{\n" + "\n".join(f"    {q.subject} {q.predicate} {q.object} ." for q in quads) + "\n  }"
+def _values(graphs: Sequence[NamedNode]) -> str:
+    return "VALUES ?graph { " + " ".join(str(g) for g in graphs) + " }"
 
 
-def update_text(catalog: NamedNode, writes: Sequence[GraphWrite], token: str) -> str:
-    """The one SPARQL Update request performing ``writes`` under claim ``token`` (see the module docstring)."""
-    tok = Literal(token)
-    claims = " ".join(f"{w.graph} {_CLAIM} {tok} ." for w in writes)
-    held = f"GRAPH {catalog} {{ {claims} }}"
+def _marks(intent: NamedNode, writes: Sequence[GraphWrite]) -> str:
+    return " ".join(f"{w.graph} {_GUARDING if w.guard else _WRITING} {intent} ." for w in writes)
+
+
+def intent_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, since: datetime) -> str:
+    """Step 1: mark every graph of ``writes`` with ``intent``, dated ``since``."""
+    stamp = Literal(since.isoformat(), datatype=_DATETIME)
+    return f"INSERT DATA {{ GRAPH {catalog} {{ {_marks(intent, writes)} {intent} {_SINCE} {stamp} . }} }}"
+
+
+def withdraw_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, expired: Sequence[Quad] = ()) -> str:
+    """Remove ``intent`` from the graphs of ``writes`` (and the ``expired`` intents of dead writers)."""
+    gone = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in expired)
+    return f"DELETE WHERE {{ GRAPH {catalog} {{ {intent} {_SINCE} ?since }} }} ;\n" \
+           f"DELETE DATA {{ GRAPH {catalog} {{ {_marks(intent, writes)} {gone} }} }}"
+
+
+def commit_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, token: str,
+                expired: Sequence[Quad] = ()) -> str:
+    """Step 3: the one SPARQL Update performing ``writes`` where ``intent`` still marks every graph of them,
+    then removing the intent. A fixed number of operations (one more per staged graph)."""
+    held = f"GRAPH {catalog} {{ {_marks(intent, writes)} }}"
+    changed = [w for w in writes if not w.guard]
     operations = []
-    for w in writes:
-        if w.expected_digest is None:
-            condition = f"FILTER NOT EXISTS {{ GRAPH {catalog} {{ {w.graph} {_DIGEST} ?any }} }}"
-            operations.append(f"INSERT {{ GRAPH {catalog} {{ {w.graph} {_CLAIM} {tok} }} }} WHERE {{ {condition} }}")
-        else:
-            old = Literal(w.expected_digest)
-            operations.append(
-                f"DELETE {{ GRAPH {catalog} {{ {w.graph} {_DIGEST} {old} }} }} "
-                f"INSERT {{ GRAPH {catalog} {{ {w.graph} {_CLAIM} {tok} }} }} "
-                f"WHERE {{ GRAPH {catalog} {{ {w.graph} {_DIGEST} {old} }} }}"
-            )
-    for w in (w for w in writes if not w.guard):
-        if w.replace:
-            operations.append(f"DELETE {{ GRAPH {w.graph} {{ ?s ?p ?o }} }} WHERE {{ {held} GRAPH {w.graph} {{ ?s ?p ?o }} }}")
-        if w.delete:
-            operations.append(f"DELETE {{ GRAPH {w.graph} {{\n{_triples(w.delete)}\n  }} }} WHERE {{ {held} }}")
-        if w.insert:
-            operations.append(f"INSERT {{ GRAPH {w.graph} {{\n{_triples(w.insert)}\n  }} }} WHERE {{ {held} }}")
+    if replaced := [w.graph for w in changed if w.replace]:
+        operations.append(f"DELETE {{ GRAPH ?graph {{ ?s ?p ?o }} }} WHERE {{ {held} {_values(replaced)} "
+                          "GRAPH ?graph { ?s ?p ?o } }")
+    if deleted := [w for w in changed if w.delete]:
+        blocks = "\n".join(f"  GRAPH {w.graph} {{\n{_triples(w.delete)}\n  }}" for w in deleted)
+        operations.append(f"DELETE {{\n{blocks}\n}} WHERE {{ {held} }}")
+    if changed:
+        operations.append(f"DELETE {{ GRAPH {catalog} {{ ?graph ?p ?o }} }} WHERE {{ {held} "
+                          f"{_values([w.graph for w in changed])} GRAPH {catalog} {{ ?graph ?p ?o }} "
+                          f"FILTER(?p != {_WRITING} && ?p != {_GUARDING}) }}")
+        tok = Literal(token)
+        blocks = "\n".join(f"  GRAPH {w.graph} {{\n{_triples(w.insert)}\n  }}" for w in changed if w.insert)
+        entries = "\n".join(f"    {q.subject} {q.predicate} {q.object} ." for w in changed
+                            for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)])
+        operations.append(f"INSERT {{\n{blocks}\n  GRAPH {catalog} {{\n{entries}\n  }}\n}} WHERE {{ {held} }}")
+    for w in changed:
         if w.staged is not None:
             operations.append(f"INSERT {{ GRAPH {w.graph} {{ ?s ?p ?o }} }} WHERE {{ {held} GRAPH {w.staged} {{ ?s ?p ?o }} }}")
-        operations.append(
-            f"DELETE {{ GRAPH {catalog} {{ {w.graph} ?p ?o }} }} "
-            f"WHERE {{ {held} GRAPH {catalog} {{ {w.graph} ?p ?o }} FILTER(?p != {_CLAIM}) }}"
-        )
-        entry = [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)]
-        operations.append(f"INSERT {{ {_quads(catalog, entry)} }} WHERE {{ {held} }}")
-    for w in writes:
-        restore = "" if w.expected_digest is None else f"INSERT {{ GRAPH {catalog} {{ {w.graph} {_DIGEST} {Literal(w.expected_digest)} }} }} "
-        operations.append(
-            f"DELETE {{ GRAPH {catalog} {{ {w.graph} {_CLAIM} {tok} }} }} {restore}"
-            f"WHERE {{ GRAPH {catalog} {{ {w.graph} {_CLAIM} {tok} }} "
-            f"FILTER NOT EXISTS {{ GRAPH {catalog} {{ {w.graph} {_COMMIT} {tok} }} }} }}"
-        )
-    operations.append(f"DELETE WHERE {{ GRAPH {catalog} {{ ?claimed {_CLAIM} {tok} }} }}")
+    operations.append(withdraw_text(catalog, writes, intent, expired))
     for staged in (w.staged for w in writes if w.staged is not None):
         # Committed or not, the staging graph and its journal marker go with this request.
         operations.append(f"DROP SILENT GRAPH {staged}")
@@ -124,42 +150,72 @@ def update_text(catalog: NamedNode, writes: Sequence[GraphWrite], token: str) ->
     return " ;\n".join(operations)
 
 
-_OUTCOME = """
-SELECT ?digest ?commit WHERE {
-  GRAPH ?catalog {
-    { ?graph <https://w3id.org/ob-caie/catalog/digest> ?digest }
-    UNION
-    { ?graph <https://w3id.org/ob-caie/catalog/commit> ?commit }
-  }
-}
-"""
-
-Repair = Callable[[GraphWrite], None]
-"""Restores one graph's catalog entry from its content after two writers committed on it at once."""
+def _state(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> list[Row]:
+    """Step 2's read: each graph's digests and intents, with each intent's date."""
+    return store.select(
+        f"SELECT ?graph ?p ?o ?since WHERE {{ {_values([w.graph for w in writes])} GRAPH {catalog} {{ ?graph ?p ?o "
+        f"FILTER(?p IN ({_DIGEST}, {_WRITING}, {_GUARDING})) OPTIONAL {{ ?o {_SINCE} ?since }} }} }}")
 
 
-def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], repair: Repair) -> str:
-    """Perform ``writes`` as one conditional update and check its outcome; the commit token.
+def _check(catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row], intent: NamedNode,
+           at: datetime) -> tuple[list[str], list[Quad]]:
+    """The graphs another live writer holds against this write, and the dead writers' intents; raises
+    :class:`StaleWrite` if a digest is not the one read."""
+    digests: dict[str, set[str]] = {}
+    intents: dict[str, list[Row]] = {}
+    for row in rows:
+        if row["p"] == _DIGEST:
+            digests.setdefault(row["graph"].value, set()).add(row["o"].value)
+        elif row["o"] != intent:
+            intents.setdefault(row["graph"].value, []).append(row)
+    stale = [w.graph.value for w in writes
+             if digests.get(w.graph.value, set()) != ({w.expected_digest} if w.expected_digest is not None else set())]
+    if stale:
+        raise StaleWrite(f"<{', '.join(stale)}> changed since it was read (another request wrote it): read it "
+                         "again and retry", stale)
+    oldest = at - timedelta(seconds=INTENT_EXPIRY_S)
+    blocked, expired = [], []
+    for w in writes:
+        for row in intents.get(w.graph.value, []):
+            if "since" not in row or datetime.fromisoformat(row["since"].value) <= oldest:
+                expired.append(Quad(w.graph, row["p"], row["o"], catalog))  # type: ignore[arg-type]
+                if "since" in row:
+                    expired.append(Quad(row["o"], _SINCE, row["since"], catalog))  # type: ignore[arg-type]
+            elif not w.guard or row["p"] == _WRITING:
+                blocked.append(w.graph.value)
+    return blocked, expired
+
+
+def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> str:
+    """Perform ``writes`` as one conditional write (see the module docstring); the commit token.
 
     Raises :class:`StaleWrite` (nothing changed) when a graph's digest is no longer the one read, and
-    :class:`ConcurrentWrite` after repairing the catalog when another writer committed on the same state.
+    :class:`ConcurrentWrite` (nothing changed) when other writers kept marking the same graphs.
     """
-    token = uuid.uuid4().hex
-    store.run_update(update_text(catalog, writes, token))
-    changed = [w for w in writes if not w.guard]
-    found: dict[str, tuple[set[str], set[str]]] = {}
-    for w in writes:
-        rows = store.select(_OUTCOME, {"catalog": catalog, "graph": w.graph})
-        found[w.graph.value] = ({r["digest"].value for r in rows if "digest" in r},
-                                {r["commit"].value for r in rows if "commit" in r})
-    if changed and not any(token in found[w.graph.value][1] for w in changed):
-        stale = ", ".join(w.graph.value for w in writes)
-        raise StaleWrite(f"<{stale}> changed since it was read (another request wrote it): read it again and retry")
-    raced = [w for w in writes if len(found[w.graph.value][0]) > 1 or len(found[w.graph.value][1]) > 1]
-    for w in raced:
-        repair(w)
-    if any(not w.guard for w in raced):
-        names = ", ".join(w.graph.value for w in raced)
-        raise ConcurrentWrite(f"another request wrote <{names}> at the same moment; the record was checked and "
-                              "repaired: read it again and resend the change if it is still needed")
-    return token
+    blocked: list[str] = []
+    for attempt in range(ATTEMPTS):
+        token = uuid.uuid4().hex
+        intent = NamedNode(f"urn:uuid:{uuid.UUID(token)}")
+        at = datetime.now(timezone.utc)
+        store.run_update(intent_text(catalog, writes, intent, at))
+        try:
+            blocked, expired = _check(catalog, writes, _state(store, catalog, writes), intent, at)
+        except BaseException:
+            store.run_update(withdraw_text(catalog, writes, intent))
+            raise
+        if blocked:
+            store.run_update(withdraw_text(catalog, writes, intent))
+            time.sleep(random.uniform(0, BACKOFF_S * 2 ** attempt))
+            continue
+        store.run_update(commit_text(catalog, writes, intent, token, expired))
+        changed = [w.graph for w in writes if not w.guard]
+        if changed:
+            committed = {row["graph"].value for row in store.select(
+                f"SELECT ?graph WHERE {{ {_values(changed)} GRAPH {catalog} {{ ?graph {_COMMIT} {Literal(token)} }} }}")}
+            if len(committed) < len(changed):
+                lost = [g.value for g in changed if g.value not in committed]
+                raise StaleWrite(f"<{', '.join(lost)}>: the write stalled past {INTENT_EXPIRY_S:.0f} s and another "
+                                 "request took its graphs over; nothing was written: read them again and retry", lost)
+        return token
+    raise ConcurrentWrite(f"other requests kept writing <{', '.join(sorted(set(blocked)))}> at the same moment; "
+                          "nothing was written: read it again and resend the change if it is still needed")

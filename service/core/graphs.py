@@ -20,13 +20,14 @@ from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
-from .commits import ConcurrentWrite, GraphWrite, StaleWrite, commit, guard
+from .appends import BatchAppends
+from .commits import ConcurrentWrite, GraphWrite, commit, guard
 from .digest import blank_skolems, digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, skolemize, to_rdflib
 from . import queries
-from .store import ChangeSet, Row, Store, Term
+from .store import Row, Store, Term
 
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER_PATTERN = _IDENTIFIER.pattern
@@ -71,7 +72,7 @@ class KnowledgeGraphInvalid(Unprocessable):
     """A knowledge graph that violates its DSO; ``detail`` is the :class:`validation.ValidationOutcome`."""
 
 
-class GraphService:
+class GraphService(BatchAppends):
     """Graph management over one store and its catalog."""
 
     def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000,
@@ -148,10 +149,10 @@ class GraphService:
         """Commit ``writes``; content larger than one request may carry is staged first (:meth:`_staged`)."""
         limit = self._max_update_triples
         if limit is None or all(len(w.insert) <= limit for w in writes):
-            return commit(self._store, self._catalog.graph, writes, self._repair)
+            return commit(self._store, self._catalog.graph, writes)
         with ExitStack() as loads:
             staged = [self._staged(w, limit, loads) if len(w.insert) > limit else w for w in writes]
-            return commit(self._store, self._catalog.graph, staged, self._repair)
+            return commit(self._store, self._catalog.graph, staged)
 
     def _staged(self, write: GraphWrite, limit: int, loads: ExitStack) -> GraphWrite:
         """``write`` with its insert moved to a staging graph, written in requests of at most ``limit`` triples.
@@ -164,14 +165,6 @@ class GraphService:
         self._store.stage(staging, write.insert, limit)
         load.finish()
         return replace(write, insert=[], staged=staging)
-
-    def _repair(self, write: GraphWrite) -> None:
-        """After two writers committed on one graph at once: drop a graph both created, else re-digest it."""
-        if write.expected_digest is None and not write.guard:
-            self._store.apply(ChangeSet(drop_graphs=[write.graph], delete=self._catalog.current_quads(write.graph)))
-            return
-        digest, size = digest_and_size(self._store.graph_triples(write.graph))
-        self._store.apply(self._catalog.set_digest(write.graph, digest, size))
 
     def agent_iri(self, agent: str) -> str:
         """The IRI the deployment mints for an agent (``{base}agents/{name}``)."""
@@ -195,11 +188,6 @@ class GraphService:
         if limit is not None:
             text = f"{text}\nLIMIT {int(limit)}\nOFFSET {int(offset)}\n"
         return self._store.select(text, bindings)
-
-    def next_batch(self, record: GraphRef, segment: str) -> GraphRef:
-        """The graph the next numbered batch of ``record`` under ``segment`` would be (``{record}/{segment}/{n}``)."""
-        number = self._catalog.next_batch_number(record.iri, segment)
-        return self.member(record.kind, f"{record.identifier}/{segment}/{number}")
 
     def triples(self, ref: GraphRef) -> list[Triple]:
         """The graph's triples (empty if it does not exist), skolem IRIs read as the blank nodes they stand
@@ -230,18 +218,23 @@ class GraphService:
         agent: Credential,
         *,
         precondition: Callable[[list[Triple]], None] | None = None,
-        guards: Mapping[str, str] | None = None,
+        guards: Mapping[str, str | None] | None = None,
     ) -> list[CatalogEntry]:
         """Several graphs' edits and their catalog records in one conditional write; ``precondition`` sees the first graph.
 
-        Each graph's write holds only if its catalog digest is still the one read here (409 otherwise).
+        Each graph's write holds only if its catalog digest is still the one read here (409 otherwise); ``guards``
+        maps more graphs to the digest each must still have (``None``: the graph must still be absent).
         """
         with self._writes:
             writes = []
             entries = []
+            # one catalog read for the write; an edit whose graph must be new and that names its title needs none
+            # (the commit checks that the graph is absent)
+            known = self._catalog.entries_of([e.ref.iri for e in edits
+                                              if e.expected_digest is not None or e.title is None])
             for position, edit in enumerate(edits):
                 edit = replace(edit, insert=self._stored(edit.insert))
-                previous = self._catalog.entry(edit.ref.iri)
+                previous = known.get(edit.ref.iri.value)
                 expected = (previous.digest if previous else None) if edit.expected_digest is ... else edit.expected_digest
                 if expected != (previous.digest if previous else None):
                     raise ConcurrentWrite(f"<{edit.ref.iri.value}> changed after it was read")
@@ -270,41 +263,6 @@ class GraphService:
                                          delete=[] if edit.replace else edit.delete, replace=edit.replace))
             self._commit(writes + [guard(NamedNode(g), d) for g, d in (guards or {}).items()])
             return entries
-
-    def append(self, record: GraphRef, segment: str, triples: list[Triple], agent: Credential, *,
-               key: str | None = None, title: str | None = None, guards: Mapping[str, str] | None = None) -> CatalogEntry:
-        """Append a batch to ``record``: the new graph ``{record}/{segment}/{key}``, digested once, catalogued
-        as ``cat:batchOf`` the record. Costs O(batch), whatever the record's size.
-
-        ``key`` defaults to the next number among the segment's batches; ``guards`` maps graph IRIs to the
-        digests the caller's checks read (the append holds only while they are current).
-        """
-        for _ in range(5):
-            graph = self.member(record.kind, f"{record.identifier}/{segment}/{key}") if key else self.next_batch(record, segment)
-            edit = GraphEdit(graph, insert=triples, title=title, batch_of=record.iri.value)
-            try:
-                return self.apply_edits([edit], agent, guards=guards)[0]
-            except ConcurrentWrite:
-                if key is not None:
-                    raise
-        raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
-
-    def append_numbered(self, record: GraphRef, segment: str, build: Callable[[GraphRef], list[Triple]],
-                        agent: Credential, *, title: str, guards: Mapping[str, str] | None = None) -> GraphRef:
-        """Append the next numbered batch ``{record}/{segment}/{n}`` whose triples name it: ``build`` gets the new
-        graph and makes its content; another writer taking ``n`` meanwhile makes it try ``n + 1``. ``title`` may
-        say the number as ``{n}``."""
-        for _ in range(5):
-            ref = self.next_batch(record, segment)
-            try:
-                self.append(record, segment, build(ref), agent, key=ref.identifier.rsplit("/", 1)[-1],
-                            title=title.replace("{n}", ref.identifier.rsplit("/", 1)[-1]), guards=guards)
-            except (ConcurrentWrite, StaleWrite):
-                if self.find(ref) is None:
-                    raise  # not the number: a guarded graph changed, which the caller must hear of
-                continue
-            return ref
-        raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
 
     def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
         """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""

@@ -2,10 +2,12 @@
 
 Before running probes a runner claims them: a claim is a graph of its own per probe, ``{run}/claims/{probe
 number}``, naming the runner and when its lease expires. A claim is made on the condition that the probe has no
-claim graph yet, or that the one it has, expired, is still the one read (a conditional write: 409 inside,
-retried), so two runners never hold the same probe. A probe whose case is recorded needs no claim; a claim
-whose lease passed is taken over, so the probes of a runner that died are run by another once its leases
-lapse. The lease must outlast the runner's work on a batch (:func:`lease_for`).
+claim graph yet, or that the one it has, expired, is still the one read, and that its case graph is still absent
+(a conditional write, :mod:`..core.commits`, which two runners writing at the same moment never both pass: 409
+inside, read again and retried), so two runners never hold the same probe and a recorded probe is never claimed
+again. A batch of claims is one write. A claim whose lease passed is taken over, so the probes of a runner that
+died are run by another once its leases lapse. The lease must outlast the runner's work on a batch
+(:func:`lease_for`).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import os
 import secrets
 import socket
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -27,11 +30,10 @@ from ..core.rdf import RDF_TYPE, date_time
 from ..core.store import Row
 from ..plan.model import Probe
 from .model import ExecutionSettings
+from .records import case_ref, recorded_probes
 
 CLAIM_ATTEMPTS = 8
-"""Times a runner reads again and retries when another runner's claim won a probe it wanted."""
-CLAIMS_PER_WRITE = 16
-"""Claim graphs written by one conditional write (see :func:`claim`)."""
+"""Times a runner reads the claims again and retries when another runner's claim won a probe it wanted."""
 
 
 def runner_id() -> str:
@@ -47,39 +49,47 @@ def lease_for(settings: ExecutionSettings, batch: int, turns: int = 1) -> timede
     return timedelta(seconds=60 + rounds * turns * per_turn)
 
 
-def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, pending: Sequence[Probe],
-          count: int, claimant: str, lease: timedelta, credential: Credential) -> list[Probe]:
-    """Up to ``count`` of ``pending`` (probes without a recorded case, in order) that this runner now holds:
-    unclaimed ones, or ones whose claim has expired. Empty when every pending probe is held by a live claim.
+@dataclass(frozen=True)
+class Claimed:
+    """What :func:`claim` did: the probes this runner now holds, and those it found recorded meanwhile (by another
+    runner: they need no claim, and a caller that offers them again only makes its next claim fail)."""
 
-    The claims are written :data:`CLAIMS_PER_WRITE` at a time: a conditional write's cost grows with the square
-    of the graphs it holds (each graph's operations re-check every graph's condition), and each claim stands
-    on its own.
+    won: tuple[Probe, ...]
+    recorded: frozenset[str]
+
+
+def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, pending: Sequence[Probe],
+          count: int, claimant: str, lease: timedelta, credential: Credential) -> Claimed:
+    """Up to ``count`` of ``pending`` (probes without a recorded case, in order) that this runner now holds:
+    unclaimed ones, or ones whose claim has expired. None when every pending probe is held by a live claim.
+
+    The claims are one conditional write (all of them or none), which also requires each probe's case graph to
+    be absent still, so a probe recorded by another runner (whose claim may have lapsed since) is never claimed
+    and run again. The first write takes the probes for unclaimed; the run's claims and recorded probes are read
+    (``queries/run-claims.rq``, ``run-recorded-probes.rq``) only when a write finds some claimed or recorded, so
+    a runner alone on its run never reads them.
     """
-    won: list[Probe] = []
+    held: Mapping[str, Row] = {}
+    recorded: frozenset[str] = frozenset()
     for _ in range(CLAIM_ATTEMPTS):
-        held = {row["probe"].value: row
-                for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})}
         at = now()
-        # a write that raced another runner's may have committed some of its claims before it failed: ours
-        ours = {p.iri for p in won}
-        won += [p for p in pending if p.iri not in ours and p.iri in held and held[p.iri]["claimant"].value == claimant
-                and not _expired(held[p.iri]["leaseExpires"].value, at)]
-        free = [p for p in pending if p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at)]
-        free = free[:max(0, count - len(won))]
+        free = [p for p in pending if p.iri not in recorded
+                and (p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at))][:count]
         if not free:
-            return won[:count]
+            break
         until = at + lease
+        cases = {case_ref(graphs, evaluation_id, run_number, p.number).iri.value: None for p in free}
         try:
-            for start in range(0, len(free), CLAIMS_PER_WRITE):
-                chunk = free[start:start + CLAIMS_PER_WRITE]
-                graphs.apply_edits([_claim_edit(graphs, evaluation_id, run_number, run, probe, claimant, until, held)
-                                    for probe in chunk], credential)
-                won += chunk
+            graphs.apply_edits([_claim_edit(graphs, evaluation_id, run_number, run, probe, claimant, until, held)
+                                for probe in free], credential, guards=cases)
         except (ConcurrentWrite, StaleWrite):
-            continue  # another runner claimed one of them meanwhile: read the claims again
-        return won
-    return won
+            # another runner claimed or recorded some of them meanwhile (or before): read the run's claims and cases
+            held = {row["probe"].value: row
+                    for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})}
+            recorded = frozenset(recorded_probes(graphs, run))
+            continue
+        return Claimed(tuple(free), recorded)
+    return Claimed((), recorded)
 
 
 def _claim_edit(graphs: GraphService, evaluation_id: str, run_number: int, run: str, probe: Probe, claimant: str,

@@ -74,6 +74,11 @@ def run_ref(graphs: GraphService, evaluation_id: str, number: int) -> GraphRef:
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{number}")
 
 
+def case_ref(graphs: GraphService, evaluation_id: str, run_number: int, probe_number: int) -> GraphRef:
+    """The graph of the case of probe ``probe_number`` in the run (``{run}/cases/{probe number}``)."""
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{probe_number}")
+
+
 def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
               settings: ExecutionSettings, credential: Credential | None) -> RunView:
     """A new run of plan ``plan_number`` against ``version``: 403 unless an evaluation operator, 404 for no such
@@ -170,18 +175,21 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
     if foreign:
         raise Conflict(f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
                        f"{', '.join(foreign)} belong to another run (one run never mixes target versions)")
-    pending = list(results)
+    pending, already = list(results), []
     for _ in range(5):
-        done = recorded_probes(graphs, run.iri)
-        already = tuple(r.probe for r in pending if r.probe in done)
-        todo = [r for r in pending if r.probe not in done]
-        if not todo:
-            return Recorded((), already)
+        if not pending:
+            return Recorded((), tuple(already))
+        edits = _case_edits(graphs, evaluation_id, run_number, run.iri, pending, numbers)
         try:
-            graphs.apply_edits(_case_edits(graphs, evaluation_id, run_number, run.iri, todo, numbers), agent)
-        except (ConcurrentWrite, StaleWrite):
-            continue  # another runner recorded one of these meanwhile: read again and leave it out
-        return Recorded(tuple(r.probe for r in todo), already)
+            graphs.apply_edits(edits, agent)
+        except StaleWrite as stale:  # recorded meanwhile (another runner, or before a restart): leave them out
+            recorded = set(stale.graphs)
+            already += [r.probe for r, edit in zip(pending, edits) if edit.ref.iri.value in recorded]
+            pending = [r for r, edit in zip(pending, edits) if edit.ref.iri.value not in recorded]
+            continue
+        except ConcurrentWrite:
+            continue  # another runner was writing one of these at the same moment: try again
+        return Recorded(tuple(r.probe for r in pending), tuple(already))
     raise Conflict(f"run {run_number}: too many concurrent writes of the same cases; retry")
 
 
@@ -201,7 +209,7 @@ def _case_edits(graphs: GraphService, evaluation_id: str, run_number: int, run: 
     """Each result as its case graph ``{run}/cases/{probe number}``, to be written only if absent."""
     edits = []
     for result in results:
-        case = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{numbers[result.probe]}")
+        case = case_ref(graphs, evaluation_id, run_number, numbers[result.probe])
         edits.append(GraphEdit(case, insert=rdf.case_triples(case.iri.value, run, result), expected_digest=None,
                                title=f"case of probe {numbers[result.probe]} in run {run_number}", batch_of=run))
     return edits

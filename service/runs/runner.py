@@ -31,11 +31,10 @@ from .records import RUNNERS, RunPlan, RunView, plan_probes, record_cases, recor
 from .targets import Target
 
 WRITE_BATCH = 128
-"""Cases recorded per transaction at most (fewer when the writer keeps up with the target). Each
-:func:`.records.record_cases` call reads the run and its plan's probes (about 0.7 s for 2,000 probes), which a
-larger batch shares; past about this size the conditional write's own cost, quadratic in its graphs, outgrows
-that saving (bench/runner.py, 2,000 probes: 30 cases/s at 32, 36 to 43 at 128, 35 to 43 at 256; with the plan's
-probes read once per run instead, 58 at 32, 60 at 128, 43 at 256)."""
+"""Cases recorded per transaction at most (fewer when the writer keeps up with the target). A conditional write
+is four requests to the store whatever its size (:mod:`..core.commits`), each linear in its graphs, so a larger
+write only shares those requests; the writer's thread works while the target answers, so the batch needs to be
+no larger than what arrives meanwhile."""
 
 WRITER_POLL_S = 0.02
 """How often the claimer looks whether the writer has caught up enough to claim another batch."""
@@ -70,22 +69,24 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     agent = require(credential, *RUNNERS)
     probes = plan_probes(graphs, evaluation_id, run.plan)
     size = claim_size or max(8, 4 * settings.concurrency)
-    writer = _Writer(graphs, evaluation_id, run_number, agent, len(recorded_probes(graphs, run.iri)), run.probes,
-                     on_progress, RunPlan.read(graphs, evaluation_id, run_number, probes))
+    done = set(recorded_probes(graphs, run.iri))
+    writer = _Writer(graphs, evaluation_id, run_number, agent, len(done), run.probes, on_progress,
+                     RunPlan.read(graphs, evaluation_id, run_number, probes))
     writer.start()
     try:
-        ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, probes, target, settings, agent, writer,
+        ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, probes, done, target, settings, agent, writer,
                                           limit, size, lease or lease_for(settings, 2 * size), poll_s))
     finally:
         writer.finish()
     return Continued(ran, writer.recorded, run_view(graphs, evaluation_id, run_number))
 
 
-async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, probes: list[Probe], target: Target,
-                          settings: ExecutionSettings, agent: Credential, writer: _Writer, limit: int | None,
-                          size: int, lease: timedelta, poll_s: float) -> int:
+async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, probes: list[Probe], done: set[str],
+                          target: Target, settings: ExecutionSettings, agent: Credential, writer: _Writer,
+                          limit: int | None, size: int, lease: timedelta, poll_s: float) -> int:
     """Claim batches and run their probes as workers free up, until no probe is pending (or ``limit`` were
-    claimed); the probes this runner ran. Every case goes to ``writer`` as it finishes."""
+    claimed); the probes this runner ran. ``done``: the probes recorded when the run was read, to which the claims
+    add those other runners record meanwhile. Every case goes to ``writer`` as it finishes."""
     claimant = runner_id()
     taken: set[str] = set()  # claimed by this call: never claimed or run again by it, whatever its lease says
     ready: asyncio.Queue[Conversation | None] = asyncio.Queue()
@@ -94,18 +95,18 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
         try:
             while limit is None or len(taken) < limit:
                 await writer.recorded_at_least(len(taken) - size)  # at most two batches claimed and unrecorded
-                done = await asyncio.to_thread(recorded_probes, graphs, run.iri)
                 pending = [p for p in probes if p.iri not in done and p.iri not in taken]
                 if not pending:
                     break
                 take = size if limit is None else min(size, limit - len(taken))
-                mine = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take,
-                                               claimant, lease, agent)
-                if not mine:  # all held by other runners' live claims: wait for their cases, or their leases to lapse
+                claimed = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take,
+                                                  claimant, lease, agent)
+                done.update(claimed.recorded)
+                if not claimed.won:  # all held by other runners' live claims: wait for their cases, or their leases
                     await asyncio.sleep(poll_s)
                     continue
-                taken.update(p.iri for p in mine)
-                for probe in mine:
+                taken.update(p.iri for p in claimed.won)
+                for probe in claimed.won:
                     ready.put_nowait(Conversation(probe.iri, probe.opening_prompt, probe.follow_ups))
         finally:
             ready.put_nowait(None)

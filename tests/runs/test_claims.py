@@ -1,0 +1,77 @@
+"""Two runners claiming the same probes at the same moment through one remote store (a real ``oxigraph serve``,
+which applies concurrent updates without detecting their conflicts): whatever the interleaving, no probe is
+held by both, so none is run twice, and none is left unheld.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import timedelta
+
+import httpx
+import pytest
+from pyoxigraph import NamedNode
+
+from service.core.config import Credential
+from service.core.graphs import GraphService
+from service.core.store import RemoteStore
+from service.plan.model import Probe
+from service.runs.claims import claim
+
+from ..conftest import BASE_URL, EMBEDDED_ONLY, graphs_over
+
+pytestmark = EMBEDDED_ONLY  # the point is two writers on one remote store; the fixture's backend is not used
+
+ROUNDS = 40
+PROBES = 6
+OPERATOR = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
+
+
+@pytest.fixture
+def two_writers(remote_url: str) -> Iterator[tuple[GraphService, GraphService]]:
+    """Two graph services, each over its own connection to one emptied remote store (as two processes are)."""
+    httpx.post(f"{remote_url}/update", content=b"DROP ALL",
+               headers={"Content-Type": "application/sparql-update"}).raise_for_status()
+    stores = [RemoteStore(f"{remote_url}/query", f"{remote_url}/update", f"{remote_url}/store") for _ in range(2)]
+    yield graphs_over(stores[0]), graphs_over(stores[1])
+    for store in stores:
+        store.close()
+
+
+def _probes(run: str) -> list[Probe]:
+    return [Probe(f"{run}/probe/{n}", n, f"{run}/criterion", (), f"{run}/scenario", f"opening {n}", None, None)
+            for n in range(1, PROBES + 1)]
+
+
+def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
+        two_writers: tuple[GraphService, GraphService]) -> None:
+    both_held = []
+    for number in range(1, ROUNDS + 1):
+        run = f"{BASE_URL}evaluations/race/runs/{number}"
+        probes = _probes(run)
+        start = threading.Barrier(2)
+        won: dict[str, list[int]] = {}
+
+        def claimer(graphs: GraphService, name: str) -> None:
+            start.wait()
+            held = claim(graphs, "race", number, run, probes, PROBES, name, timedelta(minutes=5), OPERATOR)
+            won[name] = [p.number for p in held.won]
+
+        threads = [threading.Thread(target=claimer, args=(graphs, f"runner-{side}"))
+                   for side, graphs in zip("ab", two_writers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        shared = set(won["runner-a"]) & set(won["runner-b"])
+        if shared:
+            both_held.append((number, sorted(shared)))
+        # every probe is held by one of them: a race leaves none unclaimed that a third runner would then take
+        assert sorted(won["runner-a"] + won["runner-b"]) == list(range(1, PROBES + 1)), (number, won)
+        rows = two_writers[0].rows("run-claims", {"run": NamedNode(run), "catalog": two_writers[0].catalog_graph})
+        holders = {row["probe"].value: row["claimant"].value for row in rows}
+        assert len(rows) == PROBES == len(holders), (number, rows)
+        for name, numbers in won.items():
+            assert all(holders[f"{run}/probe/{n}"] == name for n in numbers), (number, name, holders)
+    assert both_held == [], f"probes held by both runners (round, probes): {both_held}"
