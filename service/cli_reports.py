@@ -1,6 +1,7 @@
 """``caie report`` and ``caie verify``: make a draft report on a run from the command line (printing where it is
 and its headline figures, coverage apart from the outcome distribution), and recompute a report's figures and
-digests from the record (exit 0 when every one holds, 1 when any differs, printing the verification as JSON).
+digests from the record (exit 0 when every one holds, 1 when any differs, printing the verification as JSON). ``caie
+compare`` compares two reports (docs/comparison.md).
 """
 
 from __future__ import annotations
@@ -52,6 +53,27 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if checked.holds else 1
 
 
+def compare(args: argparse.Namespace) -> int:
+    """Print the comparison's JSON (exit 0), or the incompatibilities that refuse it (exit 1)."""
+    from .api.routers.comparisons import comparison_json
+    from .cli import _open_services
+    from .core.errors import Conflict
+    from .reports.compare import compare as compare_reports, side
+
+    services = _open_services(args)
+    try:
+        current = side(services.graphs, args.evaluation, args.number)
+        found = compare_reports(args.kind, current, side(services.graphs, args.reference_evaluation, args.reference))
+    except Conflict as refused:
+        print(json.dumps({"compatible": False, "errors": refused.detail}, indent=2))
+        return 1
+    finally:
+        services.close()
+    iri = f"{current.report.iri}/comparisons/{args.kind}/{args.reference_evaluation}/{args.reference}"
+    print(json.dumps(comparison_json(iri, found), indent=2))
+    return 0
+
+
 def add_commands(commands: argparse._SubParsersAction, with_store: CommandAdder) -> None:  # type: ignore[type-arg]
     sub = with_store(commands.add_parser("report", help="make a draft report on a run; print where it is"))
     sub.add_argument("evaluation")
@@ -66,3 +88,11 @@ def add_commands(commands: argparse._SubParsersAction, with_store: CommandAdder)
     sub.add_argument("evaluation")
     sub.add_argument("number", type=int, help="the report's number")
     sub.set_defaults(run=verify)
+
+    sub = with_store(commands.add_parser("compare", help="compare a report with a reference report (docs/comparison.md)"))
+    sub.add_argument("evaluation")
+    sub.add_argument("number", type=int, help="the report's number")
+    sub.add_argument("reference_evaluation", help="the reference report's evaluation")
+    sub.add_argument("reference", type=int, help="the reference report's number")
+    sub.add_argument("--kind", choices=["version", "baseline"], required=True)
+    sub.set_defaults(run=compare)

@@ -14,10 +14,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from urllib.parse import quote
+
+from pyoxigraph import Literal, NamedNode, Triple
+
 from ..core.errors import BadRequest, Conflict
-from ..core.namespaces import EARL, EPO
-from .identity import CriterionState, envelope_differences
+from ..core.graphs import GraphService
+from ..core.namespaces import DCTERMS, EARL, EPO, RDFS, XSD
+from ..core.rdf import RDF_TYPE
+from ..runs.records import run_view
+from .identity import CriterionState, criterion_states, envelope_differences
 from .model import Report, canon, tail
+from .rdf import decimal
+from .records import get_report
 
 KINDS = {"version": EPO + "VersionComparison", "baseline": EPO + "BaselineComparison"}
 
@@ -169,3 +178,45 @@ def signed(value: Decimal | None) -> str:
         return ""
     text = canon(value)
     return text if text.startswith("-") or text == "0" else "+" + text
+
+
+def side(graphs: GraphService, evaluation_id: str, number: int) -> Side:
+    """Report ``number`` of the evaluation as one side of a comparison (404 if there is none)."""
+    report = get_report(graphs, evaluation_id, number)
+    run = run_view(graphs, evaluation_id, int(report.basis.run.rsplit("/", 1)[-1]))
+    return Side(report, criterion_states(graphs, report.basis.envelope, as_of=report.as_of, run=report.basis.run),
+                run.settings)
+
+
+def comparison_triples(iri: str, comparison: Comparison) -> list[Triple]:
+    """The comparison as linked data at ``iri``: its kind, the two reports, ``epo:compatible true``, each
+    criterion's change and each figure's delta (docs/comparison.md lists the terms)."""
+    triples: list[Triple] = []
+
+    def say(subject: str, predicate: str, value: NamedNode | Literal | None) -> None:
+        if value is not None:
+            triples.append(Triple(NamedNode(subject), NamedNode(predicate), value))
+
+    say(iri, RDF_TYPE.value, NamedNode(KINDS[comparison.kind]))
+    say(iri, RDF_TYPE.value, NamedNode(EPO + "Comparison"))
+    say(iri, EPO + "currentReport", NamedNode(comparison.current.iri))
+    say(iri, EPO + "referenceReport", NamedNode(comparison.reference.iri))
+    say(iri, EPO + "compatible", Literal("true", datatype=NamedNode(XSD + "boolean")))
+    for row in comparison.changes:
+        node = f"{iri}#criterion-{quote(row.identifier, safe='')}"
+        say(iri, EPO + "criterionChange", NamedNode(node))
+        say(node, RDF_TYPE.value, NamedNode(EPO + "CriterionChange"))
+        say(node, DCTERMS + "identifier", Literal(row.identifier))
+        say(node, EPO + "forCriterion", NamedNode(row.criterion))
+        say(node, EPO + "referenceOutcome", NamedNode(row.reference_outcome))
+        say(node, EPO + "outcome", NamedNode(row.outcome))
+        say(node, EPO + "changeKind", Literal(row.change))
+    for k, delta in enumerate(comparison.deltas, start=1):
+        node = f"{iri}#delta-{k}"
+        say(iri, EPO + "metricDelta", NamedNode(node))
+        say(node, RDF_TYPE.value, NamedNode(EPO + "MetricDelta"))
+        say(node, RDFS + "label", Literal(delta.name))
+        for predicate, value in (("referenceValue", delta.reference), ("currentValue", delta.current),
+                                 ("difference", delta.difference)):
+            say(node, EPO + predicate, None if value is None else decimal(value))
+    return triples

@@ -34,6 +34,7 @@ class CriterionState:
 
     identifier: str
     criterion: str
+    statement: str | None
     content: str
     weight: Decimal
     requirement: str
@@ -63,6 +64,7 @@ def criterion_states(graphs: GraphService, envelope: str, *, as_of: str | None =
         bindings["run"] = NamedNode(run)
     return tuple(
         CriterionState(identifier=_text(row, "identifier") or row["criterion"].value, criterion=row["criterion"].value,
+                       statement=_text(row, "statement"),
                        content=content_digest(_text(row, "statement"), _text(row, "expectedResult")),
                        weight=Decimal(row["weight"].value), requirement=row["requirement"].value,
                        requirement_identifier=_text(row, "requirementIdentifier"),

@@ -24,7 +24,7 @@ E = "http://caie.test/evaluations/e"
 
 
 def _state(identifier: str, outcome: str, weight: str = "1", statement: str = "s") -> CriterionState:
-    return CriterionState(identifier, f"{E}/envelope/v1/criteria/{identifier}", content_digest(statement, "x"),
+    return CriterionState(identifier, f"{E}/envelope/v1/criteria/{identifier}", statement, content_digest(statement, "x"),
                           Decimal(weight), f"{E}/envelope/v1/requirements/R1", "R1", "a requirement", outcome)
 
 

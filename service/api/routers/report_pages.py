@@ -1,0 +1,54 @@
+"""A report's page for people (``/evaluations/{id}/reports/{n}/page``): headline figures with coverage apart from
+performance, server-drawn charts, failures traced to their requirements, the untested part of the envelope, the
+drill-down to each case, sign-offs; printable (``static/print.css``). The report's IRI itself negotiates RDF and
+JSON (routers/reports.py)."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from fastapi import APIRouter, Request
+from fastapi.responses import HTMLResponse
+from starlette.concurrency import run_in_threadpool
+
+from ...reports.model import tail
+from ...reports.page import report_page
+from ..deps import GraphsDep, ReaderDep
+from ..html import _render
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
+
+FITNESS = {"FitToDeploy": "fit to deploy", "FitWithConditions": "fit with conditions", "NotFit": "not fit"}
+
+
+def percent(value: Decimal | float | None) -> str:
+    """A fraction as a percentage with up to two decimals (``52.74%``, ``100%``); ``—`` when undefined."""
+    if value is None:
+        return "—"
+    text = format((Decimal(str(value)) * 100).quantize(Decimal("0.01")).normalize(), "f")
+    return f"{text}%"
+
+
+def exact(value: Decimal | int) -> str:
+    """A count or weight as recorded (``38.5``, ``73``)."""
+    return format(Decimal(value).normalize(), "f") if isinstance(value, Decimal) else str(value)
+
+
+FORMAT = {"percent": percent, "exact": exact, "outcome": tail}
+"""What the report and comparison templates format numbers and outcomes with."""
+
+
+@router.get("/reports/{number}/page", response_class=HTMLResponse,
+            summary="The report as a page a sponsor reads: coverage apart from performance, charts, failures, gaps, "
+                    "drill-down; printable")
+async def get_report_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
+                          _: ReaderDep) -> HTMLResponse:
+    page = await run_in_threadpool(report_page, graphs, evaluation_id, number)
+    report_path = f"/evaluations/{evaluation_id}/reports/{number}"
+    identifiers = {state.criterion: state.identifier for state in page.criteria}
+    html = _render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
+                   link=request.app.state.publisher.local_href, path=report_path, scripts=["alternates.js"],
+                   page=page, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
+                   run_path=f"/evaluations/{evaluation_id}/runs/{page.report.basis.run.rsplit('/', 1)[-1]}",
+                   identifiers=identifiers, fitness=FITNESS.get(tail(page.report.statement.fitness), "—"), **FORMAT)
+    return HTMLResponse(html)

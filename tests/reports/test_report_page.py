@@ -1,0 +1,160 @@
+"""The report page in a real Chromium, and comparisons of reports over real HTTP (issue 11 §3, §4).
+
+On the bed-nets run that tests/reports/test_reports_api.py attests (requirements R1: hanging 3, washing 2; R2:
+where 1; washing failed, where passed, hanging untested). Worked by hand: coverage 3 of 6 = 50%; by requirement
+R1 2 of 5 (40%), R2 1 of 1; the distribution 1 passed and 1 failed (50% each), by weight 1 and 2.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from service.cli import main
+from service.core.store import EmbeddedStore
+from ..browser import Browser
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, restore
+from ..judgments.test_judgments_api import judged  # noqa: F401
+from ..plan.test_second_domain_plan import planned  # noqa: F401
+from ..runs.test_run_record import approved  # noqa: F401
+from .test_reports_api import BODY, ID, attested  # noqa: F401
+
+pytestmark = EMBEDDED_ONLY
+REPORTS = f"/evaluations/{ID}/reports"
+EVALUATION = f"{BASE_URL}evaluations/{ID}"
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    with Browser(size=(1200, 1600)) as chromium:
+        yield chromium
+
+
+def _report(service: Service) -> dict:
+    made = service.http.post(REPORTS, json=BODY, headers=service.auth("theo"))
+    assert made.status_code == 201, made.text
+    return made.json()
+
+
+def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts(
+        attested: Service, browser: Browser, tmp_path: Path) -> None:  # noqa: F811
+    _report(attested)
+    browser.open(f"{attested.url}{REPORTS}/1/page")
+    assert browser.errors == []  # no CSP violation, failed load or script error
+    text = browser.evaluate
+    assert text("document.querySelector('h1').textContent") == "Evaluation report 1: bed-net advice chatbot"
+    assert text("document.getElementById('coverage-value').textContent") == "50%"
+    coverage = text("document.getElementById('coverage').innerText")
+    assert "Covered weight 3 of 6" in coverage and "2 of 3 applicable criteria" in coverage
+    assert "passed" not in coverage and "failed" not in coverage  # performance is not in the coverage box
+    performance = text("document.getElementById('performance').innerText")
+    assert "passed\t1\t50%\t1\t33.33%" in performance and "failed\t1\t50%\t2\t66.67%" in performance
+    failures = text("document.querySelector('table.failures').innerText")
+    assert "washing" in failures and "R1: Advice on using a bed net must be correct and safe." in failures
+    assert "annie" in failures  # the domain expert who attested the failure
+    untested = text("[...document.querySelectorAll('h2#untested + p + table tr')].map(r => r.innerText).join('\\n')")
+    assert "hanging" in untested and "where" not in untested and "washing" not in untested
+    charts = text("[...document.querySelectorAll('img.chart')].map(i => [i.src.slice(0, 26), i.naturalWidth])")
+    assert charts == [["data:image/svg+xml;base64,", 720]] * 3
+    # No request leaves the service: every loaded resource is on it (or a data: chart).
+    loaded = text("performance.getEntriesByType('resource').map(e => e.name)")
+    assert loaded and all(name.startswith(attested.url) for name in loaded), loaded
+    sources = text("[...document.querySelectorAll('[src],link[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))")
+    assert all(s.startswith(("/", "data:")) for s in sources), sources
+    # The drill-down reaches each case's conversation in the record.
+    cases = text("[...document.querySelectorAll('#drill-down ~ details ul.cases .case a')].map(a => a.getAttribute('href'))")
+    assert cases and all(case.startswith(f"/evaluations/{ID}/runs/1/cases/") for case in cases)
+    browser.screenshot(tmp_path / "report.png")
+    # Printable: the print stylesheet hides the navigation and keeps the figures.
+    browser._call("Emulation.setEmulatedMedia", {"media": "print"}, session=True)
+    assert text("getComputedStyle(document.querySelector('nav')).display") == "none"
+    assert text("getComputedStyle(document.getElementById('coverage')).display") != "none"
+    browser._call("Emulation.setEmulatedMedia", {"media": ""}, session=True)
+
+
+def test_the_runs_page_links_to_its_report(attested: Service) -> None:  # noqa: F811
+    _report(attested)
+    page = attested.http.get(f"/evaluations/{ID}/runs/1", headers={"Accept": "text/html"})
+    assert page.status_code == 200
+    assert f'href="{REPORTS}/1"' in page.text
+
+
+def _attest_hanging(service: Service) -> None:
+    late = service.http.post(f"/evaluations/{ID}/runs/1/attestations", headers=service.auth("annie"), json={
+        "criterion": "hanging", "outcome": "passed", "rationale": "checked later", "sufficiency": "sufficient",
+        "appropriateness": "appropriate"})
+    assert late.status_code == 201, late.text
+
+
+def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_comparison_needs_another_version(
+        attested: Service, browser: Browser) -> None:  # noqa: F811
+    _report(attested)
+    _attest_hanging(attested)
+    _report(attested)
+    url = f"{REPORTS}/2/comparisons/baseline/{ID}/1"
+    compared = attested.http.get(url, headers={"Accept": "application/json"})
+    assert compared.status_code == 200, compared.text
+    body = compared.json()
+    assert [(c["identifier"], c["referenceOutcome"], c["outcome"], c["change"]) for c in body["criteria"]] == [
+        ("washing", "failed", "failed", "still failing"), ("hanging", "untested", "passed", "newly covered"),
+        ("where", "passed", "passed", "unchanged")]  # in the order of CHANGES
+    deltas = {d["figure"]: d for d in body["deltas"]}
+    assert deltas["coverage"] == {"figure": "coverage", "reference": "0.5", "current": "1", "difference": "+0.5"}
+    # passed: 1 of 2 covered criteria before, 2 of 3 now; by weight 1 of 3 before, 4 of 6 now
+    assert deltas["passed count"]["difference"] == "+1"
+    assert deltas["passed weighted fraction"]["current"] == "0.666666666667"
+    assert deltas["failed fraction"]["difference"] == "-0.166666666667"  # 1/3 - 1/2
+
+    turtle = attested.http.get(url, headers={"Accept": "text/turtle"})
+    assert turtle.status_code == 200 and "BaselineComparison" in turtle.text and "newly covered" in turtle.text
+    browser.open(f"{attested.url}{url}")
+    assert browser.errors == []
+    assert browser.evaluate("document.querySelector('h1').textContent") == "Baseline comparison: report 2 against report 1"
+    rows = browser.evaluate("[...document.querySelectorAll('table.changes tr')].slice(1).map(r => r.className)")
+    assert rows == ["change-still-failing", "change-newly-covered", "change-unchanged"]
+
+    same_version = attested.http.get(f"{REPORTS}/2/comparisons/version/{ID}/1", headers={"Accept": "application/json"})
+    assert same_version.status_code == 409
+    assert [e.split(": ")[0] for e in same_version.json()["errors"]] == ["target version"]
+
+
+def test_reports_with_another_envelope_digest_and_judge_version_are_refused_naming_each(
+        attested: Service) -> None:  # noqa: F811
+    """Report 2's envelope digest and one judge's version are changed in its graph (as a report on another envelope,
+    judged by another version, would state them): the comparison is a 409 naming both, and nothing else."""
+    first = _report(attested)
+    _report(attested)
+    judge = next(j["judge"] for j in first["judges"] if j["version"] is not None)
+    attested.store.run_update(f"""
+        PREFIX epo: <https://w3id.org/ob-caie/epo/>
+        WITH <{EVALUATION}/reports/2>
+        DELETE {{ ?report epo:envelopeDigest ?digest . <{judge}> epo:version ?version }}
+        INSERT {{ ?report epo:envelopeDigest "sha256:another" . <{judge}> epo:version "9.9" }}
+        WHERE {{ ?report epo:envelopeDigest ?digest . <{judge}> epo:version ?version }}""")
+    refused = attested.http.get(f"{REPORTS}/2/comparisons/baseline/{ID}/1", headers={"Accept": "application/json"})
+    assert refused.status_code == 409, refused.text
+    errors = refused.json()["errors"]
+    assert [e.split(": ")[0] for e in errors] == ["envelope digest", f"judge version of {judge}"]
+    assert errors[0].startswith("envelope digest: sha256:another in the current report,")
+    assert "9.9 in the current report" in errors[1]
+    assert "not compatible" in refused.json()["detail"]
+
+
+def test_caie_compare_prints_the_comparison_or_the_reasons(attested: Service, tmp_path: Path,  # noqa: F811
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    _report(attested)
+    _attest_hanging(attested)
+    _report(attested)
+    copy = EmbeddedStore(tmp_path / "store")
+    restore(copy, dump(attested.store))
+    copy.close()
+    where = ["--data-dir", str(tmp_path / "store"), "--base-url", BASE_URL]
+    assert main(["compare", ID, "2", ID, "1", "--kind", "baseline", *where]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["comparison"] == f"{EVALUATION}/reports/2/comparisons/baseline/{ID}/1"
+    assert printed["counts"]["newly covered"] == 1 and printed["counts"]["still failing"] == 1
+    assert main(["compare", ID, "2", ID, "1", "--kind", "version", *where]) == 1
+    assert [e.split(": ")[0] for e in json.loads(capsys.readouterr().out)["errors"]] == ["target version"]
