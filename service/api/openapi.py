@@ -47,7 +47,7 @@ from ..scenarios.model import ScenarioStatus
 from ..scenarios.records import MAX_FACETS
 from .models import HTTP_IRI
 from .problems import PROBLEM
-from .routers import evaluations, pages, records, resources, sparql
+from .routers import evaluations, interop, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS
 
 FACET_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
@@ -77,6 +77,7 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("get", "/evaluations/{evaluation_id}/plans/{number}"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/scenarios"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
+    ("get", "/evaluations/{evaluation_id}/record/caie"): tuple(interop.GRAPH_FORMATS),
     ("get", "/doc/{kind}/{identifier}"): (HTML,),
     ("get", "/.well-known/void"): tuple(pages.OFFERED),
     ("get", "/dcat"): tuple(pages.OFFERED),
