@@ -7,7 +7,7 @@ Two parts (docs/interop.md):
   and their roles, the contracting items (need, proposal, service agreement, declarations, statement of work,
   access to the test item), the population the domain expert speaks for, the DSO release's approval, the draft
   report and its computation. These are DECLARATIONS THE EXPORT ADDS: each is minted under
-  ``{evaluation}/caie#``, carries ``skos:editorialNote`` saying so, and is dated just before the step that needs
+  ``{evaluation}/record/caie#`` (hash IRIs of the export's own URL, so they dereference to it), carries ``skos:editorialNote`` saying so, and is dated just before the step that needs
   it. They describe no agreement or party that the service recorded; a reader must not take them for facts.
 
 The draft report's figures are those of our metric queries over the exported attestations (current ones only),
@@ -37,6 +37,8 @@ _TYPE = NamedNode(RDF + "type")
 _AT = NamedNode(PROV + "generatedAtTime")
 _BY = NamedNode(PROV + "wasAttributedTo")
 _STEP = timedelta(minutes=1)
+EXPORT_PATH = "/record/caie"
+"""Where the export is served under the evaluation: the record bundle's IRI, and the base of what it declares."""
 _REPO = Path(__file__).resolve().parents[2]
 DIGESTED = {"shapesDigest": _REPO / "shapes" / "record.ttl", "ontologyDigest": _REPO / "ontologies" / "epo.ttl",
             "queryDigest": _REPO / "queries" / "transforms" / "caie-export.rq"}
@@ -62,7 +64,7 @@ def caie_record(quads: list[Quad], evaluation: NamedNode) -> list[Triple]:
     mapped = [t for t in store.query(bind(queries.load("transforms/caie-export"), {"evaluation": evaluation}))]
     declared = _Declarations(evaluation, mapped).triples()
     everything = list(dict.fromkeys(mapped + declared))
-    return everything + _membership(everything, NamedNode(evaluation.value + "/caie"))
+    return everything + _membership(everything, NamedNode(evaluation.value + EXPORT_PATH))
 
 
 def _times(triples: list[Triple], predicate: str, kind: str | None = None) -> list[datetime]:
@@ -84,7 +86,7 @@ class _Declarations:
     """What caie-spec's shapes require beside the chain (module docstring), dated around the chain's own dates."""
 
     def __init__(self, evaluation: NamedNode, mapped: list[Triple]) -> None:
-        self.base = evaluation.value + "/caie"
+        self.base = evaluation.value + EXPORT_PATH
         self.mapped = mapped
         self.out: list[Triple] = []
         self.start = _times(mapped, PROV + "generatedAtTime", "AcceptanceCriterion")[0]
