@@ -14,7 +14,7 @@ from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
 from . import html, lean_sparql, openapi, problems, routing_errors, security
-from .routers import comparisons, report_pages
+from .routers import comparisons, metrics, report_pages
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
 
@@ -69,5 +69,6 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.mount("/static", StaticFiles(directory=html.STATIC), name="static")  # the pages' CSS, JS, icon
     app.include_router(report_pages.router)
     app.include_router(comparisons.router)
+    app.include_router(metrics.router)
     app.include_router(resources.router)  # last: its catch-all dereferences every other path
     return app

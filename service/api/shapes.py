@@ -7,6 +7,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
 from ..core.catalog import CatalogEntry
@@ -15,6 +16,8 @@ from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
 from ..judgments.agreement import Agreement, StoredReliability
 from ..judgments.attestations import AttestationView
+from ..metrics.model import (Coverage, DrillNode, EvaluationMetrics, Failure, FailureTrace, Gap, OutcomeDistribution,
+                             PassRate, TraceLink)
 from ..plan.model import PlanView, Probe
 from ..reports.model import Check as ReportCheck, CriterionItem as ReportCriterion, Report as ReportModel
 from ..reports.model import SignOff as ReportSignOff, Verification as ReportVerification, canon as report_canon
@@ -254,3 +257,82 @@ def verification_json(found: ReportVerification) -> JSON:
     return {"report": found.report, "holds": found.holds, "differences": found.differences(),
             "figures": checks(found.figures, "figure"), "graphs": checks(found.graphs, "graph"),
             "queries": checks(found.queries, "query")}
+
+
+# ------------------------------------------------------------------------------------------- metrics (issue 11)
+
+
+def _rate(value: Fraction | None) -> JSON | None:
+    """An exact ratio: its decimal text to 12 places (exact when it terminates sooner) and the fraction itself."""
+    if value is None:
+        return None
+    decimal = (Decimal(value.numerator) / Decimal(value.denominator)).quantize(Decimal("1e-12"))
+    return {"value": report_canon(decimal), "fraction": f"{value.numerator}/{value.denominator}"}
+
+
+def coverage_json(c: Coverage) -> JSON:
+    return {"applicable": c.applicable, "covered": c.covered, "applicableWeight": report_canon(c.applicable_weight),
+            "coveredWeight": report_canon(c.covered_weight), "rate": _rate(c.rate)}
+
+
+def distribution_json(d: OutcomeDistribution) -> JSON:
+    return {"criteria": d.criteria, "weight": report_canon(d.weight), "outcomes": [
+        {"outcome": _earl_name(s.outcome), "criteria": s.criteria, "weight": report_canon(s.weight),
+         "fraction": _rate(d.fraction(s.outcome)), "weightedFraction": _rate(d.weighted_fraction(s.outcome))}
+        for s in d.shares]}
+
+
+def pass_rate_json(p: PassRate) -> JSON:
+    interval = p.interval
+    return {"criterion": p.criterion, "run": p.run, "k": p.passed, "n": p.judged, "N": p.frame, "cases": p.cases,
+            "estimate": _rate(p.estimate),
+            "interval": None if interval is None else {"lower": interval.lower, "upper": interval.upper,
+                                                       "level": interval.level, "method": interval.method}}
+
+
+def gap_json(g: Gap) -> JSON:
+    return {"criterion": g.criterion, "identifier": g.identifier, "weight": report_canon(g.weight),
+            "requirement": g.requirement, "requirementIdentifier": g.requirement_identifier, "dimension": g.dimension,
+            "category": g.category, "attestedInapplicable": g.attested_inapplicable}
+
+
+def failure_json(f: Failure) -> JSON:
+    return {"criterion": f.criterion, "identifier": f.identifier, "statement": f.statement,
+            "weight": report_canon(f.weight), "dimension": f.dimension, "category": f.category,
+            "requirement": f.requirement, "requirementIdentifier": f.requirement_identifier,
+            "requirementStatement": f.requirement_statement, "attestations": list(f.attestations)}
+
+
+def metrics_json(m: EvaluationMetrics) -> JSON:
+    return {"evaluation": m.evaluation, "envelope": m.envelope, "envelopeDigest": m.envelope_digest, "asOf": m.as_of,
+            "run": m.run, "coverage": coverage_json(m.coverage), "distribution": distribution_json(m.distribution),
+            "passRates": [pass_rate_json(p) for p in m.pass_rates], "gaps": [gap_json(g) for g in m.gaps],
+            "failures": [failure_json(f) for f in m.failures],
+            "executionErrors": [{"run": e.run, "kind": e.kind, "errors": e.errors} for e in m.execution_errors],
+            "judgeReliability": [reliability_json(r) for r in m.reliability]}
+
+
+def drill_json(node: DrillNode) -> JSON:
+    return {"key": node.key, "label": node.label, "outcomes": {_earl_name(o): n for o, n in node.outcomes},
+            "weight": report_canon(node.weight), "coveredWeight": report_canon(node.covered_weight),
+            "cases": node.cases, "determinations": node.determinations,
+            "children": [drill_json(child) for child in node.children],
+            "criteria": [{"criterion": c.criterion, "identifier": c.identifier, "weight": report_canon(c.weight),
+                          "outcome": _earl_name(c.outcome), "cases": c.cases, "determinations": c.determinations}
+                         for c in node.criteria]}
+
+
+def trace_link_json(t: TraceLink) -> JSON:
+    return {"requirement": t.requirement, "criterion": t.criterion, "probe": t.probe, "run": t.run, "case": t.case,
+            "turn": t.turn, "response": t.response, "determination": t.determination,
+            "outcome": _earl_name(t.outcome) if t.outcome else None, "judge": t.judge, "determinedAt": t.determined_at,
+            "attestation": t.attestation,
+            "attestedOutcome": _earl_name(t.attested_outcome) if t.attested_outcome else None,
+            "expert": t.expert, "attestedAt": t.attested_at, "current": t.current}
+
+
+def failure_trace_json(t: FailureTrace) -> JSON:
+    return {"criterion": t.criterion, "requirement": t.requirement, "parentRequirement": t.parent_requirement,
+            "attestation": t.attestation, "expert": t.expert, "attestedAt": t.attested_at,
+            "determination": t.determination, "judge": t.judge, "method": t.method, "determinedAt": t.determined_at,
+            "probe": t.probe, "run": t.run, "case": t.case}

@@ -155,3 +155,76 @@ class EvaluationMetrics:
     execution_errors: tuple[ErrorCount, ...]
     reliability: tuple[StoredReliability, ...]
     """The judge reliability measurements stored in the record (queries/judge-reliability.rq)."""
+
+
+@dataclass(frozen=True)
+class DrillCriterion:
+    """A criterion at the bottom of the drill-down: its outcome (EARL; ``earl:untested`` when not covered), weight,
+    and the cases and determinations that bear on it."""
+
+    criterion: str
+    identifier: str | None
+    weight: Decimal
+    outcome: str
+    cases: int
+    determinations: int
+
+
+@dataclass(frozen=True)
+class DrillNode:
+    """A level of the drill-down (the summary, a dimension or a category): its counts add up its criteria's."""
+
+    key: str | None
+    """The dimension's or category's IRI (``None`` for the summary)."""
+    label: str | None
+    outcomes: tuple[tuple[str, int], ...]
+    """Per EARL outcome (passed, failed, cantTell, untested), how many of its criteria have it."""
+    weight: Decimal
+    covered_weight: Decimal
+    cases: int
+    determinations: int
+    children: tuple[DrillNode, ...] = ()
+    criteria: tuple[DrillCriterion, ...] = ()
+
+
+@dataclass(frozen=True)
+class TraceLink:
+    """One chain requirement -> criterion -> probe -> case -> response -> determination -> attestation; the links
+    past the response are ``None`` where the record has none yet."""
+
+    requirement: str
+    criterion: str
+    probe: str
+    run: str
+    case: str
+    turn: int
+    response: str
+    determination: str | None
+    outcome: str | None
+    judge: str | None
+    determined_at: str | None
+    attestation: str | None
+    attested_outcome: str | None
+    expert: str | None
+    attested_at: str | None
+    current: bool | None
+
+
+@dataclass(frozen=True)
+class FailureTrace:
+    """A failed criterion traced back: its requirement (and the one that refines, if any), the current failed
+    attestation and who made it, and one failed determination it aggregates with its judge and case."""
+
+    criterion: str
+    requirement: str
+    parent_requirement: str | None
+    attestation: str
+    expert: str
+    attested_at: str
+    determination: str | None
+    judge: str | None
+    method: str | None
+    determined_at: str | None
+    probe: str | None
+    run: str | None
+    case: str | None

@@ -17,7 +17,7 @@ from ..core.graphs import GraphService
 from ..core.namespaces import EARL
 from ..core.rdf import date_time
 from ..core.store import Row, Term
-from ..envelope import envelope_at, iris_for
+from ..envelope import Envelope, envelope_at, iris_for
 from ..judgments.agreement import stored_judge_reliability
 from ..runs.records import run_view
 from .intervals import wilson_fpc
@@ -33,11 +33,15 @@ class Scope:
     """What the metric queries are asked about: the evaluation (its current envelope), a date, a run."""
 
     evaluation: str
+    envelope: Envelope
+    """The current envelope version, the one the queries read (epo:operationalEnvelope)."""
     as_of: datetime | None = None
     run: str | None = None
 
-    def bindings(self) -> dict[str, Term]:
+    def bindings(self, **extra: str | None) -> dict[str, Term]:
+        """The parameters, with ``extra`` IRIs (``criterion``, ``requirement``) where given."""
         bound: dict[str, Term] = {"evaluation": NamedNode(self.evaluation)}
+        bound.update({name: NamedNode(iri) for name, iri in extra.items() if iri is not None})
         if self.as_of is not None:
             bound["asOf"] = date_time(self.as_of)
         if self.run is not None:
@@ -45,13 +49,28 @@ class Scope:
         return bound
 
 
+def parse_as_of(text: str | None) -> datetime | None:
+    """An ``asOf`` parameter as a timezone-aware datetime (``None`` stays ``None``); 400 naming what is wrong."""
+    if text is None:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        raise BadRequest(f"asOf {text!r} is not an ISO 8601 date-time, e.g. 2026-01-31T12:00:00Z") from None
+    if value.utcoffset() is None:
+        raise BadRequest(f"asOf {text!r} has no time zone: give one, e.g. 2026-01-31T12:00:00Z")
+    return value
+
+
 def scope_for(graphs: GraphService, evaluation_id: str, *, as_of: datetime | None = None,
               run: int | None = None) -> Scope:
-    """The query scope; 404 for an unknown evaluation or run, 400 for a date without a time zone."""
+    """The query scope; 404 for an unknown evaluation or run or an evaluation without an envelope, 400 for a date
+    without a time zone."""
     if as_of is not None and as_of.utcoffset() is None:
         raise BadRequest(f"asOf {as_of.isoformat()} has no time zone: give one, e.g. 2026-01-31T12:00:00Z")
+    envelope, _ = envelope_at(graphs, evaluation_id)
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    return Scope(evaluation, as_of, run_view(graphs, evaluation_id, run).iri if run is not None else None)
+    return Scope(evaluation, envelope, as_of, run_view(graphs, evaluation_id, run).iri if run is not None else None)
 
 
 def _decimal(row: Row, name: str) -> Decimal:
@@ -116,9 +135,8 @@ def evaluation_metrics(graphs: GraphService, evaluation_id: str, *, as_of: datet
     timezone-aware datetime; ``None``: everything), over run ``run`` (a run number; ``None``: every run). 404 for an
     unknown evaluation or run or an evaluation without an envelope; 400 for a naive ``as_of``."""
     scope = scope_for(graphs, evaluation_id, as_of=as_of, run=run)
-    envelope, _ = envelope_at(graphs, evaluation_id)
     return EvaluationMetrics(
-        evaluation=scope.evaluation, envelope=envelope.iri, envelope_digest=envelope.digest,
+        evaluation=scope.evaluation, envelope=scope.envelope.iri, envelope_digest=scope.envelope.digest,
         as_of=as_of.isoformat() if as_of is not None else None, run=scope.run,
         coverage=coverage(graphs, scope), distribution=distribution(graphs, scope),
         pass_rates=pass_rates(graphs, scope, level), gaps=gaps(graphs, scope), failures=failures(graphs, scope),
