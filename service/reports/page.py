@@ -125,7 +125,7 @@ def _failures(graphs: GraphService, report: Report, states: dict[str, CriterionS
 
 def _drill(graphs: GraphService, report: Report, criteria: tuple[CriterionState, ...]) -> tuple[Drill, ...]:
     cases: dict[str, dict[str, tuple[str, list[Judgment]]]] = defaultdict(dict)
-    for row in graphs.rows("trace-requirement", _bindings(report)):
+    for row in graphs.rows("criterion-cases", _bindings(report)):
         entry = cases[row["criterion"].value].setdefault(row["case"].value, (row["probe"].value, []))
         if "determination" in row:
             judgment = Judgment(row["outcome"].value, row["judge"].value, row["determinedAt"].value)

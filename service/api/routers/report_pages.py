@@ -11,10 +11,11 @@ from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
+from ...core.graphs import GraphService
 from ...reports.model import tail
 from ...reports.page import report_page
 from ..deps import GraphsDep, ReaderDep
-from ..html import _render
+from ..html import _render  # html.py's page rendering (base.html's context), for templates of this router
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
 
@@ -38,11 +39,8 @@ FORMAT = {"percent": percent, "exact": exact, "outcome": tail}
 """What the report and comparison templates format numbers and outcomes with."""
 
 
-@router.get("/reports/{number}/page", response_class=HTMLResponse,
-            summary="The report as a page a sponsor reads: coverage apart from performance, charts, failures, gaps, "
-                    "drill-down; printable")
-async def get_report_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
-                          _: ReaderDep) -> HTMLResponse:
+async def report_page_response(request: Request, graphs: GraphService, evaluation_id: str, number: int) -> HTMLResponse:
+    """Report ``number``'s page; also what its IRI could answer a browser with (routers/reports.py)."""
     page = await run_in_threadpool(report_page, graphs, evaluation_id, number)
     report_path = f"/evaluations/{evaluation_id}/reports/{number}"
     identifiers = {state.criterion: state.identifier for state in page.criteria}
@@ -51,4 +49,12 @@ async def get_report_page(evaluation_id: str, number: int, request: Request, gra
                    page=page, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
                    run_path=f"/evaluations/{evaluation_id}/runs/{page.report.basis.run.rsplit('/', 1)[-1]}",
                    identifiers=identifiers, fitness=FITNESS.get(tail(page.report.statement.fitness), "—"), **FORMAT)
-    return HTMLResponse(html)
+    return HTMLResponse(html, headers={"Vary": "Accept"})
+
+
+@router.get("/reports/{number}/page", response_class=HTMLResponse,
+            summary="The report as a page a sponsor reads: coverage apart from performance, charts, failures, gaps, "
+                    "drill-down; printable")
+async def get_report_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
+                          _: ReaderDep) -> HTMLResponse:
+    return await report_page_response(request, graphs, evaluation_id, number)
