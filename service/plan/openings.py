@@ -224,7 +224,7 @@ class Openings:
         text = self._say(templates, values, about_other)
         if text is None:
             return None
-        keys = [key for key in self._said_keys(values) if key in self._followed]
+        keys = [key for _, key in self._said_parts(values) if key in self._followed]
         follow_ups = [self._fill(templates, values, turn) for key in keys for turn in templates.follow_ups.get(key, ())]
         if None in follow_ups:
             return None
@@ -251,14 +251,15 @@ class Openings:
             self._carers[persona] = asks_about_other(self.schema, URIRef(persona))
         return self._carers[persona]
 
-    def _said_keys(self, values: Mapping[str, str]) -> list[str]:
-        """The concepts the parts of a turn say, in the parts' order (a boolean part: its property, when true)."""
-        keys = []
+    def _said_parts(self, values: Mapping[str, str]) -> list[tuple[FacetSpec, str]]:
+        """The parts a scenario has, in their declared order, each with the concept its text is keyed by (a
+        boolean part: its property, said only when true)."""
+        parts = []
         for spec in self.grammar.parts:
             value = values.get(spec.name)
             if value is not None and (spec.value_kind != BOOLEANS or value == "true"):
-                keys.append(str(spec.dso_property) if spec.value_kind == BOOLEANS else value)
-        return keys
+                parts.append((spec, str(spec.dso_property) if spec.value_kind == BOOLEANS else value))
+        return parts
 
     def _say(self, templates: TemplateSet, values: Mapping[str, str], about_other: bool) -> str | None:
         """The parts in their declared order, slots filled; ``None`` when a required part or a slot has no text.
@@ -266,11 +267,7 @@ class Openings:
         part takes its about-other text where the set has one. A part that repeats an earlier one is left out
         (a pregnant persona already says the pregnancy)."""
         said: list[str] = []
-        for spec in self.grammar.parts:
-            value = values.get(spec.name)
-            key = None if value is None else str(spec.dso_property) if spec.value_kind == BOOLEANS else value
-            if key is None or (spec.value_kind == BOOLEANS and value != "true"):
-                continue
+        for spec, key in self._said_parts(values):
             other = templates.about_other.get(key) if about_other else None
             text = other if other is not None or (about_other and spec.node == SUBJECT) else templates.texts.get(key)
             if text is None:
