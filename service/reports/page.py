@@ -49,8 +49,8 @@ class Attested:
     attestation: str
     expert: str
     at: str
-    determinations: tuple[tuple[str, str], ...]
-    """(judge, case) of each failed determination it aggregates."""
+    determinations: tuple[tuple[str, tuple[str, ...]], ...]
+    """Each judge of the failed determinations it aggregates, with the cases they ruled on."""
 
 
 @dataclass(frozen=True)
@@ -107,19 +107,20 @@ def _coverage_rows(states: tuple[CriterionState, ...]) -> list[charts.Requiremen
 
 
 def _failures(graphs: GraphService, report: Report, states: dict[str, CriterionState]) -> tuple[Failure, ...]:
-    rows = graphs.rows("trace-failure", _bindings(report))
-    attested: dict[str, dict[str, tuple[str, str, list[tuple[str, str]]]]] = defaultdict(dict)
+    attested: dict[str, dict[str, tuple[str, str, dict[str, list[str]]]]] = defaultdict(dict)
     parents: dict[str, str | None] = {}
-    for row in rows:
+    for row in graphs.rows("trace-failure", _bindings(report)):
         criterion, attestation = row["criterion"].value, row["attestation"].value
         parents[criterion] = _value(row, "parentRequirement")
-        entry = attested[criterion].setdefault(attestation, (row["expert"].value, row["attestedAt"].value, []))
-        if "determination" in row and (_value(row, "judge"), _value(row, "case")) not in entry[2]:
-            entry[2].append((row["judge"].value, _value(row, "case") or ""))
+        _, _, judges = attested[criterion].setdefault(attestation, (row["expert"].value, row["attestedAt"].value, {}))
+        if "judge" in row:
+            cases = judges.setdefault(row["judge"].value, [])
+            if (case := _value(row, "case")) and case not in cases:
+                cases.append(case)
     return tuple(
         Failure(states[item.criterion], parents.get(item.criterion),
-                tuple(Attested(iri, expert, at, tuple(found)) for iri, (expert, at, found)
-                      in attested.get(item.criterion, {}).items()))
+                tuple(Attested(iri, expert, at, tuple((judge, tuple(cases)) for judge, cases in judges.items()))
+                      for iri, (expert, at, judges) in attested.get(item.criterion, {}).items()))
         for item in report.figures.failed if item.criterion in states)
 
 

@@ -35,7 +35,7 @@ def exact(value: Decimal | int) -> str:
     return format(Decimal(value).normalize(), "f") if isinstance(value, Decimal) else str(value)
 
 
-FORMAT = {"percent": percent, "exact": exact, "outcome": tail}
+FORMAT = {"percent": percent, "exact": exact, "outcome": tail, "short": tail}
 """What the report and comparison templates format numbers and outcomes with."""
 
 
