@@ -12,6 +12,7 @@ opening text does not say is refused, naming it (it would make the prompt frame 
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from functools import cache
@@ -108,6 +109,19 @@ def test_each_probe_has_its_languages_follow_ups_for_its_need(small_planned: Ser
           ?probe epo:followUp ?turn . ?turn epo:followUpPosition ?position ; epo:followUpPrompt ?text }} }}""")
     assert {(r["probe"], r["position"], r["text"], r["tag"]) for r in rows} == {
         (p["probe"], "2", p["followUps"][0], p["tag"]) for p in probes}
+
+
+def test_the_inspect_dataset_carries_each_probes_follow_ups(small_planned: Service) -> None:  # noqa: F811
+    """The plan exported for Inspect: each sample's follow-ups are its probe's, which the scripted solver plays."""
+    exported = small_planned.http.get(f"/evaluations/{ID}/plans/1/inspect-dataset")
+    assert exported.status_code == 200, exported.text
+    samples = {s["id"]: s for s in map(json.loads, exported.text.splitlines())}
+    probes = probes_with_tags(small_planned)
+    assert samples.keys() == {p["probe"] for p in probes}
+    for probe in probes:
+        sample = samples[probe["probe"]]
+        assert sample["input"] == [{"role": "user", "content": probe["openingPrompt"]}]
+        assert sample["metadata"]["follow_ups"] == probe["followUps"] != []
 
 
 def test_the_plan_digest_covers_the_follow_ups(small_planned: Service) -> None:  # noqa: F811
