@@ -4,8 +4,9 @@ turns come from its language's template file, keyed by the need its opening turn
 Over real HTTP on a 40-probe plan of the measles example: every probe's follow-ups are the ones its own
 language's file gives for the need its opening asks, slots filled as the opening's (worked out here from the
 files alone); they are in the plan graph, so the plan's digest covers them and a follow-up changed behind the
-service un-approves the plan; a run on the demonstration chatbot sends them, one user turn after each reply,
-and the chatbot's reply to the follow-up stays on the question's topic. Without HTTP: a language whose file has
+service un-approves the plan; the Inspect dataset export carries them; a run on the demonstration chatbot
+sends them, one user turn after each reply, and the chatbot's reply to the follow-up stays on the question's
+topic. Without HTTP: every template file has the follow-ups the English one has; a language whose file has
 no follow-up for a need gets none, and says so (never another language's); a follow-up whose slot its need's
 opening text does not say is refused, naming it (it would make the prompt frame count too few conversations).
 """
