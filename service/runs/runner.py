@@ -36,6 +36,11 @@ is four requests to the store whatever its size (:mod:`..core.commits`), each li
 write only shares those requests; the writer's thread works while the target answers, so the batch needs to be
 no larger than what arrives meanwhile."""
 
+UNRECORDED_BATCHES = 4
+"""Batches a runner holds claimed and not yet recorded at most: enough that the executor's workers never wait for
+the writer's latest write to land before the next batch is claimed (with two, they waited about half the run on a
+busy machine), few enough that a runner killed loses little work."""
+
 WRITER_POLL_S = 0.02
 """How often the claimer looks whether the writer has caught up enough to claim another batch."""
 
@@ -59,23 +64,25 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases.
 
     Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation)
-    under a lease (by default one that outlasts two batches, :func:`.claims.lease_for`). The next batch is claimed
-    while the current one runs, so a worker that finishes a conversation starts the next at once, never waiting
-    for a batch's slowest case; at most two batches are claimed and not yet recorded. When every pending probe is
-    held by another runner's live claim, this runner waits (``poll_s``) for their cases or for their leases to
-    lapse, and ends when every probe has its case.
+    under a lease (by default one that outlasts :data:`UNRECORDED_BATCHES` batches of the plan's longest
+    conversation, :func:`.claims.lease_for`). Further batches are claimed while one runs, so a worker that finishes
+    a conversation starts the next at once, never waiting for a batch's slowest case; at most
+    :data:`UNRECORDED_BATCHES` are claimed and not yet recorded. When every pending probe is held by another
+    runner's live claim, this runner waits (``poll_s``) for their cases or for their leases to lapse, and ends when
+    every probe has its case.
     """
     run = require_version(run_view(graphs, evaluation_id, run_number), target)
     agent = require(credential, *RUNNERS)
     probes = plan_probes(graphs, evaluation_id, run.plan)
     size = claim_size or max(8, 4 * settings.concurrency)
+    turns = max((1 + len(p.follow_ups) for p in probes), default=1)
     done = set(recorded_probes(graphs, run.iri))
     writer = _Writer(graphs, evaluation_id, run_number, agent, len(done), run.probes, on_progress,
                      RunPlan.read(graphs, evaluation_id, run_number, probes))
     writer.start()
     try:
         ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, probes, done, target, settings, agent, writer,
-                                          limit, size, lease or lease_for(settings, 2 * size), poll_s))
+                                          limit, size, lease or lease_for(settings, UNRECORDED_BATCHES * size, turns), poll_s))
     finally:
         writer.finish()
     return Continued(ran, writer.recorded, run_view(graphs, evaluation_id, run_number))
@@ -94,7 +101,7 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
     async def claim_batches() -> None:
         try:
             while limit is None or len(taken) < limit:
-                await writer.recorded_at_least(len(taken) - size)  # at most two batches claimed and unrecorded
+                await writer.recorded_at_least(len(taken) - (UNRECORDED_BATCHES - 1) * size)
                 pending = [p for p in probes if p.iri not in done and p.iri not in taken]
                 if not pending:
                     break
