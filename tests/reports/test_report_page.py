@@ -14,10 +14,16 @@ from pathlib import Path
 import pytest
 
 from service.cli import main
+from service.core.config import Credential
 from service.core.store import EmbeddedStore
+from service.runs.model import ExecutionSettings
+from service.runs.records import start_run
+from service.runs.runner import continue_run
+from service.runs.targets import OpenAICompatible
 from ..browser import Browser
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, restore
-from ..judgments.test_judgments_api import judged  # noqa: F401
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
+from ..judgments.test_judgments_api import judged, probes  # noqa: F401
+from ..runs.conftest import chat_server  # noqa: F401
 from ..plan.test_second_domain_plan import planned  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
 from .test_reports_api import BODY, ID, attested  # noqa: F401
@@ -158,3 +164,40 @@ def test_caie_compare_prints_the_comparison_or_the_reasons(attested: Service, tm
     assert printed["counts"]["newly covered"] == 1 and printed["counts"]["still failing"] == 1
     assert main(["compare", ID, "2", ID, "1", "--kind", "version", *where]) == 1
     assert [e.split(": ")[0] for e in json.loads(capsys.readouterr().out)["errors"]] == ["target version"]
+
+
+def test_a_version_comparison_of_two_target_versions_run_alike(attested: Service, chat_server: str) -> None:  # noqa: F811
+    """Run 2 of the same plan, with the same settings, on another version of the target (the demonstration chatbot
+    behind its OpenAI-compatible API, another model release), determined and attested like run 1 but with washing
+    passing now: compatible, washing is fixed, coverage unchanged (hanging is untested in both)."""
+    _report(attested)
+    settings = attested.http.get(f"/evaluations/{ID}/runs/1", headers={"Accept": "application/json"}).json()["settings"]
+    execution = ExecutionSettings(**settings)
+    target = OpenAICompatible(f"{chat_server}/demo/v1", "bednets-chatbot 0.2.0")
+    theo = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
+    graphs = graphs_over(attested.store)
+    run = start_run(graphs, ID, 1, target.version, execution, theo)
+    assert continue_run(graphs, ID, run.number, target, execution, theo).run.traces == 6
+    judged = attested.http.post(f"/evaluations/{ID}/runs/2/rule-judgments", headers=attested.auth("theo"))
+    assert judged.status_code == 201, judged.text
+    made = attested.http.post(f"/evaluations/{ID}/runs/2/determinations", headers=attested.auth("nora"), json={
+        "determinations": [{"probe": p["probe"], "criterion": c, "outcome": "passed", "rationale": "passed on reading"}
+                           for c in ("washing", "where") for p in probes(attested, c)]})
+    assert made.status_code == 201, made.text
+    for criterion in ("washing", "where"):
+        attested_now = attested.http.post(f"/evaluations/{ID}/runs/2/attestations", headers=attested.auth("annie"), json={
+            "criterion": criterion, "outcome": "passed", "rationale": "as determined", "sufficiency": "sufficient",
+            "appropriateness": "appropriate"})
+        assert attested_now.status_code == 201, attested_now.text
+    second = attested.http.post(REPORTS, json={**BODY, "run": 2}, headers=attested.auth("theo"))
+    assert second.status_code == 201, second.text
+
+    compared = attested.http.get(f"{REPORTS}/2/comparisons/version/{ID}/1", headers={"Accept": "application/json"})
+    assert compared.status_code == 200, compared.text
+    body = compared.json()
+    assert [(c["identifier"], c["referenceOutcome"], c["outcome"], c["change"]) for c in body["criteria"]] == [
+        ("washing", "failed", "passed", "fixed"), ("hanging", "untested", "untested", "unchanged"),
+        ("where", "passed", "passed", "unchanged")]
+    deltas = {d["figure"]: d["difference"] for d in body["deltas"]}
+    assert (deltas["coverage"], deltas["failed count"], deltas["passed count"]) == ("0", "-1", "+1")
+    assert deltas["passed weighted fraction"] == "+0.666666666667"  # 1 of 3 before, 3 of 3 now
