@@ -21,7 +21,7 @@ from service.runs.records import start_run
 from service.runs.runner import continue_run
 from service.runs.targets import OpenAICompatible
 from ..browser import Browser
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
 from ..judgments.test_judgments_api import judged, probes  # noqa: F401
 from ..runs.conftest import chat_server  # noqa: F401
 from ..plan.test_second_domain_plan import planned  # noqa: F401
@@ -127,6 +127,7 @@ def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_compariso
     assert [e.split(": ")[0] for e in same_version.json()["errors"]] == ["target version"]
 
 
+@ALSO_REMOTE
 def test_reports_with_another_envelope_digest_and_judge_version_are_refused_naming_each(
         attested: Service) -> None:  # noqa: F811
     """Report 2's envelope digest and one judge's version are changed in its graph (as a report on another envelope,
