@@ -10,6 +10,7 @@ import over HTTP (it conforms) is in test_caie_metrics.py.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 import rdflib
@@ -64,3 +65,11 @@ def test_a_counterexample_is_refused_over_http_naming_its_shape(service: Service
     assert {error["source_shape"] for error in problem["errors"]} == {"ogc:S7-Report"}
     assert {error["focus_node"] for error in problem["errors"]} == {"<https://w3id.org/og-caie/evaluation/measles#report>"}
     assert catalog(service) == {}
+
+
+def test_without_caie_spec_files_a_caie_spec_record_is_refused_not_imported_unchecked(
+        service: Service, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("CAIE_SPEC_DIR", str(tmp_path))
+    body = spec_file("explorer", "data", "measles-evaluation.ttl").read_bytes()
+    problem = assert_refused(service, body, 422, "this deployment cannot check it", id="unchecked")
+    assert str(tmp_path) in problem["detail"] and "CAIE_SPEC_DIR" in problem["detail"]

@@ -17,6 +17,7 @@ from __future__ import annotations
 from decimal import Decimal
 from fractions import Fraction
 
+import rdflib
 from pyoxigraph import Literal, NamedNode
 
 from service.core import queries
@@ -69,3 +70,20 @@ def test_our_queries_recompute_the_measles_reports_from_its_attestations(service
         numbers = recomputed(service, stated["at"])
         assert numbers == BY_HAND[kind], kind
         assert numbers == tuple(Fraction(Decimal(stated[n])) for n in ("coverage", "pass", "fail", "cantTell")), kind
+
+
+def test_the_exported_record_gives_the_same_numbers_with_rdflib(service: Service) -> None:
+    """Anyone can recompute them: the record's TriG export (the record and its reading in our terms), queried
+    with rdflib's own SPARQL engine."""
+    assert post_record(service, shared_path(*MEASLES).read_bytes(), "measles").status_code == 201
+    trig = service.http.get("/evaluations/measles/record", headers={"Accept": "application/trig"})
+    assert trig.status_code == 200
+    dataset = rdflib.Dataset()
+    dataset.parse(data=trig.text, format="trig")
+    bindings = {"evaluation": rdflib.URIRef(EVALUATION)}
+    [coverage] = dataset.query(queries.load("coverage"), initBindings=bindings)
+    assert (int(coverage.applicable), int(coverage.covered)) == (5, 5)
+    assert Decimal(str(coverage.coveredWeight)) == Decimal(str(coverage.applicableWeight)) == 8
+    counts = {str(row.outcome): int(row.criteria)
+              for row in dataset.query(queries.load("outcome-distribution"), initBindings=bindings)}
+    assert counts == {EARL + "passed": 4, EARL + "failed": 1}
