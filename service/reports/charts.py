@@ -14,14 +14,15 @@ from __future__ import annotations
 import base64
 import io
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
-from matplotlib import rc_context
-from matplotlib.backends.backend_svg import FigureCanvasSVG
-from matplotlib.figure import Figure
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
 
 Number = Fraction | Decimal | float | int
 
@@ -56,13 +57,26 @@ class Interval:
     upper: float
 
 
+@contextmanager
+def _drawing() -> Iterator[None]:
+    """Our settings while a chart is drawn; matplotlib is imported at the first chart, not with the service."""
+    from matplotlib import rc_context
+
+    with _LOCK, rc_context(_RC):
+        yield
+
+
 def _svg(figure: Figure) -> str:
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
     buffer = io.StringIO()
     FigureCanvasSVG(figure).print_svg(buffer, metadata={"Date": None, "Creator": "OB-CAIE (matplotlib)"})
     return buffer.getvalue()
 
 
 def _figure(rows: int, *, row_height: float = 0.42, extra: float = 1.1) -> Figure:
+    from matplotlib.figure import Figure
+
     return Figure(figsize=(_WIDTH, extra + row_height * max(rows, 1)), layout="constrained")
 
 
@@ -96,7 +110,7 @@ def _percent_axis(axes: object, label: str) -> None:
 
 def coverage_by_requirement(rows: Sequence[RequirementCoverage]) -> str:
     """One bar per requirement: the covered weight over the applicable weight of its criteria."""
-    with _LOCK, rc_context(_RC):
+    with _drawing():
         figure = _figure(len(rows))
         if not rows:
             return _empty(figure, "No applicable criteria")
@@ -116,7 +130,7 @@ def coverage_by_requirement(rows: Sequence[RequirementCoverage]) -> str:
 
 def outcome_distribution(counts: Mapping[str, int], weights: Mapping[str, Number]) -> str:
     """Two stacked bars, by count and by weight, of the covered criteria's outcomes (each sums to 1)."""
-    with _LOCK, rc_context(_RC):
+    with _drawing():
         figure = _figure(2, row_height=0.55)
         if not sum(counts.get(outcome, 0) for outcome in OUTCOMES):
             return _empty(figure, "No covered criteria")
@@ -143,7 +157,7 @@ def outcome_distribution(counts: Mapping[str, int], weights: Mapping[str, Number
 
 def pass_rates(rows: Sequence[Interval], level: float) -> str:
     """Each criterion's probe pass rate as a point, with its confidence interval as a bar through it."""
-    with _LOCK, rc_context(_RC):
+    with _drawing():
         figure = _figure(len(rows), row_height=0.38)
         if not rows:
             return _empty(figure, "No criteria with probes")
