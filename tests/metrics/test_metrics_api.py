@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from ..conftest import BASE_URL, Service
-from .conftest import EVALUATION, ID, before_correction, measured  # noqa: F401
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
+from .conftest import EVALUATION, ID, before_correction
 
 CRITERIA = f"{BASE_URL}evaluations/{ID}/envelope/v1/criteria/"
 RUN = f"{BASE_URL}evaluations/{ID}/runs/"
@@ -56,7 +56,9 @@ def test_coverage_distribution_and_pass_rate_counts_are_exact(measured: Service)
     assert body["envelope"] == f"{BASE_URL}evaluations/{ID}/envelope/v1" and body["envelopeDigest"]
 
 
-def test_as_of_the_superseded_attestation_the_criterion_was_failed(measured: Service) -> None:
+def test_as_of_a_date_and_for_one_run(measured: Service) -> None:
+    """As of the superseded attestation's time the criterion was failed; before anything, nothing is covered; run 2
+    has only washing's inapplicable attestation, so nothing is covered in it."""
     body = metrics(measured, asOf=before_correction(measured))
     assert body["coverage"]["rate"]["fraction"] == "5/6"
     assert distribution(body) == {"passed": (0, "0", "0/1", "0/1"), "failed": (1, "3", "1/2", "3/5"),
@@ -68,9 +70,7 @@ def test_as_of_the_superseded_attestation_the_criterion_was_failed(measured: Ser
     assert distribution(before_anything) == {o: (0, "0", None, None) for o in ("passed", "failed", "cantTell")}
     assert {key: value[:2] for key, value in rates(before_anything).items()} == {key: (0, 0) for key in rates(body)}
 
-
-def test_one_run(measured: Service) -> None:
-    body = metrics(measured, run=2)  # run 2 has only washing's inapplicable attestation: nothing covered
+    body = metrics(measured, run=2)
     assert (body["run"], body["coverage"]["covered"], body["coverage"]["coveredWeight"]) == (f"{RUN}2", 0, "0")
     assert rates(body) == {("hanging", 2): (0, 0, 2, 2), ("washing", 2): (1, 1, 2, 2), ("where", 2): (0, 0, 2, 2)}
     assert [(g["identifier"], g["attestedInapplicable"]) for g in body["gaps"]] == [
@@ -78,6 +78,7 @@ def test_one_run(measured: Service) -> None:
     assert metrics(measured, run=1)["coverage"]["rate"]["fraction"] == "5/6"
 
 
+@EMBEDDED_ONLY
 def test_traceability_both_ways_and_the_drill_down(measured: Service) -> None:
     http = measured.http
     asOf = before_correction(measured)
@@ -115,15 +116,16 @@ def test_traceability_both_ways_and_the_drill_down(measured: Service) -> None:
                                                                                   ("2", "passed")}
 
 
-@pytest.mark.parametrize(("path", "params", "status", "phrase"), [
-    ("metrics", {"asOf": "yesterday"}, 400, "not an ISO 8601 date-time"),
-    ("metrics", {"asOf": "2026-01-01T00:00:00"}, 400, "no time zone"),
-    ("metrics", {"run": 9}, 404, "has no run 9"),
-    ("gaps", {"run": 9}, 404, "has no run 9"),
-    ("trace", {"criterion": "c99"}, 404, "no criterion 'c99'"),
-    ("trace", {"requirement": "R9"}, 404, "no requirement 'R9'"),
-])
-def test_bad_parameters_are_refused_by_name(measured: Service, path: str, params: dict, status: int, phrase: str) -> None:
-    answer = measured.http.get(f"{EVALUATION}/{path}", params=params)
-    assert (answer.status_code, phrase in answer.text) == (status, True), answer.text
+@EMBEDDED_ONLY
+def test_bad_parameters_are_refused_by_name(measured: Service) -> None:
+    for path, params, status, phrase in [
+        ("metrics", {"asOf": "yesterday"}, 400, "not an ISO 8601 date-time"),
+        ("metrics", {"asOf": "2026-01-01T00:00:00"}, 400, "no time zone"),
+        ("metrics", {"run": 9}, 404, "has no run 9"),
+        ("gaps", {"run": 9}, 404, "has no run 9"),
+        ("trace", {"criterion": "c99"}, 404, "no criterion 'c99'"),
+        ("trace", {"requirement": "R9"}, 404, "no requirement 'R9'"),
+    ]:
+        answer = measured.http.get(f"{EVALUATION}/{path}", params=params)
+        assert (answer.status_code, phrase in answer.text) == (status, True), answer.text
     assert measured.http.get("/evaluations/nothing-here/metrics").status_code == 404

@@ -1,0 +1,97 @@
+"""Issue 11, "Done when" 2: the record exported as TriG (GET /evaluations/{id}/record), read by rdflib's own SPARQL
+engine (a Dataset without a union default graph: the queries read named graphs), gives the same numbers from each
+metric query (queries/*.rq, parameters bound with VALUES as a third party would) as the service answers over HTTP:
+every query with no optional parameter, and the ones a date or a run changes with those.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import rdflib
+from pyoxigraph import Literal, NamedNode
+
+from service.core import queries
+from service.core.namespaces import XSD
+from service.core.store.base import bind
+
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
+from .conftest import EVALUATION, ID, before_correction
+
+pytestmark = EMBEDDED_ONLY  # the export is the same dataset from either store; the numbers checked are rdflib's
+
+
+def exported(service: Service) -> rdflib.Dataset:
+    answer = service.http.get(f"{EVALUATION}/record", headers={"Accept": "application/trig"})
+    assert answer.status_code == 200, answer.text
+    dataset = rdflib.Dataset(default_union=False)
+    dataset.parse(data=answer.text, format="trig")
+    return dataset
+
+
+def select(dataset: rdflib.Dataset, name: str, **params: NamedNode | Literal) -> list[dict[str, str]]:
+    text = bind(queries.load(name), {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params})
+    return [{str(k): str(v) for k, v in row.asdict().items()} for row in dataset.query(text)]
+
+
+def coverage(dataset: rdflib.Dataset, **params: NamedNode | Literal) -> tuple:
+    [row] = select(dataset, "coverage", **params)
+    return int(row["applicable"]), int(row["covered"]), Decimal(row["applicableWeight"]), Decimal(row["coveredWeight"])
+
+
+def served_coverage(body: dict) -> tuple:
+    c = body["coverage"]
+    return c["applicable"], c["covered"], Decimal(c["applicableWeight"]), Decimal(c["coveredWeight"])
+
+
+def shares(dataset: rdflib.Dataset, **params: NamedNode | Literal) -> dict[str, tuple]:
+    return {row["outcome"].rsplit("#", 1)[-1]: (int(row["criteria"]), Decimal(row["outcomeWeight"]))
+            for row in select(dataset, "outcome-distribution", **params)}
+
+
+def served_shares(body: dict) -> dict[str, tuple]:
+    return {o["outcome"]: (o["criteria"], Decimal(o["weight"])) for o in body["distribution"]["outcomes"] if o["criteria"]}
+
+
+def counts(dataset: rdflib.Dataset, **params: NamedNode | Literal) -> dict[tuple[str, str], tuple]:
+    return {(r["criterion"], r["run"]): (int(r["k"]), int(r["n"]), int(r["frame"]), int(r["cases"]))
+            for r in select(dataset, "pass-rate-counts", **params)}
+
+
+def served_counts(body: dict) -> dict[tuple[str, str], tuple]:
+    return {(p["criterion"], p["run"]): (p["k"], p["n"], p["N"], p["cases"]) for p in body["passRates"]}
+
+
+def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_record(measured: Service) -> None:
+    http, dataset = measured.http, exported(measured)
+    body = http.get(f"{EVALUATION}/metrics").json()
+    assert coverage(dataset) == served_coverage(body) == (3, 2, Decimal(6), Decimal(5))
+    assert shares(dataset) == served_shares(body)
+    assert counts(dataset) == served_counts(body)
+    assert [r["criterion"] for r in select(dataset, "gaps")] == [g["criterion"] for g in body["gaps"]]
+    assert select(dataset, "failures") == body["failures"] == []
+    assert select(dataset, "execution-errors") == body["executionErrors"] == []
+    tree = http.get(f"{EVALUATION}/drill-down").json()["summary"]
+    rows = select(dataset, "drill-down")
+    assert (len(rows), sum(int(r["cases"]) for r in rows), sum(int(r["determinations"]) for r in rows)) == (
+        3, tree["cases"], tree["determinations"])
+    links = http.get(f"{EVALUATION}/trace").json()["links"]
+    assert {(r["criterion"], r["case"], r.get("determination"), r.get("attestation"))
+            for r in select(dataset, "trace-requirement")} == {
+        (link["criterion"], link["case"], link["determination"], link["attestation"]) for link in links}
+
+    as_of = before_correction(measured)
+    date = Literal(as_of, datatype=NamedNode(XSD + "dateTime"))
+    body = http.get(f"{EVALUATION}/metrics", params={"asOf": as_of}).json()
+    assert coverage(dataset, asOf=date) == served_coverage(body)
+    assert shares(dataset, asOf=date) == served_shares(body) == {"failed": (1, Decimal(3)), "cantTell": (1, Decimal(2))}
+    assert [r["criterion"] for r in select(dataset, "failures", asOf=date)] == [f["criterion"] for f in body["failures"]]
+    traced = http.get(f"{EVALUATION}/failures/trace", params={"asOf": as_of}).json()["traces"]
+    assert [(r["attestation"], r["determination"], r["judge"]) for r in select(dataset, "trace-failure", asOf=date)] == [
+        (t["attestation"], t["determination"], t["judge"]) for t in traced] != []
+
+    run = NamedNode(f"{BASE_URL}evaluations/{ID}/runs/2")
+    body = http.get(f"{EVALUATION}/metrics", params={"run": 2}).json()
+    assert coverage(dataset, run=run) == served_coverage(body)
+    assert counts(dataset, run=run) == served_counts(body)
+    assert [r["criterion"] for r in select(dataset, "gaps", run=run)] == [g["criterion"] for g in body["gaps"]]
