@@ -29,12 +29,14 @@ def exported(service: Service) -> rdflib.Dataset:
     return dataset
 
 
-def select(dataset: rdflib.Dataset, name: str, **params: NamedNode | Literal) -> list[dict[str, str]]:
-    text = bind(queries.load(name), {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params})
+def select(dataset: rdflib.Dataset, name: str, **params: NamedNode | Literal | None) -> list[dict[str, str]]:
+    """Rows of query ``name``, the evaluation and ``params`` bound (one given as ``None`` left unbound)."""
+    bound = {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params}
+    text = bind(queries.load(name), {name: term for name, term in bound.items() if term is not None})
     return [{str(k): str(v) for k, v in row.asdict().items()} for row in dataset.query(text)]
 
 
-def coverage(dataset: rdflib.Dataset, **params: NamedNode | Literal) -> tuple:
+def coverage(dataset: rdflib.Dataset, **params: NamedNode | Literal | None) -> tuple:
     [row] = select(dataset, "coverage", **params)
     return int(row["applicable"]), int(row["covered"]), Decimal(row["applicableWeight"]), Decimal(row["coveredWeight"])
 
@@ -95,3 +97,16 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert coverage(dataset, run=run) == served_coverage(body)
     assert counts(dataset, run=run) == served_counts(body)
     assert [r["criterion"] for r in select(dataset, "gaps", run=run)] == [g["criterion"] for g in body["gaps"]]
+
+
+def test_a_record_without_in_scope_triples_or_an_evaluation_link_is_read_by_its_envelope(measured: Service) -> None:
+    """A record made elsewhere (caie-spec's) states no epo:inScope and links no evaluation to its envelope: bound to
+    the envelope, the queries count its criteria as applicable all the same."""
+    dataset = exported(measured)
+    epo = rdflib.Namespace("https://w3id.org/ob-caie/epo/")
+    for predicate in (epo.inScope, epo.operationalEnvelope, epo.inEvaluation):
+        for quad in list(dataset.quads((None, predicate, None, None))):
+            dataset.remove(quad)
+    envelope = NamedNode(f"{BASE_URL}evaluations/{ID}/envelope/v1")
+    assert coverage(dataset, evaluation=None, envelope=envelope) == (3, 2, Decimal(6), Decimal(5))
+    assert coverage(dataset) == (0, 0, Decimal(0), Decimal(0))  # no envelope to read without the link
