@@ -116,6 +116,9 @@ def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_compariso
 
     turtle = attested.http.get(url, headers={"Accept": "text/turtle"})
     assert turtle.status_code == 200 and "BaselineComparison" in turtle.text and "newly covered" in turtle.text
+    jsonld = attested.http.get(url, headers={"Accept": "application/ld+json"})
+    assert jsonld.status_code == 200 and "json" in jsonld.headers["content-type"]
+    assert f"{EVALUATION}/reports/2/comparisons/baseline/{ID}/1" in jsonld.text  # compacted with the published context
     browser.open(f"{attested.url}{url}")
     assert browser.errors == []
     assert browser.evaluate("document.querySelector('h1').textContent") == "Baseline comparison: report 2 against report 1"
