@@ -55,7 +55,7 @@ def verify(args: argparse.Namespace) -> int:
 
 def compare(args: argparse.Namespace) -> int:
     """Print the comparison's JSON (exit 0), or the incompatibilities that refuse it (exit 1)."""
-    from .api.routers.comparisons import comparison_json
+    from .api.shapes import comparison_json
     from .cli import _open_services
     from .core.errors import Conflict
     from .reports.compare import compare as compare_reports, side

@@ -72,7 +72,7 @@ def safe_href(href: str | None) -> str | None:
     return href if colon and scheme.lower() in ("http", "https") else None
 
 
-def _render(template: str, *, title: str, link: Linker = lambda _: None, path: str | None = None,
+def render(template: str, *, title: str, link: Linker = lambda _: None, path: str | None = None,
             scripts: Sequence[str] = (), **context: object) -> str:
     """A page: ``link`` maps an IRI to its path here; ``path`` (this page's) gets RDF alternates."""
     alternate = safe_href(path)
@@ -138,7 +138,7 @@ def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tu
     terms = sorted((Link(s, labels.get(s)) for s in {t.subject.value for t in triples
                     if isinstance(t.subject, NamedNode) and t.subject.value != iri}),
                    key=lambda item: (item.label or item.iri).lower())
-    return _render(
+    return render(
         "resource.html", title=label, link=link, path=path, scripts=["alternates.js"],
         iri=iri, label=label, definition=definition, doc=term, outline=outline, incoming=incoming,
         statements=_statements(iri, triples, labels), terms=terms, page_href=_page_href("via"),
@@ -149,7 +149,7 @@ def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tu
 
 def index_page(index: OntologyIndex, link: Linker, path: str) -> str:
     """The index of an ontology, DSO or knowledge graph: metadata, class hierarchy diagram, paged term lists."""
-    return _render(
+    return render(
         "index.html", title=index.metadata.title, link=link, path=path, scripts=["alternates.js"],
         index=index, diagram=layout(index.hierarchy), page_href=_page_href("list"),
         kinds={"ontologies": "ontology", "dso": "domain-specific ontology (DSO)", "kg": "knowledge graph"},
@@ -162,7 +162,7 @@ def catalog_page(entries: list[CatalogEntry], base_url: str, *, page: int = 1, p
     """The catalog as a table, 100 graphs a page: each graph's kind, size, digest, who loaded it and when."""
     size = 100
     listing = Page(tuple(entries[(page - 1) * size:page * size]), len(entries), size, (page - 1) * size)
-    return _render("catalog.html", title=heading, path=path, scripts=["alternates.js"], heading=heading,
+    return render("catalog.html", title=heading, path=path, scripts=["alternates.js"], heading=heading,
                    intro=intro, base_url=base_url, page=listing, void=void, page_href=_page_href("list"),
                    documented={kind.value for kind in DOCUMENTED})
 
@@ -170,15 +170,15 @@ def catalog_page(entries: list[CatalogEntry], base_url: str, *, page: int = 1, p
 def home_page(base_url: str, entries: list[CatalogEntry]) -> str:
     """Where to start: what the service holds and where to look."""
     documented = [e for e in entries if e.kind in DOCUMENTED and not e.batch_of]
-    return _render("home.html", title="Home", base_url=base_url, entries=entries, documented=documented)
+    return render("home.html", title="Home", base_url=base_url, entries=entries, documented=documented)
 
 
 def query_page(initial: str = "") -> str:
     """The query page: an editor, the examples (every published query among them) and a results area."""
     chosen = initial or examples()[0].text
-    return _render("query.html", title="Query", scripts=["query.js"], initial=chosen, examples=examples())
+    return render("query.html", title="Query", scripts=["query.js"], initial=chosen, examples=examples())
 
 
 def error_page(status: int, title: str, message: str) -> str:
     """An error for a browser: the same status, title and message as the problem details."""
-    return _render("error.html", title=f"{status} {title}", message=message)
+    return render("error.html", title=f"{status} {title}", message=message)

@@ -76,6 +76,11 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("get", "/evaluations/{evaluation_id}/approvals"): (JSON, *evaluations.RDF_OFFERED),
     ("get", "/evaluations/{evaluation_id}/plans/{number}"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/scenarios"): PUBLISHED,
+    ("get", "/evaluations/{evaluation_id}/runs/{number}"): PUBLISHED,
+    ("get", "/evaluations/{evaluation_id}/reports/{number}"): PUBLISHED,
+    ("get", "/evaluations/{evaluation_id}/reports/{number}/comparisons/{comparison}/{reference_evaluation}/"
+            "{reference_number}"): PUBLISHED,
+    ("get", "/evaluations/{evaluation_id}/reports/{number}/page"): (HTML,),
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
     ("get", "/evaluations/{evaluation_id}/record/caie"): tuple(interop.GRAPH_FORMATS),
     ("get", "/doc/{kind}/{identifier}"): (HTML,),

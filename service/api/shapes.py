@@ -19,8 +19,10 @@ from ..judgments.attestations import AttestationView
 from ..metrics.model import (Coverage, DrillNode, EvaluationMetrics, Failure, FailureTrace, Gap, OutcomeDistribution,
                              PassRate, TraceLink)
 from ..plan.model import PlanView, Probe
+from ..reports.compare import CHANGES, Comparison, signed
 from ..reports.model import Check as ReportCheck, CriterionItem as ReportCriterion, Report as ReportModel
 from ..reports.model import SignOff as ReportSignOff, Verification as ReportVerification, canon as report_canon
+from ..reports.model import tail as report_tail
 from ..runs.jobs import Job
 from ..runs.records import RunView
 from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleCount
@@ -336,3 +338,19 @@ def failure_trace_json(t: FailureTrace) -> JSON:
             "attestation": t.attestation, "expert": t.expert, "attestedAt": t.attested_at,
             "determination": t.determination, "judge": t.judge, "method": t.method, "determinedAt": t.determined_at,
             "probe": t.probe, "run": t.run, "case": t.case}
+
+
+def comparison_json(iri: str, comparison: Comparison) -> JSON:
+    """The comparison as JSON: the two reports, each criterion's change, the deltas, and counts per change."""
+    return {
+        "comparison": iri, "kind": comparison.kind, "compatible": True, "current": comparison.current.iri,
+        "reference": comparison.reference.iri,
+        "counts": {change: comparison.count(change) for change in CHANGES},
+        "criteria": [{"identifier": row.identifier, "criterion": row.criterion, "weight": report_canon(row.weight),
+                      "referenceOutcome": report_tail(row.reference_outcome),
+                      "outcome": report_tail(row.outcome), "change": row.change} for row in comparison.changes],
+        "deltas": [{"figure": delta.name,
+                    "reference": None if delta.reference is None else report_canon(delta.reference),
+                    "current": None if delta.current is None else report_canon(delta.current),
+                    "difference": signed(delta.difference) or None} for delta in comparison.deltas],
+    }

@@ -86,6 +86,12 @@ def test_the_runs_page_links_to_its_report(attested: Service) -> None:  # noqa: 
     page = attested.http.get(f"/evaluations/{ID}/runs/1", headers={"Accept": "text/html"})
     assert page.status_code == 200
     assert f'href="{REPORTS}/1"' in page.text
+    # following that link, a browser gets the report's page; an RDF client still gets the report's graph
+    report = attested.http.get(f"{REPORTS}/1", headers={"Accept": "text/html,application/xhtml+xml,*/*;q=0.8"})
+    assert report.status_code == 200 and "Coverage" in report.text and "<svg" not in report.text
+    assert 'src="data:image/svg+xml' in report.text
+    turtle = attested.http.get(f"{REPORTS}/1", headers={"Accept": "text/turtle"})
+    assert turtle.status_code == 200 and "epo:Report" in turtle.text
 
 
 def _attest_hanging(service: Service) -> None:

@@ -19,29 +19,14 @@ from starlette.concurrency import run_in_threadpool
 from ...core.formats import HTML, JSON, negotiate
 from ...core.graphs import IDENTIFIER_PATTERN, GraphService
 from ...reports.compare import CHANGES, Comparison, compare, comparison_triples, side, signed
-from ...reports.model import canon, tail
 from ..deps import GraphsDep, ReaderDep
-from ..html import _render
+from ..html import render
 from ..rdf_response import context_iri, rdf_response
+from ..shapes import comparison_json
 from .report_pages import FORMAT
 from .resources import OFFERED
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/reports/{number}", tags=["reports"])
-
-
-def comparison_json(iri: str, comparison: Comparison) -> dict[str, object]:
-    """The comparison as JSON: the two reports, each criterion's change, the deltas, and counts per change."""
-    return {
-        "comparison": iri, "kind": comparison.kind, "compatible": True, "current": comparison.current.iri,
-        "reference": comparison.reference.iri,
-        "counts": {change: comparison.count(change) for change in CHANGES},
-        "criteria": [{"identifier": row.identifier, "criterion": row.criterion, "weight": canon(row.weight),
-                      "referenceOutcome": tail(row.reference_outcome),
-                      "outcome": tail(row.outcome), "change": row.change} for row in comparison.changes],
-        "deltas": [{"figure": delta.name, "reference": None if delta.reference is None else canon(delta.reference),
-                    "current": None if delta.current is None else canon(delta.current),
-                    "difference": signed(delta.difference) or None} for delta in comparison.deltas],
-    }
 
 
 def _compare(graphs: GraphService, kind: str, evaluation_id: str, number: int, reference_evaluation: str,
@@ -64,7 +49,7 @@ async def get_comparison(evaluation_id: str, number: int, comparison: Literal["v
     if wanted == JSON:
         return JSONResponse(comparison_json(iri, found), headers={"Vary": "Accept"})
     if wanted == HTML:
-        page = _render("comparison.html", title=f"Comparison of report {number}",
+        page = render("comparison.html", title=f"Comparison of report {number}",
                        link=request.app.state.publisher.local_href, path=request.url.path, scripts=["alternates.js"],
                        comparison=found, changes=CHANGES, signed=signed, **FORMAT)
         return HTMLResponse(page, headers={"Vary": "Accept"})

@@ -15,7 +15,7 @@ from ...core.graphs import GraphService
 from ...reports.model import tail
 from ...reports.page import report_page
 from ..deps import GraphsDep, ReaderDep
-from ..html import _render  # html.py's page rendering (base.html's context), for templates of this router
+from ..html import render
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
 
@@ -44,7 +44,7 @@ async def report_page_response(request: Request, graphs: GraphService, evaluatio
     page = await run_in_threadpool(report_page, graphs, evaluation_id, number)
     report_path = f"/evaluations/{evaluation_id}/reports/{number}"
     identifiers = {state.criterion: state.identifier for state in page.criteria}
-    html = _render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
+    html = render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
                    link=request.app.state.publisher.local_href, path=report_path, scripts=["alternates.js"],
                    page=page, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
                    run_path=f"/evaluations/{evaluation_id}/runs/{page.report.basis.run.rsplit('/', 1)[-1]}",

@@ -10,6 +10,7 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
+from ...core.formats import HTML, JSON, negotiate
 from ...reports.model import Report
 from ...reports.records import get_report, list_reports, make_report
 from ...reports.signoffs import sign
@@ -17,7 +18,8 @@ from ...reports.verify import verify
 from ..deps import GraphsDep, ReaderDep, credential
 from ..models import ReportBody, ReportSignOffBody
 from ..shapes import report_json, verification_json
-from .resources import linked_data, wants_json
+from .report_pages import report_page_response
+from .resources import OFFERED, linked_data
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
 
@@ -45,7 +47,10 @@ async def get_reports(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JS
 
 @router.get("/reports/{number}", summary="A report: its basis, figures, statement, digests and sign-offs")
 async def get_one(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, _: ReaderDep) -> Response:
-    if not wants_json(request):  # the report's IRI is its graph's: HTML and RDF negotiate as every minted IRI does
+    wanted = negotiate(request.headers.get("accept"), [JSON, *OFFERED])
+    if wanted == HTML:  # a browser following the run page's link gets the page a sponsor reads
+        return await report_page_response(request, graphs, evaluation_id, number)
+    if wanted != JSON:  # the report's IRI is its graph's: RDF negotiates as every minted IRI does
         return await linked_data(request)
     report = await run_in_threadpool(get_report, graphs, evaluation_id, number)
     return JSONResponse(report_json(report), headers={"Vary": "Accept"})
