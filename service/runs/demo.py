@@ -269,7 +269,8 @@ def answer(turns: Sequence[Turn]) -> str:
     """The chatbot's reply to a conversation: a function of its turns alone.
 
     The last user turn picks the topic (an earlier one's when a follow-up names none, e.g. "And if they are
-    pregnant?"); every turn, the system instructions too, says who asks and in which country.
+    pregnant?"); the user's turns and the system instructions say who asks and in which country (never its own
+    replies, which are English and would hide a Swahili asker).
     """
     texts = [(turn.role, unicodedata.normalize("NFC", turn.text)) for turn in turns]  # as the cues are written
     user_texts = [text for role, text in texts if role == "user"]
@@ -280,7 +281,7 @@ def answer(turns: Sequence[Turn]) -> str:
         return REFUSAL
     if any(disease in last for disease in _OTHER_DISEASES) and "measles" not in last:
         return OFF_TOPIC
-    asker = _read_asker([text for _, text in texts])
+    asker = _read_asker([text for role, text in texts if role != "assistant"])
     topic = next((found for found in map(_topic, reversed(user_texts)) if found), None)
     parts = [_care_now(asker)] if asker.fever_and_rash else []
     if topic is not None:
