@@ -44,8 +44,11 @@ def _probes(run: str) -> list[Probe]:
             for n in range(1, PROBES + 1)]
 
 
+@pytest.mark.parametrize("count", [PROBES, PROBES // 2])
 def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
-        two_writers: tuple[GraphService, GraphService]) -> None:
+        two_writers: tuple[GraphService, GraphService], count: int) -> None:
+    """Each runner asks for ``count`` of the same probes: all of them (one gets them, the other none), or half
+    (each gets three: the one that finds some taken reads the claims again and takes the others)."""
     both_held = []
     for number in range(1, ROUNDS + 1):
         run = f"{BASE_URL}evaluations/race/runs/{number}"
@@ -55,7 +58,7 @@ def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
 
         def claimer(graphs: GraphService, name: str) -> None:
             start.wait()
-            held = claim(graphs, "race", number, run, probes, PROBES, name, timedelta(minutes=5), OPERATOR)
+            held = claim(graphs, "race", number, run, probes, count, name, timedelta(minutes=5), OPERATOR)
             won[name] = [p.number for p in held.won]
 
         threads = [threading.Thread(target=claimer, args=(graphs, f"runner-{side}"))
