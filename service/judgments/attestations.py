@@ -12,6 +12,7 @@ reason, and both stay in the record (``queries/attestations.rq`` says which is c
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 
 from pyoxigraph import NamedNode
 
@@ -143,7 +144,7 @@ def attestations(graphs: GraphService, evaluation_id: str, *, criterion: str | N
         bindings["criterion"] = NamedNode(criterion)
     if run is not None:
         bindings["run"] = NamedNode(run)
-    return [AttestationView(
+    found = [AttestationView(
         iri=row["attestation"].value, criterion=row["criterion"].value, run=row["run"].value,
         outcome=row["outcome"].value, rationale=row["rationale"].value, expert=row["expert"].value,
         at=row["at"].value, aggregation_rule=row["aggregationRule"].value,
@@ -153,3 +154,11 @@ def attestations(graphs: GraphService, evaluation_id: str, *, criterion: str | N
         supersedes=row["supersedes"].value if "supersedes" in row else None,
         reason=row["reason"].value if "reason" in row else None,
         current=row["current"].value == "true") for row in graphs.rows("attestations", bindings)]
+    # ordered here, not by the query: Virtuoso cannot sort rows carrying an attestation's determinations
+    return sorted(found, key=lambda a: (a.criterion, _instant(a.at), a.iri))
+
+
+def _instant(at: str) -> datetime:
+    """An xsd:dateTime as a comparable instant (one written without a zone read as UTC)."""
+    moment = datetime.fromisoformat(at)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -1,7 +1,8 @@
 """What engines do differently, and how the remote backend reads it back the same way.
 
-Virtuoso writes blank nodes as ``nodeID://…`` terms, keeps system graphs beside the data, and answers
-``GRAPH ?g { }`` with an unbound ``?g``; engines word their errors each their own way. Used by :mod:`.remote`.
+Virtuoso writes blank nodes as ``nodeID://…`` terms and booleans as ``1``/``0`` in JSON results, keeps system
+graphs beside the data, and answers ``GRAPH ?g { }`` with an unbound ``?g``; engines word their errors each their
+own way. Used by :mod:`.remote`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ from ..errors import BadRequest, StoreUnavailable
 from .base import StoreAuthorizationFailed, StoreLimitExceeded
 
 _NODE_ID = "nodeID://"
+_BOOLEAN = "http://www.w3.org/2001/XMLSchema#boolean"
+_BOOLEAN_LEXICAL = {"1": "true", "0": "false"}
 _MESSAGE_CHARS = 500
 
 _SYNTAX = re.compile(r"syntax|pars(e|er|ing) error|unexpected|expected |lexical|SP030", re.IGNORECASE)
@@ -51,7 +54,10 @@ def _node_id(value: str) -> str:
 
 def _fix_json_term(term: dict[str, Any]) -> None:
     kind, value = term.get("type"), term.get("value", "")
-    if kind == "uri" and isinstance(value, str) and value.startswith(_NODE_ID):
+    if term.get("datatype") == _BOOLEAN and value in _BOOLEAN_LEXICAL:
+        # Virtuoso answers a stored or xsd:boolean-cast boolean as 1/0; code and clients compare the canonical form
+        term["value"] = _BOOLEAN_LEXICAL[value]
+    elif kind == "uri" and isinstance(value, str) and value.startswith(_NODE_ID):
         term["type"], term["value"] = "bnode", _node_id(value)
     elif kind == "bnode" and isinstance(value, str) and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.-]*", value):
         term["value"] = _node_id(value)
@@ -62,8 +68,10 @@ def _fix_json_term(term: dict[str, Any]) -> None:
 
 
 def json_results_without_node_ids(content: bytes) -> bytes:
-    """SPARQL JSON results with Virtuoso's ``nodeID://`` terms turned into blank nodes (unchanged otherwise)."""
-    if _NODE_ID.encode() not in content:
+    """SPARQL JSON results with Virtuoso's ``nodeID://`` terms turned into blank nodes and its ``1``/``0``
+    booleans into ``true``/``false`` (unchanged otherwise). A boolean an expression computes (``EXISTS``, a
+    comparison) comes back from Virtuoso as the integer 1 or 0: a query casts it with ``xsd:boolean(…)``."""
+    if _NODE_ID.encode() not in content and _BOOLEAN.encode() not in content:
         return content
     document = json.loads(content)
     for row in document.get("results", {}).get("bindings", []):
