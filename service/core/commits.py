@@ -136,8 +136,9 @@ def commit_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedN
                           f"FILTER(?p != {_WRITING} && ?p != {_GUARDING}) }}")
         tok = Literal(token)
         blocks = "\n".join(f"  GRAPH {w.graph} {{\n{_triples(w.insert)}\n  }}" for w in changed if w.insert)
-        entries = "\n".join(f"    {q.subject} {q.predicate} {q.object} ." for w in changed
-                            for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)])
+        # entries share some statements (the catalog's type, the agent's): each is written once
+        entries = "\n".join(dict.fromkeys(f"    {q.subject} {q.predicate} {q.object} ." for w in changed
+                                           for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)]))
         operations.append(f"INSERT {{\n{blocks}\n  GRAPH {catalog} {{\n{entries}\n  }}\n}} WHERE {{ {held} }}")
     for w in changed:
         if w.staged is not None:
