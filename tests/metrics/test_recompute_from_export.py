@@ -88,6 +88,7 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert coverage(dataset, asOf=date) == served_coverage(body)
     assert shares(dataset, asOf=date) == served_shares(body) == {"failed": (1, Decimal(3)), "cantTell": (1, Decimal(2))}
     assert [r["criterion"] for r in select(dataset, "failures", asOf=date)] == [f["criterion"] for f in body["failures"]]
+    assert counts(dataset, asOf=date) == served_counts(body)
     traced = http.get(f"{EVALUATION}/failures/trace", params={"asOf": as_of}).json()["traces"]
     assert [(r["attestation"], r["determination"], r["judge"]) for r in select(dataset, "trace-failure", asOf=date)] == [
         (t["attestation"], t["determination"], t["judge"]) for t in traced] != []
@@ -97,6 +98,13 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert coverage(dataset, run=run) == served_coverage(body)
     assert counts(dataset, run=run) == served_counts(body)
     assert [r["criterion"] for r in select(dataset, "gaps", run=run)] == [g["criterion"] for g in body["gaps"]]
+    tree = http.get(f"{EVALUATION}/drill-down", params={"run": 2}).json()["summary"]
+    rows = select(dataset, "drill-down", run=run)
+    assert (sum(int(r["cases"]) for r in rows), sum(int(r["determinations"]) for r in rows)) == (
+        tree["cases"], tree["determinations"]) == (1, 1)
+    # the envelope given instead of the evaluation, its link still in the record
+    envelope = NamedNode(f"{BASE_URL}evaluations/{ID}/envelope/v1")
+    assert coverage(dataset, evaluation=None, envelope=envelope) == (3, 2, Decimal(6), Decimal(5))
 
 
 def test_a_record_without_in_scope_triples_or_an_evaluation_link_is_read_by_its_envelope(measured: Service) -> None:
