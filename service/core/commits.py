@@ -19,7 +19,9 @@ commit, and the graph would hold both writes. A write therefore marks its graphs
 4. *outcome*: one read of the commit token on the changed graphs.
 
 Four requests whatever the number of graphs, and each request's text grows linearly with them. An intent older
-than :data:`INTENT_EXPIRY_S` is a dead writer's (a write takes milliseconds): it is ignored and removed.
+than :data:`INTENT_EXPIRY_S` is a dead writer's (a write takes milliseconds): it is ignored and removed. The protocol
+assumes no writer stalls that long between its check and its commit: one that did could commit at the same
+moment as a writer that took its graphs over.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import random
 import time
 import uuid
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
@@ -44,8 +47,10 @@ _COMMIT = NamedNode(CATALOG + "commit")
 _DIGEST = NamedNode(CATALOG + "digest")
 _DATETIME = NamedNode(XSD + "dateTime")
 
-INTENT_EXPIRY_S = 300.0
-"""Age past which another writer's intent is taken for a dead writer's: far longer than any write takes."""
+INTENT_EXPIRY_S = 60.0
+"""Age past which another writer's intent is taken for a dead writer's (or one whose store failed mid-write):
+far longer than a write's check and commit take, short enough that a graph is not blocked for long. Replicas'
+clocks must agree to well within it, as for the catalog's leases."""
 ATTEMPTS = 8
 """Tries of a write whose graphs another writer marked at the same moment."""
 BACKOFF_S = 0.005
@@ -198,11 +203,12 @@ def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> st
         token = uuid.uuid4().hex
         intent = NamedNode(f"urn:uuid:{uuid.UUID(token)}")
         at = datetime.now(timezone.utc)
-        store.run_update(intent_text(catalog, writes, intent, at))
         try:
+            store.run_update(intent_text(catalog, writes, intent, at))
             blocked, expired = _check(catalog, writes, _state(store, catalog, writes), intent, at)
         except BaseException:
-            store.run_update(withdraw_text(catalog, writes, intent))
+            with suppress(Exception):  # a store that failed may not take this either: the intent then lapses
+                store.run_update(withdraw_text(catalog, writes, intent))
             raise
         if blocked:
             store.run_update(withdraw_text(catalog, writes, intent))
