@@ -84,17 +84,22 @@ def guard(graph: NamedNode, digest: str | None) -> GraphWrite:
     return GraphWrite(graph, digest, guard=True)
 
 
-class StaleWrite(Conflict):
-    """The graph changed between the writer's read and its write; nothing was written. ``graphs``: the IRIs of
-    the graphs whose digest was not the one read (a graph expected new: one that exists)."""
+class WriteConflict(Conflict):
+    """A conditional write that wrote nothing; ``graphs``: the IRIs of the graphs it was refused on."""
 
     def __init__(self, message: str, graphs: Sequence[str] = ()) -> None:
         super().__init__(message)
         self.graphs = tuple(graphs)
 
 
-class ConcurrentWrite(Conflict):
-    """Another writer kept writing the same graphs at the same moment; nothing was written: read again and retry."""
+class StaleWrite(WriteConflict):
+    """The graph changed between the writer's read and its write; nothing was written. ``graphs``: those whose
+    digest was not the one read (a graph expected new: one that exists)."""
+
+
+class ConcurrentWrite(WriteConflict):
+    """Another writer kept writing the same graphs at the same moment; nothing was written: read again and retry.
+    ``graphs``: those another writer held."""
 
 
 def _triples(triples: Sequence[Triple]) -> str:
@@ -224,5 +229,6 @@ def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> st
                 raise StaleWrite(f"<{', '.join(lost)}>: the write stalled past {INTENT_EXPIRY_S:.0f} s and another "
                                  "request took its graphs over; nothing was written: read them again and retry", lost)
         return token
-    raise ConcurrentWrite(f"other requests kept writing <{', '.join(sorted(set(blocked)))}> at the same moment; "
-                          "nothing was written: read it again and resend the change if it is still needed")
+    busy = sorted(set(blocked))
+    raise ConcurrentWrite(f"other requests kept writing <{', '.join(busy)}> at the same moment; nothing was written: "
+                          "read it again and resend the change if it is still needed", busy)

@@ -71,19 +71,23 @@ def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, p
     """
     held: Mapping[str, Row] = {}
     recorded: frozenset[str] = frozenset()
+    busy: set[str] = set()  # probes whose claim or case graph another writer was writing at that moment
     for _ in range(CLAIM_ATTEMPTS):
         at = now()
-        free = [p for p in pending if p.iri not in recorded
+        free = [p for p in pending if p.iri not in recorded and p.iri not in busy
                 and (p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at))][:count]
         if not free:
             break
         until = at + lease
-        cases = {case_ref(graphs, evaluation_id, run_number, p.number).iri.value: None for p in free}
+        edits = {p.iri: _claim_edit(graphs, evaluation_id, run_number, run, p, claimant, until, held) for p in free}
+        cases = {p.iri: case_ref(graphs, evaluation_id, run_number, p.number).iri.value for p in free}
         try:
-            graphs.apply_edits([_claim_edit(graphs, evaluation_id, run_number, run, probe, claimant, until, held)
-                                for probe in free], credential, guards=cases)
-        except (ConcurrentWrite, StaleWrite):
+            graphs.apply_edits(list(edits.values()), credential, guards=dict.fromkeys(cases.values()))
+        except (ConcurrentWrite, StaleWrite) as conflict:
             # another runner claimed or recorded some of them meanwhile (or before): read the run's claims and cases
+            refused = set(conflict.graphs)
+            if isinstance(conflict, ConcurrentWrite):
+                busy.update(p for p in edits if edits[p].ref.iri.value in refused or cases[p] in refused)
             held = {row["probe"].value: row
                     for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})}
             recorded = frozenset(recorded_probes(graphs, run))

@@ -11,11 +11,14 @@ from datetime import timedelta
 
 import httpx
 import pytest
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode, Quad
 
+from service.core.catalog import GraphKind, now
+from service.core.commits import INTENT_EXPIRY_S
 from service.core.config import Credential
 from service.core.graphs import GraphService
-from service.core.store import RemoteStore
+from service.core.namespaces import CATALOG, XSD
+from service.core.store import ChangeSet, RemoteStore
 from service.plan.model import Probe
 from service.runs.claims import claim
 
@@ -78,3 +81,31 @@ def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
         for name, numbers in won.items():
             assert all(holders[f"{run}/probe/{n}"] == name for n in numbers), (number, name, holders)
     assert both_held == [], f"probes held by both runners (round, probes): {both_held}"
+
+
+@pytest.mark.parametrize("age_s", [INTENT_EXPIRY_S + 1, 0])
+def test_a_claim_graph_another_writer_marked_is_left_to_it_until_its_mark_lapses(
+        two_writers: tuple[GraphService, GraphService], remote_url: str, age_s: float) -> None:
+    """A writer marks a claim graph (core/commits.py, step 1) before it commits: while its mark is live, another
+    runner takes the other probes and leaves that one; a mark older than INTENT_EXPIRY_S is a writer killed before
+    its commit, and the probe is claimed anyway and the mark removed."""
+    graphs = two_writers[0]
+    number = 99 if age_s else 98
+    run = f"{BASE_URL}evaluations/race/runs/{number}"
+    dead = NamedNode(f"urn:uuid:00000000-0000-4000-8000-0000000000{number}")
+    marked = graphs.member(GraphKind.EVALUATION, f"race/runs/{number}/claims/1").iri
+    since = Literal((now() - timedelta(seconds=age_s)).isoformat(), datatype=NamedNode(XSD + "dateTime"))
+    catalog = graphs.catalog_graph
+    store = RemoteStore(f"{remote_url}/query", f"{remote_url}/update", f"{remote_url}/store")
+    store.apply(ChangeSet(insert=[Quad(marked, NamedNode(CATALOG + "writing"), dead, catalog),
+                                  Quad(dead, NamedNode(CATALOG + "intentSince"), since, catalog)]))
+    held = claim(graphs, "race", number, run, _probes(run), PROBES, "runner-c", timedelta(minutes=5), OPERATOR)
+    left = store.select(f"SELECT ?s ?p ?o WHERE {{ GRAPH ?catalog {{ {{ ?s ?p {dead} }} UNION {{ {dead} ?p ?o }} }} }}",
+                        {"catalog": catalog})
+    store.close()
+    if age_s:
+        assert [p.number for p in held.won] == list(range(1, PROBES + 1))
+        assert left == []
+    else:
+        assert [p.number for p in held.won] == list(range(2, PROBES + 1))
+        assert len(left) == 2
