@@ -15,7 +15,7 @@ from service.core import queries
 from service.core.namespaces import XSD
 from service.core.store.base import bind
 
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over
 from .conftest import EVALUATION, ID, before_correction
 
 pytestmark = EMBEDDED_ONLY  # the export is the same dataset from either store; the numbers checked are rdflib's
@@ -102,6 +102,14 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     rows = select(dataset, "drill-down", run=run)
     assert (sum(int(r["cases"]) for r in rows), sum(int(r["determinations"]) for r in rows)) == (
         tree["cases"], tree["determinations"]) == (1, 1)
+    # the per-criterion outcomes that report pages and comparisons read agree with coverage under every parameter
+    for params in ({}, {"asOf": date}, {"run": run}):
+        outcomes = select(dataset, "criterion-outcomes", **params)
+        covered = [row for row in outcomes if not row["outcome"].endswith("#untested")]
+        assert (len(outcomes), len(covered)) == coverage(dataset, **params)[:2]
+        assert outcomes == [{name: str(term.value) for name, term in row.items()}
+                            for row in graphs_over(measured.store).rows("criterion-outcomes", {
+                                "evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params})]
     # the envelope given instead of the evaluation, its link still in the record
     envelope = NamedNode(f"{BASE_URL}evaluations/{ID}/envelope/v1")
     assert coverage(dataset, evaluation=None, envelope=envelope) == (3, 2, Decimal(6), Decimal(5))
