@@ -9,7 +9,7 @@ the service's operations and RDF functions and bulk-loaded, then kept under ``--
 generator's parameters and code.
 
 Ours: ``GET /evaluations/metrics-1m/metrics`` (``Accept: application/json``) from a real ``caie serve`` process on
-that store over loopback HTTP: one warm-up, then the median of ``--repeat`` requests. Baseline, the floor: the
+that store over loopback HTTP: one warm-up, then the median of ``--repeat`` (3) requests. Baseline, the floor: the
 same numbers computed in plain Python from the same values held in lists and dicts (built before timing; median
 of ``--repeat`` runs). Printed last::
 
@@ -19,7 +19,7 @@ of ``--repeat`` runs). Printed last::
 the baseline's. ``coverage_s``, ``distribution_s``, ``pass_rates_s``: each query alone through
 ``GraphService.rows`` in process after the server stops (where the time goes).
 
-    .venv/bin/python bench/metrics_1m.py [--cache DIR] [--store DIR] [--repeat 5]
+    .venv/bin/python bench/metrics_1m.py [--cache DIR] [--store DIR] [--repeat 3]
 """
 
 from __future__ import annotations
@@ -173,7 +173,7 @@ def main() -> None:
     parser.add_argument("--cache", type=Path, default=Path(os.environ.get("CAIE_BENCH_CACHE", "/tmp/ob-caie-bench")),
                         help="where generated records are kept, by a digest of the generator (default %(default)s)")
     parser.add_argument("--store", type=Path, help="use this store directory as it is (made there if absent)")
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-queries", action="store_true", help="skip the per-query timings")
     args = parser.parse_args()
     params = Params()
