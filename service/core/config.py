@@ -46,6 +46,9 @@ class Settings(BaseSettings):
     """Origins whose pages may call the service from a browser (CORS); JSON list, ``["*"]`` for any. Credentials
     (cookies) are never allowed cross-origin: callers send bearer tokens in ``Authorization``."""
     max_body_bytes: int = 512 * 1024 * 1024
+    spec_record_max_triples: int = Field(10_000, ge=1)
+    """The largest record in caie-spec's vocabulary an import checks against caie-spec's shapes, in triples: their
+    checks take time that grows with the square of a record's size (about 4 minutes at 33,000 triples)."""
     max_plan_budget: int = Field(10_000, ge=1)
     """The most probes one test plan may have: planning time and the plan's size grow with the budget."""
     bulk_threshold: int = 100_000

@@ -24,7 +24,7 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
 
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..core.errors import BadRequest, Conflict, Unprocessable
+from ..core.errors import BadRequest, Conflict, PayloadTooLarge, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.namespaces import DCTERMS, PROV, XSD
 from ..core.rdf import parse_triples, to_rdflib
@@ -67,6 +67,7 @@ def import_record(
     *,
     source: str | None = None,
     title: str | None = None,
+    spec_record_max_triples: int | None = None,
 ) -> ImportedRecord:
     """Store ``data`` as the new evaluation ``evaluation_id``, after every check; 409 if the identifier is taken."""
     agent = require_importer(importer)
@@ -74,6 +75,11 @@ def import_record(
     source_iri = None if source is None else source_iri_of(source)
     _must_be_new(graphs, ref)
     record = parse_triples(data, rdf_format, ref.iri.value)
+    if spec_record_max_triples is not None and len(record) > spec_record_max_triples and caie.is_caie_record(record):
+        raise PayloadTooLarge(f"the record has {len(record)} triples in caie-spec's vocabulary; this deployment "
+                              f"checks caie-spec records of at most {spec_record_max_triples} triples against "
+                              "caie-spec's shapes (CAIE_SPEC_RECORD_MAX_TRIPLES), whose checks take time that grows "
+                              "with the square of the record's size")
     _check(record, ref)
     imported_at = now()
     agent_iri = graphs.agent_iri(agent.agent)

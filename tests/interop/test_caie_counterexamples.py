@@ -12,13 +12,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import httpx
 import pytest
 import rdflib
 
 from service.scope import caie
 
 from ..api.test_import import assert_refused, catalog
-from ..conftest import Service
+from service.api import create_app
+
+from ..conftest import Service, settings_for
+from ..servers import AppSlot
 from .common import spec_file
 
 COUNTEREXAMPLES = [
@@ -73,3 +77,15 @@ def test_without_caie_spec_files_a_caie_spec_record_is_refused_not_imported_unch
     body = spec_file("explorer", "data", "measles-evaluation.ttl").read_bytes()
     problem = assert_refused(service, body, 422, "this deployment cannot check it", id="unchecked")
     assert str(tmp_path) in problem["detail"] and "CAIE_SPEC_DIR" in problem["detail"]
+
+
+def test_a_caie_spec_record_over_the_deployments_size_limit_is_refused_before_its_slow_checks(
+        service: Service, app_slot: tuple[AppSlot, str]) -> None:
+    # caie-spec's shapes take time that grows with the square of a record's size: a deployment caps what it checks
+    slot, url = app_slot
+    body = spec_file("explorer", "data", "measles-evaluation.ttl").read_bytes()  # 1,228 triples
+    app = create_app(settings_for(service.tokens, spec_record_max_triples=1000), service.store)
+    with slot.serving(app), httpx.Client(base_url=url, timeout=60.0) as http:
+        limited = Service(http, service.store, service.tokens, url)
+        problem = assert_refused(limited, body, 413, "1228 triples in caie-spec's vocabulary", id="too-big")
+    assert "at most 1000" in problem["detail"] and "CAIE_SPEC_RECORD_MAX_TRIPLES" in problem["detail"]

@@ -54,5 +54,6 @@ async def import_evaluation(request: Request, graphs: GraphsDep, settings: Setti
     rdf_format = rdf_format_for(request.headers.get("content-type"))
     data = await read_body(request, settings.max_body_bytes)
     imported = await run_in_threadpool(import_record, graphs, evaluation_id, data, rdf_format, agent,
-                                       source=source, title=title)
+                                       source=source, title=title,
+                                       spec_record_max_triples=settings.spec_record_max_triples)
     return JSONResponse(_json(imported), status_code=201, headers={"Location": f"/evaluations/{imported.evaluation_id}"})
