@@ -40,7 +40,9 @@ class Scope:
 
     def bindings(self, **extra: str | None) -> dict[str, Term]:
         """The parameters, with ``extra`` IRIs (``criterion``, ``requirement``) where given."""
-        bound: dict[str, Term] = {"evaluation": NamedNode(self.evaluation)}
+        # the envelope resolved here (the current one, or a report's own version) is bound: the queries' own choice
+        # from ?evaluation is the current one only
+        bound: dict[str, Term] = {"evaluation": NamedNode(self.evaluation), "envelope": NamedNode(self.envelope.iri)}
         bound.update({name: NamedNode(iri) for name, iri in extra.items() if iri is not None})
         if self.as_of is not None:
             bound["asOf"] = date_time(self.as_of)
@@ -63,12 +65,12 @@ def parse_as_of(text: str | None) -> datetime | None:
 
 
 def scope_for(graphs: GraphService, evaluation_id: str, *, as_of: datetime | None = None,
-              run: int | None = None) -> Scope:
-    """The query scope; 404 for an unknown evaluation or run or an evaluation without an envelope, 400 for a date
-    without a time zone."""
+              run: int | None = None, envelope_version: int | None = None) -> Scope:
+    """The query scope (the current envelope unless ``envelope_version`` is given); 404 for an unknown evaluation,
+    run or envelope version, 400 for a date without a time zone."""
     if as_of is not None and as_of.utcoffset() is None:
         raise BadRequest(f"asOf {as_of.isoformat()} has no time zone: give one, e.g. 2026-01-31T12:00:00Z")
-    envelope, _ = envelope_at(graphs, evaluation_id)
+    envelope, _ = envelope_at(graphs, evaluation_id, envelope_version)
     evaluation = iris_for(graphs, evaluation_id).evaluation
     return Scope(evaluation, envelope, as_of, run_view(graphs, evaluation_id, run).iri if run is not None else None)
 
@@ -130,11 +132,13 @@ def execution_errors(graphs: GraphService, scope: Scope) -> tuple[ErrorCount, ..
 
 
 def evaluation_metrics(graphs: GraphService, evaluation_id: str, *, as_of: datetime | None = None,
-                       run: int | None = None, level: float = 0.95) -> EvaluationMetrics:
-    """Every measure of the evaluation's current envelope, counting what is dated no later than ``as_of`` (a
-    timezone-aware datetime; ``None``: everything), over run ``run`` (a run number; ``None``: every run). 404 for an
-    unknown evaluation or run or an evaluation without an envelope; 400 for a naive ``as_of``."""
-    scope = scope_for(graphs, evaluation_id, as_of=as_of, run=run)
+                       run: int | None = None, level: float = 0.95,
+                       envelope_version: int | None = None) -> EvaluationMetrics:
+    """Every measure of the evaluation's current envelope (or version ``envelope_version`` of it: a report's own),
+    counting what is dated no later than ``as_of`` (a timezone-aware datetime; ``None``: everything), over run
+    ``run`` (a run number; ``None``: every run). 404 for an unknown evaluation, run or envelope version; 400 for a
+    naive ``as_of``."""
+    scope = scope_for(graphs, evaluation_id, as_of=as_of, run=run, envelope_version=envelope_version)
     return EvaluationMetrics(
         evaluation=scope.evaluation, envelope=scope.envelope.iri, envelope_digest=scope.envelope.digest,
         as_of=as_of.isoformat() if as_of is not None else None, run=scope.run,

@@ -64,9 +64,12 @@ def figures_of(metrics: EvaluationMetrics, run: RunView) -> Figures:
                        for g in metrics.gaps))
 
 
-def compute_figures(graphs: GraphService, evaluation_id: str, run: RunView, as_of: datetime) -> tuple[EvaluationMetrics, Figures]:
-    """What the metric queries give now for ``run``, counting what is dated no later than ``as_of``."""
-    metrics = evaluation_metrics(graphs, evaluation_id, as_of=as_of, run=run.number)
+def compute_figures(graphs: GraphService, evaluation_id: str, run: RunView, as_of: datetime,
+                    envelope: str | None = None) -> tuple[EvaluationMetrics, Figures]:
+    """What the metric queries give now for ``run``, counting what is dated no later than ``as_of``, over the
+    envelope version ``envelope`` (its IRI, ``…/envelope/v{n}``: a report's own) or else the current one."""
+    version = None if envelope is None else int(envelope.rsplit("/v", 1)[-1])
+    metrics = evaluation_metrics(graphs, evaluation_id, as_of=as_of, run=run.number, envelope_version=version)
     return metrics, figures_of(metrics, run)
 
 

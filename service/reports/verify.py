@@ -35,7 +35,8 @@ def _query_digest(name: str) -> str | None:
 def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verification:
     """``report`` checked against the record now (see the module docstring)."""
     run = run_view(graphs, evaluation_id, int(report.basis.run.rsplit("/", 1)[-1]))
-    _, figures = compute_figures(graphs, evaluation_id, run, datetime.fromisoformat(report.as_of))
+    _, figures = compute_figures(graphs, evaluation_id, run, datetime.fromisoformat(report.as_of),
+                                 report.basis.envelope)
     stored, now = report.figures.flat(), figures.flat()
     return Verification(
         report=report.iri,

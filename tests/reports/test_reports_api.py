@@ -128,6 +128,13 @@ def test_verify_holds_after_later_attestations_and_names_a_change_made_behind_th
     assert late.status_code == 201, late.text
     assert attested.http.get(f"{url}/1/verify").json()["holds"] is True
 
+    # A new envelope version (the evaluation goes on) changes the head graph the report rests on, not its figures:
+    # they are recomputed over the report's own envelope version, not the evaluation's current one.
+    assert attested.http.post(f"/evaluations/{ID}/envelope/versions", headers=attested.auth("theo")).status_code == 201
+    checked = attested.http.get(f"{url}/1/verify").json()
+    assert [f for f in checked["figures"] if not f["holds"]] == [] and {f["figure"] for f in checked["figures"]} >= {"coverage"}
+    assert [g["graph"] for g in checked["graphs"] if not g["holds"]] == [EVALUATION]
+
     # One triple changed directly in the store: where's attestation now says failed.
     where = next(a for a in attested.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
                  if a["criterion"].endswith("/where"))
@@ -143,7 +150,7 @@ def test_verify_holds_after_later_attestations_and_names_a_change_made_behind_th
     assert moved["distribution.failed.count"] == ("1", "2")
     assert "coverage" not in moved  # where is still covered, by a failed outcome now
     assert moved["failed"][1].split() == sorted(moved["failed"][0].split() + [where["criterion"]])
-    assert [g["graph"] for g in checked["graphs"] if not g["holds"]] == [batch]
+    assert [g["graph"] for g in checked["graphs"] if not g["holds"]] == sorted([EVALUATION, batch])
     before = len(dump(attested.store))
     refused = attested.http.post(f"{url}/1/sign-off", json={}, headers=attested.auth("annie"))
     assert refused.status_code == 409 and "no longer verifies" in refused.text and "distribution.passed.count" in refused.text
