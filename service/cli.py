@@ -179,6 +179,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"  plan         {example}/plans/1   and   {example}/plans/1/probes")
         print(f"  run          {example}/runs/1   (the demonstration chatbot's replies, by SPARQL: queries/run-traces.rq)")
         print(f"  judgments    {example}/determinations   and   {example}/attestations")
+        print(f"  report       {example}/reports/1   (signed off; {example}/reports/1/verify recomputes it)")
+        print(f"  metrics      {example}/metrics   and   {example}/drill-down")
     if settings.tokens_file:
         print(f"  write tokens {settings.tokens_file} (agent and roles per token)")
     _run_until_signalled(app, args.host, args.port)

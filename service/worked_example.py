@@ -6,8 +6,9 @@ organizational expert signs it off, the operator makes a 300-probe plan (highest
 first) and the domain expert approves it. Then (:func:`run_and_judge`) the operator runs it against the
 demonstration chatbot and applies the worked example's rule judges (``examples/judges/``), the domain expert
 adds her own determination on a reply the call-ahead rule failed, and attests each criterion that has
-determinations from the aggregation rule's outcome, correcting her first attestation by a superseding one. The
-demo agents act under their own names; nothing is written when the evaluation already exists, so restarts
+determinations from the aggregation rule's outcome, correcting her first attestation by a superseding one.
+Finally (:func:`report_and_sign`) the operator makes the run's report, the domain expert signs it off and the
+organizational expert accepts it, so its page shows a final report. The demo agents act under their own names; nothing is written when the evaluation already exists, so restarts
 change nothing.
 """
 
@@ -30,6 +31,8 @@ from .envelope import iris_for
 from .plan.allocation import Strategy
 from .plan.approval import approve_plan
 from .plan.testplan import PlanRequest, create_plan
+from .reports.records import make_report
+from .reports.signoffs import sign
 from .judgments.attestations import aggregate, attest
 from .judgments.automated import judge_run
 from .judgments.model import CANT_TELL, FAILED
@@ -75,12 +78,14 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     plan = create_plan(graphs, EVALUATION_ID, PlanRequest(Strategy.HIGHEST_WEIGHT_FIRST, 300, seed=7, review_sample=500), THEO)
     approve_plan(graphs, EVALUATION_ID, plan.number, ANNIE, "approved for the first run", plan.digest)
     report(f"worked example: plan {plan.number} approved ({plan.eligible:,} eligible of {plan.total:,} candidate scenarios)")
-    run_and_judge(graphs, plan.number, report)
+    run_number = run_and_judge(graphs, plan.number, report)
+    report_and_sign(graphs, run_number, report)
     return True
 
 
-def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str], None]) -> None:
-    """Run the plan on the demonstration chatbot, judge it by rule and by hand, and attest (module docstring)."""
+def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str], None]) -> int:
+    """Run the plan on the demonstration chatbot, judge it by rule and by hand, and attest (module docstring); the
+    run's number."""
     settings = ExecutionSettings(concurrency=8)
     run = start_run(graphs, EVALUATION_ID, plan_number, DemoChatbot().version, settings, THEO)
     done = continue_run(graphs, EVALUATION_ID, run.number, DemoChatbot(), settings, THEO)
@@ -110,6 +115,21 @@ def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str]
                "too few replies bear on this criterion to decide it", "insufficient", "appropriate", ANNIE,
                supersedes=first.iri, reason="on review, the evidence is too thin for a passed or failed outcome")
     report(f"worked example: {len(attested)} criteria attested by the domain expert, one correction")
+    return run.number
+
+
+def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str], None]) -> None:
+    """The run's report, signed off by the domain expert and accepted by the organizational expert."""
+    made = make_report(
+        graphs, EVALUATION_ID, run_number,
+        ["the demonstration chatbot stands in for the ministry's service: its failures are deliberate",
+         "follow-up turns are scripted: a resident's own follow-up questions are not tested"],
+        ["give each country's schedule from the ministry's own source before any deployment",
+         "tell residents with fever and rash to phone ahead before going to a clinic"],
+        "NotFit", THEO)
+    sign(graphs, EVALUATION_ID, made.number, "sign-off", "the figures match the attested record", ANNIE)
+    sign(graphs, EVALUATION_ID, made.number, "acceptance", "accepted for the ministry", DANA)
+    report(f"worked example: report {made.number} on run {run_number} signed off and accepted (not fit to deploy)")
 
 
 def _determinations(graphs: GraphService, run: str) -> list[Row]:

@@ -102,4 +102,10 @@ def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: lis
     attested = graphs.rows("attestations", {"evaluation": evaluation})
     superseded = [a for a in attested if a["current"].value == "false"]
     assert len(superseded) == 1 and any(a.get("supersedes") and a["reason"].value for a in attested)
+    # step 6: a final report on the run, signed off and accepted, whose failed criteria include the four above
+    (report,) = graphs.rows("reports", {"evaluation": evaluation})
+    assert report["run"].value == run and report.get("signOff") and report.get("acceptance"), report
+    criteria = graphs.rows("report-criteria", {"report": report["report"]})
+    assert {"c05", "c07", "c09", "c11"} <= {r["criterion"].value.rsplit("/", 1)[-1] for r in criteria
+                                            if r["role"].value == "failed"}
     store.close()
