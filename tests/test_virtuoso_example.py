@@ -2,7 +2,13 @@
 over a real Virtuoso (:func:`tests.servers.virtuoso_server`, its packaged limits).
 
 1. ``caie serve --examples`` on Virtuoso starts, and the worked example's envelope digest, plan allocation,
-   frame sizes, plan digest and scenario counts equal those of the same example on the embedded store.
+   frame sizes, plan digest and scenario counts equal those of the same example on the embedded store; so do
+   its steps 4 and 5 (``service/worked_example.py`` ``run_and_judge``): the run on the demonstration chatbot
+   (probes, cases, traces, execution errors), every determination (the rule judges' and the domain expert's:
+   criterion, probe, turn, outcome, mode, judge, rationale) and the attestations (outcome, aggregated outcome,
+   sufficiency, which is current, the one correction superseding the first).
+1b. A further correction over REST (``POST …/runs/1/attestations`` superseding the current attestation, with
+   a reason) answers and lists the same on Virtuoso as on the embedded store.
 2. A 50,000-triple graph written through the service reads back whole, with the digest it was sent with
    and the one the catalog records.
 3. ``kill -9`` of the service while it writes such a graph leaves no trace once a restart has recovered.
@@ -22,6 +28,7 @@ pending transaction: a scan too slow for the engine's limits at that size, not a
 from __future__ import annotations
 
 import time
+from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -36,15 +43,13 @@ from pyoxigraph import NamedNode, RdfFormat, parse
 
 from service.api import create_app
 from service.core.bootstrap import load_spec_files
-from service.core.config import Settings
 from service.core.digest import graph_digest
-from service.core.namespaces import CATALOG, OWL, RDF
+from service.core.namespaces import CATALOG, OWL, RDF, VOID
 from service.core.store import RemoteStore
 from service.worked_example import EVALUATION_ID, load_worked_example
 
-from .conftest import BASE_URL
-from .replicas import (ServiceDidNotStart, ServiceProcess, catalog_matches_store_ignoring, poll, start_service,
-                       store_graphs, wait_for_service)
+from .conftest import BASE_URL, settings_for
+from .replicas import ServiceDidNotStart, ServiceProcess, poll, start_service, wait_for_service
 from .servers import VirtuosoServer, stop_process, virtuoso_server
 
 # About 2 minutes of real processes on Virtuoso (110 s alone): run by `make test-engines`, apart from `make test`'s 420 s.
@@ -54,12 +59,16 @@ CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
 STAGING = BASE_URL + ".well-known/staging/"
 BIG = 50_000
 """Triples of the large graph (an owl:Ontology declaration and 49,999 notes)."""
-EXAMPLE_START_S = 420.0
-"""Deadline for ``caie serve --examples`` to answer: spec files, scenarios and a 300-probe plan over HTTP."""
+EXAMPLE_START_S = 1500.0
+"""Deadline for ``caie serve --examples`` to answer: spec files, scenarios, a 300-probe plan, its run, the rule
+judges and the attestations. Steps 4 and 5 alone took 410 s on Virtuoso (6.6 s embedded) on the shared machine
+(load average 8): the run's case writes are single updates of up to 660,000 characters, which Virtuoso compiles to
+SQL (about 28 s each, 283 s of the run's 365 s)."""
 LEASE_S = 3.0
-SETTINGS = {"remote_row_cap": 10_000, "bulk_lease_s": LEASE_S}
-"""Virtuoso's ResultSetMaxRows as the row cap (an answer that long is refused as possibly cut), and a short
-bulk-load lease so a restart can recover a killed write soon."""
+SETTINGS = {"remote_row_cap": 10_000, "bulk_lease_s": LEASE_S, "remote_timeout_s": 600}
+"""Virtuoso's ResultSetMaxRows as the row cap (an answer that long is refused as possibly cut), a short
+bulk-load lease so a restart can recover a killed write soon, and a request timeout above the 60 s default: under
+load one of the run's case writes took longer, and the service stopped with "did not answer: ReadTimeout"."""
 
 
 @dataclass
@@ -68,16 +77,22 @@ class Started:
 
     virtuoso: VirtuosoServer
     store: RemoteStore
-    system_graphs: set[str]
     log_dir: Path
     tokens: dict[str, str]
     service: ServiceProcess | None
     failure: str | None
     embedded: dict[str, Any]
+    embedded_correction: dict[str, Any]
+
+
+def local(iri: str) -> str:
+    return iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
 
 
 def example_answers(get: Any) -> dict[str, Any]:
-    """What the comparison reads from a service running the worked example; ``get(path, params)`` → JSON."""
+    """What the comparison reads from a service running the worked example; ``get(path, params)`` → JSON.
+
+    Steps 4 and 5 are compared by content, not by the IRIs batches got or the times they were written."""
     envelope = get(f"/evaluations/{EVALUATION_ID}/envelope", {})
     plan = get(f"/evaluations/{EVALUATION_ID}/plans/1", {})
     totals = {status: get(f"/evaluations/{EVALUATION_ID}/scenarios", {"limit": 1, **({"status": status} if status else {})})["total"]
@@ -94,12 +109,42 @@ def example_answers(get: Any) -> dict[str, Any]:
         "approved": plan["approved"],
         "blocked by rule": sorted((r["rule"], r["scenarios"]) for r in get(f"/evaluations/{EVALUATION_ID}/scenarios/summary", {})["rules"]),
         "scenario totals": totals,
+        "runs": [(r["number"], r["probes"], r["cases"], r["traces"], r["executionErrors"], r["done"], r["targetFingerprint"])
+                 for r in get(f"/evaluations/{EVALUATION_ID}/runs", {})["runs"]],
+        "determinations": sorted(
+            (local(d["criterion"]), d["probe"], d["turn"], local(d["outcome"]), local(d["mode"]), d["judge"],
+             d.get("version"), d["rationale"])
+            for d in get(f"/evaluations/{EVALUATION_ID}/determinations", {})["determinations"]),
+        "attestations": attestation_answers(get),
     }
 
 
-def embedded_example() -> dict[str, Any]:
-    """The worked example on the embedded store, in-process, with the Virtuoso service's base URL."""
-    app = create_app(Settings(base_url=BASE_URL))
+def attestation_answers(get: Any) -> list[tuple[Any, ...]]:
+    """Each attestation by content: criterion, outcomes, evidence, how many determinations, current, corrected."""
+    return sorted((local(a["criterion"]), a["outcome"], a["aggregatedOutcome"], a["sufficiency"], a["appropriateness"],
+                   len(a["determinations"]), a["current"], a["supersedes"] is not None, a["reason"])
+                  for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"])
+
+
+def correct(get: Any, post: Any) -> dict[str, Any]:
+    """The current attestation of the first attested criterion superseded over REST, with a reason; what the
+    POST answers and the attestations listed afterwards. ``post(path, body)`` → (status, JSON)."""
+    current = [a for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"] if a["current"]]
+    first = min(current, key=lambda a: a["criterion"])
+    status, made = post(f"/evaluations/{EVALUATION_ID}/runs/1/attestations", {
+        "criterion": local(first["criterion"]), "outcome": "failed", "rationale": "a second review finds a failed reply",
+        "sufficiency": "sufficient", "appropriateness": "appropriate", "supersedes": first["attestation"],
+        "reason": "the reply to probe 1 fails the criterion"})
+    return {"status": status, "criterion": local(made["criterion"]), "outcome": made["outcome"],
+            "aggregatedOutcome": made["aggregatedOutcome"], "current": made["current"],
+            "supersedes the current one": made["supersedes"] == first["attestation"],
+            "attestations": attestation_answers(get)}
+
+
+def embedded_example(tokens: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The worked example on the embedded store, in-process, with the Virtuoso service's base URL; then the
+    correction over REST."""
+    app = create_app(settings_for(tokens))
     load_spec_files(app.state.graphs)
     load_worked_example(app.state.graphs)
     with TestClient(app) as client:
@@ -107,7 +152,11 @@ def embedded_example() -> dict[str, Any]:
             answer = client.get(path, params=params)
             assert answer.status_code == 200, f"embedded {path}: {answer.status_code} {answer.text}"
             return answer.json()
-        return example_answers(get)
+
+        def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+            answer = client.post(path, json=body, headers={"Authorization": f"Bearer {tokens['annie']}"})
+            return answer.status_code, answer.json()
+        return example_answers(get), correct(get, post)
 
 
 @pytest.fixture(scope="module")
@@ -116,17 +165,17 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     log_dir = tmp_path_factory.mktemp("virtuoso-example")
     with virtuoso_server() as virtuoso:
         store = RemoteStore(virtuoso.query_url, virtuoso.update_url, virtuoso.store_url, row_cap=10_000)
-        system_graphs = store_graphs(store)  # a fresh database's own graphs: no catalog describes them
         process, url, stderr_path = start_service(virtuoso.query_url, virtuoso.update_url, virtuoso.store_url,
                                                   tokens, log_dir, examples=True, **SETTINGS)
         service, failure, state = None, None, None
         try:
-            embedded = embedded_example()
+            embedded, embedded_correction = embedded_example(tokens)
             try:
                 service = wait_for_service(process, url, stderr_path, tokens, EXAMPLE_START_S)
             except ServiceDidNotStart as error:
                 failure = str(error)
-            state = Started(virtuoso, store, system_graphs, log_dir, tokens, service, failure, embedded)
+            state = Started(virtuoso, store, log_dir, tokens, service, failure, embedded,
+                            embedded_correction)
             yield state
         finally:
             stop_process(process)
@@ -171,21 +220,63 @@ def put(service: ServiceProcess, identifier: str, data: bytes) -> httpx.Response
 # ---------------------------------------------------------------------------------------------- 1
 
 
-def test_the_worked_example_on_virtuoso_equals_the_embedded_one(started: Started) -> None:
+def example_service(started: Started) -> ServiceProcess:
     if started.service is None:
         pytest.fail(f"caie serve --examples did not start on Virtuoso: {started.failure}", pytrace=False)
-    http = started.service.http
+    return started.service
 
+
+def virtuoso_get(service: ServiceProcess) -> Any:
     def get(path: str, params: dict[str, Any]) -> Any:
-        answer = http.get(path, params=params)
+        answer = service.http.get(path, params=params)
         assert answer.status_code == 200, f"Virtuoso {path}: {answer.status_code} {answer.text}"
         return answer.json()
+    return get
 
-    on_virtuoso = example_answers(get)
+
+def test_the_worked_example_on_virtuoso_equals_the_embedded_one(started: Started) -> None:
+    on_virtuoso = example_answers(virtuoso_get(example_service(started)))
     assert on_virtuoso["approved"] is True and on_virtuoso["probes"] == 300
+    # steps 4 and 5 as the worked example takes them: one run of the 300 probes, all answered; rule judges and one
+    # determination by the domain expert; every criterion with determinations attested, the first one corrected
+    assert [run[1:6] for run in on_virtuoso["runs"]] == [(300, 300, 300, 0, True)]
+    assert {mode for *_, mode, _judge, _version, _rationale in on_virtuoso["determinations"]} == {"automatic", "manual"}
+    corrected = [a for a in on_virtuoso["attestations"] if a[7]]
+    assert len(corrected) == 1 and corrected[0][1] == "cantTell" and corrected[0][6] is True
+    assert sum(1 for a in on_virtuoso["attestations"] if not a[6]) == 1, "only the corrected attestation is not current"
     for key, expected in started.embedded.items():
         assert on_virtuoso[key] == expected, f"{key}: Virtuoso {on_virtuoso[key]!r}, embedded {expected!r}"
-    assert catalog_matches_store_ignoring(started.store, CATALOG_GRAPH, started.system_graphs) == []
+    assert catalogued_graphs_disagree(started.store) == []
+
+
+def catalogued_graphs_disagree(store: RemoteStore) -> list[str]:
+    """Each graph the catalog describes, read by name, has the digest and size its entry records.
+
+    Not :func:`.replicas.catalog_matches_store`: with the run and judgments in the record, Virtuoso 7.2.5 did not
+    answer its scan of every graph (``GRAPH ?g { ?s ?p ?o }``) within 60 s (docs/stores.md, "Scanning every graph"),
+    so a graph no entry names is not looked for here."""
+    entries: dict[str, dict[str, str]] = defaultdict(dict)
+    for row in store.select(f"SELECT ?g ?p ?o WHERE {{ GRAPH ?catalog {{ ?g ?p ?o }} VALUES ?p {{ <{CATALOG}digest> <{VOID}triples> }} }}",
+                            {"catalog": CATALOG_GRAPH}):
+        entries[row["g"].value][row["p"].value] = row["o"].value
+    problems = []
+    for graph, entry in sorted(entries.items()):
+        triples = store.graph_triples(NamedNode(graph))
+        if (entry.get(CATALOG + "digest"), entry.get(VOID + "triples")) != (graph_digest(triples), str(len(triples))):
+            problems.append(f"<{graph}> is catalogued as {entry}, its {len(triples)} triples have {graph_digest(triples)}")
+    return problems
+
+
+def test_a_correction_over_rest_on_virtuoso_equals_the_embedded_one(started: Started) -> None:
+    service = example_service(started)
+
+    def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
+        answer = service.http.post(path, json=body, headers=service.auth("annie"))
+        return answer.status_code, answer.json()
+
+    on_virtuoso = correct(virtuoso_get(service), post)
+    assert on_virtuoso["status"] == 201 and on_virtuoso["current"] is True and on_virtuoso["supersedes the current one"]
+    assert on_virtuoso == started.embedded_correction
 
 
 # ---------------------------------------------------------------------------------------------- 2
