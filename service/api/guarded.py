@@ -1,4 +1,5 @@
-"""Clients' queries under the query guard (:mod:`service.core.guarded`), stopped when their client goes away."""
+"""Clients' queries under the query guard (:mod:`service.core.guarded`), stopped when their client goes away; and
+computed reads (metrics, verification, report pages) counted as queries, so heavy reads are bounded alike."""
 
 from __future__ import annotations
 
@@ -81,3 +82,15 @@ async def guarded(request: Request, credential: Credential | None, work: Callabl
             return await run_in_threadpool(work, store)
     finally:
         watcher.cancel()
+
+
+async def computed(request: Request, credential: Credential | None, work: Callable[[], T]) -> T:
+    """``work()`` (a computation over the record: metrics, a report's verification or page, a comparison) in a
+    worker thread, counted as one of its client's queries (``CAIE_QUERY_MAX_PER_CLIENT``) and holding one of the
+    ``CAIE_QUERY_MAX_CONCURRENT`` slots: no caller can tie up every server thread with heavy reads (429 past
+    either limit). Such work runs the service's own queries, which are not stopped at the time limit."""
+    guard = query_guard(request)
+    limits = guard.limits()
+    with guard.admitted(client_of(request, credential)):
+        async with query_slot(request, limits):
+            return await run_in_threadpool(work)

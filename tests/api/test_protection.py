@@ -96,6 +96,9 @@ def test_a_runaway_query_is_stopped_at_the_limit_while_others_are_answered(guard
         third = guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
         assert third.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in third.json()["detail"]
         assert int(third.headers["retry-after"]) >= 1
+        # a computed read (an evaluation's metrics, a report's verification or page) counts as one of its queries
+        heavy = guarded.http.get("/evaluations/any/metrics")
+        assert heavy.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in heavy.json()["detail"]
         during = rss_bytes()
         stopped = [future.result() for future in runaways]
     for response in stopped:

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
 from ...judgments.agreement import agreement, record_judge_reliability, stored_judge_reliability
 from ..deps import GraphsDep, ReaderDep, credential
+from ..guarded import computed
 from ..shapes import agreement_json, reliability_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["agreement and judge reliability"])
@@ -21,8 +22,9 @@ CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 @router.get("/agreement", summary="Krippendorff's alpha (nominal) between the people who determined the same "
                                   "criterion on the same responses; optionally for one criterion (its IRI)")
-async def get_agreement(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None) -> JSONResponse:
-    found = await run_in_threadpool(agreement, graphs, evaluation_id, criterion)
+async def get_agreement(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep,
+                        criterion: str | None = None) -> JSONResponse:
+    found = await computed(request, reader, lambda: agreement(graphs, evaluation_id, criterion))
     return JSONResponse(agreement_json(found))
 
 

@@ -20,6 +20,7 @@ from ...core.formats import HTML, JSON, negotiate
 from ...core.graphs import IDENTIFIER_PATTERN, GraphService
 from ...reports.compare import CHANGES, Comparison, compare, comparison_triples, side, signed
 from ..deps import GraphsDep, ReaderDep
+from ..guarded import computed
 from ..html import render
 from ..rdf_response import context_iri, rdf_response
 from ..shapes import comparison_json
@@ -40,10 +41,10 @@ def _compare(graphs: GraphService, kind: str, evaluation_id: str, number: int, r
 async def get_comparison(evaluation_id: str, number: int, comparison: Literal["version", "baseline"],
                          reference_evaluation: Annotated[str, Path(pattern=IDENTIFIER_PATTERN)],
                          reference_number: Annotated[int, Path(ge=1)], request: Request, graphs: GraphsDep,
-                         _: ReaderDep) -> Response:
+                         reader: ReaderDep) -> Response:
     wanted = negotiate(request.headers.get("accept"), [JSON, *OFFERED])
-    found = await run_in_threadpool(_compare, graphs, comparison, evaluation_id, number, reference_evaluation,
-                                    reference_number)
+    found = await computed(request, reader, lambda: _compare(graphs, comparison, evaluation_id, number,
+                                                             reference_evaluation, reference_number))
     settings = request.app.state.settings
     iri = settings.base_url + request.url.path.lstrip("/")
     if wanted == JSON:

@@ -9,12 +9,13 @@ from decimal import Decimal
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
-from starlette.concurrency import run_in_threadpool
 
+from ...core.config import Credential
 from ...core.graphs import GraphService
 from ...reports.model import tail
 from ...reports.page import report_page
 from ..deps import GraphsDep, ReaderDep
+from ..guarded import computed
 from ..html import render
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
@@ -39,9 +40,10 @@ FORMAT = {"percent": percent, "exact": exact, "outcome": tail, "short": tail}
 """What the report and comparison templates format numbers and outcomes with."""
 
 
-async def report_page_response(request: Request, graphs: GraphService, evaluation_id: str, number: int) -> HTMLResponse:
+async def report_page_response(request: Request, graphs: GraphService, evaluation_id: str, number: int,
+                               reader: Credential | None) -> HTMLResponse:
     """Report ``number``'s page; also what its IRI could answer a browser with (routers/reports.py)."""
-    page = await run_in_threadpool(report_page, graphs, evaluation_id, number)
+    page = await computed(request, reader, lambda: report_page(graphs, evaluation_id, number))
     report_path = f"/evaluations/{evaluation_id}/reports/{number}"
     identifiers = {state.criterion: state.identifier for state in page.criteria}
     html = render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
@@ -56,5 +58,5 @@ async def report_page_response(request: Request, graphs: GraphService, evaluatio
             summary="The report as a page a sponsor reads: coverage apart from performance, charts, failures, gaps, "
                     "drill-down; printable")
 async def get_report_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
-                          _: ReaderDep) -> HTMLResponse:
-    return await report_page_response(request, graphs, evaluation_id, number)
+                          reader: ReaderDep) -> HTMLResponse:
+    return await report_page_response(request, graphs, evaluation_id, number, reader)

@@ -16,6 +16,7 @@ from ...reports.records import get_report, list_reports, make_report
 from ...reports.signoffs import sign
 from ...reports.verify import verify
 from ..deps import GraphsDep, ReaderDep, credential
+from ..guarded import computed
 from ..models import ReportBody, ReportSignOffBody
 from ..shapes import report_json, verification_json
 from .report_pages import report_page_response
@@ -46,10 +47,10 @@ async def get_reports(evaluation_id: str, graphs: GraphsDep, _: ReaderDep) -> JS
 
 
 @router.get("/reports/{number}", summary="A report: its basis, figures, statement, digests and sign-offs")
-async def get_one(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, _: ReaderDep) -> Response:
+async def get_one(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, reader: ReaderDep) -> Response:
     wanted = negotiate(request.headers.get("accept"), [JSON, *OFFERED])
     if wanted == HTML:  # a browser following the run page's link gets the page a sponsor reads
-        return await report_page_response(request, graphs, evaluation_id, number)
+        return await report_page_response(request, graphs, evaluation_id, number, reader)
     if wanted != JSON:  # the report's IRI is its graph's: RDF negotiates as every minted IRI does
         return await linked_data(request)
     report = await run_in_threadpool(get_report, graphs, evaluation_id, number)
@@ -74,7 +75,8 @@ async def post_acceptance(evaluation_id: str, number: int, body: ReportSignOffBo
 
 @router.get("/reports/{number}/verify",
             summary="Recompute every figure and digest of a report from the record: each holds or differs")
-async def get_verify(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+async def get_verify(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
+                     reader: ReaderDep) -> JSONResponse:
     def check() -> dict[str, object]:
         return verification_json(verify(graphs, evaluation_id, get_report(graphs, evaluation_id, number)))
-    return JSONResponse(await run_in_threadpool(check))
+    return JSONResponse(await computed(request, reader, check))

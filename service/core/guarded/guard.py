@@ -39,7 +39,7 @@ class QueryGuard:
                **options: Any) -> QueryAnswer:
         """``store.answer(query, media_type, **options)`` for ``client``, under ``limits``."""
         refuse_unlisted_services(query, self._settings.service_allowlist)
-        with self._admitted(client):
+        with self.admitted(client):
             if isinstance(store, EmbeddedStore):
                 return self._workers().answer(store, (query, media_type), options, limits)
             if isinstance(store, RemoteStore):
@@ -54,7 +54,7 @@ class QueryGuard:
         return GuardedStore(self, store, client, limits)
 
     @contextmanager
-    def _admitted(self, client: str) -> Iterator[None]:
+    def admitted(self, client: str) -> Iterator[None]:
         """Count the query against its client, or 429 when the client already runs its most."""
         most = self._settings.query_max_per_client
         with self._lock:
