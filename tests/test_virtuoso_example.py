@@ -246,7 +246,7 @@ def test_the_worked_example_on_virtuoso_equals_the_embedded_one(started: Started
     for key, expected in started.embedded.items():
         assert on_virtuoso[key] == expected, f"{key}: Virtuoso {on_virtuoso[key]!r}, embedded {expected!r}"
     # No catalog-against-store check here: scanning every graph timed out, and reading each catalogued graph by name
-    # (about 700) left Virtuoso answering nothing for the rest of the module (docs/stores.md, session 18).
+    # (over 600: a case and a claim graph per probe) left Virtuoso answering nothing for the rest of the module (docs/stores.md, session 18).
 
 
 
