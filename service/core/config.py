@@ -38,6 +38,10 @@ class Settings(BaseSettings):
     remote_max_update_triples: int = Field(default=500, ge=1)
     """The most triples one SPARQL Update request to the remote store carries; larger content is staged in
     chunks and committed by one small request (Virtuoso 7 refuses INSERT DATA of about 2,000 triples)."""
+    remote_max_graphs_per_write: int = Field(default=16, ge=1)
+    """The most graphs a runner writes in one conditional write to the remote store (its claims, its cases): a
+    write names each graph's catalog entry and token, and Virtuoso 7 refuses one naming 128 (SP031, its generated
+    SQL past 10,000 lines)."""
     tokens: str | None = None
     """JSON object mapping bearer tokens to credentials: ``{"token": {"agent": "annie", "roles": [...]}}``."""
     tokens_file: Path | None = None

@@ -76,11 +76,14 @@ class GraphService(BatchAppends):
     """Graph management over one store and its catalog."""
 
     def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000,
-                 max_update_triples: int | None = None, skolemize: bool = False) -> None:
+                 max_update_triples: int | None = None, max_graphs_per_write: int | None = None,
+                 skolemize: bool = False) -> None:
         self._store = store
         self._catalog = catalog
         self._bulk_threshold = bulk_threshold
         self._max_update_triples = max_update_triples
+        self.max_graphs_per_write = max_graphs_per_write
+        """The most graphs a caller should write at once (claims, cases), ``None``: no limit (docs/stores.md)."""
         self._skolemize = skolemize
         self._writes = threading.Lock()
 

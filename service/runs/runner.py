@@ -63,7 +63,8 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
                  lease: timedelta | None = None, poll_s: float = 1.0) -> Continued:
     """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases.
 
-    Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation)
+    Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation, at
+    most the store's ``max_graphs_per_write``)
     under a lease (by default one that outlasts :data:`UNRECORDED_BATCHES` batches of the plan's longest
     conversation, :func:`.claims.lease_for`). Further batches are claimed while one runs, so a worker that finishes
     a conversation starts the next at once, never waiting for a batch's slowest case; at most
@@ -74,7 +75,7 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     run = require_version(run_view(graphs, evaluation_id, run_number), target)
     agent = require(credential, *RUNNERS)
     probes = plan_probes(graphs, evaluation_id, run.plan)
-    size = claim_size or max(8, 4 * settings.concurrency)
+    size = claim_size or min(max(8, 4 * settings.concurrency), graphs.max_graphs_per_write or WRITE_BATCH)
     turns = max((1 + len(p.follow_ups) for p in probes), default=1)
     done = set(recorded_probes(graphs, run.iri))
     writer = _Writer(graphs, evaluation_id, run_number, agent, len(done), run.probes, on_progress,
@@ -152,6 +153,7 @@ class _Writer(threading.Thread):
                  recorded_before: int, probes: int, on_progress: Progress | None, known: RunPlan) -> None:
         super().__init__(name=f"run-{run_number}-writer", daemon=True)
         self._args = (graphs, evaluation_id, run_number)
+        self._batch = min(WRITE_BATCH, graphs.max_graphs_per_write or WRITE_BATCH)
         self._known = known
         self._credential = credential
         self._queue: queue.Queue[CaseResult | None] = queue.Queue()
@@ -177,7 +179,7 @@ class _Writer(threading.Thread):
         finished = False
         while not finished:
             batch = [self._queue.get()]
-            while len(batch) < WRITE_BATCH and not self._queue.empty():
+            while len(batch) < self._batch and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
             finished = batch[-1] is None
             cases = [case for case in batch if case is not None]
