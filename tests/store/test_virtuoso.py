@@ -100,7 +100,8 @@ def test_engine_one_update_request_is_not_atomic(virtuoso: VirtuosoServer) -> No
 
 def test_engine_numeric_literals_come_back_as_other_terms(virtuoso: VirtuosoServer) -> None:
     """Virtuoso stores values, not terms: "10"^^xsd:decimal, "010"^^xsd:integer and "1.0E1"^^xsd:double become one
-    "10"^^xsd:integer; "1.50"^^xsd:decimal comes back "1.5"; language tags are lower-cased."""
+    term of value 10 (which one differs from run to run: "10"^^xsd:integer or "10.0"^^xsd:double, both seen);
+    "1.50"^^xsd:decimal comes back "1.5"; language tags are lower-cased."""
     graph = fresh()
     written = (f'"10"^^<{XSD}decimal>, "010"^^<{XSD}integer>, "1.0E1"^^<{XSD}double>, "1.50"^^<{XSD}decimal>, '
                f'"x"@en-GB')
@@ -108,7 +109,9 @@ def test_engine_numeric_literals_come_back_as_other_terms(virtuoso: VirtuosoServ
     response = httpx.post(virtuoso.query_url, data={"query": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
                           headers={"Accept": "application/n-triples"})
     objects = sorted(line.split("\t")[2].removesuffix(" .") for line in response.text.splitlines() if line.strip())
-    assert objects == sorted([f'"10"^^<{XSD}integer>', f'"1.5"^^<{XSD}decimal>', '"x"@en-gb'])
+    ten = [term for term in objects if term in (f'"10"^^<{XSD}integer>', f'"10.0"^^<{XSD}double>')]
+    assert len(ten) == 1 and sorted(set(objects) - set(ten)) == sorted([f'"1.5"^^<{XSD}decimal>', '"x"@en-gb'])
+    assert len(objects) == 3
 
 
 def test_engine_truncates_reads_at_result_set_max_rows(virtuoso: VirtuosoServer) -> None:
