@@ -10,8 +10,9 @@ Two parts (docs/interop.md):
   ``{evaluation}/record/caie#`` (hash IRIs of the export's own URL, so they dereference to it), carries ``skos:editorialNote`` saying so, and is dated just before the step that needs
   it. They describe no agreement or party that the service recorded; a reader must not take them for facts.
 
-The draft report's figures are those of our metric queries over the exported attestations (current ones only),
-computed here by caie-spec's own rule (coverage by weight; shares by count of covered criteria).
+The draft report's figures are those of our metric queries (``queries/coverage.rq``,
+``queries/outcome-distribution.rq``) over the record: coverage by weight, shares by count of covered criteria, as
+caie-spec's rule has them; only current attestations count, and only those are exported.
 """
 
 from __future__ import annotations
@@ -62,9 +63,21 @@ def caie_record(quads: list[Quad], evaluation: NamedNode) -> list[Triple]:
     store = Store()
     store.extend(Quad(q.subject, q.predicate, q.object, DefaultGraph()) for q in quads)
     mapped = [t for t in store.query(bind(queries.load("transforms/caie-export"), {"evaluation": evaluation}))]
-    declared = _Declarations(evaluation, mapped).triples()
+    declared = _Declarations(evaluation, mapped, _figures(quads, evaluation)).triples()
     everything = list(dict.fromkeys(mapped + declared))
     return everything + _membership(everything, NamedNode(evaluation.value + EXPORT_PATH))
+
+
+def _figures(quads: list[Quad], evaluation: NamedNode) -> tuple[Fraction, dict[str, Fraction]]:
+    """Coverage and the outcome shares (by count of covered criteria) of the record, by our metric queries."""
+    record = Store()
+    record.extend(quads)  # the record's own named graphs, which the metric queries read
+    [row] = record.query(bind(queries.load("coverage"), {"evaluation": evaluation}))  # type: ignore[misc]
+    coverage = Fraction(Decimal(row["coveredWeight"].value)) / Fraction(Decimal(row["applicableWeight"].value))
+    counts = {r["outcome"].value.rsplit("#", 1)[-1]: int(r["criteria"].value)
+              for r in record.query(bind(queries.load("outcome-distribution"), {"evaluation": evaluation}))}  # type: ignore[union-attr]
+    covered = int(row["covered"].value) or 1
+    return coverage, {o: Fraction(counts.get(o, 0), covered) for o in ("passed", "failed", "cantTell")}
 
 
 def _times(triples: list[Triple], predicate: str, kind: str | None = None) -> list[datetime]:
@@ -85,9 +98,11 @@ def _value(triples: list[Triple], subject: NamedNode, predicate: NamedNode) -> N
 class _Declarations:
     """What caie-spec's shapes require beside the chain (module docstring), dated around the chain's own dates."""
 
-    def __init__(self, evaluation: NamedNode, mapped: list[Triple]) -> None:
+    def __init__(self, evaluation: NamedNode, mapped: list[Triple],
+                 figures: tuple[Fraction, dict[str, Fraction]]) -> None:
         self.base = evaluation.value + EXPORT_PATH
         self.mapped = mapped
+        self.figures = figures
         self.out: list[Triple] = []
         self.start = _times(mapped, PROV + "generatedAtTime", "AcceptanceCriterion")[0]
         self.sessions = _times(mapped, PROV + "startedAtTime", "Session")
@@ -239,12 +254,7 @@ class _Declarations:
                                  "DSO appropriateness assessment, made after the envelope"))
 
     def _report(self) -> None:
-        outcomes = _criterion_outcomes(self.mapped)
-        weights = {t.subject: Decimal(t.object.value) for t in self.mapped if t.predicate == caie("weight")}
-        covered = {c: o for c, o in outcomes.items() if c in weights}
-        coverage = Fraction(sum(weights[c] for c in covered)) / Fraction(sum(weights.values()))
-        shares = {o: Fraction(sum(1 for v in covered.values() if v == o), len(covered) or 1)
-                  for o in ("passed", "failed", "cantTell")}
+        coverage, shares = self.figures
         at = self.last + _STEP
         computation = self.item("coverage-computation", "CoverageComputation",
                                 "the figures of the draft report (declared)", None, None)
@@ -271,19 +281,6 @@ class _Declarations:
 
 def _decimal(value: Fraction) -> Literal:
     return Literal(str(round(Decimal(value.numerator) / Decimal(value.denominator), 6)), datatype=NamedNode(XSD + "decimal"))
-
-
-def _criterion_outcomes(mapped: list[Triple]) -> dict[NamedNode, str]:
-    """caie-spec's rule over the exported attestations: failed if any failed, else passed if any passed, else cantTell."""
-    results = {t.subject: t.object for t in mapped if t.predicate.value == EARL + "result"}
-    outcome_of = {t.subject: t.object.value.rsplit("#", 1)[-1] for t in mapped if t.predicate.value == EARL + "outcome"}
-    found: dict[NamedNode, set[str]] = {}
-    for attestation in _of(mapped, "Attestation"):
-        criterion = _value(mapped, attestation, NamedNode(EARL + "test"))
-        outcome = outcome_of.get(results.get(attestation))  # type: ignore[arg-type]
-        if isinstance(criterion, NamedNode) and outcome in ("passed", "failed", "cantTell"):
-            found.setdefault(criterion, set()).add(outcome)
-    return {c: next(o for o in ("failed", "passed", "cantTell") if o in seen) for c, seen in found.items()}
 
 
 def _membership(triples: list[Triple], record: NamedNode) -> list[Triple]:
