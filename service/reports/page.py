@@ -95,15 +95,11 @@ def _value(row: Row, name: str) -> str | None:
     return row[name].value if name in row else None
 
 
-def _coverage_rows(states: tuple[CriterionState, ...]) -> list[charts.RequirementCoverage]:
-    covered: dict[str, Decimal] = defaultdict(Decimal)
-    applicable: dict[str, Decimal] = defaultdict(Decimal)
-    labels: dict[str, str] = {}
-    for state in states:
-        labels[state.requirement] = state.requirement_identifier or tail(state.requirement)
-        applicable[state.requirement] += state.weight
-        covered[state.requirement] += state.weight if state.covered else 0
-    return [charts.RequirementCoverage(labels[key], covered[key], applicable[key]) for key in labels]
+def _coverage_rows(graphs: GraphService, report: Report) -> list[charts.RequirementCoverage]:
+    """Each requirement's covered and applicable weight as of the report (``queries/coverage-by-requirement.rq``)."""
+    return [charts.RequirementCoverage(_value(row, "identifier") or tail(row["requirement"].value),
+                                       Decimal(row["coveredWeight"].value), Decimal(row["applicableWeight"].value))
+            for row in graphs.rows("coverage-by-requirement", _bindings(report))]
 
 
 def _failures(graphs: GraphService, report: Report, states: dict[str, CriterionState]) -> tuple[Failure, ...]:
@@ -158,6 +154,6 @@ def report_page(graphs: GraphService, evaluation_id: str, number: int) -> Report
     return ReportPage(
         report=report, criteria=criteria, failures=_failures(graphs, report, by_iri),
         untested=tuple(state for state in criteria if not state.covered), drill=_drill(graphs, report, criteria),
-        coverage_chart=charts.data_uri(charts.coverage_by_requirement(_coverage_rows(criteria))),
+        coverage_chart=charts.data_uri(charts.coverage_by_requirement(_coverage_rows(graphs, report))),
         distribution_chart=charts.data_uri(charts.outcome_distribution(counts, weights)),
         pass_rate_chart=charts.data_uri(charts.pass_rates(intervals, level)))

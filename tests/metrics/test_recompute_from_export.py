@@ -107,6 +107,10 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
         outcomes = select(dataset, "criterion-outcomes", **params)
         covered = [row for row in outcomes if not row["outcome"].endswith("#untested")]
         assert (len(outcomes), len(covered)) == coverage(dataset, **params)[:2]
+        by_requirement = select(dataset, "coverage-by-requirement", **params)
+        assert (sum(int(r["applicable"]) for r in by_requirement), sum(int(r["covered"]) for r in by_requirement),
+                sum(Decimal(r["applicableWeight"]) for r in by_requirement),
+                sum(Decimal(r["coveredWeight"]) for r in by_requirement)) == coverage(dataset, **params)
         assert outcomes == [{name: str(term.value) for name, term in row.items()}
                             for row in graphs_over(measured.store).rows("criterion-outcomes", {
                                 "evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params})]
