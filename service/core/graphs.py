@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import threading
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, field, replace
 from enum import Enum
@@ -28,6 +28,7 @@ from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, skolemize, to_rdflib
 from . import queries
 from .store import Row, Store, Term
+from .store.base import bind_rows
 
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER_PATTERN = _IDENTIFIER.pattern
@@ -191,6 +192,14 @@ class GraphService(BatchAppends):
         if limit is not None:
             text = f"{text}\nLIMIT {int(limit)}\nOFFSET {int(offset)}\n"
         return self._store.select(text, bindings)
+
+    def rows_over(self, name: str, names: Sequence[str], values: Sequence[Sequence[Term]], *,
+                  chunk: int = 500) -> list[Row]:
+        """Rows of ``queries/{name}.rq`` asked about several rows of parameters at once (one VALUES block of up
+        to ``chunk`` rows per request, each a term per name): what a batch needs to know of its own items."""
+        text = queries.load(name)
+        return [row for start in range(0, len(values), chunk)
+                for row in self._store.select(bind_rows(text, names, values[start:start + chunk]))]
 
     def triples(self, ref: GraphRef) -> list[Triple]:
         """The graph's triples (empty if it does not exist), skolem IRIs read as the blank nodes they stand

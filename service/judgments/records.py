@@ -14,6 +14,8 @@ ever rewritten: a correction is a new determination. Reads are ``queries/run-tra
 
 from __future__ import annotations
 
+import random
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,14 +24,19 @@ from pyoxigraph import NamedNode, Triple
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..core.errors import Unprocessable
-from ..core.graphs import GraphRef, GraphService
+from ..core.commits import WriteConflict
+from ..core.errors import Conflict, Unprocessable
+from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.roles import ANNOTATOR, DOMAIN_EXPERT
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
 from .model import MANUAL, Determination, Judge, Pointer
 from .separation import NO_SEPARATION, Separation
+from .tallies import tallies_after
+
+_ATTEMPTS = 8
+"""How often a judgments batch is read and written again when another batch wrote first."""
 
 DETERMINERS = (ANNOTATOR, DOMAIN_EXPERT)
 """The roles whose holders determine by hand: annotators and domain experts (docs/judgments.md)."""
@@ -154,8 +161,21 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
         return triples
 
     counted = f"{len(determinations)} determinations" + (f" and {len(failures)} judge failures" if failures else "")
-    ref = graphs.append_numbered(graphs.member(GraphKind.EVALUATION, evaluation_id), "judgments", batch, agent,
-                                 title=f"judgments {{n}}: {counted} on run {run_number}")
+    record = graphs.member(GraphKind.EVALUATION, evaluation_id)
+    changes = [(cases[d.probe].case, d.criterion, d.outcome) for d in determinations]
+    for attempt in range(_ATTEMPTS):
+        ref = graphs.next_batch(record, "judgments")
+        edits = [GraphEdit(ref, insert=batch(ref), expected_digest=None, batch_of=record.iri.value,
+                           title=f"judgments {ref.identifier.rsplit('/', 1)[-1]}: {counted} on run {run_number}")]
+        if changes:  # the run's pass-rate tallies move in the same write (judgments.tallies)
+            edits.append(tallies_after(graphs, evaluation, evaluation_id, run, changes))
+        try:
+            graphs.apply_edits(edits, agent)
+            break
+        except WriteConflict:  # another batch took the number or moved the tallies: read again
+            time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
+    else:
+        raise Conflict(f"could not append a judgments batch to run {run_number}: too many concurrent batches; retry")
     return ([f"{ref.iri.value}/determinations/{k}" for k in range(1, len(determinations) + 1)],
             [f"{ref.iri.value}/errors/{k}" for k in range(1, len(failures) + 1)])
 

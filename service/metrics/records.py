@@ -19,6 +19,7 @@ from ..core.rdf import date_time
 from ..core.store import Row, Term
 from ..envelope import Envelope, envelope_at, iris_for
 from ..judgments.agreement import stored_judge_reliability
+from ..judgments.tallies import pass_rate_rows
 from ..runs.records import run_view
 from .intervals import wilson_fpc
 from .model import (Coverage, ErrorCount, EvaluationMetrics, Failure, Gap, OutcomeDistribution, OutcomeShare,
@@ -98,9 +99,12 @@ def distribution(graphs: GraphService, scope: Scope) -> OutcomeDistribution:
 
 
 def pass_rates(graphs: GraphService, scope: Scope, level: float = 0.95) -> tuple[PassRate, ...]:
-    """Per criterion and run, k of n with the frame N and the Wilson interval with finite-population correction."""
+    """Per criterion and run, k of n with the frame N and the Wilson interval with finite-population correction; as of
+    now, from the runs' tallies where they are current (judgments.tallies), else recounted by pass-rate-counts.rq."""
+    rows = (graphs.rows("pass-rate-counts", scope.bindings()) if scope.as_of is not None
+            else pass_rate_rows(graphs, scope.bindings(), scope.evaluation, scope.run))
     out = []
-    for row in graphs.rows("pass-rate-counts", scope.bindings()):
+    for row in rows:
         k, n = int(row["k"].value), int(row["n"].value)
         frame = int(row["frame"].value) if "frame" in row else None
         out.append(PassRate(criterion=row["criterion"].value, run=row["run"].value, passed=k, judged=n, frame=frame,

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Union
 
@@ -59,10 +59,15 @@ _VARIABLE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 def check_bindings(bindings: Bindings | None) -> Bindings:
     """Refuse binding names that are not SPARQL variable names (they are never user text)."""
-    for name in bindings or {}:
+    check_names(bindings or {})
+    return bindings or {}
+
+
+def check_names(names: Iterable[str]) -> None:
+    """Refuse names that are not SPARQL variable names."""
+    for name in names:
         if not _VARIABLE.match(name):
             raise ValueError(f"not a SPARQL variable name: {name!r}")
-    return bindings or {}
 
 
 class StoreAuthorizationFailed(StoreUnavailable):
@@ -190,10 +195,19 @@ def bind(query: str, bindings: Bindings | None) -> str:
     bindings = check_bindings(bindings)
     if not bindings:
         return query
-    names = " ".join(f"?{name}" for name in bindings)
-    terms = " ".join(str(term) for term in bindings.values())
+    return bind_rows(query, list(bindings), [list(bindings.values())])
+
+
+def bind_rows(query: str, names: Sequence[str], rows: Sequence[Sequence[Term]]) -> str:
+    """The query with a VALUES block of several rows (each a term per name, in order) heading its outermost
+    WHERE group, serialized as :func:`bind` does: the rows a query is asked about at once (e.g. a batch's pairs)."""
+    check_names(names)
+    if any(len(row) != len(names) for row in rows):
+        raise ValueError(f"every VALUES row needs {len(names)} terms")
+    header = " ".join(f"?{name}" for name in names)
+    block = " ".join("(" + " ".join(str(term) for term in row) + ")" for row in rows)
     brace = _where_brace(query)
-    return f"{query[: brace + 1]}\n  VALUES ({names}) {{ ({terms}) }}\n{query[brace + 1 :]}"
+    return f"{query[: brace + 1]}\n  VALUES ({header}) {{ {block} }}\n{query[brace + 1 :]}"
 
 
 def quads_block(quads: Sequence[Quad]) -> str:

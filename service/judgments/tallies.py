@@ -1,0 +1,124 @@
+"""Per-run pass-rate tallies: the counts ``queries/pass-rate-counts.rq`` defines (per criterion, the cases passed k,
+the cases judged n and the cases exercising it), kept in the record so that reading a run's pass rates costs
+O(criteria) instead of O(determinations): at 1,000,000 determinations the query takes about a minute, the tallies
+milliseconds (docs/performance.md).
+
+A run's tallies are one graph, ``{run}/tallies``::
+
+    <{run}/tallies> a epo:PassRateTallies ; epo:tallyOf <run> ; epo:casesTallied 63125 .
+    <{run}/tallies/{key}> a epo:PassRateTally ; epo:forRun <run> ; epo:forCriterion <criterion> ;
+        epo:casesPassed 40 ; epo:casesJudged 61 ; epo:casesExercising 64 .
+
+Every judgments batch rewrites it in the same conditional write as the batch (:func:`tallies_after`), on the
+condition that it is still the graph the batch's counts were read from, so two batches never both add to the same
+count. The change is the batch's: for each (case, criterion) it determines on, whether the case counts in n and k
+before and after (``queries/case-outcome-changes.rq``, the query's own per-case rule). The tallies count every case
+recorded when they were made (``epo:casesTallied``); cases are only ever added, so when a run has more cases now,
+or no tallies yet, a batch recounts from the record with ``pass-rate-counts.rq`` first, and a read recounts instead
+of reading them (:func:`pass_rate_rows`). A report's figures and its verification always recount.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from pyoxigraph import NamedNode, Triple
+
+from ..core.catalog import GraphKind
+from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.namespaces import EPO
+from ..core.rdf import RDF_TYPE, integer
+from ..core.store import Row, Term
+from ..runs.records import RunView
+
+
+@dataclass(frozen=True)
+class Tally:
+    """One criterion's counts in one run, as ``pass-rate-counts.rq`` defines them."""
+
+    criterion: str
+    passed: int
+    judged: int
+    cases: int
+
+
+def tallies_ref(graphs: GraphService, evaluation_id: str, run_number: int) -> GraphRef:
+    """The run's tallies graph, ``{run}/tallies``."""
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/tallies")
+
+
+def tallies_after(graphs: GraphService, evaluation: str, evaluation_id: str, run: RunView,
+                  batch: Sequence[tuple[str, str, str]]) -> GraphEdit:
+    """The run's tallies with ``batch`` counted ((case, criterion, outcome) per determination): a replacement of
+    ``{run}/tallies`` that holds only while the graph is the one read here (else the write is refused and retried)."""
+    ref = tallies_ref(graphs, evaluation_id, run.number)
+    entry = graphs.find(ref)  # read first: a batch written after this read changes the digest the write expects
+    state = graphs.rows("run-tally-state", {"evaluation": NamedNode(evaluation), "run": NamedNode(run.iri)})
+    recorded = int(state[0]["recorded"].value) if state else 0
+    tallied = int(state[0]["tallied"].value) if state and "tallied" in state[0] else None
+    envelope = _plan_envelope(graphs, evaluation, run.plan)
+    bindings: dict[str, Term] = {"envelope": NamedNode(envelope), "run": NamedNode(run.iri)}
+    if entry is None or tallied != recorded:
+        # recounted from the record: the cases recorded since (or every case, the first time) are counted too
+        counts = _tallies(graphs.rows("pass-rate-counts", bindings))
+    else:
+        counts = _tallies(graphs.rows("pass-rate-tallies", bindings))
+    counts = _with_changes(counts, graphs.rows_over("case-outcome-changes", ("case", "criterion", "added"),
+                                                     [(NamedNode(c), NamedNode(k), NamedNode(o)) for c, k, o in batch]))
+    return GraphEdit(ref, insert=_triples(ref.iri.value, run.iri, recorded, counts.values()), replace=True,
+                     expected_digest=entry.digest if entry is not None else None,
+                     title=f"pass-rate tallies of run {run.number}")
+
+
+def pass_rate_rows(graphs: GraphService, bindings: Mapping[str, Term], evaluation: str, run: str | None) -> list[Row]:
+    """The rows of ``pass-rate-counts.rq`` for ``bindings`` (no ``asOf``): from the tallies of each run whose
+    tallies are current, recounted by the query for the others; ordered by criterion and run as the query orders."""
+    state = graphs.rows("run-tally-state", {"evaluation": NamedNode(evaluation)} | (
+        {"run": NamedNode(run)} if run is not None else {}))
+    current = {row["run"].value for row in state
+               if "tallied" in row and row["tallied"].value == row["recorded"].value}
+    rows = [row for row in graphs.rows("pass-rate-tallies", bindings) if row["run"].value in current]
+    for row in state:
+        if row["run"].value not in current and int(row["recorded"].value) > 0:
+            rows += graphs.rows("pass-rate-counts", {**bindings, "run": row["run"]})
+    return sorted(rows, key=lambda row: (row["criterion"].value, row["run"].value))
+
+
+def _plan_envelope(graphs: GraphService, evaluation: str, plan: str) -> str:
+    """The envelope version the plan was made on: its in-scope criteria are the ones the run's probes exercise."""
+    return graphs.rows("plans", {"evaluation": NamedNode(evaluation), "plan": NamedNode(plan)})[0]["envelope"].value
+
+
+def _tallies(rows: Sequence[Row]) -> dict[str, Tally]:
+    return {row["criterion"].value: Tally(row["criterion"].value, int(row["k"].value), int(row["n"].value),
+                                          int(row["cases"].value)) for row in rows}
+
+
+def _with_changes(counts: dict[str, Tally], changes: Sequence[Row]) -> dict[str, Tally]:
+    """``counts`` moved by each (case, criterion)'s change (after - before) that ``case-outcome-changes.rq`` gives."""
+    out = dict(counts)
+    for row in changes:
+        criterion = row["criterion"].value
+        tally = out[criterion]  # the case's probe exercises it, and every recorded case is counted: it has a tally
+        out[criterion] = replace(
+            tally, passed=tally.passed + int(row["passedAfter"].value) - int(row["passedBefore"].value),
+            judged=tally.judged + int(row["judgedAfter"].value) - int(row["judgedBefore"].value))
+    return out
+
+
+def _triples(graph: str, run: str, recorded: int, tallies: Iterable[Tally]) -> list[Triple]:
+    node, run_node = NamedNode(graph), NamedNode(run)
+    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "PassRateTallies")), Triple(node, NamedNode(EPO + "tallyOf"), run_node),
+           Triple(node, NamedNode(EPO + "casesTallied"), integer(recorded))]
+    for tally in sorted(tallies, key=lambda t: t.criterion):
+        key = hashlib.sha256(tally.criterion.encode("utf-8")).hexdigest()[:16]
+        subject = NamedNode(f"{graph}/{key}")
+        out += [Triple(subject, RDF_TYPE, NamedNode(EPO + "PassRateTally")),
+                Triple(subject, NamedNode(EPO + "forRun"), run_node),
+                Triple(subject, NamedNode(EPO + "forCriterion"), NamedNode(tally.criterion)),
+                Triple(subject, NamedNode(EPO + "casesPassed"), integer(tally.passed)),
+                Triple(subject, NamedNode(EPO + "casesJudged"), integer(tally.judged)),
+                Triple(subject, NamedNode(EPO + "casesExercising"), integer(tally.cases))]
+    return out

@@ -1,0 +1,90 @@
+"""Pass-rate tallies (service/judgments/tallies.py): each run's k, n and cases per criterion, kept in the record as
+judgments batches are written, must always equal what ``queries/pass-rate-counts.rq`` counts from the raw
+determinations: after every batch, under concurrent batches, and while a run still records cases.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from pyoxigraph import NamedNode
+
+from service.core.config import Credential
+from service.runs.demo import DemoChatbot
+from service.runs.model import ExecutionSettings
+from service.runs.records import start_run
+from service.runs.runner import continue_run
+
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, graphs_over
+from .conftest import ID, determine, probes
+from .test_metrics_api import metrics, rates
+
+pytestmark = EMBEDDED_ONLY
+
+EVALUATION_IRI = f"{BASE_URL}evaluations/{ID}"
+OPERATOR = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
+
+
+def counted(service: Service, name: str, run: int) -> dict[str, tuple[int, int, int]]:
+    """Criterion identifier to (k, n, cases) in run ``run`` by the published query ``name``."""
+    graphs = graphs_over(service.store)
+    rows = graphs.rows(name, {"evaluation": NamedNode(EVALUATION_IRI), "run": NamedNode(f"{EVALUATION_IRI}/runs/{run}")})
+    return {row["criterion"].value.rsplit("/", 1)[-1]: (int(row["k"].value), int(row["n"].value), int(row["cases"].value))
+            for row in rows}
+
+
+def same_as_recount(service: Service, run: int) -> dict[str, tuple[int, int, int]]:
+    tallied = counted(service, "pass-rate-tallies", run)
+    assert tallied == counted(service, "pass-rate-counts", run)
+    return tallied
+
+
+@ALSO_REMOTE
+def test_tallies_follow_every_batch_as_the_query_counts(measured: Service) -> None:
+    # the fixture's batches (tests/metrics/conftest.py): run 1 hanging A failed by annie then passed by nora in a
+    # later batch (still failed: any failed fails), B passed; washing A inapplicable, B cantTell; run 2 washing A passed
+    assert same_as_recount(measured, 1) == {"hanging": (1, 2, 2), "washing": (0, 1, 2), "where": (0, 0, 2)}
+    assert same_as_recount(measured, 2) == {"hanging": (0, 0, 2), "washing": (1, 1, 2), "where": (0, 0, 2)}
+    by = probes(measured)
+    hanging_b, washing_a, where_a = by["hanging"][1], by["washing"][0], by["where"][0]
+    # B, passed so far, gets a failed: k drops; washing A, inapplicable so far, gets a cantTell: n grows
+    determine(measured, 1, "nora", [(hanging_b, "hanging", "failed"), (washing_a, "washing", "cantTell"),
+                                    (where_a, "where", "passed"), (where_a, "where", "inapplicable")])
+    assert same_as_recount(measured, 1) == {"hanging": (0, 2, 2), "washing": (0, 2, 2), "where": (1, 1, 2)}
+    # run 2's tallies did not move
+    assert same_as_recount(measured, 2) == {"hanging": (0, 0, 2), "washing": (1, 1, 2), "where": (0, 0, 2)}
+    # and the service's pass rates (read from the tallies, no asOf) are these counts
+    assert {c: (k, n, cases) for (c, run), (k, n, _, cases) in rates(metrics(measured)).items() if run == 1} == \
+        {"hanging": (0, 2, 2), "washing": (0, 2, 2), "where": (1, 1, 2)}
+
+
+def test_concurrent_batches_lose_no_count(measured: Service) -> None:
+    by = probes(measured)
+    batches = [[(probe, criterion, outcome)] for criterion in ("hanging", "washing", "where") for probe in by[criterion]
+               for outcome in ("passed", "cantTell")]
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(lambda items: determine(measured, 2, "nora", items), batches))
+    # every case of run 2 now has a passed determination, and none a failed one
+    assert same_as_recount(measured, 2) == {"hanging": (2, 2, 2), "washing": (2, 2, 2), "where": (2, 2, 2)}
+
+
+def test_cases_recorded_after_the_tallies_are_counted(measured: Service) -> None:
+    """A run judged while it still records cases: its tallies counted fewer cases than it has now, so the service
+    recounts until the next batch brings them up to date; the answer is always the query's."""
+    graphs = graphs_over(measured.store)
+    target, settings = DemoChatbot(), ExecutionSettings(concurrency=2)
+    run = start_run(graphs, ID, 1, target.version, settings, OPERATOR)
+    continue_run(graphs, ID, run.number, target, settings, OPERATOR, limit=2)
+    first = [row["probe"].value for row in graphs.rows("run-recorded-probes", {"run": NamedNode(run.iri)})]
+    assert len(first) == 2
+    criterion = next(c for c, planned in probes(measured).items() if first[0] in planned)
+    determine(measured, run.number, "annie", [(first[0], criterion, "passed")])
+    assert sum(cases for _, _, cases in same_as_recount(measured, run.number).values()) == 2
+    continue_run(graphs, ID, run.number, target, settings, OPERATOR)  # the plan's other 4 probes
+    answered = {c: (k, n, cases) for (c, number), (k, n, _, cases) in rates(metrics(measured)).items()
+                if number == run.number}
+    assert answered == counted(measured, "pass-rate-counts", run.number)
+    assert {c: cases for c, (_, _, cases) in answered.items()} == {"hanging": 2, "washing": 2, "where": 2}
+    where_b = probes(measured)["where"][1]
+    determine(measured, run.number, "annie", [(where_b, "where", "failed")])
+    assert same_as_recount(measured, run.number)["where"] == (0, 1, 2)
