@@ -27,6 +27,7 @@ from dataclasses import dataclass, replace
 from pyoxigraph import NamedNode, Triple
 
 from ..core.catalog import GraphKind
+from ..core.config import Credential
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.namespaces import EPO
 from ..core.rdf import RDF_TYPE, integer
@@ -50,17 +51,18 @@ def tallies_ref(graphs: GraphService, evaluation_id: str, run_number: int) -> Gr
 
 
 def tallies_after(graphs: GraphService, evaluation: str, evaluation_id: str, run: RunView,
-                  batch: Sequence[tuple[str, str, str]]) -> GraphEdit:
+                  batch: Sequence[tuple[str, str, str]], *, recount: bool = False) -> GraphEdit:
     """The run's tallies with ``batch`` counted ((case, criterion, outcome) per determination): a replacement of
-    ``{run}/tallies`` that holds only while the graph is the one read here (else the write is refused and retried)."""
+    ``{run}/tallies`` that holds only while the graph is the one read here (else the write is refused and retried).
+    ``recount``: count the record afresh even where the tallies are current."""
     ref = tallies_ref(graphs, evaluation_id, run.number)
     entry = graphs.find(ref)  # read first: a batch written after this read changes the digest the write expects
-    state = graphs.rows("run-tally-state", {"evaluation": NamedNode(evaluation), "run": NamedNode(run.iri)})
-    recorded = int(state[0]["recorded"].value) if state else 0
-    tallied = int(state[0]["tallied"].value) if state and "tallied" in state[0] else None
+    state = graphs.rows("run-tally-state", {"run": NamedNode(run.iri)})[0]
+    recorded = int(state["recorded"].value)
+    tallied = int(state["tallied"].value) if "tallied" in state else None
     envelope = _plan_envelope(graphs, evaluation, run.plan)
     bindings: dict[str, Term] = {"envelope": NamedNode(envelope), "run": NamedNode(run.iri)}
-    if entry is None or tallied != recorded:
+    if recount or entry is None or tallied != recorded:
         # recounted from the record: the cases recorded since (or every case, the first time) are counted too
         counts = _tallies(graphs.rows("pass-rate-counts", bindings))
     else:
@@ -73,16 +75,18 @@ def tallies_after(graphs: GraphService, evaluation: str, evaluation_id: str, run
 
 
 def pass_rate_rows(graphs: GraphService, bindings: Mapping[str, Term], evaluation: str, run: str | None) -> list[Row]:
-    """The rows of ``pass-rate-counts.rq`` for ``bindings`` (no ``asOf``): from the tallies of each run whose
-    tallies are current, recounted by the query for the others; ordered by criterion and run as the query orders."""
-    state = graphs.rows("run-tally-state", {"evaluation": NamedNode(evaluation)} | (
-        {"run": NamedNode(run)} if run is not None else {}))
-    current = {row["run"].value for row in state
-               if "tallied" in row and row["tallied"].value == row["recorded"].value}
-    rows = [row for row in graphs.rows("pass-rate-tallies", bindings) if row["run"].value in current]
-    for row in state:
-        if row["run"].value not in current and int(row["recorded"].value) > 0:
-            rows += graphs.rows("pass-rate-counts", {**bindings, "run": row["run"]})
+    """The rows of ``pass-rate-counts.rq`` for ``bindings`` (no ``asOf``) over run ``run`` or every run of the
+    evaluation: from the tallies of each run whose tallies are current, recounted by the query for the others;
+    ordered by criterion and run as the query orders them."""
+    runs = [run] if run is not None else [row["run"].value for row in
+                                          graphs.rows("evaluation-runs", {"evaluation": NamedNode(evaluation)})]
+    states = [graphs.rows("run-tally-state", {"run": NamedNode(iri)})[0] for iri in runs]
+    current = {state["run"].value for state in states
+               if "tallied" in state and state["tallied"].value == state["recorded"].value}
+    rows = [row for row in graphs.rows("pass-rate-tallies", bindings) if row["run"].value in current] if current else []
+    for state in states:
+        if state["run"].value not in current and state["recorded"].value != "0":
+            rows += graphs.rows("pass-rate-counts", {**bindings, "run": state["run"]})
     return sorted(rows, key=lambda row: (row["criterion"].value, row["run"].value))
 
 
@@ -122,3 +126,11 @@ def _triples(graph: str, run: str, recorded: int, tallies: Iterable[Tally]) -> l
                 Triple(subject, NamedNode(EPO + "casesJudged"), integer(tally.judged)),
                 Triple(subject, NamedNode(EPO + "casesExercising"), integer(tally.cases))]
     return out
+
+
+def recount_tallies(graphs: GraphService, evaluation_id: str, run: RunView, agent: Credential) -> None:
+    """Count run ``run``'s tallies afresh from the record (``pass-rate-counts.rq``) and write them: for a run
+    judged before tallies were kept, or one whose determinations were loaded in bulk; what the next judgments
+    batch would do anyway."""
+    evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id).iri.value
+    graphs.apply_edits([tallies_after(graphs, evaluation, evaluation_id, run, (), recount=True)], agent)
