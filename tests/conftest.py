@@ -263,6 +263,9 @@ def restored(service: Service, snapshots: dict[tuple[str, str], list[Quad]], nam
     """
     key = (service.backend, name)
     if key in snapshots:
+        # emptied first: a snapshot built on another one restored here holds graphs the record rewrites (a run's
+        # tallies), which a union of the two would hold twice
+        service.store.run_update("DROP ALL")
         restore(service.store, snapshots[key])
     else:
         build(service)

@@ -258,7 +258,7 @@ def verification_json(found: ReportVerification) -> JSON:
         return [{key: c.name, "holds": c.holds, "stored": c.stored, "recomputed": c.recomputed} for c in items]
     return {"report": found.report, "holds": found.holds, "differences": found.differences(),
             "figures": checks(found.figures, "figure"), "graphs": checks(found.graphs, "graph"),
-            "queries": checks(found.queries, "query")}
+            "queries": checks(found.queries, "query"), "tallies": checks(found.tallies, "criterion")}
 
 
 # ------------------------------------------------------------------------------------------- metrics (issue 11)

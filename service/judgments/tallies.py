@@ -80,14 +80,36 @@ def pass_rate_rows(graphs: GraphService, bindings: Mapping[str, Term], evaluatio
     ordered by criterion and run as the query orders them."""
     runs = [run] if run is not None else [row["run"].value for row in
                                           graphs.rows("evaluation-runs", {"evaluation": NamedNode(evaluation)})]
-    states = [graphs.rows("run-tally-state", {"run": NamedNode(iri)})[0] for iri in runs]
-    current = {state["run"].value for state in states
-               if "tallied" in state and state["tallied"].value == state["recorded"].value}
+    states = {iri: graphs.rows("run-tally-state", {"run": NamedNode(iri)})[0] for iri in runs}
+    current = {iri for iri, state in states.items() if _current(state)}
     rows = [row for row in graphs.rows("pass-rate-tallies", bindings) if row["run"].value in current] if current else []
-    for state in states:
-        if state["run"].value not in current and state["recorded"].value != "0":
-            rows += graphs.rows("pass-rate-counts", {**bindings, "run": state["run"]})
+    for iri, state in states.items():
+        if iri not in current and state["recorded"].value != "0":
+            rows += graphs.rows("pass-rate-counts", {**bindings, "run": NamedNode(iri)})
     return sorted(rows, key=lambda row: (row["criterion"].value, row["run"].value))
+
+
+def tally_checks(graphs: GraphService, envelope: str, run: str) -> list[tuple[str, str, str | None]]:
+    """Run ``run``'s tallies, where current (what ``/metrics`` serves), against a recount from every determination
+    (``pass-rate-counts.rq``), over ``envelope``'s applicable criteria: (criterion, tallied, recounted) each as
+    "k of n, c cases", so that a tally changed behind the service shows. Empty when the tallies are not current
+    (they are not read then)."""
+    if not _current(graphs.rows("run-tally-state", {"run": NamedNode(run)})[0]):
+        return []
+    bindings: dict[str, Term] = {"envelope": NamedNode(envelope), "run": NamedNode(run)}
+    tallied = _counts(graphs.rows("pass-rate-tallies", bindings))
+    recounted = _counts(graphs.rows("pass-rate-counts", bindings))
+    return [(criterion, tallied.get(criterion, "none"), recounted.get(criterion, "none"))
+            for criterion in sorted(tallied.keys() | recounted.keys())]
+
+
+def _current(state: Row) -> bool:
+    """Whether a run's tallies (a row of ``run-tally-state.rq``) counted every case the run has."""
+    return "tallied" in state and state["tallied"].value == state["recorded"].value
+
+
+def _counts(rows: Sequence[Row]) -> dict[str, str]:
+    return {row["criterion"].value: f"{row['k'].value} of {row['n'].value}, {row['cases'].value} cases" for row in rows}
 
 
 def _plan_envelope(graphs: GraphService, evaluation: str, plan: str) -> str:

@@ -267,19 +267,22 @@ class Check:
 
 @dataclass(frozen=True)
 class Verification:
-    """A report's figures, graph digests and query digests, each recomputed from the record now."""
+    """A report's figures, graph digests and query digests, each recomputed from the record now; and its run's
+    pass-rate tallies (per criterion, "k of n, c cases") against a recount."""
 
     report: str
     figures: tuple[Check, ...]
     graphs: tuple[Check, ...]
     queries: tuple[Check, ...]
+    tallies: tuple[Check, ...] = ()
 
     @property
     def holds(self) -> bool:
-        return all(check.holds for check in self.figures + self.graphs + self.queries)
+        return all(check.holds for check in self.figures + self.graphs + self.queries + self.tallies)
 
     def differences(self) -> list[str]:
         """Each check that does not hold, in words."""
         return [f"{what} {c.name}: stored {c.stored!r}, now {c.recomputed!r}"
-                for what, checks in (("figure", self.figures), ("graph", self.graphs), ("query", self.queries))
+                for what, checks in (("figure", self.figures), ("graph", self.graphs), ("query", self.queries),
+                                     ("tally of criterion", self.tallies))
                 for c in checks if not c.holds]

@@ -1,7 +1,8 @@
 """Recompute a report from the record (``GET {report}/verify``): every figure by the same metric queries, counting
 what is dated no later than the report's date; every graph it was computed from digested again from the graph's
 current content (not the catalog's note of it, so a change written behind the service shows); every query file's
-digest. Each is listed as holding or differing, stored against recomputed.
+digest; and the run's pass-rate tallies, which ``/metrics`` serves, against a recount from every determination. Each
+is listed as holding or differing, stored (tallied) against recomputed.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from ..core import queries
 from ..core.catalog import GraphKind
 from ..core.digest import graph_digest
 from ..core.graphs import GraphService
+from ..judgments.tallies import tally_checks
 from ..runs.records import run_view
 from .model import Check, Report, Verification
 from .records import compute_figures
@@ -42,4 +44,6 @@ def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verifica
         report=report.iri,
         figures=tuple(Check(name, stored.get(name, ""), now.get(name)) for name in sorted(stored.keys() | now.keys())),
         graphs=tuple(Check(s.name, s.digest, _graph_digest(graphs, s.name)) for s in report.snapshots),
-        queries=tuple(Check(q.name, q.digest, _query_digest(q.name)) for q in report.queries))
+        queries=tuple(Check(q.name, q.digest, _query_digest(q.name)) for q in report.queries),
+        tallies=tuple(Check(criterion, kept, counted)
+                      for criterion, kept, counted in tally_checks(graphs, report.basis.envelope, run.iri)))

@@ -16,7 +16,7 @@ from service.runs.records import start_run
 from service.runs.runner import continue_run
 
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, graphs_over
-from .conftest import ID, determine, probes
+from .conftest import EVALUATION, ID, determine, probes
 from .test_metrics_api import metrics, rates
 
 pytestmark = EMBEDDED_ONLY
@@ -88,3 +88,26 @@ def test_cases_recorded_after_the_tallies_are_counted(measured: Service) -> None
     where_b = probes(measured)["where"][1]
     determine(measured, run.number, "annie", [(where_b, "where", "failed")])
     assert same_as_recount(measured, run.number)["where"] == (0, 1, 2)
+
+
+def test_verify_recounts_the_tallies_and_names_one_changed_behind_the_service(measured: Service) -> None:
+    body = {"run": 1, "limitations": ["two probes per criterion"], "recommendations": [], "fitness": "NotFit"}
+    made = measured.http.post(f"{EVALUATION}/reports", json=body, headers=measured.auth("annie"))
+    assert made.status_code == 201, made.text
+    checked = measured.http.get(f"{EVALUATION}/reports/1/verify").json()
+    assert checked["holds"] is True
+    assert {t["criterion"].rsplit("/", 1)[-1]: t["stored"] for t in checked["tallies"]} == {
+        "hanging": "1 of 2, 2 cases", "washing": "0 of 1, 2 cases", "where": "0 of 0, 2 cases"}
+    # hanging's k in run 1's tallies, raised from 1 to 2 directly in the store
+    tallies = f"{EVALUATION_IRI}/runs/1/tallies"
+    measured.store.run_update(f"""
+        PREFIX epo: <https://w3id.org/ob-caie/epo/>
+        WITH <{tallies}> DELETE {{ ?tally epo:casesPassed 1 }} INSERT {{ ?tally epo:casesPassed 2 }}
+        WHERE {{ ?tally epo:forCriterion <{EVALUATION_IRI}/envelope/v1/criteria/hanging> }}""")
+    checked = measured.http.get(f"{EVALUATION}/reports/1/verify").json()
+    assert checked["holds"] is False
+    assert [(t["criterion"].rsplit("/", 1)[-1], t["stored"], t["recomputed"]) for t in checked["tallies"] if not t["holds"]] \
+        == [("hanging", "2 of 2, 2 cases", "1 of 2, 2 cases")]
+    assert any(d.startswith("tally of criterion") and "hanging" in d for d in checked["differences"])
+    refused = measured.http.post(f"{EVALUATION}/reports/1/sign-off", json={}, headers=measured.auth("annie"))
+    assert refused.status_code == 409 and "hanging" in refused.text
