@@ -74,11 +74,10 @@ def approved_plan(services: Services, probes: int, store: Path) -> int:
 
 
 def start_target(latency_s: float) -> tuple[subprocess.Popen[bytes], str]:
-    """The latency target in its own uvicorn process; the process and its base URL."""
+    """The latency target in its own process; the process and its base URL."""
     port = free_port()
     env = {**os.environ, "BENCH_TARGET_LATENCY_S": str(latency_s)}
-    process = subprocess.Popen([sys.executable, "-m", "uvicorn", "bench.latency_target:app", "--host", "127.0.0.1",
-                                "--port", str(port), "--no-access-log", "--log-level", "warning"],
+    process = subprocess.Popen([sys.executable, "-m", "bench.latency_target", "--port", str(port)],
                                cwd=REPO, env=env, stdout=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     wait_until_up(url + "/stats", process)
@@ -88,6 +87,12 @@ def start_target(latency_s: float) -> tuple[subprocess.Popen[bytes], str]:
 def target_stats(url: str) -> dict[str, float]:
     """What the target saw since the last call (then forgotten)."""
     return httpx.post(url + "/stats/reset").json()
+
+
+def process_cpu_s(pid: int) -> float:
+    """CPU seconds (user and system) the process ``pid`` has used so far, from ``/proc`` (Linux)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def main() -> None:
@@ -120,18 +125,20 @@ def measure(args: argparse.Namespace, store: Path) -> None:
         target = OpenAICompatible(url + "/v1", "bench-latency", {"temperature": 0})
         run = start_run(graphs, EVALUATION_ID, number, target.version, settings, THEO)
         target_stats(url)
-        clock, cpu = time.perf_counter(), time.process_time()
+        clock, cpu, served = time.perf_counter(), time.process_time(), process_cpu_s(process.pid)
         continued = continue_run(graphs, EVALUATION_ID, run.number, target, settings, THEO)
         runner_s, runner_cpu_s = time.perf_counter() - clock, time.process_time() - cpu
+        target_cpu_s = process_cpu_s(process.pid) - served
         seen = target_stats(url)
         view = continued.run
         recorded = len(recorded_probes(graphs, view.iri))
 
         probes = plan_probes(graphs, EVALUATION_ID, view.plan)
         conversations = [Conversation(p.iri, p.opening_prompt, p.follow_ups) for p in probes]
-        clock, cpu = time.perf_counter(), time.process_time()
+        clock, cpu, served = time.perf_counter(), time.process_time(), process_cpu_s(process.pid)
         results = asyncio.run(_execute(conversations, url, settings))
         executor_s, executor_cpu_s = time.perf_counter() - clock, time.process_time() - cpu
+        alone_cpu_s = process_cpu_s(process.pid) - served
         alone = target_stats(url)
     finally:
         stop_process(process, grace_s=5)
@@ -143,10 +150,13 @@ def measure(args: argparse.Namespace, store: Path) -> None:
     executor_rate = alone["answered"] / executor_s
     traces = sum(isinstance(r, CaseTrace) for r in results)
     ok = (continued.ran == recorded == view.cases == view.traces == args.probes and view.errors == 0
-          and seen["answered"] == turns and seen["opened"] == seen["distinct_openings"] == args.probes)
+          and seen["answered"] == turns and seen["opened"] == seen["distinct_openings"] == args.probes
+          and seen["most_in_flight"] <= args.concurrency)
     print(f"target: {args.latency * 1000:.0f} ms per request, at most {seen['most_in_flight']:.0f} requests held at "
           f"once, {seen['answered']:.0f} answered ({turns} turns in the plan's {args.probes} conversations), "
-          f"{seen['opened']:.0f} openings asked, {seen['distinct_openings']:.0f} distinct")
+          f"{seen['opened']:.0f} openings asked, {seen['distinct_openings']:.0f} distinct; its process's CPU "
+          f"{target_cpu_s:.2f} s under the runner, {alone_cpu_s:.2f} s under the executor alone "
+          f"({alone_cpu_s / alone['answered'] * 1e6:.0f} us per request)")
     print(f"ours: continue_run ran {continued.ran} probes and recorded {recorded} cases ({view.traces} traces, "
           f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} requests/s, "
           f"{continued.ran / runner_s:.1f} cases/s ({runner_cpu_s:.1f} s of this process's CPU, all threads)")
@@ -157,7 +167,7 @@ def measure(args: argparse.Namespace, store: Path) -> None:
     print(f"RUNNER: ours={ours:.1f} baseline={baseline:.0f} ratio={ours / baseline:.3f} recorded={recorded} "
           f"probes={args.probes} turns={turns} concurrency={args.concurrency} latency_s={args.latency} "
           f"executor={executor_rate:.1f} executor_ratio={executor_rate / baseline:.3f} runner_s={runner_s:.2f} "
-          f"runner_cpu_s={runner_cpu_s:.1f} executor_cpu_s={executor_cpu_s:.1f} load1={os.getloadavg()[0]:.1f} "
+          f"runner_cpu_s={runner_cpu_s:.1f} executor_cpu_s={executor_cpu_s:.1f} target_cpu_s={target_cpu_s:.1f} load1={os.getloadavg()[0]:.1f} "
           f"correct={int(ok)}")
 
 

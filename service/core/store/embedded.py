@@ -9,13 +9,14 @@ from __future__ import annotations
 import mmap
 import struct
 import threading
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pyoxigraph import (
     NamedNode,
+    Quad,
     QueryBoolean,
     QuerySolutions,
     QueryTriples,
@@ -134,6 +135,21 @@ class EmbeddedStore(Store):
                 self._store.update(update)
             except OSError as error:
                 raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
+
+    def extend_if(self, check: Callable[[], bool], quads: Sequence[Quad]) -> bool:
+        """Add ``quads`` in one transaction if ``check()`` (a read of this store) says so; whether they were added.
+
+        ``check`` runs under the lock every write of this store takes, so no write comes between it and the
+        insert: a conditional write of new graphs needs no intents (service.core.commits), since only this
+        process writes this directory."""
+        with self._writing():
+            if not check():
+                return False
+            try:
+                self._store.extend(quads)
+            except OSError as error:
+                raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
+            return True
 
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
         with self._writing():
