@@ -35,6 +35,10 @@ from ..core.store import Row, Term
 from ..runs.records import RunView
 
 
+_PAIRS_PER_REQUEST = 125
+"""(case, criterion) pairs asked about in one request: at most four outcomes each, 500 rows of VALUES."""
+
+
 @dataclass(frozen=True)
 class Tally:
     """One criterion's counts in one run, as ``pass-rate-counts.rq`` defines them."""
@@ -67,8 +71,7 @@ def tallies_after(graphs: GraphService, evaluation: str, evaluation_id: str, run
         counts = _tallies(graphs.rows("pass-rate-counts", bindings))
     else:
         counts = _tallies(graphs.rows("pass-rate-tallies", bindings))
-    counts = _with_changes(counts, graphs.rows_over("case-outcome-changes", ("case", "criterion", "added"),
-                                                     [(NamedNode(c), NamedNode(k), NamedNode(o)) for c, k, o in batch]))
+    counts = _with_changes(counts, _changes(graphs, batch))
     return GraphEdit(ref, insert=_triples(ref.iri.value, run.iri, recorded, counts.values()), replace=True,
                      expected_digest=entry.digest if entry is not None else None,
                      title=f"pass-rate tallies of run {run.number}")
@@ -110,6 +113,21 @@ def _current(state: Row) -> bool:
 
 def _counts(rows: Sequence[Row]) -> dict[str, str]:
     return {row["criterion"].value: f"{row['k'].value} of {row['n'].value}, {row['cases'].value} cases" for row in rows}
+
+
+def _changes(graphs: GraphService, batch: Sequence[tuple[str, str, str]]) -> list[Row]:
+    """``case-outcome-changes.rq``'s rows for ``batch``: one per (case, criterion), each pair's outcomes asked in the
+    same request (split across two, each would count the pair's change once)."""
+    pairs: dict[tuple[str, str], set[str]] = {}
+    for case, criterion, outcome in batch:
+        pairs.setdefault((case, criterion), set()).add(outcome)
+    items = sorted(pairs.items())
+    out: list[Row] = []
+    for start in range(0, len(items), _PAIRS_PER_REQUEST):
+        values = [(NamedNode(case), NamedNode(criterion), NamedNode(outcome))
+                  for (case, criterion), outcomes in items[start:start + _PAIRS_PER_REQUEST] for outcome in sorted(outcomes)]
+        out += graphs.rows_over("case-outcome-changes", ("case", "criterion", "added"), values, chunk=len(values))
+    return out
 
 
 def _plan_envelope(graphs: GraphService, evaluation: str, plan: str) -> str:

@@ -111,3 +111,11 @@ def test_verify_recounts_the_tallies_and_names_one_changed_behind_the_service(me
     assert any(d.startswith("tally of criterion") and "hanging" in d for d in checked["differences"])
     refused = measured.http.post(f"{EVALUATION}/reports/1/sign-off", json={}, headers=measured.auth("annie"))
     assert refused.status_code == 409 and "hanging" in refused.text
+
+
+def test_a_large_batch_counts_each_case_once(measured: Service) -> None:
+    """A batch larger than one request's VALUES block, with many determinations on one case: the case is counted
+    once (hanging A in run 2: judged, and failed, whatever else is said of it)."""
+    hanging_a = probes(measured)["hanging"][0]
+    determine(measured, 2, "nora", [(hanging_a, "hanging", "cantTell")] * 600 + [(hanging_a, "hanging", "failed")])
+    assert same_as_recount(measured, 2)["hanging"] == (0, 1, 2)
