@@ -11,6 +11,9 @@ as ``{kind}/{key}.pickle`` under it, the key being a digest of the inputs and of
 (:func:`source_version`), so a result of other inputs or other code is never read. One process computes a key
 while the others wait on a file lock; a file is written whole or not at all. The directory is the service's
 own, and trusted as its data directory is: pickles are code. Unset, nothing is kept.
+
+:class:`Recent` keeps a few values in process only, by a key naming their inputs' content (an evaluation's head graph
+read and its envelope, by the graph's catalog digest: :mod:`service.envelope.records`).
 """
 
 from __future__ import annotations
@@ -20,9 +23,11 @@ import hashlib
 import logging
 import os
 import pickle
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Generic, TypeVar
 
 CACHE_DIR_ENV = "CAIE_CACHE_DIR"
 """The directory results are kept in, shared by the processes that use it; unset: nowhere."""
@@ -67,3 +72,30 @@ def kept(kind: str, key: str, build: Callable[[], T], expected: type[T]) -> T:
             partial.unlink(missing_ok=True)
             _log.warning("result not kept in %s: %s", path.parent, error)
         return built
+
+
+K = TypeVar("K")
+
+
+class Recent(Generic[K, T]):
+    """A few values kept in this process by a key that names their inputs' content (e.g. a graph's catalog digest),
+    the least recently used dropped first. What it hands out is shared: callers never mutate it."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._values: OrderedDict[K, T] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> T | None:
+        with self._lock:
+            if key not in self._values:
+                return None
+            self._values.move_to_end(key)
+            return self._values[key]
+
+    def put(self, key: K, value: T) -> None:
+        with self._lock:
+            self._values[key] = value
+            self._values.move_to_end(key)
+            while len(self._values) > self._size:
+                self._values.popitem(last=False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from pyoxigraph import NamedNode, RdfFormat, Triple
 
@@ -18,6 +19,7 @@ from ..core.config import Credential
 from ..core.digest import canonical_literals
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphRef, GraphService
+from ..core.memo import Recent
 from ..core.namespaces import EPO
 from ..core.rdf import parse_triples
 from . import checks
@@ -93,18 +95,53 @@ def load(graphs: GraphService, evaluation_id: str) -> tuple[Iris, Index, Evaluat
     return iris, Index(triples), evaluation
 
 
+_LOADED: Recent[tuple[Any, ...], tuple[Iris, Index, Evaluation]] = Recent(16)
+"""Head graphs read (:func:`load`), by IRI and catalog digest."""
+_ENVELOPES: Recent[tuple[Any, ...], tuple[Envelope, tuple[Triple, ...]]] = Recent(16)
+"""Envelope versions read, by head graph IRI, catalog digest and version asked for (None: the current one)."""
+T = TypeVar("T")
+
+
+def _kept(graphs: GraphService, evaluation_id: str, memo: Recent[tuple[Any, ...], T], extra: tuple[Any, ...],
+          read: Callable[[], T]) -> T:
+    """``read()``, kept in ``memo`` by the head graph's catalog digest (every write through the service moves it):
+    parsing a 1,000-criterion head graph and digesting its envelope take about 0.5 s each, reads ask for them on
+    every request. Kept only when the digest read before and after is the same, so a write in between keeps nothing."""
+    ref = graph_ref(graphs, evaluation_id)
+    before = graphs.find(ref)
+    if before is None:
+        return read()
+    key = (ref.iri.value, before.digest, *extra)
+    found = memo.get(key)
+    if found is None:
+        found = read()
+        after = graphs.find(ref)
+        if after is not None and after.digest == before.digest:
+            memo.put(key, found)
+    return found
+
+
+def _loaded(graphs: GraphService, evaluation_id: str) -> tuple[Iris, Index, Evaluation]:
+    """:func:`load`, kept: for reads only (a write reads the graph afresh under its precondition)."""
+    return _kept(graphs, evaluation_id, _LOADED, (), lambda: load(graphs, evaluation_id))
+
+
 def get_evaluation(graphs: GraphService, evaluation_id: str) -> Evaluation:
-    return load(graphs, evaluation_id)[2]
+    return _loaded(graphs, evaluation_id)[2]
 
 
 def envelope_at(graphs: GraphService, evaluation_id: str, version: int | None = None) -> tuple[Envelope, list[Triple]]:
     """An envelope version (the current one by default) and its triples, or 404."""
-    iris, index, evaluation = load(graphs, evaluation_id)
-    iri = iris.envelope(version) if version is not None else current_envelope_iri(iris, index)
-    if iri is None or not index.has_type(iri, EPO + "OperationalEnvelope"):
-        which = f"version {version} of the envelope" if version else "an envelope"
-        raise NotFound(f"evaluation {evaluation_id!r} has no {which}: PUT /evaluations/{evaluation_id}/envelope writes it")
-    return read_envelope(iri, index), [t for t in index.triples if owned_by(iri, t)]
+    def read() -> tuple[Envelope, tuple[Triple, ...]]:
+        iris, index, _ = _loaded(graphs, evaluation_id)
+        iri = iris.envelope(version) if version is not None else current_envelope_iri(iris, index)
+        if iri is None or not index.has_type(iri, EPO + "OperationalEnvelope"):
+            which = f"version {version} of the envelope" if version else "an envelope"
+            raise NotFound(f"evaluation {evaluation_id!r} has no {which}: PUT /evaluations/{evaluation_id}/envelope writes it")
+        return read_envelope(iri, index), tuple(t for t in index.triples if owned_by(iri, t))
+
+    envelope, triples = _kept(graphs, evaluation_id, _ENVELOPES, (version,), read)
+    return envelope, list(triples)
 
 
 # ------------------------------------------------------------------------------------------- checks

@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
+from ..plan.test_second_domain_plan import domain_json
 from .conftest import EVALUATION, ID, before_correction
 
 CRITERIA = f"{BASE_URL}evaluations/{ID}/envelope/v1/criteria/"
@@ -129,3 +130,25 @@ def test_bad_parameters_are_refused_by_name(measured: Service) -> None:
         answer = measured.http.get(f"{EVALUATION}/{path}", params=params)
         assert (answer.status_code, phrase in answer.text) == (status, True), answer.text
     assert measured.http.get("/evaluations/nothing-here/metrics").status_code == 404
+
+
+@EMBEDDED_ONLY
+def test_metrics_read_the_envelope_as_it_is_now_after_it_changes(measured: Service) -> None:
+    """The envelope is kept in process by its graph's digest between requests: a new version, then a changed weight,
+    each shows in the next answer."""
+    v1 = metrics(measured)
+    started = measured.http.post(f"{EVALUATION}/envelope/versions", headers=measured.auth("theo"))
+    assert started.status_code == 201, started.text
+    v2 = metrics(measured)
+    assert (v2["envelope"], v2["envelopeDigest"]) == (f"{BASE_URL}evaluations/{ID}/envelope/v2", started.json()["digest"])
+    assert v2["envelopeDigest"] == v1["envelopeDigest"]  # a copy: the digest is of the content, not the IRIs
+    # v2's criteria are new IRIs: v1's attestations are not on them
+    assert (v2["coverage"]["applicableWeight"], v2["coverage"]["covered"]) == ("6", 0)
+    content = domain_json("envelope.json")
+    next(c for c in content["criteria"] if c["id"] == "where")["weight"] = 4
+    changed = measured.http.put(f"{EVALUATION}/envelope", json=content, headers=measured.auth("theo"))
+    assert changed.status_code == 200, changed.text
+    now = metrics(measured)
+    assert (now["envelopeDigest"], now["coverage"]["applicableWeight"]) == (changed.json()["digest"], "9")  # 3 + 2 + 4
+    assert now["envelopeDigest"] != v2["envelopeDigest"]
+    assert [(g["identifier"], g["weight"]) for g in now["gaps"]][0] == ("where", "4")
