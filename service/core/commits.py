@@ -206,17 +206,27 @@ def _check(catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row]
 
 
 def _new_graphs_only(writes: Sequence[GraphWrite]) -> bool:
-    """Whether ``writes`` only add new graphs (and guard others), with no blank node to relabel as an update would."""
-    return all(w.guard or (w.expected_digest is None and not w.delete and not w.replace and w.staged is None
-                           and not any(isinstance(t.subject, BlankNode) or isinstance(t.object, BlankNode)
-                                       for t in w.insert)) for w in writes)
+    """Whether ``writes`` only add new graphs (and guard others)."""
+    return all(w.guard or (w.expected_digest is None and not w.delete and not w.replace and w.staged is None)
+               for w in writes)
 
 
 def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], token: str) -> bool:
     """The write of new graphs in one checked insert, on a store that has ``extend_if``; ``False`` when another
-    writer's intent (live or expired) is on one of its graphs: the protocol then sorts it out."""
+    writer's intent (live or expired) is on one of its graphs: the protocol then sorts it out. Blank nodes are
+    new ones, one per label in the write, as an update's ``INSERT`` template makes them."""
     tok = Literal(token)
-    quads = [Quad(t.subject, t.predicate, t.object, w.graph) for w in writes if not w.guard for t in w.insert]
+    fresh: dict[BlankNode, BlankNode] = {}
+    quads = []
+    for w in writes:
+        if not w.guard:
+            for t in w.insert:
+                subject, value = t.subject, t.object
+                if type(subject) is BlankNode:
+                    subject = fresh.setdefault(subject, BlankNode())
+                if type(value) is BlankNode:
+                    value = fresh.setdefault(value, BlankNode())
+                quads.append(Quad(subject, t.predicate, value, w.graph))
     quads += dict.fromkeys(q for w in writes if not w.guard for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)])
 
     def unmarked() -> bool:

@@ -322,12 +322,42 @@ def blank_skolems(triples: list[Triple]) -> list[Triple]:
 
 def canonical_nquads(statements: Iterable[Quad | Triple]) -> bytes:
     """The canonical N-Quads document of one graph's statements (canonical literals, skolem IRIs as blank
-    nodes, graph names dropped)."""
-    return _canonical(blank_skolems(canonical_literals(statements)))
+    nodes, graph names dropped).
+
+    As ``_canonical(blank_skolems(canonical_literals(statements)))``, in one pass over the statements that also
+    notes whether any blank node or skolem IRI is there (the writes of a run digest thousands of graphs)."""
+    triples: list[Triple] = []
+    blank = skolem = False
+    for statement in statements:
+        t = statement.triple if type(statement) is Quad else statement
+        subject, value = t.subject, t.object
+        kind = type(value)
+        if kind is Literal:
+            if value.language is not None or value.datatype.value != _XSD_STRING:
+                canonical = canonical_literal(value)
+                if canonical is not value:
+                    t = Triple(subject, t.predicate, canonical)
+        elif kind is BlankNode:
+            blank = True
+        elif kind is NamedNode and _GENID in value.value:
+            skolem = True
+        kind = type(subject)
+        if kind is BlankNode:
+            blank = True
+        elif kind is NamedNode and _GENID in subject.value:
+            skolem = True
+        triples.append(t)
+    if skolem:
+        return _canonical(blank_skolems(triples))
+    return _canonical(triples, blank)
 
 
-def _canonical(statements: list[Triple]) -> bytes:
-    if any(isinstance(s.subject, BlankNode) or isinstance(s.object, BlankNode) for s in statements):
+def _canonical(statements: list[Triple], blank: bool | None = None) -> bytes:
+    """The sorted canonical N-Triples of ``statements``, blank nodes relabelled when there are any (``blank``:
+    whether there are, when the caller knows)."""
+    if blank is None:
+        blank = any(isinstance(s.subject, BlankNode) or isinstance(s.object, BlankNode) for s in statements)
+    if blank:
         dataset = Dataset(Quad(s.subject, s.predicate, s.object) for s in statements)
         dataset.canonicalize(CanonicalizationAlgorithm.RDFC_1_0)
         statements = list(dataset)

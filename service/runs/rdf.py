@@ -34,10 +34,34 @@ ERROR_KINDS = {"timeout": EPO + "Timeout", "http_status": EPO + "TargetHttpError
                "reported": EPO + "ReportedFailure"}
 """An :class:`~.model.ExecutionError`'s kind as the EPO names it."""
 
-
-
-
-
+# The terms a case graph uses, made once: a run builds thousands of case graphs.
+_CONVERSATION = NamedNode(EPO + "Conversation")
+_ERROR_IN = NamedNode(EPO + "errorIn")
+_ERROR_KIND = NamedNode(EPO + "errorKind")
+_ERROR_MESSAGE = NamedNode(EPO + "errorMessage")
+_EXECUTION_ERROR = NamedNode(EPO + "ExecutionError")
+_FINISH_REASON = NamedNode(EPO + "finishReason")
+_HTTP_STATUS = NamedNode(EPO + "httpStatus")
+_INPUT_TEXT = NamedNode(EPO + "inputText")
+_IN_CONVERSATION = NamedNode(EPO + "inConversation")
+_IN_RUN = NamedNode(EPO + "inRun")
+_LATENCY_SECONDS = NamedNode(EPO + "latencySeconds")
+_PROV_ENDED_AT_TIME = NamedNode(PROV + "endedAtTime")
+_PROV_GENERATED_AT_TIME = NamedNode(PROV + "generatedAtTime")
+_PROV_STARTED_AT_TIME = NamedNode(PROV + "startedAtTime")
+_PROV_WAS_GENERATED_BY = NamedNode(PROV + "wasGeneratedBy")
+_REALIZES_PROBE = NamedNode(EPO + "realizesProbe")
+_REQUEST_ATTEMPTS = NamedNode(EPO + "requestAttempts")
+_RESPONSE = NamedNode(EPO + "Response")
+_RESPONSE_TEXT = NamedNode(EPO + "responseText")
+_TARGET_FINGERPRINT = NamedNode(EPO + "targetFingerprint")
+_TRACE = NamedNode(EPO + "Trace")
+_TRACE_OF = NamedNode(EPO + "traceOf")
+_TURN = NamedNode(EPO + "Turn")
+_TURN_COUNT = NamedNode(EPO + "turnCount")
+_TURN_INDEX = NamedNode(EPO + "turnIndex")
+_TOKENS = tuple(NamedNode(EPO + name) for name in ("promptTokens", "completionTokens", "totalTokens"))
+_DECIMAL = NamedNode(XSD + "decimal")
 
 
 def settings_json(settings: ExecutionSettings | None) -> str:
@@ -90,18 +114,18 @@ def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> lis
     keeps the turns answered before it (their texts; the executor keeps no timing for them) and names the
     turn that failed."""
     node = NamedNode(case)
-    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "Conversation")), Triple(node, NamedNode(EPO + "inRun"), NamedNode(run)),
-           Triple(node, NamedNode(EPO + "realizesProbe"), NamedNode(result.probe))]
+    out = [Triple(node, RDF_TYPE, _CONVERSATION), Triple(node, _IN_RUN, NamedNode(run)),
+           Triple(node, _REALIZES_PROBE, NamedNode(result.probe))]
     sent = [t.text for t in result.turns if t.role == "user"]
     if isinstance(result, CaseTrace):
         for index, (text, exchange) in enumerate(zip(sent, result.exchanges), start=1):
             out += _turn(case, index, text, exchange.text) + _timing(case, index, exchange)
         trace = NamedNode(f"{case}/trace")
-        return out + [Triple(node, NamedNode(PROV + "startedAtTime"), date_time(result.started)),
-                      Triple(node, NamedNode(PROV + "endedAtTime"), date_time(result.ended)),
-                      Triple(trace, RDF_TYPE, NamedNode(EPO + "Trace")), Triple(trace, NamedNode(EPO + "traceOf"), node),
-                      Triple(trace, NamedNode(EPO + "turnCount"), integer(len(result.exchanges))),
-                      Triple(trace, NamedNode(EPO + "targetFingerprint"), Literal(result.target))]
+        return out + [Triple(node, _PROV_STARTED_AT_TIME, date_time(result.started)),
+                      Triple(node, _PROV_ENDED_AT_TIME, date_time(result.ended)),
+                      Triple(trace, RDF_TYPE, _TRACE), Triple(trace, _TRACE_OF, node),
+                      Triple(trace, _TURN_COUNT, integer(len(result.exchanges))),
+                      Triple(trace, _TARGET_FINGERPRINT, Literal(result.target))]
     replies = [t.text for t in result.turns if t.role == "assistant"]
     for index, (text, reply) in enumerate(zip(sent, replies), start=1):
         out += _turn(case, index, text, reply)
@@ -110,39 +134,37 @@ def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> lis
 
 def _turn(case: str, index: int, text: str, reply: str) -> list[Triple]:
     turn, response = NamedNode(f"{case}/turns/{index}"), NamedNode(f"{case}/responses/{index}")
-    return [Triple(turn, RDF_TYPE, NamedNode(EPO + "Turn")), Triple(turn, NamedNode(EPO + "inConversation"), NamedNode(case)),
-            Triple(turn, NamedNode(EPO + "turnIndex"), integer(index)), Triple(turn, NamedNode(EPO + "inputText"), Literal(text)),
-            Triple(response, RDF_TYPE, NamedNode(EPO + "Response")), Triple(response, NamedNode(PROV + "wasGeneratedBy"), turn),
-            Triple(response, NamedNode(EPO + "responseText"), Literal(reply))]
+    return [Triple(turn, RDF_TYPE, _TURN), Triple(turn, _IN_CONVERSATION, NamedNode(case)),
+            Triple(turn, _TURN_INDEX, integer(index)), Triple(turn, _INPUT_TEXT, Literal(text)),
+            Triple(response, RDF_TYPE, _RESPONSE), Triple(response, _PROV_WAS_GENERATED_BY, turn),
+            Triple(response, _RESPONSE_TEXT, Literal(reply))]
 
 
 def _timing(case: str, index: int, exchange: Exchange) -> list[Triple]:
     turn, response = NamedNode(f"{case}/turns/{index}"), NamedNode(f"{case}/responses/{index}")
-    latency = Literal(str(Decimal(str(round(exchange.latency_s, 6)))), datatype=NamedNode(XSD + "decimal"))
-    out = [Triple(turn, NamedNode(PROV + "startedAtTime"), date_time(exchange.started)),
-           Triple(turn, NamedNode(PROV + "endedAtTime"), date_time(exchange.ended)),
-           Triple(turn, NamedNode(EPO + "latencySeconds"), latency),
-           Triple(turn, NamedNode(EPO + "requestAttempts"), integer(exchange.attempts)),
-           Triple(response, NamedNode(PROV + "generatedAtTime"), date_time(exchange.ended))]
+    latency = Literal(str(Decimal(str(round(exchange.latency_s, 6)))), datatype=_DECIMAL)
+    ended = date_time(exchange.ended)
+    out = [Triple(turn, _PROV_STARTED_AT_TIME, date_time(exchange.started)), Triple(turn, _PROV_ENDED_AT_TIME, ended),
+           Triple(turn, _LATENCY_SECONDS, latency), Triple(turn, _REQUEST_ATTEMPTS, integer(exchange.attempts)),
+           Triple(response, _PROV_GENERATED_AT_TIME, ended)]
     if exchange.finish_reason:
-        out.append(Triple(response, NamedNode(EPO + "finishReason"), Literal(exchange.finish_reason)))
+        out.append(Triple(response, _FINISH_REASON, Literal(exchange.finish_reason)))
     usage = exchange.usage
     if usage is not None:
-        for prop, count in (("promptTokens", usage.prompt_tokens), ("completionTokens", usage.completion_tokens),
-                            ("totalTokens", usage.total_tokens)):
+        for prop, count in zip(_TOKENS, (usage.prompt_tokens, usage.completion_tokens, usage.total_tokens)):
             if count is not None:
-                out.append(Triple(turn, NamedNode(EPO + prop), integer(count)))
+                out.append(Triple(turn, prop, integer(count)))
     return out
 
 
 def _error_triples(case: str, error: ExecutionError) -> list[Triple]:
     node, failed = NamedNode(f"{case}/error"), NamedNode(f"{case}/turns/{error.turn}")
-    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "ExecutionError")), Triple(node, NamedNode(EPO + "errorKind"), NamedNode(ERROR_KINDS[error.kind])),
-           Triple(node, NamedNode(EPO + "errorMessage"), Literal(error.message)), Triple(node, NamedNode(EPO + "errorIn"), failed),
-           Triple(node, NamedNode(EPO + "requestAttempts"), integer(error.attempts)),
-           Triple(node, NamedNode(EPO + "targetFingerprint"), Literal(error.target)),
-           Triple(failed, RDF_TYPE, NamedNode(EPO + "Turn")), Triple(failed, NamedNode(EPO + "inConversation"), NamedNode(case)),
-           Triple(failed, NamedNode(EPO + "turnIndex"), integer(error.turn))]
+    out = [Triple(node, RDF_TYPE, _EXECUTION_ERROR), Triple(node, _ERROR_KIND, NamedNode(ERROR_KINDS[error.kind])),
+           Triple(node, _ERROR_MESSAGE, Literal(error.message)), Triple(node, _ERROR_IN, failed),
+           Triple(node, _REQUEST_ATTEMPTS, integer(error.attempts)),
+           Triple(node, _TARGET_FINGERPRINT, Literal(error.target)),
+           Triple(failed, RDF_TYPE, _TURN), Triple(failed, _IN_CONVERSATION, NamedNode(case)),
+           Triple(failed, _TURN_INDEX, integer(error.turn))]
     if error.status is not None:
-        out.append(Triple(node, NamedNode(EPO + "httpStatus"), integer(error.status)))
+        out.append(Triple(node, _HTTP_STATUS, integer(error.status)))
     return out

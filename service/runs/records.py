@@ -12,7 +12,7 @@ replica is never recorded twice: :func:`record_cases` leaves it out and says so.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -132,27 +132,35 @@ def recorded_probes(graphs: GraphService, run: str) -> dict[str, str]:
 
 def plan_probes(graphs: GraphService, evaluation_id: str, plan: str) -> list[Probe]:
     """Every probe of the run's plan, in number order."""
-    number = int(plan.rsplit("/", 1)[-1])
-    probes: list[Probe] = []
+    return [probe for page in plan_probe_pages(graphs, evaluation_id, plan) for probe in page]
+
+
+def plan_probe_pages(graphs: GraphService, evaluation_id: str, plan: str) -> Iterator[list[Probe]]:
+    """The probes of the run's plan, in number order, a page (:data:`PROBE_PAGE`) at a time, each read when asked
+    for: a runner starts on the first while it reads the others."""
+    number, read = int(plan.rsplit("/", 1)[-1]), 0
     while True:
-        page = list_probes(graphs, evaluation_id, number, limit=PROBE_PAGE, offset=len(probes))
-        probes += page.items
-        if len(probes) >= page.total or not page.items:
-            return probes
+        page = list_probes(graphs, evaluation_id, number, limit=PROBE_PAGE, offset=read)
+        read += len(page.items)
+        if page.items:
+            yield list(page.items)
+        if read >= page.total or not page.items:
+            return
 
 
 @dataclass(frozen=True)
 class RunPlan:
-    """A run and its plan's probe numbers by IRI: what recording a case checks against, read once per runner."""
+    """A run and its plan's probe numbers by IRI: what recording a case checks against, read once per runner (a
+    runner reading its plan page by page passes a view that grows as it reads: it records only probes it took from
+    pages it has read)."""
 
     run: RunView
     numbers: Mapping[str, int]
 
     @staticmethod
-    def read(graphs: GraphService, evaluation_id: str, run_number: int, probes: Sequence[Probe] | None = None) -> RunPlan:
+    def read(graphs: GraphService, evaluation_id: str, run_number: int) -> RunPlan:
         run = run_view(graphs, evaluation_id, run_number)
-        found = probes if probes is not None else plan_probes(graphs, evaluation_id, run.plan)
-        return RunPlan(run, MappingProxyType({p.iri: p.number for p in found}))
+        return RunPlan(run, MappingProxyType({p.iri: p.number for p in plan_probes(graphs, evaluation_id, run.plan)}))
 
 
 def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,

@@ -1,7 +1,8 @@
 """Run a recorded run's pending probes against its target and record each case as it finishes.
 
 :func:`continue_run` is both the first execution and every resumption: it reads which probes the run has
-recorded (``queries/run-recorded-probes.rq``), claims batches of the others (:mod:`.claims`: runner
+recorded (``queries/run-recorded-probes.rq``, when it has any) and the plan's probes page by page, claims batches of
+the others (:mod:`.claims`: runner
 processes sharing the run through one store never hold the same probe), the next while one runs, feeds their
 probes to :func:`.executor.execute_stream` as its workers free up, and hands finished cases to a writer thread
 that records them (:func:`.records.record_cases`: one transaction per write, a probe recorded meanwhile left out). A runner
@@ -15,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
+from types import MappingProxyType
 
 from ..core.auth import require
 from ..core.config import Credential
@@ -27,7 +29,7 @@ from ..plan.model import Probe
 from .claims import claim, lease_for, runner_id
 from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
-from .records import RUNNERS, RunPlan, RunView, plan_probes, record_cases, recorded_probes, run_view
+from .records import RUNNERS, RunPlan, RunView, plan_probe_pages, record_cases, recorded_probes, run_view
 from .targets import Target
 
 WRITE_BATCH = 128
@@ -74,27 +76,56 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     """
     run = require_version(run_view(graphs, evaluation_id, run_number), target)
     agent = require(credential, *RUNNERS)
-    probes = plan_probes(graphs, evaluation_id, run.plan)
     size = claim_size or min(max(8, 4 * settings.concurrency), graphs.max_graphs_per_write or WRITE_BATCH)
-    turns = max((1 + len(p.follow_ups) for p in probes), default=1)
-    done = set(recorded_probes(graphs, run.iri))
-    writer = _Writer(graphs, evaluation_id, run_number, agent, len(done), run.probes, on_progress,
-                     RunPlan.read(graphs, evaluation_id, run_number, probes))
+    done = set(recorded_probes(graphs, run.iri)) if run.cases else set()  # a run with no case yet: nothing to read
+    plan = _PlanReader(plan_probe_pages(graphs, evaluation_id, run.plan))
+    writer = _Writer(graphs, evaluation_id, run_number, agent, run.cases, run.probes, on_progress,
+                     RunPlan(run, MappingProxyType(plan.numbers)))
     writer.start()
     try:
-        ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, probes, done, target, settings, agent, writer,
-                                          limit, size, lease or lease_for(settings, UNRECORDED_BATCHES * size, turns), poll_s))
+        ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, plan, done, target, settings, agent, writer,
+                                          limit, size, lease, poll_s))
     finally:
         writer.finish()
     return Continued(ran, writer.recorded, run_view(graphs, evaluation_id, run_number))
 
 
-async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, probes: list[Probe], done: set[str],
+class _PlanReader:
+    """The run's plan as the runner reads it: page by page in a thread, while the probes of the pages read run
+    (reading a plan of 2,000 probes takes longer than claiming and starting the first of them)."""
+
+    def __init__(self, pages: Iterator[list[Probe]]) -> None:
+        self.probes: list[Probe] = []
+        self.numbers: dict[str, int] = {}
+        self.turns = 1
+        """The most turns of a conversation read so far (a batch's lease covers its longest)."""
+        self.complete = False
+        self._pages = pages
+        self._arrived = asyncio.Event()
+
+    async def read(self) -> None:
+        try:
+            while (page := await asyncio.to_thread(next, self._pages, None)) is not None:
+                self.probes += page
+                self.numbers.update((p.iri, p.number) for p in page)
+                self.turns = max([self.turns, *(1 + len(p.follow_ups) for p in page)])
+                self._arrived.set()
+        finally:
+            self.complete = True
+            self._arrived.set()
+
+    async def next_page(self) -> None:
+        """Return once another page was read, or the whole plan."""
+        self._arrived.clear()
+        await self._arrived.wait()
+
+
+async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, plan: _PlanReader, done: set[str],
                           target: Target, settings: ExecutionSettings, agent: Credential, writer: _Writer,
-                          limit: int | None, size: int, lease: timedelta, poll_s: float) -> int:
-    """Claim batches and run their probes as workers free up, until no probe is pending (or ``limit`` were
-    claimed); the probes this runner ran. ``done``: the probes recorded when the run was read, to which the claims
-    add those other runners record meanwhile. Every case goes to ``writer`` as it finishes."""
+                          limit: int | None, size: int, lease: timedelta | None, poll_s: float) -> int:
+    """Read the plan, claim batches and run their probes as workers free up, until no probe is pending (or
+    ``limit`` were claimed); the probes this runner ran. ``done``: the probes recorded when the run was read, to
+    which the claims add those other runners record meanwhile. Every case goes to ``writer`` as it finishes."""
     claimant = runner_id()
     taken: set[str] = set()  # claimed by this call: never claimed or run again by it, whatever its lease says
     ready: asyncio.Queue[Conversation | None] = asyncio.Queue()
@@ -103,12 +134,16 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
         try:
             while limit is None or len(taken) < limit:
                 await writer.recorded_at_least(len(taken) - (UNRECORDED_BATCHES - 1) * size)
-                pending = [p for p in probes if p.iri not in done and p.iri not in taken]
+                pending = [p for p in plan.probes if p.iri not in done and p.iri not in taken]
                 if not pending:
-                    break
+                    if plan.complete:
+                        break
+                    await plan.next_page()
+                    continue
                 take = size if limit is None else min(size, limit - len(taken))
                 claimed = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take,
-                                                  claimant, lease, agent)
+                                                  claimant, lease or lease_for(settings, UNRECORDED_BATCHES * size,
+                                                                               plan.turns), agent)
                 done.update(claimed.recorded)
                 if not claimed.won:  # all held by other runners' live claims: wait for their cases, or their leases
                     await asyncio.sleep(poll_s)
@@ -118,6 +153,7 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
                     ready.put_nowait(Conversation(probe.iri, probe.opening_prompt, probe.follow_ups))
         finally:
             ready.put_nowait(None)
+            reading.cancel()  # a run limited to fewer probes than the plan's needs no more pages
 
     async def next_case() -> Conversation | None:
         case = await ready.get()
@@ -127,6 +163,7 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
 
     try:
         async with asyncio.TaskGroup() as group:
+            reading = group.create_task(plan.read())
             group.create_task(claim_batches())
             ran = group.create_task(execute_stream(next_case, target, settings, on_progress=writer.put))
     except ExceptionGroup as failed:
