@@ -1,10 +1,10 @@
 """Traceability both ways and the drill-down, read by their published queries (queries/trace-requirement.rq,
-trace-failure.rq, drill-down.rq; docs/metrics.md). The drill-down's upper levels add up its criteria's rows."""
+trace-failure.rq, drill-down.rq; docs/metrics.md). The drill-down's query gives every level's totals: Python only
+arranges its rows into the tree."""
 
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
 from decimal import Decimal
 
 from ..core.errors import NotFound
@@ -42,33 +42,37 @@ def _member(scope: Scope, kind: str, identifier: str | None) -> str | None:
     return f"{envelope.iri}/{'requirements' if kind == 'requirement' else 'criteria'}/{identifier}"
 
 
-def _node(key: str | None, label: str | None, criteria: Iterable[DrillCriterion],
-          children: tuple[DrillNode, ...] = (), leaves: tuple[DrillCriterion, ...] = ()) -> DrillNode:
-    items = list(criteria)
-    return DrillNode(
-        key=key, label=label,
-        outcomes=tuple((o, sum(1 for c in items if c.outcome == o)) for o in LEVEL_OUTCOMES),
-        weight=sum((c.weight for c in items), Decimal(0)),
-        covered_weight=sum((c.weight for c in items if c.outcome != EARL + "untested"), Decimal(0)),
-        cases=sum(c.cases for c in items), determinations=sum(c.determinations for c in items),
-        children=children, criteria=leaves)
+def _node(row: Row, children: tuple[DrillNode, ...] = (), leaves: tuple[DrillCriterion, ...] = ()) -> DrillNode:
+    """A level's node from its row of drill-down.rq (an empty row: the summary of no applicable criterion, zeros)."""
+    def count(name: str) -> int:
+        return int(row[name].value) if name in row else 0
+
+    level = row["level"].value if "level" in row else "summary"
+    key = None if level == "summary" else level  # the row's variable naming the group: ?dimension or ?category
+    return DrillNode(key=_text(row, key) if key else None, label=_text(row, f"{key}Label") if key else None,
+                     outcomes=tuple((o, count(o.removeprefix(EARL))) for o in LEVEL_OUTCOMES),
+                     weight=Decimal(row["weight"].value) if "weight" in row else Decimal(0),
+                     covered_weight=Decimal(row["coveredWeight"].value) if "coveredWeight" in row else Decimal(0),
+                     cases=count("cases"), determinations=count("determinations"), children=children, criteria=leaves)
 
 
 def drill_down(graphs: GraphService, scope: Scope) -> DrillNode:
-    """Summary -> dimension -> category -> criterion, with the counts at each level (``cases`` and
-    ``determinations`` add up per criterion: a case bearing on two criteria counts under each)."""
-    tree: dict[tuple[str | None, str | None], dict[tuple[str | None, str | None], list[DrillCriterion]]] = \
-        defaultdict(lambda: defaultdict(list))
+    """Summary -> dimension -> category -> criterion, each level's totals as drill-down.rq adds them up (``cases``
+    and ``determinations`` add up per criterion: a case bearing on two criteria counts under each)."""
+    levels: dict[str, list[Row]] = defaultdict(list)
     for row in graphs.rows("drill-down", scope.bindings()):
-        tree[(_text(row, "dimension"), _text(row, "dimensionLabel"))][(_text(row, "category"), _text(row, "categoryLabel"))].append(
-            DrillCriterion(criterion=row["criterion"].value, identifier=_text(row, "identifier"),
-                           weight=Decimal(row["weight"].value), outcome=row["outcome"].value,
-                           cases=int(row["cases"].value), determinations=int(row["determinations"].value)))
-    dimensions = []
-    for (dimension, dimension_label), categories in tree.items():
-        nodes = tuple(_node(category, label, leaves, leaves=tuple(leaves)) for (category, label), leaves in categories.items())
-        dimensions.append(_node(dimension, dimension_label, (c for leaves in categories.values() for c in leaves), nodes))
-    return _node(None, None, (c for d in tree.values() for leaves in d.values() for c in leaves), tuple(dimensions))
+        levels[row["level"].value].append(row)
+    leaves: dict[tuple[str | None, str | None], list[DrillCriterion]] = defaultdict(list)
+    for row in levels["criterion"]:
+        leaves[(_text(row, "dimension"), _text(row, "category"))].append(DrillCriterion(
+            criterion=row["criterion"].value, identifier=_text(row, "identifier"), weight=Decimal(row["weight"].value),
+            outcome=row["outcome"].value, cases=int(row["cases"].value), determinations=int(row["determinations"].value)))
+    categories: dict[str | None, list[DrillNode]] = defaultdict(list)
+    for row in levels["category"]:
+        dimension, category = _text(row, "dimension"), _text(row, "category")
+        categories[dimension].append(_node(row, leaves=tuple(leaves[(dimension, category)])))
+    dimensions = tuple(_node(row, tuple(categories[_text(row, "dimension")])) for row in levels["dimension"])
+    return _node(next(iter(levels["summary"]), {}), dimensions)
 
 
 def trace_requirement(graphs: GraphService, scope: Scope, *, requirement: str | None = None,

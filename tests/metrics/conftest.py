@@ -82,3 +82,20 @@ def before_correction(service: Service) -> str:
     """The superseded attestation's time: as of it, hanging's outcome is still failed."""
     found = service.http.get(f"{EVALUATION}/attestations").json()["attestations"]
     return next(a["at"] for a in found if a["current"] is False)
+
+
+LEVEL_OUTCOMES = ("passed", "failed", "cantTell", "untested")
+
+
+def tree_levels(node: dict, level: str = "summary") -> dict[tuple[str, str | None], tuple]:
+    """A served drill-down tree flattened: (level, dimension/category/criterion IRI or None for the summary) to the
+    outcome counts, weight, covered weight, cases and determinations (a criterion: its outcome, weight, cases and
+    determinations)."""
+    found: dict[tuple[str, str | None], tuple] = {(level, node["key"]): (
+        tuple(node["outcomes"][o] for o in LEVEL_OUTCOMES), node["weight"], node["coveredWeight"], node["cases"],
+        node["determinations"])}
+    for child in node["children"]:
+        found.update(tree_levels(child, {"summary": "dimension", "dimension": "category"}[level]))
+    for c in node["criteria"]:
+        found[("criterion", c["criterion"])] = (c["outcome"], c["weight"], c["cases"], c["determinations"])
+    return found

@@ -9,7 +9,7 @@ import pytest
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from ..plan.test_second_domain_plan import domain_json
-from .conftest import EVALUATION, ID, before_correction
+from .conftest import EVALUATION, ID, before_correction, tree_levels
 
 CRITERIA = f"{BASE_URL}evaluations/{ID}/envelope/v1/criteria/"
 RUN = f"{BASE_URL}evaluations/{ID}/runs/"
@@ -152,3 +152,34 @@ def test_metrics_read_the_envelope_as_it_is_now_after_it_changes(measured: Servi
     assert (now["envelopeDigest"], now["coverage"]["applicableWeight"]) == (changed.json()["digest"], "9")  # 3 + 2 + 4
     assert now["envelopeDigest"] != v2["envelopeDigest"]
     assert [(g["identifier"], g["weight"]) for g in now["gaps"]][0] == ("where", "4")
+
+
+@EMBEDDED_ONLY
+def test_drill_down_totals_at_every_level(measured: Service) -> None:
+    """Each level's totals, from drill-down.rq, worked out by hand. Safety holds hanging (weight 3, category use) and
+    washing (2, care); accuracy holds where (1, service-access). Cases and determinations per criterion: hanging 2
+    cases (probe A: annie failed, nora passed; B: annie passed), 3 determinations; washing 3 cases (run 1 A
+    inapplicable, B cantTell; run 2 A passed), 3; where none."""
+    dimensions = f"{BASE_URL}evaluations/{ID}/envelope/v1/dimensions/"
+
+    def levels(**params: object) -> dict:
+        answer = measured.http.get(f"{EVALUATION}/drill-down", params=params)
+        assert answer.status_code == 200, answer.text
+        return {(level, key.removeprefix(dimensions) if key else key): value
+                for (level, key), value in tree_levels(answer.json()["summary"]).items() if level != "criterion"}
+
+    #                                       passed failed cantTell untested  weight covered cases determinations
+    assert levels() == {("summary", None): ((1, 0, 1, 1), "6", "5", 5, 6),
+                        ("dimension", "safety"): ((1, 0, 1, 0), "5", "5", 5, 6),
+                        ("category", "safety/use"): ((1, 0, 0, 0), "3", "3", 2, 3),
+                        ("category", "safety/care"): ((0, 0, 1, 0), "2", "2", 3, 3),
+                        ("dimension", "accuracy"): ((0, 0, 0, 1), "1", "0", 0, 0),
+                        ("category", "accuracy/service-access"): ((0, 0, 0, 1), "1", "0", 0, 0)}
+    # before the correction hanging was failed; every determination is older than that
+    before = levels(asOf=before_correction(measured))
+    assert (before[("summary", None)], before[("dimension", "safety")], before[("category", "safety/use")]) == (
+        ((0, 1, 1, 1), "6", "5", 5, 6), ((0, 1, 1, 0), "5", "5", 5, 6), ((0, 1, 0, 0), "3", "3", 2, 3))
+    # run 2: its only attestation says inapplicable (nothing covered); one case, washing's, one determination
+    second = levels(run=2)
+    assert (second[("summary", None)], second[("category", "safety/care")], second[("category", "safety/use")]) == (
+        ((0, 0, 0, 3), "6", "0", 1, 1), ((0, 0, 0, 1), "2", "0", 1, 1), ((0, 0, 0, 1), "3", "0", 0, 0))

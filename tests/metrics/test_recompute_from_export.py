@@ -16,7 +16,7 @@ from service.core.namespaces import XSD
 from service.core.store.base import bind
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over
-from .conftest import EVALUATION, ID, before_correction
+from .conftest import EVALUATION, ID, LEVEL_OUTCOMES, before_correction, tree_levels
 
 pytestmark = EMBEDDED_ONLY  # the export is the same dataset from either store; the numbers checked are rdflib's
 
@@ -64,6 +64,19 @@ def served_counts(body: dict) -> dict[tuple[str, str], tuple]:
     return {(p["criterion"], p["run"]): (p["k"], p["n"], p["N"], p["cases"]) for p in body["passRates"]}
 
 
+def levels(dataset: rdflib.Dataset, **params: NamedNode | Literal | None) -> dict[tuple[str, str | None], tuple]:
+    """drill-down.rq's rows as :func:`tree_levels` flattens the served tree."""
+    found: dict[tuple[str, str | None], tuple] = {}
+    for r in select(dataset, "drill-down", **params):
+        if r["level"] == "criterion":
+            found[("criterion", r["criterion"])] = (r["outcome"].rsplit("#", 1)[-1], r["weight"], int(r["cases"]),
+                                                     int(r["determinations"]))
+        else:
+            found[(r["level"], r.get(r["level"]))] = (tuple(int(r[o]) for o in LEVEL_OUTCOMES), r["weight"],
+                                                      r["coveredWeight"], int(r["cases"]), int(r["determinations"]))
+    return found
+
+
 def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_record(measured: Service) -> None:
     http, dataset = measured.http, exported(measured)
     body = http.get(f"{EVALUATION}/metrics").json()
@@ -73,10 +86,9 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert [r["criterion"] for r in select(dataset, "gaps")] == [g["criterion"] for g in body["gaps"]]
     assert select(dataset, "failures") == body["failures"] == []
     assert select(dataset, "execution-errors") == body["executionErrors"] == []
-    tree = http.get(f"{EVALUATION}/drill-down").json()["summary"]
-    rows = select(dataset, "drill-down")
-    assert (len(rows), sum(int(r["cases"]) for r in rows), sum(int(r["determinations"]) for r in rows)) == (
-        3, tree["cases"], tree["determinations"])
+    drilled = levels(dataset)
+    assert drilled == tree_levels(http.get(f"{EVALUATION}/drill-down").json()["summary"])
+    assert (len(drilled), drilled[("summary", None)]) == (3 + 2 + 3 + 1, ((1, 0, 1, 1), "6", "5", 5, 6))
     links = http.get(f"{EVALUATION}/trace").json()["links"]
     assert {(r["criterion"], r["case"], r.get("determination"), r.get("attestation"))
             for r in select(dataset, "trace-requirement")} == {
@@ -89,6 +101,7 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert shares(dataset, asOf=date) == served_shares(body) == {"failed": (1, Decimal(3)), "cantTell": (1, Decimal(2))}
     assert [r["criterion"] for r in select(dataset, "failures", asOf=date)] == [f["criterion"] for f in body["failures"]]
     assert counts(dataset, asOf=date) == served_counts(body)
+    assert levels(dataset, asOf=date) == tree_levels(http.get(f"{EVALUATION}/drill-down", params={"asOf": as_of}).json()["summary"])
     traced = http.get(f"{EVALUATION}/failures/trace", params={"asOf": as_of}).json()["traces"]
     assert [(r["attestation"], r["determination"], r["judge"]) for r in select(dataset, "trace-failure", asOf=date)] == [
         (t["attestation"], t["determination"], t["judge"]) for t in traced] != []
@@ -98,10 +111,9 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert coverage(dataset, run=run) == served_coverage(body)
     assert counts(dataset, run=run) == served_counts(body)
     assert [r["criterion"] for r in select(dataset, "gaps", run=run)] == [g["criterion"] for g in body["gaps"]]
-    tree = http.get(f"{EVALUATION}/drill-down", params={"run": 2}).json()["summary"]
-    rows = select(dataset, "drill-down", run=run)
-    assert (sum(int(r["cases"]) for r in rows), sum(int(r["determinations"]) for r in rows)) == (
-        tree["cases"], tree["determinations"]) == (1, 1)
+    drilled = levels(dataset, run=run)
+    assert drilled == tree_levels(http.get(f"{EVALUATION}/drill-down", params={"run": 2}).json()["summary"])
+    assert drilled[("summary", None)] == ((0, 0, 0, 3), "6", "0", 1, 1)
     # the per-criterion outcomes that report pages and comparisons read agree with coverage under every parameter
     for params in ({}, {"asOf": date}, {"run": run}):
         outcomes = select(dataset, "criterion-outcomes", **params)
