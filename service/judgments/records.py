@@ -17,6 +17,7 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode, Triple
@@ -33,7 +34,7 @@ from ..runs.records import run_view
 from . import rdf
 from .model import MANUAL, Determination, Judge, Pointer
 from .separation import NO_SEPARATION, Separation
-from .tallies import tallies_after
+from .tallies import batch_tallies, recount_tallies
 
 _ATTEMPTS = 8
 """How often a judgments batch is read and written again when another batch wrote first."""
@@ -165,12 +166,17 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
     changes = [(cases[d.probe].case, d.criterion, d.outcome) for d in determinations]
     for attempt in range(_ATTEMPTS):
         ref = graphs.next_batch(record, "judgments")
-        edits = [GraphEdit(ref, insert=batch(ref), expected_digest=None, batch_of=record.iri.value,
+        # the run's pass-rate tallies move in the same write, and the batch states the facts it makes true
+        tallied = batch_tallies(graphs, evaluation, evaluation_id, run, changes) if changes else None
+        if changes and tallied is None:  # the run's first batch: its tallies are counted from the record first
+            with suppress(WriteConflict):
+                recount_tallies(graphs, evaluation_id, run, agent)
+            continue
+        edits = [GraphEdit(ref, insert=batch(ref) + (tallied[1] if tallied else []), expected_digest=None,
+                           batch_of=record.iri.value,
                            title=f"judgments {ref.identifier.rsplit('/', 1)[-1]}: {counted} on run {run_number}")]
-        if changes:  # the run's pass-rate tallies move in the same write (judgments.tallies)
-            edits.append(tallies_after(graphs, evaluation, evaluation_id, run, changes))
         try:
-            graphs.apply_edits(edits, agent)
+            graphs.apply_edits(edits + ([tallied[0]] if tallied else []), agent)
             break
         except WriteConflict:  # another batch took the number or moved the tallies: read again
             time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))

@@ -9,13 +9,21 @@ A run's tallies are one graph, ``{run}/tallies``::
     <{run}/tallies/{key}> a epo:PassRateTally ; epo:forRun <run> ; epo:forCriterion <criterion> ;
         epo:casesPassed 40 ; epo:casesJudged 61 ; epo:casesExercising 64 .
 
-Every judgments batch rewrites it in the same conditional write as the batch (:func:`tallies_after`), on the
+Every judgments batch rewrites it in the same conditional write as the batch (:func:`batch_tallies`), on the
 condition that it is still the graph the batch's counts were read from, so two batches never both add to the same
-count. The change is the batch's: for each (case, criterion) it determines on, whether the case counts in n and k
-before and after (``queries/case-outcome-changes.rq``, the query's own per-case rule). The tallies count every case
-recorded when they were made (``epo:casesTallied``); cases are only ever added, so when a run has more cases now,
-or no tallies yet, a batch recounts from the record with ``pass-rate-counts.rq`` first, and a read recounts instead
-of reading them (:func:`pass_rate_rows`). A report's figures and its verification always recount.
+count. The change is the batch's own: for each (case, criterion) it determines on, whether the case counts in n and
+k before and after (``queries/case-outcome-changes.rq``, the query's own per-case rule). The rule rests on three
+facts about a case and a criterion, true for good once true (judged: a passed, failed or cantTell determination;
+decided: a passed or failed one; failed: a failed one), which the record states once each: the batch that makes
+one true states it (``<case> epo:failedOn <criterion>``), so "before" is three lookups however many determinations
+the case already has, and a batch costs the same whatever the record's size.
+
+A run's first batch counts its tallies and facts from the record first (:func:`recount_tallies`, which also serves a
+run judged before tallies were kept, or loaded in bulk; the facts it finds go in ``{run}/outcome-facts``). The
+tallies count the cases recorded when last counted (``epo:casesTallied``); cases are only ever added, so a batch on
+a run with more cases recounts the cases (k and n already count every batch), and a read recounts everything
+instead of reading them (:func:`pass_rate_rows`). A report's figures always recount, and its verification checks
+the tallies against a recount (:func:`tally_checks`).
 """
 
 from __future__ import annotations
@@ -26,7 +34,7 @@ from dataclasses import dataclass, replace
 
 from pyoxigraph import NamedNode, Triple
 
-from ..core.catalog import GraphKind
+from ..core.catalog import CatalogEntry, GraphKind
 from ..core.config import Credential
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.namespaces import EPO
@@ -54,27 +62,33 @@ def tallies_ref(graphs: GraphService, evaluation_id: str, run_number: int) -> Gr
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/tallies")
 
 
-def tallies_after(graphs: GraphService, evaluation: str, evaluation_id: str, run: RunView,
-                  batch: Sequence[tuple[str, str, str]], *, recount: bool = False) -> GraphEdit:
+def facts_ref(graphs: GraphService, evaluation_id: str, run_number: int) -> GraphRef:
+    """The facts a recount of the run's tallies found (``{run}/outcome-facts``, see :func:`recount_tallies`)."""
+    return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/outcome-facts")
+
+
+def batch_tallies(graphs: GraphService, evaluation: str, evaluation_id: str, run: RunView,
+                  batch: Sequence[tuple[str, str, str]]) -> tuple[GraphEdit, list[Triple]] | None:
     """The run's tallies with ``batch`` counted ((case, criterion, outcome) per determination): a replacement of
-    ``{run}/tallies`` that holds only while the graph is the one read here (else the write is refused and retried).
-    ``recount``: count the record afresh even where the tallies are current."""
+    ``{run}/tallies`` that holds only while the graph is the one read here (else the write is refused and read
+    again), and the facts the batch makes true, which the batch states. ``None`` when the run has no tallies yet
+    (:func:`recount_tallies` first)."""
     ref = tallies_ref(graphs, evaluation_id, run.number)
     entry = graphs.find(ref)  # read first: a batch written after this read changes the digest the write expects
+    if entry is None:
+        return None
     state = graphs.rows("run-tally-state", {"run": NamedNode(run.iri)})[0]
     recorded = int(state["recorded"].value)
-    tallied = int(state["tallied"].value) if "tallied" in state else None
-    envelope = _plan_envelope(graphs, evaluation, run.plan)
-    bindings: dict[str, Term] = {"envelope": NamedNode(envelope), "run": NamedNode(run.iri)}
-    if recount or entry is None or tallied != recorded:
-        # recounted from the record: the cases recorded since (or every case, the first time) are counted too
-        counts = _tallies(graphs.rows("pass-rate-counts", bindings))
-    else:
-        counts = _tallies(graphs.rows("pass-rate-tallies", bindings))
-    counts = _with_changes(counts, _changes(graphs, batch))
-    return GraphEdit(ref, insert=_triples(ref.iri.value, run.iri, recorded, counts.values()), replace=True,
-                     expected_digest=entry.digest if entry is not None else None,
-                     title=f"pass-rate tallies of run {run.number}")
+    counts = _tallies(graphs.rows("pass-rate-tallies", _bindings(graphs, evaluation, run)))
+    if not _current(state):
+        # cases recorded since the tallies last counted them: k and n already count every batch on them
+        counts = {criterion: replace(counts.get(criterion, Tally(criterion, 0, 0, 0)), cases=int(row["cases"].value))
+                  for row in graphs.rows("criterion-case-counts", {"run": NamedNode(run.iri)})
+                  for criterion in [row["criterion"].value]}
+    changes = _changes(graphs, batch)
+    edit = GraphEdit(ref, insert=_triples(ref.iri.value, run.iri, recorded, _with_changes(counts, changes).values()),
+                     replace=True, expected_digest=entry.digest, title=f"pass-rate tallies of run {run.number}")
+    return edit, _new_facts(changes)
 
 
 def pass_rate_rows(graphs: GraphService, bindings: Mapping[str, Term], evaluation: str, run: str | None) -> list[Row]:
@@ -130,9 +144,14 @@ def _changes(graphs: GraphService, batch: Sequence[tuple[str, str, str]]) -> lis
     return out
 
 
-def _plan_envelope(graphs: GraphService, evaluation: str, plan: str) -> str:
-    """The envelope version the plan was made on: its in-scope criteria are the ones the run's probes exercise."""
-    return graphs.rows("plans", {"evaluation": NamedNode(evaluation), "plan": NamedNode(plan)})[0]["envelope"].value
+def _bindings(graphs: GraphService, evaluation: str, run: RunView) -> dict[str, Term]:
+    """The run and the envelope version its plan was made on, whose in-scope criteria its probes exercise."""
+    plan = graphs.rows("plans", {"evaluation": NamedNode(evaluation), "plan": NamedNode(run.plan)})[0]
+    return {"envelope": plan["envelope"], "run": NamedNode(run.iri)}
+
+
+def _digest(entry: CatalogEntry | None) -> str | None:
+    return entry.digest if entry is not None else None
 
 
 def _tallies(rows: Sequence[Row]) -> dict[str, Tally]:
@@ -141,15 +160,28 @@ def _tallies(rows: Sequence[Row]) -> dict[str, Tally]:
 
 
 def _with_changes(counts: dict[str, Tally], changes: Sequence[Row]) -> dict[str, Tally]:
-    """``counts`` moved by each (case, criterion)'s change (after - before) that ``case-outcome-changes.rq`` gives."""
+    """``counts`` moved by each (case, criterion)'s change (after - before) that ``case-outcome-changes.rq`` gives:
+    n counts the cases judged, k those decided and not failed."""
     out = dict(counts)
     for row in changes:
         criterion = row["criterion"].value
-        tally = out[criterion]  # the case's probe exercises it, and every recorded case is counted: it has a tally
-        out[criterion] = replace(
-            tally, passed=tally.passed + int(row["passedAfter"].value) - int(row["passedBefore"].value),
-            judged=tally.judged + int(row["judgedAfter"].value) - int(row["judgedBefore"].value))
+        tally = out.get(criterion, Tally(criterion, 0, 0, 0))
+        before, after = (_flags(row, "Before"), _flags(row, "After"))
+        out[criterion] = replace(tally, judged=tally.judged + after[0] - before[0],
+                                 passed=tally.passed + (after[1] - after[2]) - (before[1] - before[2]))
     return out
+
+
+def _flags(row: Row, when: str) -> tuple[int, int, int]:
+    """(judged, decided, failed), each 0 or 1, before or after the batch."""
+    return tuple(int(row[f"{fact}{when}"].value) for fact in ("judged", "decided", "failed"))  # type: ignore[return-value]
+
+
+def _new_facts(changes: Sequence[Row]) -> list[Triple]:
+    """The facts the batch makes true (after and not before), which it states."""
+    return [Triple(row["case"], NamedNode(EPO + f"{fact}On"), row["criterion"])  # type: ignore[arg-type]
+            for row in changes for fact in ("judged", "decided", "failed")
+            if row[f"{fact}After"].value == "1" and row[f"{fact}Before"].value == "0"]
 
 
 def _triples(graph: str, run: str, recorded: int, tallies: Iterable[Tally]) -> list[Triple]:
@@ -169,8 +201,19 @@ def _triples(graph: str, run: str, recorded: int, tallies: Iterable[Tally]) -> l
 
 
 def recount_tallies(graphs: GraphService, evaluation_id: str, run: RunView, agent: Credential) -> None:
-    """Count run ``run``'s tallies afresh from the record (``pass-rate-counts.rq``) and write them: for a run
-    judged before tallies were kept, or one whose determinations were loaded in bulk; what the next judgments
-    batch would do anyway."""
+    """Count run ``run``'s tallies afresh from its determinations (``pass-rate-counts.rq``) and state the facts they
+    rest on (``case-outcome-facts.rq``, in ``{run}/outcome-facts``), in one write that holds only while both graphs
+    are as read: what the run's first judgments batch does, and what a run judged before tallies were kept, or
+    loaded in bulk, needs."""
     evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id).iri.value
-    graphs.apply_edits([tallies_after(graphs, evaluation, evaluation_id, run, (), recount=True)], agent)
+    tallies, facts = tallies_ref(graphs, evaluation_id, run.number), facts_ref(graphs, evaluation_id, run.number)
+    entries = {ref.iri.value: graphs.find(ref) for ref in (tallies, facts)}  # read first, as batch_tallies does
+    recorded = int(graphs.rows("run-tally-state", {"run": NamedNode(run.iri)})[0]["recorded"].value)
+    counts = _tallies(graphs.rows("pass-rate-counts", _bindings(graphs, evaluation, run)))
+    stated = [Triple(row["case"], row["fact"], row["criterion"])  # type: ignore[arg-type]
+              for row in graphs.rows("case-outcome-facts", {"run": NamedNode(run.iri)})]
+    graphs.apply_edits([
+        GraphEdit(tallies, insert=_triples(tallies.iri.value, run.iri, recorded, counts.values()), replace=True,
+                  expected_digest=_digest(entries[tallies.iri.value]), title=f"pass-rate tallies of run {run.number}"),
+        GraphEdit(facts, insert=stated, replace=True, expected_digest=_digest(entries[facts.iri.value]),
+                  title=f"pass-rate facts of run {run.number}, counted from its determinations")], agent)
