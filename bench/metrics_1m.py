@@ -50,7 +50,7 @@ from _metrics_data import BASE, EVALUATION_ID, Params, Plain, build, settings_fo
 
 from service.composition import build_services  # noqa: E402
 from service.core.config import Credential  # noqa: E402
-from service.judgments.tallies import pass_rate_rows, recount_tallies, tallies_ref  # noqa: E402
+from service.judgments.tallies import facts_ref, pass_rate_rows, recount_tallies, tallies_ref  # noqa: E402
 from service.runs.records import run_view  # noqa: E402
 from service.judgments.attestations import aggregate  # noqa: E402
 from service.judgments.model import CANT_TELL, FAILED, PASSED  # noqa: E402
@@ -162,15 +162,16 @@ def over_http(directory: Path, repeat: int) -> tuple[float, float, float, dict[s
 
 
 def ensure_tallies(directory: Path) -> None:
-    """The run's pass-rate tallies, counted from the bulk-loaded record once (``recount_tallies``: what the first
-    judgments batch through the API does), unless the store has them; not measured."""
+    """The run's pass-rate tallies and the facts they rest on, counted from the bulk-loaded record once
+    (``recount_tallies``: what the first judgments batch through the API does), unless the store has them; not
+    measured."""
     services = build_services(settings_for(directory))
     try:
         graphs = services.graphs
-        if graphs.find(tallies_ref(graphs, EVALUATION_ID, 1)) is None:
+        if graphs.find(tallies_ref(graphs, EVALUATION_ID, 1)) is None or graphs.find(facts_ref(graphs, EVALUATION_ID, 1)) is None:
             started = time.perf_counter()
             recount_tallies(graphs, EVALUATION_ID, run_view(graphs, EVALUATION_ID, 1), BENCH)
-            print(f"tallies: run 1's counted from the record in {time.perf_counter() - started:.1f} s (once, not measured)",
+            print(f"tallies: run 1's tallies and facts counted from the record in {time.perf_counter() - started:.1f} s (once, not measured)",
                   flush=True)
     finally:
         services.close()

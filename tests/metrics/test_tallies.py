@@ -33,9 +33,25 @@ def counted(service: Service, name: str, run: int) -> dict[str, tuple[int, int, 
             for row in rows}
 
 
+FACTS = """
+    PREFIX epo: <https://w3id.org/ob-caie/epo/>
+    SELECT DISTINCT ?case ?fact ?criterion WHERE {
+      VALUES ?fact { epo:judgedOn epo:decidedOn epo:failedOn }
+      GRAPH ?stated { ?case ?fact ?criterion }
+    }"""
+
+
 def same_as_recount(service: Service, run: int) -> dict[str, tuple[int, int, int]]:
+    """The run's tallies, equal to pass-rate-counts.rq's recount; and the facts the record states about its cases
+    (wherever stated: by the batches or a recount), equal to those its determinations give."""
     tallied = counted(service, "pass-rate-tallies", run)
     assert tallied == counted(service, "pass-rate-counts", run)
+    graphs = graphs_over(service.store)
+    prefix = f"{EVALUATION_IRI}/runs/{run}/"
+    stated = {tuple(row[name].value for name in ("case", "fact", "criterion")) for row in service.store.select(FACTS)
+              if row["case"].value.startswith(prefix)}
+    assert stated == {tuple(row[name].value for name in ("case", "fact", "criterion"))
+                      for row in graphs.rows("case-outcome-facts", {"run": NamedNode(prefix.rstrip("/"))})}
     return tallied
 
 
