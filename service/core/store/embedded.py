@@ -1,6 +1,6 @@
 """The embedded backend: pyoxigraph on disk (or in memory for tests), in this process.
 
-pyoxigraph 0.5 facts this module relies on: ``extend`` and ``update`` are each one transaction;
+pyoxigraph 0.5 facts this module relies on: ``extend``, ``load`` and ``update`` are each one transaction;
 ``bulk_load`` is not; RocksDB lets one process open a directory read-write.
 """
 
@@ -9,14 +9,13 @@ from __future__ import annotations
 import mmap
 import struct
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from pyoxigraph import (
     NamedNode,
-    Quad,
     QueryBoolean,
     QuerySolutions,
     QueryTriples,
@@ -136,17 +135,18 @@ class EmbeddedStore(Store):
             except OSError as error:
                 raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
 
-    def extend_if(self, check: Callable[[], bool], quads: Sequence[Quad]) -> bool:
-        """Add ``quads`` in one transaction if ``check()`` (a read of this store) says so; whether they were added.
+    def load_if(self, check: Callable[[], bool], nquads: bytes) -> bool:
+        """Load the N-Quads document ``nquads`` in one transaction if ``check()`` (a read of this store) says so;
+        whether it was loaded. Its blank nodes are new ones, as an update's ``INSERT`` makes them.
 
         ``check`` runs under the lock every write of this store takes, so no write comes between it and the
-        insert: a conditional write of new graphs needs no intents (service.core.commits), since only this
-        process writes this directory."""
+        load: a conditional write of new graphs needs no intents (service.core.commits), since only this
+        process writes this directory. The load parses and writes without holding the GIL."""
         with self._writing():
             if not check():
                 return False
             try:
-                self._store.extend(quads)
+                self._store.load(nquads, format=RdfFormat.N_QUADS)
             except OSError as error:
                 raise StoreUnavailable(f"the embedded store refused the write: {error}") from error
             return True
