@@ -111,11 +111,13 @@ def _expired(lexical: str, at: datetime) -> bool:
     return datetime.fromisoformat(lexical) <= at
 
 
+_RUN_CLAIM, _CLAIMED_IN, _CLAIMS_PROBE, _CLAIMANT, _LEASE_EXPIRES = (
+    NamedNode(EPO + name) for name in ("RunClaim", "claimedIn", "claimsProbe", "claimant", "leaseExpires"))
+_GENERATED_AT = NamedNode(PROV + "generatedAtTime")
+
+
 def _claim_triples(claim_iri: str, run: str, probe: str, claimant: str, until: datetime) -> list[Triple]:
     node = NamedNode(claim_iri)
-    return [Triple(node, RDF_TYPE, NamedNode(EPO + "RunClaim")),
-            Triple(node, NamedNode(EPO + "claimedIn"), NamedNode(run)),
-            Triple(node, NamedNode(EPO + "claimsProbe"), NamedNode(probe)),
-            Triple(node, NamedNode(EPO + "claimant"), Literal(claimant)),
-            Triple(node, NamedNode(EPO + "leaseExpires"), date_time(until)),
-            Triple(node, NamedNode(PROV + "generatedAtTime"), date_time(now()))]
+    return [Triple(node, RDF_TYPE, _RUN_CLAIM), Triple(node, _CLAIMED_IN, NamedNode(run)),
+            Triple(node, _CLAIMS_PROBE, NamedNode(probe)), Triple(node, _CLAIMANT, Literal(claimant)),
+            Triple(node, _LEASE_EXPIRES, date_time(until)), Triple(node, _GENERATED_AT, date_time(now()))]

@@ -140,7 +140,8 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
                         break
                     await plan.next_page()
                     continue
-                take = size if limit is None else min(size, limit - len(taken))
+                # the first batch as small as the workers: they start sooner, and the next is claimed meanwhile
+                take = min(size if taken else settings.concurrency, size, limit - len(taken) if limit else size)
                 claimed = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take,
                                                   claimant, lease or lease_for(settings, UNRECORDED_BATCHES * size,
                                                                                plan.turns), agent)
