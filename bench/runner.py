@@ -2,12 +2,13 @@
 
 Run: ``.venv/bin/python bench/runner.py [--probes 2000] [--concurrency 32] [--latency 0.1] [--store DIR]``.
 
-The target is ``bench/latency_target.py``, an OpenAI-compatible endpoint in its own uvicorn process on loopback
-that answers every request after ``--latency`` seconds. The plan: the measles worked example
+The target is ``bench/latency_target.py``, an OpenAI-compatible endpoint (a bare HTTP/1.1 server on uvloop) in
+its own process on loopback that answers every request ``--latency`` seconds after it arrived, holding at most
+``--concurrency`` at once (checked). The plan: the measles worked example
 (:func:`service.worked_example.load_worked_example`: scope, envelope, approvals) in an on-disk embedded store in
-a temporary directory, then a plan of ``--probes`` single-turn probes (highest weight first) approved by the
-domain expert; this setup is timed apart and not measured. ``--store DIR`` keeps the store in ``DIR`` and
-reuses its plan on the next call (each call starts a new run of it).
+a temporary directory, then a plan of ``--probes`` probes (highest weight first; each a conversation of an
+opening and its follow-ups) approved by the domain expert; this setup is timed apart and not measured.
+``--store DIR`` keeps the store in ``DIR`` and reuses its plan on the next call (each call starts a new run of it).
 
 * **ours**: :func:`service.runs.runner.continue_run` on a new run of that plan at ``--concurrency``, from its
   call to its return: it reads the plan's probes, claims them in batches, runs them through the executor and
@@ -19,6 +20,8 @@ reuses its plan on the next call (each call starts a new run of it).
   all traces, no execution error; the target must have been asked each opening exactly once, and every turn.
 * **executor**: :func:`service.runs.executor.execute` alone on the same conversations (no claims, no store),
   requests per second: what the target and HTTP client allow this process, for comparison.
+* **runner_cpu_s**, **executor_cpu_s**, **target_cpu_s**: CPU seconds of this process (all threads) under the
+  runner and under the executor alone, and of the target's process under the runner (from ``/proc``).
 * **load1**: the machine's one-minute load average at the end (two cores, shared): a busy machine slows both.
 """
 
