@@ -18,6 +18,7 @@ from service.runs.runner import continue_run
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, graphs_over
 from .conftest import EVALUATION, ID, determine, probes
 from .test_metrics_api import metrics, rates
+from .test_recompute_from_export import exported, select
 
 pytestmark = EMBEDDED_ONLY
 
@@ -135,3 +136,18 @@ def test_a_large_batch_counts_each_case_once(measured: Service) -> None:
     hanging_a = probes(measured)["hanging"][0]
     determine(measured, 2, "nora", [(hanging_a, "hanging", "cantTell")] * 600 + [(hanging_a, "hanging", "failed")])
     assert same_as_recount(measured, 2)["hanging"] == (0, 1, 2)
+
+
+def test_a_third_party_reads_the_tallies_from_the_exported_record(measured: Service) -> None:
+    """rdflib's own SPARQL engine over the exported TriG: each run's tallies count every case it has
+    (run-tally-state.rq), and pass-rate-tallies.rq gives the service's pass rates and pass-rate-counts.rq's recount."""
+    dataset = exported(measured)
+    for run in (1, 2):
+        [state] = select(dataset, "run-tally-state", run=NamedNode(f"{EVALUATION_IRI}/runs/{run}"))
+        assert (state["tallied"], state["recorded"]) == ("6", "6")
+
+    def keyed(name: str) -> dict[tuple[str, int], tuple[int, int, int, int]]:
+        return {(row["criterion"].rsplit("/", 1)[-1], int(row["run"].rsplit("/", 1)[-1])):
+                (int(row["k"]), int(row["n"]), int(row["frame"]), int(row["cases"])) for row in select(dataset, name)}
+
+    assert keyed("pass-rate-tallies") == keyed("pass-rate-counts") == rates(metrics(measured))
