@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import queue
 import threading
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
@@ -42,6 +43,12 @@ UNRECORDED_BATCHES = 4
 """Batches a runner holds claimed and not yet recorded at most: enough that the executor's workers never wait for
 the writer's latest write to land before the next batch is claimed (with two, they waited about half the run on a
 busy machine), few enough that a runner killed loses little work."""
+
+WRITE_WAIT_S = 0.2
+"""How long the writer gathers cases after the first of a write, unless :data:`WRITE_BATCH` come sooner: writing each
+case as it came (three or so per write while the writer kept up) cost a read of the graphs' state and a transaction
+per write, several times the work per case of writes gathered over this long (bench/runner.py: 629 writes for
+2,000 cases). The run's end writes what is left at once."""
 
 WRITER_POLL_S = 0.02
 """How often the claimer looks whether the writer has caught up enough to claim another batch."""
@@ -217,8 +224,12 @@ class _Writer(threading.Thread):
         finished = False
         while not finished:
             batch = [self._queue.get()]
-            while len(batch) < self._batch and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            until = time.monotonic() + WRITE_WAIT_S
+            while len(batch) < self._batch and batch[-1] is not None:
+                try:
+                    batch.append(self._queue.get(timeout=max(0.0, until - time.monotonic())))
+                except queue.Empty:
+                    break
             finished = batch[-1] is None
             cases = [case for case in batch if case is not None]
             try:
