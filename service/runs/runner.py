@@ -1,12 +1,11 @@
 """Run a recorded run's pending probes against its target and record each case as it finishes.
 
 :func:`continue_run` is both the first execution and every resumption: it reads which probes the run has
-recorded (``queries/run-recorded-probes.rq``, when it has any) and the plan's probes page by page, claims batches of
-the others (:mod:`.claims`: runner
-processes sharing the run through one store never hold the same probe), the next while one runs, feeds their
-probes to :func:`.executor.execute_stream` as its workers free up, and hands finished cases to a writer thread
-that records them (:func:`.records.record_cases`: one transaction per write, a probe recorded meanwhile left out). A runner
-killed at any point loses at most the cases not yet written, whose claims lapse with their lease and which
+recorded (``queries/run-recorded-probes.rq``, when it has any) and the plan's probes page by page, claims batches
+of the others (:mod:`.claims`: runner processes sharing the run through one store never hold the same probe),
+the next while one runs, feeds their probes to :func:`.executor.execute_stream` as its workers free up, and hands
+finished cases to a writer thread that records them (:func:`.records.record_cases`: one transaction per write, a
+probe recorded meanwhile left out). A runner killed at any point loses at most the cases not yet written, whose claims lapse with their lease and which
 the next runner runs again; nothing is recorded twice. The target must be the run's version (409 naming both
 fingerprints): one run never mixes versions.
 """
@@ -73,9 +72,9 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases.
 
     Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation, at
-    most the store's ``max_graphs_per_write``)
-    under a lease (by default one that outlasts :data:`UNRECORDED_BATCHES` batches of the plan's longest
-    conversation, :func:`.claims.lease_for`). Further batches are claimed while one runs, so a worker that finishes
+    most the store's ``max_graphs_per_write``; the first batch no larger than the concurrency) under a lease (by
+    default one that outlasts :data:`UNRECORDED_BATCHES` batches of the longest conversation of the plan's pages
+    read so far, :func:`.claims.lease_for`). Further batches are claimed while one runs, so a worker that finishes
     a conversation starts the next at once, never waiting for a batch's slowest case; at most
     :data:`UNRECORDED_BATCHES` are claimed and not yet recorded. When every pending probe is held by another
     runner's live claim, this runner waits (``poll_s``) for their cases or for their leases to lapse, and ends when
