@@ -5,9 +5,9 @@ recorded (``queries/run-recorded-probes.rq``, when it has any) and the plan's pr
 of the others (:mod:`.claims`: runner processes sharing the run through one store never hold the same probe),
 the next while one runs, feeds their probes to :func:`.executor.execute_stream` as its workers free up, and hands
 finished cases to a writer thread that records them (:func:`.records.record_cases`: one transaction per write, a
-probe recorded meanwhile left out). A runner killed at any point loses at most the cases not yet written, whose claims lapse with their lease and which
-the next runner runs again; nothing is recorded twice. The target must be the run's version (409 naming both
-fingerprints): one run never mixes versions.
+probe recorded meanwhile left out). A runner killed at any point loses at most the cases not yet written, whose
+claims lapse with their lease and which the next runner runs again; nothing is recorded twice. The target must be
+the run's version (409 naming both fingerprints): one run never mixes versions.
 """
 
 from __future__ import annotations
