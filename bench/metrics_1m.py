@@ -232,7 +232,7 @@ def main() -> None:
         ("tallies", "pass-rate-tallies"), ("recount", "pass-rate-counts"))
         if name in queries)
     coverage = expected["coverage"]
-    print(f"METRICS_1M: ours={ours:.3f} baseline={base:.3f} ratio={ours / base:.1f} identical={int(identical)} "
+    print(f"METRICS_1M: ours={ours:.3f} baseline={base:.3f} ratio={ours / base:.3f} identical={int(identical)} "
           f"ours_cpu={ours_cpu:.3f} baseline_cpu={base_cpu:.3f} first_s={first:.3f} criteria={len(plain.criteria)} "
           f"determinations={len(plain.determinations)} attestations={len(plain.attestations)} covered={coverage[1]} "
           f"applicable={coverage[0]}{extras} target_s=1 met={int(ours <= 1)}")
