@@ -132,10 +132,9 @@ def test_bad_parameters_are_refused_by_name(measured: Service) -> None:
     assert measured.http.get("/evaluations/nothing-here/metrics").status_code == 404
 
 
-@EMBEDDED_ONLY
 def test_metrics_read_the_envelope_as_it_is_now_after_it_changes(measured: Service) -> None:
-    """The envelope is kept in process by its graph's digest between requests: a new version, then a changed weight,
-    each shows in the next answer."""
+    """The envelope is kept in process by its graph's catalog digest between requests: a new version, then a changed
+    weight, each shows in the next answer (on a remote store too, where other replicas may write)."""
     v1 = metrics(measured)
     started = measured.http.post(f"{EVALUATION}/envelope/versions", headers=measured.auth("theo"))
     assert started.status_code == 201, started.text
