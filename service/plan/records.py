@@ -27,6 +27,7 @@ from ..scenarios.records import check_page, page_rows
 from .approval import plan_status
 from .model import CriterionAllocation, PlanView, Probe
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
+from .rdf import probe_iri
 from .testplan import plan_iri_for, scenario_at, scenarios_ref
 
 REVIEWERS = ("domain_expert", "evaluation_operator")
@@ -122,9 +123,31 @@ def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criter
     counted = graphs.rows("probe-count", {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation), **bindings})
     if not counted:
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
-    rows = page_rows(graphs, "probes", bindings, limit, offset)
-    follow_ups = _follow_ups(graphs, bindings["plan"], [int(row["number"].value) for row in rows])
-    probes = tuple(
+    probes = _probes(graphs, bindings["plan"], page_rows(graphs, "probes", bindings, limit, offset))
+    return Page(probes, int(counted[0]["probes"].value), limit, offset)
+
+
+def plan_size(graphs: GraphService, evaluation_id: str, number: int) -> int:
+    """How many probes plan ``number`` holds (numbered 1 to that); 404 when the evaluation has no such plan."""
+    counted = graphs.rows("probe-count", {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation),
+                                          "plan": plan_iri_for(graphs, evaluation_id, number)})
+    if not counted:
+        raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
+    return int(counted[0]["probes"].value)
+
+
+def probes_numbered(graphs: GraphService, evaluation_id: str, number: int, numbers: range) -> tuple[Probe, ...]:
+    """The probes of plan ``number`` numbered ``numbers``, in number order, each asked for by its IRI: a page whose
+    cost does not grow with the plan (a listing's page groups and orders the whole plan first)."""
+    plan = plan_iri_for(graphs, evaluation_id, number)
+    rows = graphs.rows_over("probes", ("plan", "probe"), [(plan, NamedNode(probe_iri(plan.value, n))) for n in numbers])
+    return _probes(graphs, plan, sorted(rows, key=lambda row: int(row["number"].value)))
+
+
+def _probes(graphs: GraphService, plan: Term, rows: list[Row]) -> tuple[Probe, ...]:
+    """Rows of ``probes.rq`` as probes, with their follow-up turns."""
+    follow_ups = _follow_ups(graphs, plan, [int(row["number"].value) for row in rows])
+    return tuple(
         Probe(iri=row["probe"].value, number=int(row["number"].value), criterion=row["criterion"].value,
               exercises=tuple(sorted(row["exercises"].value.split())), scenario=row["scenario"].value,
               opening_prompt=row["openingPrompt"].value,
@@ -133,7 +156,6 @@ def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criter
               follow_ups=tuple(follow_ups.get(row["probe"].value, ())))
         for row in rows
     )
-    return Page(probes, int(counted[0]["probes"].value), limit, offset)
 
 
 def _follow_ups(graphs: GraphService, plan: Term, numbers: list[int]) -> dict[str, list[str]]:
