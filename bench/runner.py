@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import os
 import subprocess
 import sys
@@ -121,6 +122,10 @@ def measure(args: argparse.Namespace, store: Path) -> None:
     graphs = services.graphs
     print(f"setup: measles example, plan {number} of {args.probes} probes approved, in {store} "
           f"({time.perf_counter() - clock:.1f} s, not measured)")
+    # The setup's objects are this process's, not the runner's: a `caie run` or a service process has none of them.
+    # Left to the collector, its full collections scan them all during the run, holding the GIL.
+    gc.collect()
+    gc.freeze()
 
     process, url = start_target(args.latency)
     try:
