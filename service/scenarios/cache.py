@@ -66,7 +66,7 @@ def tables_key(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequen
         "dso": content_digest(dso),
         "kgs": sorted(content_digest(g) for g in kgs),
         "shapes": content_digest(shapes),
-        "criteria": [[c.iri, sorted(c.concepts)] for c in criteria],
+        "criteria": [[c.iri, sorted(c.concepts), [[t.facet, list(t.values)] for t in c.triggers]] for c in criteria],
         "countries": None if allowed_countries is None else sorted(allowed_countries),
         "languages": None if allowed_languages is None else sorted(allowed_languages),
         "excluded": sorted(excluded_concepts),

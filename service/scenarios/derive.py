@@ -29,6 +29,7 @@ from .engine import Block, Context, Criterion
 from .facets import EPO, Facet, describe, scenario_key
 from .frame import FrameCounts, allowed_positions
 from .production import OWL_RULES, Production
+from .reference import Trigger
 from .rules import Rule, load_rule_shapes
 from .seeds import seeds
 
@@ -37,10 +38,12 @@ EARL = Namespace(EARL_NS)
 
 @dataclass(frozen=True)
 class CriterionScope:
-    """An acceptance criterion and the DSO concepts it bears on (``epo:bearsOnConcept``)."""
+    """An acceptance criterion, the DSO concepts it bears on (``epo:bearsOnConcept``) and the scenario facts
+    that make it bear on a probe (``epo:bearsWhen``, docs/routing.md)."""
 
     iri: str
     concepts: frozenset[str]
+    triggers: tuple[Trigger, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -116,7 +119,7 @@ def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
 def _parts(inp: DerivationInput) -> tuple:
     """What the compiled tables depend on, in the order of :func:`.cache.build_context`."""
     shapes = load_rule_shapes(inp.shapes)
-    return (inp.dso, inp.kgs, shapes, tuple(Criterion(c.iri, c.concepts) for c in inp.criteria),
+    return (inp.dso, inp.kgs, shapes, tuple(Criterion(c.iri, c.concepts, c.triggers) for c in inp.criteria),
             inp.allowed_countries, inp.allowed_languages, inp.excluded_concepts)
 
 

@@ -6,8 +6,9 @@ each component's part of it is unblocked. The frame is a union of products, one 
 that lie in it. Hence eligible = sum over parts of the product over components of the number of unblocked
 combinations of that component within the part, computed by enumerating each component (thousands of
 combinations, not 10^8 candidates; parts that span a component alike share the count). For a
-criterion, a candidate is in its frame when, on every facet the criterion's concepts constrain, its value
-is covered by one of them (:meth:`.facets.Schema.matches`); that test is per facet, so the same product
+criterion, a candidate is in its frame when, on every facet the criterion's triggers name (for a criterion
+that declares none, every facet its concepts constrain), its value is covered by one of them
+(:meth:`.facets.Schema.matches`); that test is per facet, so the same product
 holds with each component's combinations filtered to those in the frame and not blocked by a routing rule
 for that criterion. Python integers are exact at any size.
 
@@ -23,7 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from rdflib import URIRef
 
+from ..core.errors import Unprocessable
 from .engine import Context, Criterion
+from .reference import trigger_term
 from .production import Component, Production
 
 ENUMERATE_UP_TO = 1_000
@@ -54,7 +57,10 @@ class FrameCounts:
 
 
 def allowed_positions(ctx: Context, criterion: Criterion) -> list[set[int]]:
-    """Per facet, the value positions in the criterion's frame (all of them if it does not constrain it)."""
+    """Per facet, the value positions in the criterion's frame (all of them if it does not constrain it): by its
+    triggers when it declares any (:func:`trigger_positions`), else by its concepts."""
+    if criterion.triggers:
+        return trigger_positions(ctx, criterion)
     out = []
     concepts = [URIRef(c) for c in sorted(criterion.concepts)]
     for facet in ctx.facets:
@@ -63,6 +69,24 @@ def allowed_positions(ctx: Context, criterion: Criterion) -> list[set[int]]:
             out.append(set(range(len(facet.values))))
         else:
             out.append({d for d, v in enumerate(facet.values) if any(ctx.schema.matches(v, k) for k in constraining)})
+    return out
+
+
+def trigger_positions(ctx: Context, criterion: Criterion) -> list[set[int]]:
+    """Per facet, the value positions where every trigger of ``criterion`` on that facet holds: the value is one
+    of the trigger's values or narrower (:meth:`.facets.Schema.matches`); a facet no trigger names is not
+    constrained. 422 naming a trigger whose facet the DSO does not declare, or that no value of the frame meets."""
+    declared = {str(facet.spec.iri) for facet in ctx.facets if facet.spec.iri is not None}
+    if unknown := sorted({t.facet for t in criterion.triggers} - declared):
+        raise Unprocessable(f"criterion {criterion.iri} is triggered on {', '.join(unknown)}, which the DSO does not "
+                            f"declare as a scenario facet (it declares {', '.join(sorted(declared))})")
+    out = []
+    for facet in ctx.facets:
+        allowed = set(range(len(facet.values)))
+        for trigger in (t for t in criterion.triggers if t.facet == str(facet.spec.iri)):
+            wanted = [trigger_term(value) for value in trigger.values]
+            allowed &= {d for d, v in enumerate(facet.values) if any(ctx.schema.matches(v, w) for w in wanted)}
+        out.append(allowed)
     return out
 
 

@@ -52,12 +52,29 @@ class Block:
     message: str
 
 
+@dataclass(frozen=True, order=True)
+class Trigger:
+    """A scenario fact that makes a criterion bear on a probe (``epo:bearsWhen``, docs/routing.md): the facet
+    ``facet`` (its ``epo:ScenarioFacet`` IRI) has one of ``values``, or a value narrower than one of them (a
+    boolean facet's values are the lexical forms ``true`` and ``false``)."""
+
+    facet: str
+    values: tuple[str, ...]
+
+
 @dataclass(frozen=True)
 class Criterion:
-    """An acceptance criterion as the rules see it: its IRI and the DSO concepts it bears on."""
+    """An acceptance criterion as the rules see it: its IRI, the DSO concepts it bears on and the triggers it
+    declares (a criterion with triggers is routed by them alone; one without, by its concepts)."""
 
     iri: str
     concepts: frozenset[str]
+    triggers: tuple[Trigger, ...] = ()
+
+
+def trigger_iri(criterion: str, number: int) -> str:
+    """The IRI of a criterion's ``number``-th trigger (1-based), as the envelope records it."""
+    return f"{criterion}/triggers/{number}"
 
 
 def probe_triples(probe: str, scenario: str, criterion: str) -> list[Triple]:
@@ -71,7 +88,16 @@ def criterion_triples(criteria: Iterable[Criterion]) -> list[Triple]:
     for c in criteria:
         out.append((URIRef(c.iri), RDF.type, EPO.AcceptanceCriterion))
         out += [(URIRef(c.iri), EPO.bearsOnConcept, URIRef(k)) for k in sorted(c.concepts)]
+        for number, trigger in enumerate(c.triggers, 1):
+            node = URIRef(trigger_iri(c.iri, number))
+            out += [(URIRef(c.iri), EPO.bearsWhen, node), (node, EPO.onFacet, URIRef(trigger.facet))]
+            out += [(node, EPO.triggerValue, trigger_term(value)) for value in trigger.values]
     return out
+
+
+def trigger_term(value: str) -> Node:
+    """A trigger value as an RDF term: ``true``/``false`` as xsd:boolean literals, anything else an IRI."""
+    return Literal(value == "true") if value in ("true", "false") else URIRef(value)
 
 
 def node_role(node: Node) -> str:
