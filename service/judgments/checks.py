@@ -3,8 +3,8 @@ probe's country knowledge graph or the DSO. docs/judgments.md describes each.
 
 A check reads the reply's clauses its rule selected (``epo:appliesWhen``) and says passed, failed (with the
 span of the wrong statement) or cantTell; it never guesses: alternatives or nothing stated say cantTell. The
-numbers and units it reads are written in English (digits, "months", "hours", "days"); a reply that states
-them otherwise states nothing the check can read.
+words it reads (units, ordinals, connectors) are the DSO's labels in the reply's language (:mod:`.vocabulary`);
+a reply in a language the DSO has no words for states nothing the check can read.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from rdflib.term import Node
 from ..core.errors import Unprocessable
 from ..core.namespaces import DSO_VACCINE
 from .model import CANT_TELL, FAILED, PASSED, JudgingRule, ProbeContext
+from .vocabulary import Quantity, Vocabulary, alternation, vocabulary
 
 
 def ve(name: str) -> URIRef:
@@ -90,14 +91,6 @@ def _integer(graph: Graph, node: Node, prop: str) -> int | None:
 
 # ------------------------------------------------------------------------------------------ schedule
 
-_AGE = re.compile(r"\bbetween\s+(\d{1,2})\s+and\s+(\d{1,2})\s*months?\b"  # a range: between 9 and 12 months
-                  r"|\b(\d{1,2})(?:\s*(?:to|-|–)\s*(\d{1,2}))?\s*months?\b"  # 9 months, 9 to 12 months
-                  r"|\b(\d{1,2})(?=(?:\s*(?:,|and)\s*\d{1,2})+\s*months?\b)",  # the 9 of "9 and 18 months"
-                  re.IGNORECASE)
-_HEDGED_AGE = re.compile(r"\b\d{1,2}\s+or\s+\d{1,2}\s*months?\b", re.IGNORECASE)
-_ORDINAL = re.compile(r"\b(first|1st|second|2nd|third|3rd)\b", re.IGNORECASE)
-_ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3}
-
 
 def _months(start: int, end: int) -> str:
     return f"{start} months" if start == end else f"{start} to {end} months"
@@ -111,24 +104,33 @@ class _StatedDose:
     span: tuple[int, int]
 
 
-def _stated_doses(clause: Clause) -> Iterator[_StatedDose]:
-    """Each age the clause gives, with the dose it is for: the ordinal since the previous age (first, second),
-    else the dose after the previous one. Ages given as alternatives ("9 or 12 months") are skipped."""
-    hedged = [match.span() for match in _HEDGED_AGE.finditer(clause.text)]
+def _stated_doses(clause: Clause, words: Vocabulary, unit: str) -> Iterator[_StatedDose | Quantity]:
+    """Each age the clause gives in ``unit``, with the dose it is for: the ordinal since the previous age (first,
+    second), else the dose after the previous one. Ages given as alternatives ("9 or 12 months") are yielded as
+    the hedged quantity they are."""
+    ordinal = re.compile(alternation(words.ordinals), re.IGNORECASE)
     number, since = 0, 0
-    for match in _AGE.finditer(clause.text):
-        if any(start <= match.start() < end for start, end in hedged):
+    for quantity in words.quantities(clause.text):
+        if quantity.unit != unit:
             continue
-        ordinals = _ORDINAL.findall(clause.text, since, match.start())
-        number = _ORDINALS[ordinals[-1].lower()] if ordinals else number + 1
-        since = match.end()
-        ages = [int(value) for value in match.groups() if value is not None]
-        yield _StatedDose(number, ages[0], ages[-1], (clause.start + match.start(), clause.start + match.end()))
+        if quantity.hedged:
+            yield quantity
+            continue
+        ordinals = ordinal.findall(clause.text, since, quantity.span[0]) if words.ordinals else []
+        number = words.ordinals[ordinals[-1].casefold()] if ordinals else number + 1
+        since = quantity.span[1]
+        yield _StatedDose(number, int(quantity.low), int(quantity.high),
+                          (clause.start + quantity.span[0], clause.start + quantity.span[1]))
 
 
-def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext) -> Verdict:
-    """``epo:ScheduleCheck``: every dose age the reply gives is the country's routine schedule's."""
+def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
+    """``epo:ScheduleCheck``: every dose age the reply gives (in the rule's ``epo:statedUnit``) is the country's
+    routine schedule's."""
     graph, place = context.country, country(context.country)
+    words, unit = vocabulary(context.dso, tag), str(rule.stated_unit)
+    if unit not in words.units:
+        return Verdict(CANT_TELL, f"the DSO has no words for {label(context.dso, URIRef(unit)) or unit} in the "
+                                  f"reply's language ({tag})")
     doses: dict[int, tuple[int, int, str]] = {}
     for plan in graph.objects(place.node, ve("hasSchedule")):
         for dose in graph.objects(plan, ve("dose")):
@@ -137,7 +139,8 @@ def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: P
                 doses[number] = (start, _integer(graph, dose, "recommendedAgeMonthsMax") or start, str(dose))
     if not doses:
         return Verdict(CANT_TELL, f"{place.label}'s knowledge graph states no routine schedule to check against")
-    stated = [dose for clause in clauses for dose in _stated_doses(clause)]
+    read = [dose for clause in clauses for dose in _stated_doses(clause, words, unit)]
+    stated = [dose for dose in read if isinstance(dose, _StatedDose)]
     wrong = [dose for dose in stated if doses.get(dose.number, (None, None))[:2] != (dose.start, dose.end)]
     if wrong:
         reasons = []
@@ -149,7 +152,7 @@ def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: P
             else:
                 reasons.append(f"{said}; {place.label}'s routine schedule has {len(doses)} doses")
         return Verdict(FAILED, "; ".join(reasons), wrong[0].span)
-    if any(_HEDGED_AGE.search(clause.text) for clause in clauses):
+    if len(stated) < len(read):
         return Verdict(CANT_TELL, "the reply gives alternative ages for a dose, not one country's schedule")
     if not stated:
         return Verdict(CANT_TELL, "the reply speaks of the schedule but gives no age in months")
@@ -159,72 +162,88 @@ def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: P
 
 # ------------------------------------------------------------------------------------------ post-exposure window
 
-_DURATION = re.compile(r"\b(?:within|in the first|up to)\s+(\d+)\s*(hours?|days?)\b|\b(\d+)[- ](hour|day)\b(?!s)",
-                       re.IGNORECASE)
-_HOURS = {ve("Hour"): 1, ve("Day"): 24}
 
-
-def _nearest(clause: Clause, cue: tuple[int, int]) -> re.Match[str] | None:
-    """The duration in ``clause`` closest to the cue (a gap of characters; after it on a tie)."""
-    def gap(match: re.Match[str]) -> tuple[int, int]:
-        start, end = clause.start + match.start(), clause.start + match.end()
+def _nearest(quantities: Sequence[Quantity], clause: Clause, cue: tuple[int, int]) -> Quantity | None:
+    """The quantity in ``clause`` closest to the cue (a gap of characters; after it on a tie)."""
+    def gap(quantity: Quantity) -> tuple[int, int]:
+        start, end = clause.start + quantity.span[0], clause.start + quantity.span[1]
         return max(cue[0] - end, start - cue[1], 0), int(start < cue[0])
-    return min(_DURATION.finditer(clause.text), key=gap, default=None)
+    return min(quantities, key=gap, default=None)
 
 
-def post_exposure_window(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext) -> Verdict:
-    """``epo:PostExposureWindowCheck``: the window given next to the measure is its ``ve:hasTimeWindow``'s end."""
+def post_exposure_window(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext,
+                         tag: str) -> Verdict:
+    """``epo:PostExposureWindowCheck``: the window given next to the measure is its ``ve:hasTimeWindow``'s end,
+    compared in the units' ``epo:conversionFactor``."""
     fact = URIRef(rule.grounded_in or "")
     knowledge = context.dso if (fact, ve("hasTimeWindow"), None) in context.dso else context.country
     window = knowledge.value(fact, ve("hasTimeWindow"))
     end = _integer(knowledge, window, "windowEnd") if window is not None else None
     unit = knowledge.value(window, ve("timeUnit")) if window is not None else None
-    if end is None or unit not in _HOURS:
+    words = vocabulary(context.dso, tag)
+    factor = words.factors.get(str(unit)) if unit is not None else None
+    if end is None or unit is None:
         raise Unprocessable(f"judging rule {rule.judge.iri}: its fact {fact} has no ve:hasTimeWindow with a "
-                            "ve:windowEnd and a ve:timeUnit of ve:Hour or ve:Day in the DSO or the country's graph")
+                            "ve:windowEnd and a ve:timeUnit in the DSO or the country's graph")
     name = label(knowledge, fact) or str(fact)
-    found = {(clause.start + m.start(), clause.start + m.end()): m for clause in clauses for cue in clause.cues
-             if (m := _nearest(clause, cue)) is not None}
+    if factor is None or not words.units:
+        return Verdict(CANT_TELL, f"the DSO has no words for time units with a conversion factor in the reply's "
+                                  f"language ({tag})")
+    found: dict[tuple[int, int], Quantity] = {}
+    for clause in clauses:
+        timed = [q for q in words.quantities(clause.text) if q.unit in words.factors]
+        for cue in clause.cues:
+            if (quantity := _nearest(timed, clause, cue)) is not None:
+                found[(clause.start + quantity.span[0], clause.start + quantity.span[1])] = quantity
     if not found:
-        return Verdict(CANT_TELL, f"the reply speaks of {name} but gives no window in hours or days")
-    expected = end * _HOURS[unit]
-    for span, match in sorted(found.items()):
-        amount, unit_word = (match[1], match[2]) if match[1] else (match[3], match[4])
-        if int(amount) * (24 if unit_word.lower().startswith("day") else 1) != expected:
-            return Verdict(FAILED, f"the reply says {match[0]!r}; the DSO gives {name} ({fact})", span)
+        return Verdict(CANT_TELL, f"the reply speaks of {name} but gives no window in a unit of time")
+    expected = end * factor
+    for span, quantity in sorted(found.items()):
+        if quantity.hedged or quantity.low != quantity.high:
+            return Verdict(CANT_TELL, f"the reply gives alternatives, {text[span[0]:span[1]]!r}, for {name}", span)
+        if quantity.low * words.factors[quantity.unit] != expected:
+            return Verdict(FAILED, f"the reply says {text[span[0]:span[1]]!r}; the DSO gives {name} ({fact})", span)
     return Verdict(PASSED, f"the reply gives the window of {name}, as the DSO does ({fact})", min(found))
 
 
 # ------------------------------------------------------------------------------------------ health line
 
-_PHONE = re.compile(r"(?<![\d,.])\+?\d[\d ]*\d(?![\d,.])(?!\s*(?:hours?|days?|weeks?|months?|years?|IU\b|%))",
-                    re.IGNORECASE)
+_PHONE = re.compile(r"(?<![\d,.])\+?\d[\d ]*\d(?![\d,.])(?!\s*%)")
 
 
-def _digits(text: str) -> str:
+def digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
 
-def health_line(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext) -> Verdict:
+def phone_numbers(clauses: Sequence[Clause], words: Vocabulary) -> list[tuple[int, int, str]]:
+    """The numbers of three digits or more the clauses give that are no quantity (no unit word next to them)."""
+    found = []
+    for clause in clauses:
+        taken = [q.span for q in words.quantities(clause.text)]
+        found += [(clause.start + m.start(), clause.start + m.end(), m[0]) for m in _PHONE.finditer(clause.text)
+                  if len(digits(m[0])) >= 3 and not any(s < m.end() and m.start() < e for s, e in taken)]
+    return found
+
+
+def health_line(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
     """``epo:HealthLineCheck``: a number the reply gives is one of the country's health lines."""
     graph, place = context.country, country(context.country)
     lines: dict[str, tuple[str, str]] = {}  # digits -> (name, IRI) of each of the country's health lines
     for line in graph.objects(place.node, ve("hasHealthService")):
         if (line, RDF.type, ve("HealthLine")) in graph:
-            number = _digits(str(graph.value(line, ve("healthLineNumber")) or ""))
+            number = digits(str(graph.value(line, ve("healthLineNumber")) or ""))
             lines[number] = (label(graph, line) or str(line), str(line))
     if not lines:
         return Verdict(CANT_TELL, f"{place.label}'s knowledge graph names no health line to check against")
-    numbers = [(clause.start + m.start(), clause.start + m.end(), m[0]) for clause in clauses
-               for m in _PHONE.finditer(clause.text) if len(_digits(m[0])) >= 3]
+    numbers = phone_numbers(clauses, vocabulary(context.dso, tag))
     for start, end, number in numbers:
-        if _digits(number) not in lines:
-            known = ", ".join(f"{name} ({digits})" for digits, (name, _) in sorted(lines.items()))
+        if digits(number) not in lines:
+            known = ", ".join(f"{name} ({number_})" for number_, (name, _) in sorted(lines.items()))
             return Verdict(FAILED, f"the reply gives the number {number!r}, which is none of {place.label}'s "
                                    f"health lines: {known}", (start, end))
     if numbers:
         start, end, number = numbers[0]
-        name, iri = lines[_digits(number)]
+        name, iri = lines[digits(number)]
         return Verdict(PASSED, f"the reply gives {number}, {place.label}'s {name} ({iri})", (start, end))
     lowered = text.casefold()
     for name, iri in lines.values():

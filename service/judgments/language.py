@@ -73,7 +73,7 @@ def detect(text: str, context: ProbeContext) -> Detection | None:
     return Detection(normal_tag(best.language.iso_code_639_3.name.lower()), best.language.name.title(), best.value)
 
 
-def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext) -> Verdict:
+def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
     """``epo:ReplyLanguageCheck``: the reply is in the probe's language, if that is one of the country's."""
     place, asked = country(context.country), _alpha3(context.language)
     if asked not in country_languages(context):

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from rdflib import Graph
+from rdflib.term import Node
 
 from ..core.namespaces import EARL
 
@@ -121,6 +122,11 @@ class JudgingRule:
     forbids: tuple[Pattern, ...] = ()
     check: str | None = None
     grounded_in: str | None = None
+    expected_facts: tuple[str, ...] = ()
+    """SPARQL SELECT queries (``epo:expectedFacts``) whose rows are the reference facts the check reads."""
+    affirmation_cues: tuple[str, ...] = ()
+    negation_cues: tuple[str, ...] = ()
+    stated_unit: str | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -130,6 +136,11 @@ class ProbeContext:
     ``language`` is the probe's BCP 47 tag (what the user wrote in); ``country`` the probe's country knowledge
     graph, ``dso`` the DSO it conforms to; ``criteria`` maps the identifier of each criterion to judge on this
     probe (those it exercises) to the criterion's IRI in the envelope version judged.
+
+    ``facts`` are the probe's scenario facts: each facet's DSO property (``epo:facetProperty`` of the DSO's
+    ``epo:ScenarioFacet`` declarations) to the values the scenario gives it on the facet's node (the asker, the
+    person asked about, the scenario); ``others`` the evaluation's other knowledge graphs, so that a check can
+    tell another country's service from an unknown one. Both feed the rules' ``epo:expectedFacts`` queries.
     """
 
     probe: str
@@ -137,3 +148,5 @@ class ProbeContext:
     country: Graph
     dso: Graph
     criteria: Mapping[str, str]
+    facts: Mapping[str, frozenset[Node]] = field(default_factory=dict)
+    others: tuple[Graph, ...] = ()

@@ -25,23 +25,30 @@ from ..core.namespaces import EPO
 from ..core.rdf import from_rdflib, parse_triples, to_rdflib
 from ..plan.openings import normal_tag
 from ..runs.model import CaseTrace, Turn
-from . import checks, language
+from . import checks, grounded, language
 from .checks import Clause, Verdict
+from .expected import validate_query
 from .model import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, PASSED, Determination, Judge, JudgingRule,
                     Pattern, Pointer, ProbeContext)
 
-Check = Callable[[str, Sequence[Clause], JudgingRule, ProbeContext], Verdict]
+Check = Callable[[str, Sequence[Clause], JudgingRule, ProbeContext, str], Verdict]
 CHECKS: Mapping[str, Check] = {
     EPO + "ScheduleCheck": checks.schedule,
     EPO + "PostExposureWindowCheck": checks.post_exposure_window,
     EPO + "HealthLineCheck": checks.health_line,
     EPO + "ReplyLanguageCheck": language.reply_language,
+    EPO + "StatedQuantityCheck": grounded.stated_quantity,
+    EPO + "ServiceExistsCheck": grounded.service_exists,
+    EPO + "ContraindicationCheck": grounded.contraindication,
 }
-"""Every grounded check kind the software implements, by IRI."""
+"""Every grounded check kind the software implements, by IRI; each is called with the reply, the clauses its
+rule selected, the rule, the probe's context and the reply's language tag."""
+_NEEDS_FACTS = {EPO + name for name in ("StatedQuantityCheck", "ServiceExistsCheck", "ContraindicationCheck")}
 
 _PATTERNS = {"appliesWhenAsked": "applies_when_asked", "appliesWhen": "applies_when",
              "requiresContent": "requires", "forbidsContent": "forbids"}
-_PROPERTIES = {EPO + name for name in (*_PATTERNS, "judgesCriterionId", "groundedCheck", "groundedIn")}
+_PROPERTIES = {EPO + name for name in (*_PATTERNS, "judgesCriterionId", "groundedCheck", "groundedIn", "expectedFacts",
+                                        "affirmationCue", "negationCue", "statedUnit")}
 
 
 # ------------------------------------------------------------------------------------------ reading rules
@@ -106,6 +113,19 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
     grounded_in = _one(graph, node, "groundedIn")
     if str(check) == EPO + "PostExposureWindowCheck" and not isinstance(grounded_in, URIRef):
         raise ValueError("epo:PostExposureWindowCheck needs epo:groundedIn, the post-exposure measure it checks")
+    expected = tuple(sorted(str(value) for value in graph.objects(node, URIRef(EPO + "expectedFacts"))))
+    for text in expected:
+        if (problem := validate_query(text)) is not None:
+            raise ValueError(problem)
+    if str(check) in _NEEDS_FACTS and not expected:
+        raise ValueError(f"{check} needs epo:expectedFacts, the query whose rows it compares the reply with")
+    cues = {prop: tuple(sorted(str(value) for value in graph.objects(node, URIRef(EPO + prop))))
+            for prop in ("affirmationCue", "negationCue")}
+    if str(check) == EPO + "ContraindicationCheck" and not all(cues.values()):
+        raise ValueError("epo:ContraindicationCheck needs epo:affirmationCue and epo:negationCue concepts")
+    stated_unit = _one(graph, node, "statedUnit")
+    if str(check) == EPO + "ScheduleCheck" and not isinstance(stated_unit, URIRef):
+        raise ValueError("epo:ScheduleCheck needs epo:statedUnit, the unit concept of the ages it reads")
     patterns = {field: tuple(_pattern(value, prop)
                              for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
                 for prop, field in _PATTERNS.items()}
@@ -115,7 +135,9 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
     version = f"{__version__}+rule.{graph_digest(from_rdflib(declaration))[:16]}"
     return JudgingRule(judge=Judge(str(node), "rule", name, version), criterion_id=str(criterion),
                        check=str(check) if check is not None else None,
-                       grounded_in=str(grounded_in) if grounded_in is not None else None, **patterns)
+                       grounded_in=str(grounded_in) if grounded_in is not None else None, expected_facts=expected,
+                       affirmation_cues=cues["affirmationCue"], negation_cues=cues["negationCue"],
+                       stated_unit=str(stated_unit) if stated_unit is not None else None, **patterns)
 
 
 # ------------------------------------------------------------------------------------------ judging
@@ -170,7 +192,7 @@ def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
             return Verdict(INAPPLICABLE, f"the reply does not touch the criterion (no clause matches {_sources(cues)})")
     verdicts = [*_content(rule, reply)]
     if rule.check is not None:
-        verdicts.append(CHECKS[rule.check](reply.text, clauses, rule, reply.context))
+        verdicts.append(CHECKS[rule.check](reply.text, clauses, rule, reply.context, reply.language))
     for outcome in (FAILED, CANT_TELL, PASSED, INAPPLICABLE):  # the first outcome any part has decides
         chosen = [verdict for verdict in verdicts if verdict.outcome == outcome]
         if chosen:
