@@ -109,7 +109,8 @@ def as_written(body: dict | None = None) -> envelope.EnvelopeContent:
     """``content(body)`` as the store reads it back: requirements and criteria ordered by id."""
     written = content(body)
     return envelope.EnvelopeContent(tuple(sorted(written.requirements, key=lambda r: r.id)),
-                                    tuple(sorted(written.criteria, key=lambda c: c.id)), written.statement)
+                                    tuple(sorted(written.criteria, key=lambda c: c.id)), written.statement,
+                                    written.judge_agreement)
 
 
 def signed_off(graphs: GraphService) -> None:
@@ -146,6 +147,29 @@ def test_digest_is_relative_to_the_envelope_and_counts_content_only() -> None:
     same_weight = example_envelope()
     same_weight["criteria"][0]["weight"] = "10.00"
     assert envelope_digest(iris.envelope(1), envelope_triples(iris, 1, content(same_weight))) == v1
+
+
+def test_the_judge_agreement_threshold_is_envelope_content_with_a_default_when_absent() -> None:
+    iris = envelope.Iris(BASE_URL, "e1")
+    declared = content()
+    assert declared.judge_agreement == envelope.JudgeAgreement(Decimal("0.8"), envelope.AgreementMeasure.KRIPPENDORFF_ALPHA, 10)
+    v1 = envelope_digest(iris.envelope(1), envelope_triples(iris, 1, declared))
+    kappa = example_envelope()
+    kappa["judgeAgreement"]["measure"] = "cohen-kappa"
+    stricter = example_envelope()
+    stricter["judgeAgreement"]["minimumUnits"] = 11
+    absent = example_envelope()
+    del absent["judgeAgreement"]
+    digests = {envelope_digest(iris.envelope(1), envelope_triples(iris, 1, content(body))) for body in (kappa, stricter, absent)}
+    assert v1 not in digests and len(digests) == 3
+    read = rdf.read_content(iris.envelope(1), rdf.Index(envelope_triples(iris, 1, content(kappa))))
+    assert read.judge_agreement == envelope.JudgeAgreement(Decimal("0.8"), envelope.AgreementMeasure.COHEN_KAPPA, 10)
+    assert content(absent).judge_agreement is None and content(absent).agreement_threshold == envelope.DEFAULT_JUDGE_AGREEMENT
+    for bad in ({"minimum": 1.5}, {"measure": "percent"}, {"minimumUnits": 0}):
+        body = example_envelope()
+        body["judgeAgreement"].update(bad)
+        with pytest.raises(ValueError):
+            content(body)
 
 
 def test_the_example_has_distinct_weights_and_what_the_methodology_asks() -> None:

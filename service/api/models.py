@@ -15,11 +15,13 @@ from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
 from ..envelope import (
+    AgreementMeasure,
     Assumption,
     Criterion,
     EnvelopeContent,
     EvaluationMethod,
     Judge,
+    JudgeAgreement,
     OperatingEnvironment,
     OutOfScope,
     Requirement,
@@ -175,15 +177,39 @@ class CriterionBody(_Body):
         return weight
 
 
+class JudgeAgreementBody(_Body):
+    """The agreement an automatic judge needs with people on a criterion to decide its cases alone."""
+
+    minimum: Annotated[Decimal, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})] = Field(
+        description="The lowest agreement coefficient, from 0 to 1.")
+    measure: Literal["krippendorff-alpha", "cohen-kappa"] = Field(
+        description="The coefficient, nominal, over units criterion x response.")
+    minimum_units: int = Field(ge=1, description="The fewest units both the judge and a person determined.")
+
+    @field_validator("minimum")
+    @classmethod
+    def _coefficient(cls, minimum: Decimal) -> Decimal:
+        if not minimum.is_finite() or not 0 <= minimum <= 1:
+            raise PydanticCustomError(
+                "minimum", "the agreement minimum must be a decimal from 0 to 1, not {minimum}", {"minimum": str(minimum)})
+        return minimum
+
+    def to_domain(self) -> JudgeAgreement:
+        return JudgeAgreement(self.minimum, AgreementMeasure(self.measure), self.minimum_units)
+
+
 class EnvelopeBody(_Body):
     """Requirements decomposed into acceptance criteria (step 2)."""
 
     statement: str | None = None
     requirements: list[RequirementBody] = Field(min_length=1)
     criteria: list[CriterionBody] = Field(min_length=1)
+    judge_agreement: JudgeAgreementBody | None = Field(
+        default=None, description="Absent: minimum 0.8, krippendorff-alpha, minimumUnits 10 (docs/envelope.md).")
 
     def to_domain(self) -> EnvelopeContent:
         return EnvelopeContent(
+            judge_agreement=self.judge_agreement.to_domain() if self.judge_agreement else None,
             statement=self.statement,
             requirements=tuple(Requirement(r.id, r.statement, r.parent, tuple(r.concepts)) for r in self.requirements),
             criteria=tuple(
@@ -263,6 +289,9 @@ def content_json(content: EnvelopeContent) -> dict[str, object]:
         }
         criteria.append({k: v for k, v in item.items() if v is not None})
     body: dict[str, object] = {"requirements": requirements, "criteria": criteria}
+    if (agreement := content.judge_agreement) is not None:
+        body["judgeAgreement"] = {"minimum": _number(agreement.minimum), "measure": agreement.measure.value,
+                                  "minimumUnits": agreement.minimum_units}
     if content.statement is not None:
         body = {"statement": content.statement, **body}
     return body

@@ -8,7 +8,17 @@ evaluations is :mod:`service.scope.records`). Approvals are in
 """
 
 from ..scope.model import Assumption, EvaluationMethod, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
-from .model import Criterion, Envelope, EnvelopeContent, Evaluation, Judge, Requirement
+from .model import (
+    DEFAULT_JUDGE_AGREEMENT,
+    AgreementMeasure,
+    Criterion,
+    Envelope,
+    EnvelopeContent,
+    Evaluation,
+    Judge,
+    JudgeAgreement,
+    Requirement,
+)
 from .rdf import Iris, envelope_digest
 from .records import (
     AUTHORS,
@@ -24,6 +34,8 @@ from .records import (
 
 __all__ = [
     "AUTHORS",
+    "DEFAULT_JUDGE_AGREEMENT",
+    "AgreementMeasure",
     "Assumption",
     "Criterion",
     "Envelope",
@@ -32,6 +44,7 @@ __all__ = [
     "EvaluationMethod",
     "Iris",
     "Judge",
+    "JudgeAgreement",
     "OperatingEnvironment",
     "OutOfScope",
     "RdfPut",

@@ -54,13 +54,51 @@ class Criterion:
     in_scope: bool = True
 
 
+class AgreementMeasure(Enum):
+    """A chance-corrected agreement coefficient; the value is the JSON name, the IRI is the EPO individual."""
+
+    KRIPPENDORFF_ALPHA = "krippendorff-alpha"
+    COHEN_KAPPA = "cohen-kappa"
+
+    @property
+    def local_name(self) -> str:
+        return {"krippendorff-alpha": "KrippendorffAlpha", "cohen-kappa": "CohenKappa"}[self.value]
+
+
+@dataclass(frozen=True)
+class JudgeAgreement:
+    """How far an automatic judge must agree with people on a criterion to decide its cases alone.
+
+    ``minimum`` is the lowest coefficient (``measure``, nominal, unit = criterion x response) and
+    ``minimum_units`` the fewest units both the judge and a person determined; below either, the judge's
+    determinations count only where a person also determined the case (docs/envelope.md).
+    """
+
+    minimum: Decimal
+    measure: AgreementMeasure
+    minimum_units: int
+
+
+DEFAULT_JUDGE_AGREEMENT = JudgeAgreement(Decimal("0.8"), AgreementMeasure.KRIPPENDORFF_ALPHA, 10)
+"""What an envelope that declares no threshold is read with (Krippendorff's own rule of thumb: 0.8)."""
+
+
 @dataclass(frozen=True)
 class EnvelopeContent:
-    """Step 2: the requirements and criteria, as the client writes them (no version, no digest)."""
+    """Step 2: the requirements and criteria, as the client writes them (no version, no digest).
+
+    ``judge_agreement`` is the declared threshold, ``None`` when absent (then :attr:`agreement_threshold`
+    is :data:`DEFAULT_JUDGE_AGREEMENT`).
+    """
 
     requirements: tuple[Requirement, ...]
     criteria: tuple[Criterion, ...]
     statement: str | None = None
+    judge_agreement: JudgeAgreement | None = None
+
+    @property
+    def agreement_threshold(self) -> JudgeAgreement:
+        return self.judge_agreement or DEFAULT_JUDGE_AGREEMENT
 
     def criterion(self, criterion_id: str) -> Criterion | None:
         return next((c for c in self.criteria if c.id == criterion_id), None)

@@ -22,7 +22,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 from ..core.digest import canonical_literals, graph_digest
 from ..core.iris import graph_iri
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, SKOS, XSD
-from .model import Criterion, Envelope, EnvelopeContent, Judge, Requirement
+from .model import AgreementMeasure, Criterion, Envelope, EnvelopeContent, Judge, JudgeAgreement, Requirement
 
 TYPE = NamedNode(RDF + "type")
 RELATIVE = "urn:x-caie:envelope"
@@ -113,6 +113,14 @@ def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revisio
     b.add(env, epo("inEnvironment"), iris.under("operating-environment"))
     b.add(env, NamedNode(PROV + "wasRevisionOf"), revision_of)
     b.text(env, epo("statement"), content.statement)
+    if (agreement := content.judge_agreement) is not None:
+        # under the envelope's IRI, so its digest covers the threshold like every other envelope field
+        node = f"{env}/judge-agreement"
+        b.add(env, epo("judgeAgreement"), node)
+        b.add(node, TYPE, epo("JudgeAgreementThreshold"))
+        b.add(node, epo("minimumAgreement"), _decimal(agreement.minimum))
+        b.add(node, epo("agreementMeasure"), epo(agreement.measure.local_name))
+        b.add(node, epo("minimumUnits"), Literal(str(agreement.minimum_units), datatype=NamedNode(XSD + "integer")))
     for r in content.requirements:
         node = iris.requirement(version, r.id)
         b.add(node, TYPE, epo("Requirement"))
@@ -309,6 +317,18 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
         requirements=requirements,
         criteria=tuple(sorted(criteria, key=lambda c: c.id)),
         statement=index.one(envelope_iri, EPO + "statement"),
+        judge_agreement=_judge_agreement(index.one(envelope_iri, EPO + "judgeAgreement"), index),
+    )
+
+
+def _judge_agreement(node: str | None, index: Index) -> JudgeAgreement | None:
+    if node is None:
+        return None
+    measure = tail(index.one(node, EPO + "agreementMeasure") or "", EPO)
+    return JudgeAgreement(
+        minimum=_weight(index.one(node, EPO + "minimumAgreement")) or Decimal(0),
+        measure=next((m for m in AgreementMeasure if m.local_name == measure), AgreementMeasure.KRIPPENDORFF_ALPHA),
+        minimum_units=int(index.one(node, EPO + "minimumUnits") or 0),
     )
 
 

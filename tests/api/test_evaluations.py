@@ -73,7 +73,7 @@ def test_example_round_trips(loaded: Service) -> None:
     put = loaded.http.put(f"/evaluations/{ID}/envelope", json=example_envelope(), headers=loaded.auth("theo"))
     assert put.status_code == 201, put.text
     env = loaded.http.get(f"/evaluations/{ID}/envelope").json()
-    assert {k: env[k] for k in ("statement", "requirements", "criteria")} == example_envelope()
+    assert {k: env[k] for k in ("statement", "judgeAgreement", "requirements", "criteria")} == example_envelope()
     assert env["version"] == 1 and len(env["digest"]) == 64 and env["status"]["signedOff"] is False
     assert env["@id"] == BASE_URL + f"evaluations/{ID}/envelope/v1"
     assert loaded.http.get(f"/evaluations/{ID}").json()["envelope"]["digest"] == env["digest"]
