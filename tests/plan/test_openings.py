@@ -197,7 +197,77 @@ def test_english_has_a_text_for_every_dso_value_an_opening_says() -> None:
     said = {str(s) for s, p, o in Graph().parse(TEMPLATES / "en.ttl") if str(p) == EPO + "openingText"}
     values = {str(s) for s in dso.subjects(URIRef("http://www.w3.org/2000/01/rdf-schema#subClassOf"), URIRef(ve + "Persona"))
               if isinstance(s, URIRef)}
-    for cls in ("AgeGroup", "InformationNeed", "Disease", "TransmissionSetting", "ConversationStyle"):
+    for cls in ("AgeGroup", "InformationNeed", "Disease", "TransmissionSetting", "ConversationStyle", "StatedBelief",
+                "Misconception"):
         values |= {str(s) for s in dso.subjects(RDF.type, URIRef(ve + cls))}
     assert len(values) > 30
     assert not values - said - {ve + "PlainStyle"}, sorted(values - said)
+
+
+COUNTRY_NAMES = {
+    "en": {"nigeria": "Nigeria", "kenya": "Kenya", "india": "India", "bangladesh": "Bangladesh"},
+    "sw": {"kenya": "Kenya"}, "ha": {"nigeria": "Najeriya"}, "yo": {"nigeria": "Nàìjíríà"}, "ig": {"nigeria": "Naịjirịa"},
+    "pcm": {"nigeria": "Naija"}, "hi": {"india": "भारत"}, "bn": {"india": "ভারত", "bangladesh": "বাংলাদেশ"},
+}
+"""How each template language names each country whose knowledge graph lists it, written here by hand (not read
+from the template files); the English names are the knowledge graphs' labels."""
+VE_NS = "https://w3id.org/ob-caie/dso/vaccine-education/"
+
+
+def country_of(iri: str) -> str:
+    return iri.removeprefix("https://w3id.org/ob-caie/kg/").split("/")[0]
+
+
+def allowed_pairs() -> set[tuple[str, str]]:
+    """(language tag, country) for every language a country's knowledge graph lists that has a template file."""
+    files = {path.stem for path in TEMPLATES.glob("*.ttl")}
+    data = kg_data()
+    pairs = set()
+    for prop in ("officialLanguage", "majorLanguage"):
+        for country, language in data.subject_objects(URIRef(VE_NS + prop)):
+            if tag_of(str(language)) in files:
+                pairs.add((tag_of(str(language)), country_of(str(country))))
+    return pairs
+
+
+def test_every_country_language_pair_names_its_country() -> None:
+    """The table covers every pair the knowledge graphs allow (Bengali is India's too), the English names are
+    the knowledge graphs' labels, and the plan code's opening turn of a scenario in each pair starts by naming
+    the country in that language (the country facet is said first)."""
+    from service.plan.openings import Openings, TemplateSet  # the code under test, on the repository's files
+
+    pairs = allowed_pairs()
+    assert pairs == {(tag, country) for tag, names in COUNTRY_NAMES.items() for country in names}
+    assert ("bn", "india") in pairs and ("en", "bangladesh") in pairs
+    for country, name in COUNTRY_NAMES["en"].items():
+        assert str(kg_data().value(URIRef(f"https://w3id.org/ob-caie/kg/{country}/country"),
+                                   URIRef("http://www.w3.org/2000/01/rdf-schema#label"))) == name
+    dso = Graph().parse(REPO / "ontologies" / "dso" / "vaccine-education.ttl")
+    kgs = [Graph().parse(path) for path in sorted((REPO / "ontologies" / "kg").glob("*.ttl"))]
+    sets = [TemplateSet.read(f"urn:graph:{path.stem}", Graph().parse(path)) for path in sorted(TEMPLATES.glob("*.ttl"))]
+    said = Openings(dso, kgs, [s for s in sets if s is not None])
+    language = {tag_of(lang): lang for lang in languages()}
+    for tag, country in sorted(pairs):
+        values = {"persona": VE_NS + "Student", "need": VE_NS + "ScheduleQuestion", "disease": VE_NS + "Measles",
+                  "country": f"https://w3id.org/ob-caie/kg/{country}/country", "language": language[tag],
+                  "style": VE_NS + "PlainStyle", "misconception": VE_NS + "NoStatedMisconception"}
+        opening = said.opening(values, {})
+        assert opening is not None and opening.tag == tag, (tag, country)
+        first = opening.text.split("।")[0] if tag in ("hi", "bn") else opening.text.split(".")[0]
+        assert COUNTRY_NAMES[tag][country] in first, (tag, country, opening.text)
+
+
+def test_every_probe_names_its_country_in_its_language(planned: Service) -> None:  # noqa: F811
+    """On the worked example's 300-probe plan (four countries), read back over HTTP: each probe's opening turn
+    names the country of its scenario, in the probe's language."""
+    rows = select(planned, f"""
+        PREFIX epo: <{EPO}>
+        SELECT ?probe ?text (LANG(?text) AS ?tag) ?country WHERE {{
+          GRAPH <{plan_iri()}> {{ ?probe epo:openingPrompt ?text ; epo:fromScenario ?scenario }}
+          GRAPH <{BASE_URL}evaluations/{ID}/scenarios> {{ ?scenario epo:country ?country }}
+        }}""")
+    assert len(rows) == 300
+    assert len({row["country"] for row in rows}) == 4
+    for row in rows:
+        name = COUNTRY_NAMES[row["tag"]][country_of(row["country"])]
+        assert name in row["text"], row

@@ -100,6 +100,7 @@ def describe_back(graph: Graph, scenario: URIRef) -> tuple[dict[str, URIRef | Li
     for name, node, prop in (("age", subject, VE.hasAgeGroup), ("vaccination", subject, VE.hasVaccinationStatus),
                              ("infection", subject, VE.hasInfectionHistory), ("pregnancy", subject, VE.isPregnant),
                              ("need", asker, VE.hasInformationNeed), ("setting", asker, VE.inSetting),
+                             ("country", asker, VE.livesIn), ("misconception", asker, VE.statesBelief),
                              ("disease", scenario, VE.about), ("style", scenario, EPO.conversationStyle)):
         value = graph.value(node, prop)
         if value is not None:
@@ -151,7 +152,8 @@ def stated(tag: str, text: str) -> tuple[dict[str, set], list[tuple[int, int]]]:
     """The facts an opening turn in ``tag`` states, read back with that language's templates, and the spans
     they cover."""
     own, other = said(tag, "openingText"), said(tag, "openingTextAboutOther")
-    found: dict[str, set] = {"persona": set(), "age": set(), "own": set(), "other": set(), "need": set(), "style": set()}
+    found: dict[str, set] = {"persona": set(), "age": set(), "own": set(), "other": set(), "need": set(), "style": set(),
+                             "country": set(), "misconception": set()}
     spans: list[tuple[int, int]] = []
 
     def look(pattern: re.Pattern[str]) -> bool:
@@ -180,6 +182,10 @@ def stated(tag: str, text: str) -> tuple[dict[str, set], list[tuple[int, int]]]:
     for style in kg_data().subjects(RDF.type, VE.ConversationStyle):
         if style in own and look(sentence(tag, own[style])):
             found["style"].add(style)
+    for key, cls in (("country", VE.Country), ("misconception", VE.Misconception)):
+        for value in kg_data().subjects(RDF.type, cls):
+            if own.get(value) and look(sentence(tag, own[value])):
+                found[key].add(value)
     return found, spans
 
 
@@ -270,6 +276,8 @@ def test_every_text_states_exactly_its_scenario(planned: Service) -> None:  # no
             assert said_states("own") <= states, (probe.text, facts)
         assert found["need"] == {facts["need"]}, (probe.text, facts)
         assert found["style"] <= {facts.get("style")}, (probe.text, facts)
+        assert found["country"] == {facts["country"]}, (probe.text, facts)
+        assert found["misconception"] == {facts["misconception"]} - {VE.NoStatedMisconception}, (probe.text, facts)
 
 
 def test_every_text_is_made_of_its_languages_templates(planned: Service) -> None:  # noqa: F811
@@ -283,6 +291,29 @@ def test_every_text_is_made_of_its_languages_templates(planned: Service) -> None
             covered[start:end] = probe.text[start:end]
         rest = "".join(c if k == " " else " " for c, k in zip(probe.text, covered)).split()
         assert not rest, f"{probe.text!r} ({probe.tag}) has words no sentence of its template set accounts for: {rest}"
+
+
+def test_the_plan_states_real_misconceptions(planned: Service) -> None:  # noqa: F811
+    """The misconception criterion is tested by probes that state one of the DSO's misconceptions (issue 22): the
+    plan has such probes, in English and other languages, and probes that state none."""
+    probes, _ = read(planned)
+    stating = [p for p in probes if p.facts["misconception"] != VE.NoStatedMisconception]
+    assert stating and len(stating) < len(probes)
+    assert all((p.facts["misconception"], RDF.type, VE.Misconception) in kg_data() for p in stating)
+    assert {p.tag for p in stating} - {"en"}, "misconceptions stated only in English"
+    english = [p.text for p in stating if p.tag == "en"]
+    assert english and all("I heard " in text for text in english), english
+
+
+def test_no_hausa_turn_mixes_genders(planned: Service) -> None:  # noqa: F811
+    """The reviewer's finding (issue 22): Hausa turns about a person in one's care said "my son" or "he" beside
+    "she is pregnant". Written by hand: the masculine forms that must not appear in a turn about another person."""
+    probes, _ = read(planned)
+    hausa = [p for p in probes if p.tag == "ha" and p.asks_about_other]
+    assert hausa
+    masculine = re.compile(r"\b(?:ɗana|Bai|Ya|Yana|zai|jikinsa|jaririna|mahaifina)\b")
+    for probe in hausa:
+        assert not masculine.search(probe.text), probe.text
 
 
 def test_a_set_marked_reviewed_has_a_recorded_review() -> None:

@@ -27,7 +27,7 @@ TINY = dict(allowed_countries=frozenset({str(NG.country)}), allowed_languages=fr
                 "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated", "TransmissionRisk", "Student", "Commuter",
                 "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child", "Infant", "UnknownVaccinationStatus",
                 "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection", "PastInfection",
-                "AnxiousStyle", "SkepticalStyle")))
+                "AnxiousStyle", "SkepticalStyle", "Misconception")))
 """A 64-candidate frame (Nigeria, English, one setting, ...), shared by test_cache.py and test_derivation.py."""
 
 
