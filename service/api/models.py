@@ -31,6 +31,7 @@ from ..envelope import (
     VersionBoundary,
 )
 from ..core.namespaces import DCTERMS, DSO_VACCINE, EARL, EPO, PROV, SKOS, VOCAB_BASE
+from ..scenarios import Trigger
 
 CONTEXT_PREFIXES: dict[str, str] = {
     "ve": DSO_VACCINE,
@@ -153,6 +154,17 @@ class RequirementBody(_Body):
     concepts: list[Iri] = []
 
 
+class TriggerBody(_Body):
+    """A scenario fact that makes the criterion bear on a probe (docs/routing.md)."""
+
+    facet: Iri = Field(description="The DSO's scenario facet (an epo:ScenarioFacet), e.g. ve:PregnancyFacet.")
+    values: list[Iri | bool] = Field(min_length=1, description=(
+        "Values of the facet that meet the trigger (a narrower value meets it too); true or false for a boolean facet."))
+
+    def to_domain(self) -> Trigger:
+        return Trigger(self.facet, tuple(sorted({str(v).lower() if isinstance(v, bool) else v for v in self.values})))
+
+
 class CriterionBody(_Body):
     id: Identifier
     requirement: str = Field(description="The id of the requirement this criterion is decomposed from.")
@@ -165,6 +177,9 @@ class CriterionBody(_Body):
     dimension: Identifier
     category: Identifier
     concepts: list[Iri] = Field(default=[], description="DSO concepts the criterion bears on.")
+    bears_when: list[TriggerBody] = Field(default=[], description=(
+        "The scenario facts that make the criterion bear on a probe, all together; without any, the criterion is "
+        "routed from its concepts (docs/routing.md)."))
     judged_by: Literal["human", "rule", "model"]
 
     @field_validator("weight")
@@ -216,7 +231,7 @@ class EnvelopeBody(_Body):
                 Criterion(id=c.id, requirement=c.requirement, statement=c.statement, weight=c.weight,
                           weight_rationale=c.weight_rationale, judged_by=Judge(c.judged_by), dimension=c.dimension,
                           category=c.category, concepts=tuple(c.concepts), expected_result=c.expected_result,
-                          in_scope=c.in_scope)
+                          in_scope=c.in_scope, triggers=tuple(t.to_domain() for t in c.bears_when))
                 for c in self.criteria
             ),
         )
@@ -286,6 +301,8 @@ def content_json(content: EnvelopeContent) -> dict[str, object]:
             "weight": _number(c.weight), "weightRationale": c.weight_rationale, "inScope": c.in_scope,
             "dimension": c.dimension, "category": c.category, "concepts": _iris(c.concepts),
             "judgedBy": c.judged_by.value if c.judged_by else None,
+            "bearsWhen": [{"facet": compact(t.facet), "values": [v == "true" if v in ("true", "false") else compact(v)
+                                                                  for v in t.values]} for t in c.triggers] or None,
         }
         criteria.append({k: v for k, v in item.items() if v is not None})
     body: dict[str, object] = {"requirements": requirements, "criteria": criteria}

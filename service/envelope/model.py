@@ -12,6 +12,7 @@ from datetime import datetime
 from decimal import Decimal
 from enum import Enum
 
+from ..scenarios.reference import Trigger  # a criterion's routing triggers (docs/routing.md)
 from ..scope.model import Scope  # an Evaluation holds its scope
 
 
@@ -52,6 +53,8 @@ class Criterion:
     concepts: tuple[str, ...] = ()
     expected_result: str | None = None
     in_scope: bool = True
+    triggers: tuple[Trigger, ...] = ()
+    """The scenario facts that make the criterion bear on a probe (``epo:bearsWhen``), all of them together."""
 
 
 class AgreementMeasure(Enum):

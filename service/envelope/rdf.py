@@ -22,6 +22,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 from ..core.digest import canonical_literals, graph_digest
 from ..core.iris import graph_iri
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, SKOS, XSD
+from ..scenarios.reference import Trigger, trigger_iri
 from .model import AgreementMeasure, Criterion, Envelope, EnvelopeContent, Judge, JudgeAgreement, Requirement
 
 TYPE = NamedNode(RDF + "type")
@@ -153,6 +154,13 @@ def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revisio
         b.add(node, epo("category"), category)
         for concept in c.concepts:
             b.add(node, epo("bearsOnConcept"), concept)
+        for number, trigger in enumerate(c.triggers, 1):
+            b.add(node, epo("bearsWhen"), (at := trigger_iri(node, number)))
+            b.add(at, TYPE, epo("ScenarioTrigger"))
+            b.add(at, epo("onFacet"), trigger.facet)
+            for value in trigger.values:
+                b.add(at, epo("triggerValue"), Literal(value, datatype=NamedNode(XSD + "boolean"))
+                      if value in ("true", "false") else value)
         if c.dimension not in dimensions:
             dimensions.add(c.dimension)
             b.add(dimension, TYPE, NamedNode(SKOS + "Concept"))
@@ -179,13 +187,15 @@ def _criteria(envelope_iri: str, triples: list[Triple]) -> tuple[dict[str, set[t
     for raw, t in zip(triples, canonical_literals(triples)):
         if not (isinstance(t.subject, NamedNode) and t.subject.value.startswith(prefix)):
             continue
-        key = t.subject.value[len(prefix):]
+        # a criterion's triggers ({criterion}/triggers/{n}) are part of its content, each statement by its node
+        key, _, under = t.subject.value[len(prefix):].partition("/")
+        predicate = f"{under} {t.predicate.value}" if under else t.predicate.value
         if t.predicate.value == WRITTEN and isinstance(raw.object, Literal):
             dates[key] = raw.object
         elif isinstance(t.object, NamedNode) and t.object.value.startswith(envelope_iri + "/"):
-            content[key].add((t.predicate.value, NamedNode(RELATIVE + t.object.value[len(envelope_iri):])))
+            content[key].add((predicate, NamedNode(RELATIVE + t.object.value[len(envelope_iri):])))
         else:
-            content[key].add((t.predicate.value, t.object))
+            content[key].add((predicate, t.object))
     return content, dates
 
 
@@ -312,6 +322,8 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
                 dimension=tail(dimension, dimensions_prefix),
                 category=tail(index.one(c, EPO + "category") or "", dimension + "/"),
                 concepts=tuple(index.all(c, EPO + "bearsOnConcept")),
+                triggers=tuple(Trigger(index.one(t, EPO + "onFacet") or "", tuple(index.all(t, EPO + "triggerValue")))
+                               for t in sorted(index.all(c, EPO + "bearsWhen"), key=_trigger_number)),
             ))
     return EnvelopeContent(
         requirements=requirements,
@@ -330,6 +342,10 @@ def _judge_agreement(node: str | None, index: Index) -> JudgeAgreement | None:
         measure=next((m for m in AgreementMeasure if m.local_name == measure), AgreementMeasure.KRIPPENDORFF_ALPHA),
         minimum_units=int(index.one(node, EPO + "minimumUnits") or 0),
     )
+
+
+def _trigger_number(iri: str) -> int:
+    return int(iri.rsplit("/", 1)[-1])
 
 
 def read_envelope(envelope_iri: str, index: Index) -> Envelope:

@@ -187,7 +187,7 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         dso=dso,
         kgs=kgs,
         shapes=tuple(_graph(graphs, shapes) for shapes in inputs.shapes),
-        criteria=tuple(CriterionScope(criterion_iri[c.id], frozenset(c.concepts)) for c in in_scope),
+        criteria=tuple(CriterionScope(criterion_iri[c.id], frozenset(c.concepts), c.triggers) for c in in_scope),
         allowed_countries=frozenset(scope.use_boundary.countries) or None,
         allowed_languages=languages,
         excluded_concepts=excluded_concepts,
