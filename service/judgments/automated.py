@@ -3,15 +3,18 @@ docs/judgments.md) on every answered case of a run, recorded as automatic determ
 :func:`.records.record_determinations`.
 
 What a rule reads besides the conversation comes from the record: the probe's language tag (its language's
-code in the DSO or KGs), its country's knowledge graph (the scope's KG that describes the country its scenario's
-asker lives in: the facet linked by ``epo:country``) and the criteria it exercises, by identifier. An operator
-starts it; a rule whose criterion the plan does not test is not applied.
+code in the DSO or KGs), its scenario facts (each declared facet's values on its node, read for the whole plan by
+one query, ``queries/plan-probe-facts.rq``), its country's knowledge graph (the scope's KG that describes the
+country its scenario's asker lives in: the facet linked by ``epo:country``), the scope's other knowledge graphs
+and the criteria it exercises, by identifier. An operator starts it; a rule whose criterion the plan does not
+test is not applied.
 """
 
 from __future__ import annotations
 
 from pyoxigraph import NamedNode
 from rdflib import Graph, URIRef
+from rdflib.term import Node
 
 from ..core.auth import require
 from ..core.catalog import GraphKind
@@ -25,7 +28,8 @@ from ..envelope.inputs import current_inputs
 from ..plan.openings import Openings
 from ..runs.model import Turn
 from ..runs.records import plan_probes, run_view
-from ..scenarios.facets import read_specs
+from ..scenarios.facets import read_nodes, read_specs
+from .expected import rdflib_term
 from .model import JudgingRule, ProbeContext
 from .records import answered_cases, record_determinations
 from .rules import judge, read_rules
@@ -60,16 +64,20 @@ def judge_run(graphs: GraphService, evaluation_id: str, run_number: int, credent
     dso = to_rdflib(graphs.triples(inputs.dso))
     kgs = [to_rdflib(graphs.triples(kg)) for kg in inputs.kgs]
     openings = Openings(dso, kgs, ())
-    countries = _probe_countries(graphs, evaluation_id, run.plan, dso)
+    facts = probe_facts(graphs, evaluation_id, run.plan, dso)
+    country_property = next((str(s.dso_property) for s in read_specs(dso) if str(s.epo_property) == EPO_COUNTRY), "")
     determinations = []
     for probe in plan_probes(graphs, evaluation_id, run.plan):
         case = cases.get(probe.iri)
         if case is None:
             continue
         tag = openings.tag(probe.language) if probe.language else None
-        country = next((kg for kg in kgs if (URIRef(countries.get(probe.iri, "")), None, None) in kg), Graph())
+        known = facts.get(probe.iri, {})
+        places = known.get(country_property, frozenset())
+        country = next((kg for kg in kgs if any((place, None, None) in kg for place in places)), Graph())
         context = ProbeContext(probe.iri, tag or "und", country, dso,
-                               {criterion.rsplit("/", 1)[-1]: criterion for criterion in probe.exercises})
+                               {criterion.rsplit("/", 1)[-1]: criterion for criterion in probe.exercises},
+                               facts=known, others=tuple(kg for kg in kgs if kg is not country))
         turns = [t for sent, reply in case.turns for t in (Turn("user", sent), Turn("assistant", reply))]
         determinations += judge(turns, context, rules)
     if not determinations:
@@ -77,12 +85,23 @@ def judge_run(graphs: GraphService, evaluation_id: str, run_number: int, credent
     return record_determinations(graphs, evaluation_id, run_number, determinations, agent)
 
 
-def _probe_countries(graphs: GraphService, evaluation_id: str, plan: str, dso: Graph) -> dict[str, str]:
-    """Each probe's country, by the DSO's country facet property (none when the DSO declares no country facet)."""
-    spec = next((s for s in read_specs(dso) if str(s.epo_property) == EPO_COUNTRY), None)
-    if spec is None:
-        return {}
-    scenarios = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios").iri
-    rows = graphs.rows("plan-probe-facet", {"plan": NamedNode(plan), "scenarios": scenarios,
-                                            "property": NamedNode(str(spec.dso_property))})
-    return {row["probe"].value: row["value"].value for row in rows}
+def probe_facts(graphs: GraphService, evaluation_id: str, plan: str,
+                dso: Graph) -> dict[str, dict[str, frozenset[Node]]]:
+    """Each probe's scenario facts: for every facet the DSO declares (``epo:ScenarioFacet``), its DSO property
+    to the values the probe's scenario gives it on the facet's node, for the whole plan in one query."""
+    nodes = read_nodes(dso)
+    placed = {(str(spec.dso_property), spec.node) for spec in read_specs(dso)}
+    link = nodes.subject_link or URIRef(EPO_COUNTRY)  # an IRI no scenario links persons by: no subject rows
+    rows = graphs.rows("plan-probe-facts", {"plan": NamedNode(plan), "subjectLink": NamedNode(str(link)),
+                                            "scenarios": graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios").iri})
+    found: dict[str, dict[str, set[Node]]] = {}
+    for row in rows:
+        node = row["node"].value
+        if nodes.subject_link is None and node == "asker":  # without a subject link the asker is the subject
+            node_names = ("asker", "subject")
+        else:
+            node_names = (node,)
+        prop = row["property"].value
+        if any((prop, name) in placed for name in node_names):
+            found.setdefault(row["probe"].value, {}).setdefault(prop, set()).add(rdflib_term(row["value"]))
+    return {probe: {prop: frozenset(values) for prop, values in props.items()} for probe, props in found.items()}

@@ -62,7 +62,8 @@ def _ox(term: Node) -> NamedNode | OxLiteral | BlankNode:
     return BlankNode()
 
 
-def _rdflib(term: object) -> Node:
+def rdflib_term(term: object) -> Node:
+    """A pyoxigraph term (an IRI or a literal) as rdflib's."""
     if isinstance(term, NamedNode):
         return URIRef(term.value)
     if isinstance(term, OxLiteral):
@@ -107,7 +108,7 @@ def expected_rows(rule: JudgingRule, context: ProbeContext) -> tuple[Row, ...]:
             if not isinstance(answer, QuerySolutions):
                 raise Unprocessable(f"judging rule {rule.judge.iri}: its epo:expectedFacts query must be a SELECT")
             names = [v.value for v in answer.variables]
-            known.rows[key] = tuple({name: _rdflib(solution[name]) for name in names if solution[name] is not None}
+            known.rows[key] = tuple({name: rdflib_term(solution[name]) for name in names if solution[name] is not None}
                                for solution in answer)
         rows += known.rows[key]
     return tuple(rows)

@@ -55,6 +55,10 @@ def test_rule_judges_and_people_determine_and_bad_determinations_store_nothing(j
     assert all(d["judge"] == "https://example.org/judges/bednets/hanging-tied" and d["version"].startswith("0.1.0+rule.")
                for d in hanging)
     assert {d["outcome"] for d in automatic} <= {EARL + o for o in ("passed", "failed", "cantTell", "inapplicable")}
+    # the generic service check read each probe's country from its scenario facts: Ghana's channel is named
+    where = [d for d in automatic if d["criterion"].endswith("/where")]
+    assert len(where) == len(probes(judged, "where")) > 0
+    assert all("kg/ghana/antenatal-clinics" in d["rationale"] for d in where), where
 
     probe = probes(judged, "hanging")[0]["probe"]
     url = f"/evaluations/{ID}/runs/1/determinations"
