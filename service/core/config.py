@@ -93,6 +93,13 @@ class Settings(BaseSettings):
     """URL prefixes of the systems under test a run started over REST may call (JSON list, e.g.
     ``["https://api.example.org/v1"]``); any other target is refused with 422. The demonstration chatbot runs
     in process and needs none."""
+    model_judge_base_url: str | None = None
+    """The model judge's OpenAI-compatible endpoint (Ollama, vLLM, a hosted API; still under
+    ``run_target_allowlist``), used when a model-judgments request names no target."""
+    model_judge_model: str | None = None
+    """The model the configured model judge asks."""
+    model_judge_api_key_env: str | None = None
+    """The environment variable holding the configured model judge's key (never the key itself)."""
     max_running_runs: int = Field(4, ge=1)
     """Runs executing at once in one service process; one more is refused with 429."""
     separation: bool = False

@@ -61,28 +61,37 @@ def judge_run(graphs: GraphService, evaluation_id: str, run_number: int, credent
     cases = answered_cases(graphs, run.iri)
     if not cases:
         raise Unprocessable(f"run {run_number} has no answered case to judge")
+    determinations = []
+    for probe, context in probe_contexts(graphs, evaluation_id, run.plan, set(cases)).items():
+        turns = [t for sent, reply in cases[probe].turns for t in (Turn("user", sent), Turn("assistant", reply))]
+        determinations += judge(turns, context, rules)
+    if not determinations:
+        raise Unprocessable(f"no judging rule applies to a criterion run {run_number}'s probes exercise")
+    return record_determinations(graphs, evaluation_id, run_number, determinations, agent)
+
+
+def probe_contexts(graphs: GraphService, evaluation_id: str, plan: str,
+                   probes: set[str] | None = None) -> dict[str, ProbeContext]:
+    """What a judge knows of each probe of ``plan`` (of ``probes`` only, when given) besides the conversation:
+    language tag, scenario facts, country knowledge graph and the scope's other ones, exercised criteria."""
+    inputs = current_inputs(graphs, get_evaluation(graphs, evaluation_id).scope)
     dso = to_rdflib(graphs.triples(inputs.dso))
     kgs = [to_rdflib(graphs.triples(kg)) for kg in inputs.kgs]
     openings = Openings(dso, kgs, ())
-    facts = probe_facts(graphs, evaluation_id, run.plan, dso)
+    facts = probe_facts(graphs, evaluation_id, plan, dso)
     country_property = next((str(s.dso_property) for s in read_specs(dso) if str(s.epo_property) == EPO_COUNTRY), "")
-    determinations = []
-    for probe in plan_probes(graphs, evaluation_id, run.plan):
-        case = cases.get(probe.iri)
-        if case is None:
+    contexts = {}
+    for probe in plan_probes(graphs, evaluation_id, plan):
+        if probes is not None and probe.iri not in probes:
             continue
         tag = openings.tag(probe.language) if probe.language else None
         known = facts.get(probe.iri, {})
         places = known.get(country_property, frozenset())
         country = next((kg for kg in kgs if any((place, None, None) in kg for place in places)), Graph())
-        context = ProbeContext(probe.iri, tag or "und", country, dso,
-                               {criterion.rsplit("/", 1)[-1]: criterion for criterion in probe.exercises},
-                               facts=known, others=tuple(kg for kg in kgs if kg is not country))
-        turns = [t for sent, reply in case.turns for t in (Turn("user", sent), Turn("assistant", reply))]
-        determinations += judge(turns, context, rules)
-    if not determinations:
-        raise Unprocessable(f"no judging rule applies to a criterion run {run_number}'s probes exercise")
-    return record_determinations(graphs, evaluation_id, run_number, determinations, agent)
+        contexts[probe.iri] = ProbeContext(probe.iri, tag or "und", country, dso,
+                                           {criterion.rsplit("/", 1)[-1]: criterion for criterion in probe.exercises},
+                                           facts=known, others=tuple(kg for kg in kgs if kg is not country))
+    return contexts
 
 
 def probe_facts(graphs: GraphService, evaluation_id: str, plan: str,

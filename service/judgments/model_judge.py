@@ -28,19 +28,34 @@ from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL
 from ..core.roles import EVALUATION_OPERATOR
-from ..envelope import envelope_at
+from ..envelope import envelope_at, get_evaluation
+from ..envelope.inputs import current_inputs
 from ..plan.records import plan_view
 from ..runs.model import Turn
 from ..runs.records import plan_probes, run_view
 from ..runs.targets import MissingCredential, OpenAICompatible, TargetFailure
 from . import rdf
-from .model import AUTOMATIC, Determination, Judge, Pointer
+from .automated import judging_rules, probe_contexts
+from .expected import describe, expected_rows
+from .model import AUTOMATIC, Determination, Judge, JudgingRule, Pointer, ProbeContext
 from .records import JudgeFailure, answered_cases, plan_criteria, record_judgments
 
-PROMPT_VERSION = "1"
+PROMPT_VERSION = "2"
 PROMPT = Template("""You judge one reply of a chatbot against one acceptance criterion.
 
 Criterion: $criterion
+Expected result: $expected
+
+What the reference knowledge says for this conversation, derived before judging from the domain ontology, the
+country's knowledge graph and the scenario's facts (what applies to this user and the person asked about):
+<<<
+$reference
+>>>
+
+The whole conversation:
+<<<
+$conversation
+>>>
 
 The user wrote:
 <<<
@@ -54,8 +69,9 @@ $reply
 
 Answer with one JSON object and nothing else (no code fence, no other text):
 {"outcome": "passed" | "failed" | "cantTell" | "inapplicable", "rationale": "...", "quote": "..."}
-- outcome: passed if the reply meets the criterion, failed if it does not, cantTell if the reply does not let
-  you decide, inapplicable if the criterion does not concern what the user wrote;
+- outcome: passed if the reply meets the criterion and agrees with the reference knowledge, failed if it does
+  not (what it leaves out counts), cantTell if the reply does not let you decide, inapplicable if the criterion
+  does not concern what the user wrote;
 - rationale: one sentence saying why, that a reader can check against the reply;
 - quote: the text of the reply your outcome rests on, copied exactly, or "" when it rests on something the
   reply lacks.
@@ -93,6 +109,9 @@ class Question:
     turn: int
     asked: str
     reply: str
+    expected: str = ""
+    reference: str = ""
+    conversation: str = ""
 
 
 def read_verdict(answer: str, reply: str, turn: int) -> tuple[str, str, Pointer | None]:
@@ -141,9 +160,12 @@ def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: i
     run = run_view(graphs, evaluation_id, run_number)
     statements = _statements(graphs, evaluation_id, run.plan, criteria_ids)
     cases = answered_cases(graphs, run.iri)
-    questions = [Question(probe.iri, criterion, statement, turn, asked, reply)
+    contexts = probe_contexts(graphs, evaluation_id, run.plan, set(cases))
+    rules = judging_rules(graphs, current_inputs(graphs, get_evaluation(graphs, evaluation_id).scope).dso.iri)
+    questions = [Question(probe.iri, criterion, statement, turn, asked, reply, expected,
+                          reference(contexts[probe.iri], criterion, rules), _conversation(cases[probe.iri].turns))
                  for probe in plan_probes(graphs, evaluation_id, run.plan) if probe.iri in cases
-                 for criterion, statement in statements.items() if criterion in probe.exercises
+                 for criterion, (statement, expected) in statements.items() if criterion in probe.exercises
                  for turn, (asked, reply) in enumerate(cases[probe.iri].turns, start=1)]
     if not questions:
         raise Unprocessable(f"run {run_number} has no answered case of a probe exercising {', '.join(criteria_ids)}")
@@ -157,9 +179,26 @@ def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: i
                                                                              _sha256(configuration)))
 
 
-def _statements(graphs: GraphService, evaluation_id: str, plan: str, criteria_ids: Sequence[str]) -> dict[str, str]:
-    """Criterion IRI to its statement in the envelope version the plan was made on, for each identifier; 422
-    naming those the plan does not test."""
+def reference(context: ProbeContext, criterion: str, rules: Sequence[JudgingRule]) -> str:
+    """What the graph says for this probe and criterion: its scenario facts and the rows of the criterion's rules'
+    ``epo:expectedFacts`` queries (the rule judges' reference, :mod:`.expected`)."""
+    lines = [f"scenario fact: {prop} = {value}" for prop, values in sorted(context.facts.items())
+             for value in sorted(values)]
+    for rule in rules:
+        if rule.criterion_id == criterion.rsplit("/", 1)[-1] and rule.expected_facts:
+            rows = describe(expected_rows(rule, context))
+            lines.append(f"{rule.judge.name}: {rows or 'nothing applies to this probe'}")
+    return "\n".join(lines) or "(nothing derived for this probe)"
+
+
+def _conversation(turns: Sequence[tuple[str, str]]) -> str:
+    return "\n".join(f"User: {asked}\nChatbot: {reply}" for asked, reply in turns)
+
+
+def _statements(graphs: GraphService, evaluation_id: str, plan: str,
+                criteria_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+    """Criterion IRI to its statement and expected result in the envelope version the plan was made on, for each
+    identifier; 422 naming those the plan does not test."""
     tested = {iri.rsplit("/", 1)[-1]: iri for iri in plan_criteria(graphs, plan)}
     unknown = [given for given in criteria_ids if given not in tested]
     if unknown or not criteria_ids:
@@ -171,7 +210,7 @@ def _statements(graphs: GraphService, evaluation_id: str, plan: str, criteria_id
     for given in dict.fromkeys(criteria_ids):
         criterion = content.criterion(given)
         assert criterion is not None, f"the plan's envelope has no criterion {given}"
-        statements[tested[given]] = criterion.statement
+        statements[tested[given]] = (criterion.statement, criterion.expected_result or "(none stated)")
     return statements
 
 
@@ -194,7 +233,8 @@ async def _ask_all(target: OpenAICompatible, judge: Judge,
 
 
 async def _ask(target: OpenAICompatible, judge: Judge, question: Question) -> Determination | JudgeFailure:
-    prompt = PROMPT.substitute(criterion=question.statement, question=question.asked, reply=question.reply)
+    prompt = PROMPT.substitute(criterion=question.statement, expected=question.expected, reference=question.reference,
+                               conversation=question.conversation, question=question.asked, reply=question.reply)
     try:
         exchange = await target.reply([Turn("user", prompt)])
     except TargetFailure as failure:

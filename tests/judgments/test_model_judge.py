@@ -14,7 +14,7 @@ from service.api import create_app
 from service.core.config import Credential, Settings
 from service.core.errors import Forbidden
 from service.judgments.attestations import attest
-from service.judgments.model_judge import PROMPT_DIGEST, read_verdict
+from service.judgments.model_judge import PROMPT_DIGEST, PROMPT_VERSION, read_verdict
 from service.judgments.records import Ruling, record_rulings
 from service.judgments.separation import Separation
 
@@ -82,7 +82,7 @@ def test_a_model_judge_determines_and_what_it_cannot_parse_is_a_judge_failure(
         for d in by_model:
             assert (d["mode"], d["outcome"], d["method"], d["pointerStart"]) == (
                 EARL + "automatic", EARL + "passed", EPO + "ModelJudge", "0")
-            assert d["version"].startswith(f"judge-ok; prompt 1 sha256:{PROMPT_DIGEST[:16]}; configuration sha256:")
+            assert d["version"].startswith(f"judge-ok; prompt {PROMPT_VERSION} sha256:{PROMPT_DIGEST[:16]}; configuration sha256:")
             assert d["rationale"].startswith("the reply opens with")
         configuration = json.loads(sparql(judged, CONFIGURATION % by_model[0]["judge"])[0]["configuration"])
         assert (configuration["target"]["model_release"], configuration["target"]["parameters"],
@@ -151,3 +151,72 @@ def test_with_the_separation_rule_who_ran_a_run_neither_determines_nor_attests_a
                Credential(agent="theo", roles=frozenset({"domain_expert"})), separation=rule)
     erin = Credential(agent="erin", roles=frozenset({"domain_expert"}))  # no organization: only herself
     assert attest(graphs, ID, 1, criterion, EARL + attestation[0], *attestation[1:], erin, separation=rule).current
+
+
+# ------------------------------------------------------------------------------------------ grounded, configured
+
+PROMPTS: list[str] = []
+
+
+async def _grounded_judge(request):  # a judge model that refuses a prompt without the graph's facts
+    from starlette.responses import JSONResponse
+    prompt = (await request.json())["messages"][-1]["content"]
+    PROMPTS.append(prompt)
+    if "kg/ghana/antenatal-clinics" not in prompt or "Expected result: " not in prompt:
+        return JSONResponse({"error": {"message": "the prompt lacks the expected behaviour"}}, status_code=400)
+    verdict = {"outcome": "cantTell", "rationale": "the reply names no channel", "quote": ""}
+    return JSONResponse({"id": "x", "object": "chat.completion", "model": "grounded",
+                         "choices": [{"index": 0, "finish_reason": "stop",
+                                      "message": {"role": "assistant", "content": json.dumps(verdict)}}]})
+
+
+@pytest.fixture(scope="module")
+def grounded_server():
+    """A small OpenAI-compatible server, in this process on loopback, that checks what the judge is told."""
+    import threading
+
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.responses import PlainTextResponse
+    from starlette.routing import Route
+
+    from ..servers import free_port, wait_until_up
+    port = free_port()
+    async def health(request):
+        return PlainTextResponse("ok")
+    app = Starlette(routes=[Route("/v1/chat/completions", _grounded_judge, methods=["POST"]), Route("/health", health)])
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wait_until_up(f"http://127.0.0.1:{port}/health")
+    yield f"http://127.0.0.1:{port}"
+    server.should_exit = True
+    thread.join(timeout=10)
+
+
+def test_the_configured_model_judge_is_told_the_expected_result_the_graphs_facts_and_the_conversation(
+        judged: Service, grounded_server: str, app_slot) -> None:  # noqa: F811
+    slot, _ = app_slot
+    url = f"/evaluations/{ID}/runs/1/model-judgments"
+    unconfigured = create_app(settings_for(judged.tokens, run_target_allowlist=[grounded_server]), judged.store)
+    with slot.serving(unconfigured):
+        refused = judged.http.post(url, json={"criteria": ["where"]}, headers=judged.auth("theo"))
+        assert refused.status_code == 422 and "CAIE_MODEL_JUDGE_BASE_URL" in refused.text
+    outside = create_app(settings_for(judged.tokens, model_judge_base_url=f"{grounded_server}/v1",
+                                      model_judge_model="grounded"), judged.store)
+    with slot.serving(outside):  # the configured endpoint is still under the allow-list
+        refused = judged.http.post(url, json={"criteria": ["where"]}, headers=judged.auth("theo"))
+        assert refused.status_code == 422 and "not among the targets" in refused.text
+    configured = create_app(settings_for(judged.tokens, run_target_allowlist=[grounded_server],
+                                         model_judge_base_url=f"{grounded_server}/v1", model_judge_model="grounded"),
+                            judged.store)
+    PROMPTS.clear()
+    with slot.serving(configured):
+        made = judged.http.post(url, json={"criteria": ["where"]}, headers=judged.auth("theo"))
+        where = probes(judged, "where")
+    assert made.status_code == 201, made.text
+    assert made.json()["failures"] == [] and len(made.json()["determinations"]) == len(where) > 0 and PROMPTS
+    for prompt in PROMPTS:
+        assert "Criterion: Asked where to get a bed net" in prompt and "Expected result: " in prompt
+        assert "scenario fact: https://example.org/dso/bednets/livesIn = https://example.org/kg/ghana/country" in prompt
+        assert "ours=true" in prompt and "User: " in prompt and "Chatbot: " in prompt

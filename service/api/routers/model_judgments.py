@@ -13,6 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...core.auth import require
 from ...core.config import Credential
+from ...core.errors import Unprocessable
 from ...core.roles import EVALUATION_OPERATOR
 from ...judgments.model_judge import judge_run_with_model
 from ...runs.jobs import TargetSpec, build_target
@@ -26,12 +27,12 @@ CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 
 class ModelJudgmentsBody(BaseModel):
-    """The judge's model (``parameters.temperature`` defaults to 0, the only value taken) and the criteria, by
-    identifier, to judge the run's replies against."""
+    """The judge's model (``parameters.temperature`` defaults to 0, the only value taken; omitted: the deployment's
+    ``CAIE_MODEL_JUDGE_*`` settings) and the criteria, by identifier, to judge the run's replies against."""
 
     model_config = ConfigDict(extra="forbid")
 
-    target: OpenAITargetBody
+    target: OpenAITargetBody | None = None
     criteria: Annotated[list[Annotated[str, Field(min_length=1, max_length=200)]], Field(min_length=1, max_length=100)]
 
 
@@ -41,6 +42,12 @@ async def post_model_judgments(evaluation_id: str, number: int, body: ModelJudgm
                                settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     operator = require(agent, EVALUATION_OPERATOR)
     given = body.target
+    if given is None:
+        if not (settings.model_judge_base_url and settings.model_judge_model):
+            raise Unprocessable("name the judge's target, or configure CAIE_MODEL_JUDGE_BASE_URL and "
+                                "CAIE_MODEL_JUDGE_MODEL")
+        given = OpenAITargetBody(kind="openai-compatible", base_url=settings.model_judge_base_url,
+                                 model=settings.model_judge_model, api_key_env=settings.model_judge_api_key_env)
     spec = TargetSpec("openai-compatible", base_url=given.base_url, model=given.model,
                       parameters={"temperature": 0, **given.parameters}, system=given.system,
                       system_instructions=given.system_instructions, api_key_env=given.api_key_env)
