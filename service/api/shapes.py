@@ -71,7 +71,8 @@ def plan_json(view: PlanView) -> JSON:
 def probe_json(probe: Probe) -> JSON:
     return {"probe": probe.iri, "number": probe.number, "criterion": probe.criterion,
             "exercises": list(probe.exercises), "scenario": probe.scenario, "openingPrompt": probe.opening_prompt,
-            "followUps": list(probe.follow_ups), "language": probe.language, "assignedTo": probe.assigned_to}
+            "followUps": list(probe.follow_ups), "language": probe.language, "assignedTo": probe.assigned_to,
+            "awaitingNativeReview": probe.awaiting_native_review}
 
 
 def _local(iri: str) -> str:

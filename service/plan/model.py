@@ -73,3 +73,5 @@ class Probe:
     language: str | None
     assigned_to: str | None
     follow_ups: tuple[str, ...] = ()
+    awaiting_native_review: bool = False
+    """Its text comes from a template set no native speaker has reviewed (``epo:textReviewStatus``)."""

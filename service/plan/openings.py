@@ -124,6 +124,8 @@ class Opening:
     """The scripted user turns after this one, in order, in the same language."""
     lacking_follow_ups: tuple[str, ...] = ()
     """Concepts the turn says that another set has follow-ups for and this one has none: none are sent for them."""
+    review_status: str | None = None
+    """The set's ``epo:reviewStatus`` (``None`` for the label sentence): whether the text awaits a native speaker."""
 
     @property
     def conversation(self) -> tuple[str, ...]:
@@ -229,7 +231,7 @@ class Openings:
         if None in follow_ups:
             return None
         return Opening(text, templates.tag, templates.iri, tuple(t.strip() for t in follow_ups if t and t.strip()),
-                       tuple(key for key in keys if key not in templates.follow_ups))
+                       tuple(key for key in keys if key not in templates.follow_ups), templates.review_status)
 
     def language_of(self, values: Mapping[str, str]) -> str | None:
         """The scenario's language IRI (the value of the DSO's language facet), if it has one."""

@@ -102,6 +102,8 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         ]
         if probe.opening.templates:
             out.append(Triple(node, NamedNode(EPO + "openingTemplates"), NamedNode(probe.opening.templates)))
+        if probe.opening.review_status:  # the set's status on the probe, so a listing shows text awaiting a native speaker
+            out.append(Triple(node, NamedNode(EPO + "textReviewStatus"), NamedNode(probe.opening.review_status)))
         out += _follow_ups(node, probe.opening)
         out += [Triple(node, NamedNode(EPO + "exercises"), NamedNode(c)) for c in probe.exercises]
         if probe.language:

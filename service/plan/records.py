@@ -153,7 +153,8 @@ def _probes(graphs: GraphService, plan: Term, rows: list[Row]) -> tuple[Probe, .
               opening_prompt=row["openingPrompt"].value,
               language=row["language"].value if "language" in row else None,
               assigned_to=row["assignedTo"].value if "assignedTo" in row else None,
-              follow_ups=tuple(follow_ups.get(row["probe"].value, ())))
+              follow_ups=tuple(follow_ups.get(row["probe"].value, ())),
+              awaiting_native_review="textReviewStatus" in row and row["textReviewStatus"].value != EPO + "Reviewed")
         for row in rows
     )
 

@@ -271,3 +271,22 @@ def test_every_probe_names_its_country_in_its_language(planned: Service) -> None
     for row in rows:
         name = COUNTRY_NAMES[row["tag"]][country_of(row["country"])]
         assert name in row["text"], row
+
+
+def test_probes_awaiting_native_review_are_flagged(planned: Service) -> None:  # noqa: F811
+    """Each probe records its template set's review status (epo:textReviewStatus); the probe listing's JSON says
+    awaitingNativeReview, true exactly for the languages whose file is not reviewed (every one but English, as
+    the files' headers say), and a probe's HTML page shows the flag."""
+    listed = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 300}, headers={"Accept": "application/json"})
+    assert listed.status_code == 200, listed.text
+    items = listed.json()["items"]
+    assert len(items) == 300
+    tags = {row["probe"]: row["tag"] for row in openings(planned)}
+    for item in items:
+        assert item["awaitingNativeReview"] == (tags[item["probe"]] != "en"), item
+    english = next(i["probe"] for i in items if tags[i["probe"]] == "en")
+    other = next(i["probe"] for i in items if tags[i["probe"]] != "en")
+    for probe, flagged in ((english, False), (other, True)):
+        page = planned.http.get(probe.removeprefix(BASE_URL.rstrip("/")), headers={"Accept": "text/html"})
+        assert page.status_code == 200, page.text
+        assert ("Awaiting native review" in page.text) == flagged, probe

@@ -44,7 +44,8 @@ def small_input(**kw) -> DerivationInput:
     while the frame paired every country with every language)."""
     base = dict(dso=DSO, kgs=KGS, shapes=SHAPES, criteria=CRITERIA, allowed_countries=frozenset({str(NG.country), str(KE.country)}),
                 allowed_languages=frozenset({str(LANG.eng), str(LANG.hau), str(LANG.swa)}),
-                excluded_concepts=OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition)},
+                excluded_concepts=OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition),
+                                                  str(VE.Misconception)},  # no stated misconception: enumerable
                 seed=11, sample_size=25, evaluation_iri=EVAL)
     base.update(kw)
     return DerivationInput(**base)
