@@ -8,10 +8,12 @@ limit, as docs/protection.md tells operators to run it, so a runaway the service
 from __future__ import annotations
 
 import os
+import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -46,9 +48,9 @@ def remote_url() -> Iterator[str]:
 
 @contextmanager
 def limited(service: Service, app_slot: tuple[AppSlot, str], **overrides: object) -> Iterator[Service]:
-    """``service`` with small query limits (``overrides`` win) and its own /sparql allow-listed for SERVICE."""
+    """``service`` with small query limits and its own /sparql allow-listed for SERVICE (``overrides`` win)."""
     slot, url = app_slot
-    settings = settings_for(service.tokens, **{**LIMITS, **overrides}, service_allowlist=[f"{url}/sparql"])
+    settings = settings_for(service.tokens, **{"service_allowlist": [f"{url}/sparql"], **LIMITS, **overrides})
     with slot.serving(create_app(settings, service.store)):
         yield service
 
@@ -56,6 +58,41 @@ def limited(service: Service, app_slot: tuple[AppSlot, str], **overrides: object
 def load(service: Service) -> None:
     put = service.http.put("/graphs/ontologies/big", content=DATA, headers={"Content-Type": "application/n-triples", **service.auth()})
     assert put.status_code == 201, put.text
+
+
+@contextmanager
+def held_endpoint() -> Iterator[tuple[str, threading.Semaphore, threading.Event]]:
+    """A SPARQL endpoint on a free port that answers every request (no solutions) only once ``release`` is set;
+    ``arrivals`` is released once per request it has received."""
+    arrivals, release = threading.Semaphore(0), threading.Event()
+
+    class Held(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            arrivals.release()
+            release.wait()
+            body = b'{"head": {"vars": []}, "results": {"bindings": []}}'
+            self.send_response(200)
+            self.send_header("Content-Type", "application/sparql-results+json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self) -> None:
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            self.do_GET()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Held)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/sparql", arrivals, release
+    finally:
+        release.set()
+        server.shutdown()
+        server.server_close()
 
 
 @pytest.fixture
@@ -82,24 +119,14 @@ def is_limit_problem(response: httpx.Response, limit: str) -> bool:
             and response.json()["limit"] == limit)
 
 
-def test_a_runaway_query_is_stopped_at_the_limit_while_others_are_answered(guarded: Service) -> None:
-    """An anonymous runaway stops at the time limit with a problem naming it; meanwhile a reader's lookup and
-    the health check are answered, one client cannot run a third query at once, and the service stays small."""
-    before = rss_bytes()
+def test_a_runaway_query_is_stopped_at_the_limit(guarded: Service) -> None:
+    """Two anonymous runaways at once each stop at the time limit with a problem naming it; the service stays small."""
+    before = during = rss_bytes()
     with ThreadPoolExecutor(2) as pool:
         runaways = [pool.submit(guarded.http.get, "/sparql", params={"query": RUNAWAY}, headers=JSON) for _ in range(2)]
-        time.sleep(0.5)
-        lookup = guarded.http.get("/sparql", params={"query": LOOKUP}, headers={**JSON, **guarded.auth("vera")})
-        assert [b["o"]["value"] for b in lookup.json()["results"]["bindings"]] == ["v7"]
-        assert not any(future.done() for future in runaways), "the lookup was answered only after the runaways"
-        assert guarded.http.get("/health").status_code == 200
-        third = guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
-        assert third.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in third.json()["detail"]
-        assert int(third.headers["retry-after"]) >= 1
-        # a computed read (an evaluation's metrics, a report's verification or page) counts as one of its queries
-        heavy = guarded.http.get("/evaluations/any/metrics")
-        assert heavy.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in heavy.json()["detail"]
-        during = rss_bytes()
+        while not all(future.done() for future in runaways):
+            during = max(during, rss_bytes())
+            time.sleep(0.05)
         stopped = [future.result() for future in runaways]
     for response in stopped:
         assert is_limit_problem(response, "time"), response.text
@@ -107,6 +134,38 @@ def test_a_runaway_query_is_stopped_at_the_limit_while_others_are_answered(guard
     assert max(during, rss_bytes()) - before < 64 * 1024 * 1024, "the service process grew while the runaways ran"
     again = guarded.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
     assert again.status_code == 200 and "v7" in again.text
+
+
+def test_while_a_client_runs_its_most_queries_others_are_answered_and_its_next_is_refused(
+        guarded: Service, app_slot: tuple[AppSlot, str]) -> None:
+    """An anonymous client's two queries wait on an endpoint that answers only when the test says so, so they run
+    for as long as the checks take, however loaded the machine (runaways would end at the time limit, meanwhile):
+    a reader's lookup and the health check are answered, and the client's third query and its computed read are
+    refused. Once answered, the client's queries are its own again."""
+    with held_endpoint() as (endpoint, arrivals, release), \
+            limited(guarded, app_slot, query_time_limit_s=3600, service_allowlist=[endpoint]) as service:
+        held = f"SELECT * WHERE {{ SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"
+        with ThreadPoolExecutor(2) as pool:
+            try:
+                queries = [pool.submit(service.http.get, "/sparql", params={"query": held}, headers=JSON) for _ in range(2)]
+                # A query reaches the endpoint only once admitted: from here on both count against their client.
+                assert all(arrivals.acquire(timeout=60) for _ in queries), "the held queries did not reach the endpoint"
+                lookup = service.http.get("/sparql", params={"query": LOOKUP}, headers={**JSON, **service.auth("vera")})
+                assert [b["o"]["value"] for b in lookup.json()["results"]["bindings"]] == ["v7"]
+                assert service.http.get("/health").status_code == 200
+                third = service.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
+                assert third.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in third.json()["detail"]
+                assert int(third.headers["retry-after"]) >= 1
+                # a computed read (an evaluation's metrics, a report's verification or page) counts as one of its queries
+                heavy = service.http.get("/evaluations/any/metrics")
+                assert heavy.status_code == 429 and "CAIE_QUERY_MAX_PER_CLIENT" in heavy.json()["detail"]
+                assert not any(future.done() for future in queries), "a held query ended before it was released"
+            finally:
+                release.set()
+            answered = [future.result() for future in queries]
+        assert [response.status_code for response in answered] == [200, 200], [r.text[:300] for r in answered]
+        again = service.http.get("/sparql", params={"query": LOOKUP}, headers=JSON)
+        assert again.status_code == 200 and "v7" in again.text
 
 
 @pytest.mark.parametrize("store", ["embedded"], indirect=True)
