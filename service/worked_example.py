@@ -75,7 +75,7 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     approvals.assess_appropriateness(graphs, EVALUATION_ID, True, "the envelope fits a public information service", ANNIE)
     approvals.sign_off_envelope(graphs, EVALUATION_ID, DANA, "signed off for the ministry")
     report("worked example: envelope assessed and signed off; deriving scenarios and a 300-probe plan ...")
-    plan = create_plan(graphs, EVALUATION_ID, PlanRequest(Strategy.HIGHEST_WEIGHT_FIRST, 300, seed=7, review_sample=500), THEO)
+    plan = create_plan(graphs, EVALUATION_ID, PlanRequest(Strategy.POPULATION_WEIGHTED, 300, seed=7, review_sample=500), THEO)
     approve_plan(graphs, EVALUATION_ID, plan.number, ANNIE, "approved for the first run", plan.digest)
     report(f"worked example: plan {plan.number} approved ({plan.eligible:,} eligible of {plan.total:,} candidate scenarios)")
     run_number = run_and_judge(graphs, plan.number, report)

@@ -26,6 +26,7 @@ from ..envelope import (
     OutOfScope,
     Requirement,
     Scope,
+    Stratum,
     TestTarget,
     UseBoundary,
     VersionBoundary,
@@ -119,6 +120,27 @@ class EvaluationMethodBody(_Body):
     statement: str | None = None
 
 
+class StratumBody(_Body):
+    """A group of the system's users and its share of them; its members' scenarios meet every fact in ``when``."""
+
+    id: Identifier
+    label: Text
+    share: Annotated[Decimal, WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": 1})] = Field(
+        description="The group's share of the system's users, greater than 0 and at most 1.")
+    when: list[TriggerBody] = Field(min_length=1, description="Scenario facts every member's scenario meets.")
+
+    @field_validator("share")
+    @classmethod
+    def _a_share(cls, share: Decimal) -> Decimal:
+        if not share.is_finite() or not 0 < share <= 1:
+            raise PydanticCustomError("share", "a population share is a decimal greater than 0 and at most 1, not {share}",
+                                      {"share": str(share)})
+        return share
+
+    def to_domain(self) -> Stratum:
+        return Stratum(self.id, self.label, self.share, tuple(t.to_domain() for t in self.when))
+
+
 class EvaluationBody(_Body):
     """The scope of an evaluation (step 1)."""
 
@@ -132,6 +154,20 @@ class EvaluationBody(_Body):
     use_boundary: UseBoundaryBody
     operating_environment: OperatingEnvironmentBody
     out_of_scope: list[OutOfScopeBody] = []
+    population: list[StratumBody] = Field(default=[], description=(
+        "Who uses the system, in shares adding up to 1 (docs/allocation.md); a PopulationWeighted plan follows them."))
+
+    @field_validator("population")
+    @classmethod
+    def _shares_add_up(cls, population: list[StratumBody]) -> list[StratumBody]:
+        ids = [stratum.id for stratum in population]
+        if twice := sorted({i for i in ids if ids.count(i) > 1}):
+            raise PydanticCustomError("population", "population groups need distinct ids: {ids} used twice",
+                                      {"ids": ", ".join(twice)})
+        if population and (total := sum(stratum.share for stratum in population)) != 1:
+            raise PydanticCustomError("population", "the population's shares must add up to 1, not {total}",
+                                      {"total": str(total)})
+        return population
 
     def to_domain(self, evaluation_id: str) -> Scope:
         t, u, o = self.test_target, self.use_boundary, self.operating_environment
@@ -144,6 +180,7 @@ class EvaluationBody(_Body):
                                                        tuple(Assumption(a.id, a.statement) for a in o.assumptions)),
             out_of_scope=tuple(OutOfScope(d.id, d.statement, tuple(d.concepts)) for d in self.out_of_scope),
             method=(EvaluationMethod(m.name, m.method_version, m.statement) if (m := self.evaluation_method) else None),
+            population=tuple(stratum.to_domain() for stratum in self.population),
         )
 
 
@@ -258,6 +295,11 @@ def _iris(values: tuple[str, ...]) -> list[str]:
     return sorted(compact(v) for v in values)
 
 
+def _triggers_json(triggers: tuple[Trigger, ...]) -> list[dict[str, object]]:
+    return [{"facet": compact(t.facet), "values": [v == "true" if v in ("true", "false") else compact(v) for v in t.values]}
+            for t in triggers]
+
+
 def _number(value: Decimal | None) -> int | float | None:
     if value is None:
         return None
@@ -279,6 +321,9 @@ def scope_json(scope: Scope) -> dict[str, object]:
         "outOfScope": [{"id": d.id, "statement": d.statement, "concepts": _iris(d.concepts)}
                        for d in sorted(scope.out_of_scope, key=lambda d: d.id)],
     }
+    if scope.population:
+        body["population"] = [{"id": p.id, "label": p.label, "share": _number(p.share), "when": _triggers_json(p.facts)}
+                              for p in sorted(scope.population, key=lambda p: p.id)]
     if scope.risk_question is None:
         del body["riskQuestion"]
     if (m := scope.method) is not None:
@@ -301,8 +346,7 @@ def content_json(content: EnvelopeContent) -> dict[str, object]:
             "weight": _number(c.weight), "weightRationale": c.weight_rationale, "inScope": c.in_scope,
             "dimension": c.dimension, "category": c.category, "concepts": _iris(c.concepts),
             "judgedBy": c.judged_by.value if c.judged_by else None,
-            "bearsWhen": [{"facet": compact(t.facet), "values": [v == "true" if v in ("true", "false") else compact(v)
-                                                                  for v in t.values]} for t in c.triggers] or None,
+            "bearsWhen": _triggers_json(c.triggers) or None,
         }
         criteria.append({k: v for k, v in item.items() if v is not None})
     body: dict[str, object] = {"requirements": requirements, "criteria": criteria}
@@ -321,7 +365,7 @@ class AnnotatorBody(_Body):
 
 
 class PlanBody(_Body):
-    strategy: Literal["ProportionalToWeight", "HighestWeightFirst", "Equal", "MatchedToExpertise"]
+    strategy: Literal["ProportionalToWeight", "HighestWeightFirst", "Equal", "MatchedToExpertise", "PopulationWeighted"]
     budget: int = Field(ge=1, le=1_000_000, description="Total number of probes")
     seed: int = Field(ge=0, le=2**53 - 1)  # JSON numbers past 2^53 lose digits in JavaScript (RFC 7493 §2.2)
     annotators: list[AnnotatorBody] = []

@@ -7,7 +7,8 @@ evaluations is :mod:`service.scope.records`). Approvals are in
 :mod:`service.envelope.approvals`.
 """
 
-from ..scope.model import Assumption, EvaluationMethod, OperatingEnvironment, OutOfScope, Scope, TestTarget, UseBoundary, VersionBoundary
+from ..scope.model import (Assumption, EvaluationMethod, OperatingEnvironment, OutOfScope, Scope, Stratum, TestTarget,
+                          UseBoundary, VersionBoundary)
 from .model import (
     DEFAULT_JUDGE_AGREEMENT,
     AgreementMeasure,
@@ -50,6 +51,7 @@ __all__ = [
     "RdfPut",
     "Requirement",
     "Scope",
+    "Stratum",
     "TestTarget",
     "UseBoundary",
     "VersionBoundary",

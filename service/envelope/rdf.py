@@ -40,7 +40,7 @@ def _text(value: str) -> Literal:
     return Literal(value)
 
 
-def _decimal(value: Decimal) -> Literal:
+def decimal_literal(value: Decimal) -> Literal:
     """The canonical xsd:decimal form (``5``, ``0.25``), so equal weights give equal digests."""
     text = format(value.normalize(), "f")
     return Literal(text, datatype=NamedNode(XSD + "decimal"))
@@ -104,6 +104,24 @@ class Builder:
 # ------------------------------------------------------------------------------------------- writing
 
 
+def add_triggers(b: Builder, owner: str, link: str, triggers: Iterable[Trigger]) -> None:
+    """Scenario facts (``epo:ScenarioTrigger``: a facet and its values) linked from ``owner`` by ``epo:{link}``, as
+    ``{owner}/triggers/{n}`` in order; read back by :func:`read_triggers`."""
+    for number, trigger in enumerate(triggers, 1):
+        b.add(owner, epo(link), (at := trigger_iri(owner, number)))
+        b.add(at, TYPE, epo("ScenarioTrigger"))
+        b.add(at, epo("onFacet"), trigger.facet)
+        for value in trigger.values:
+            b.add(at, epo("triggerValue"), Literal(value, datatype=NamedNode(XSD + "boolean"))
+                  if value in ("true", "false") else value)
+
+
+def read_triggers(index: Index, owner: str, link: str) -> tuple[Trigger, ...]:
+    """The scenario facts :func:`add_triggers` wrote, in order."""
+    return tuple(Trigger(index.one(t, EPO + "onFacet") or "", tuple(index.all(t, EPO + "triggerValue")))
+                 for t in sorted(index.all(owner, EPO + link), key=lambda iri: int(iri.rsplit("/", 1)[-1])))
+
+
 def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revision_of: str | None = None) -> list[Triple]:
     """The triples of envelope version ``version`` (without its digest, which :func:`digest_triple` adds)."""
     b, e, env = Builder(), iris.evaluation, iris.envelope(version)
@@ -119,7 +137,7 @@ def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revisio
         node = f"{env}/judge-agreement"
         b.add(env, epo("judgeAgreement"), node)
         b.add(node, TYPE, epo("JudgeAgreementThreshold"))
-        b.add(node, epo("minimumAgreement"), _decimal(agreement.minimum))
+        b.add(node, epo("minimumAgreement"), decimal_literal(agreement.minimum))
         b.add(node, epo("agreementMeasure"), epo(agreement.measure.local_name))
         b.add(node, epo("minimumUnits"), Literal(str(agreement.minimum_units), datatype=NamedNode(XSD + "integer")))
     for r in content.requirements:
@@ -144,7 +162,7 @@ def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revisio
         b.text(node, epo("statement"), c.statement)
         b.text(node, epo("expectedResult"), c.expected_result)
         if c.weight is not None:
-            b.add(node, epo("weight"), _decimal(c.weight))
+            b.add(node, epo("weight"), decimal_literal(c.weight))
         b.text(node, epo("weightRationale"), c.weight_rationale)
         b.add(node, epo("inScope"), Literal(c.in_scope))
         if c.judged_by is not None:
@@ -154,13 +172,7 @@ def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revisio
         b.add(node, epo("category"), category)
         for concept in c.concepts:
             b.add(node, epo("bearsOnConcept"), concept)
-        for number, trigger in enumerate(c.triggers, 1):
-            b.add(node, epo("bearsWhen"), (at := trigger_iri(node, number)))
-            b.add(at, TYPE, epo("ScenarioTrigger"))
-            b.add(at, epo("onFacet"), trigger.facet)
-            for value in trigger.values:
-                b.add(at, epo("triggerValue"), Literal(value, datatype=NamedNode(XSD + "boolean"))
-                      if value in ("true", "false") else value)
+        add_triggers(b, node, "bearsWhen", c.triggers)
         if c.dimension not in dimensions:
             dimensions.add(c.dimension)
             b.add(dimension, TYPE, NamedNode(SKOS + "Concept"))
@@ -315,15 +327,14 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
                 requirement=tail(r, requirements_prefix),
                 statement=index.one(c, EPO + "statement") or "",
                 expected_result=index.one(c, EPO + "expectedResult"),
-                weight=_weight(index.one(c, EPO + "weight")),
+                weight=parse_decimal(index.one(c, EPO + "weight")),
                 weight_rationale=index.one(c, EPO + "weightRationale") or "",
                 in_scope=in_scope is None or in_scope.value == "true",
                 judged_by=next((j for j in Judge if j.local_name == judge), None),
                 dimension=tail(dimension, dimensions_prefix),
                 category=tail(index.one(c, EPO + "category") or "", dimension + "/"),
                 concepts=tuple(index.all(c, EPO + "bearsOnConcept")),
-                triggers=tuple(Trigger(index.one(t, EPO + "onFacet") or "", tuple(index.all(t, EPO + "triggerValue")))
-                               for t in sorted(index.all(c, EPO + "bearsWhen"), key=_trigger_number)),
+                triggers=read_triggers(index, c, "bearsWhen"),
             ))
     return EnvelopeContent(
         requirements=requirements,
@@ -338,14 +349,10 @@ def _judge_agreement(node: str | None, index: Index) -> JudgeAgreement | None:
         return None
     measure = tail(index.one(node, EPO + "agreementMeasure") or "", EPO)
     return JudgeAgreement(
-        minimum=_weight(index.one(node, EPO + "minimumAgreement")) or Decimal(0),
+        minimum=parse_decimal(index.one(node, EPO + "minimumAgreement")) or Decimal(0),
         measure=next((m for m in AgreementMeasure if m.local_name == measure), AgreementMeasure.KRIPPENDORFF_ALPHA),
         minimum_units=int(index.one(node, EPO + "minimumUnits") or 0),
     )
-
-
-def _trigger_number(iri: str) -> int:
-    return int(iri.rsplit("/", 1)[-1])
 
 
 def read_envelope(envelope_iri: str, index: Index) -> Envelope:
@@ -359,7 +366,7 @@ def read_envelope(envelope_iri: str, index: Index) -> Envelope:
     )
 
 
-def _weight(value: str | None) -> Decimal | None:
+def parse_decimal(value: str | None) -> Decimal | None:
     try:
         return Decimal(value) if value is not None else None
     except InvalidOperation:

@@ -8,6 +8,7 @@ evaluation method (``{evaluation}/method``, with its version).
 from __future__ import annotations
 
 import hashlib
+from decimal import Decimal
 
 from pyoxigraph import NamedNode, Triple
 
@@ -18,11 +19,12 @@ from ..scope.model import (
     OperatingEnvironment,
     OutOfScope,
     Scope,
+    Stratum,
     TestTarget,
     UseBoundary,
     VersionBoundary,
 )
-from .rdf import TYPE, Index, Iris, Builder, epo, owned_by, tail
+from .rdf import TYPE, Builder, Index, Iris, add_triggers, decimal_literal, epo, owned_by, parse_decimal, read_triggers, tail
 
 
 def _member(b: Builder, parent: NamedNode, link: str, node: NamedNode, cls: str,
@@ -81,6 +83,12 @@ def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     for assumption in o.assumptions:
         node = _member(b, env, "hasAssumption", iris.under(f"assumptions/{assumption.id}"), "Assumption", e)
         b.text(node, epo("statement"), assumption.statement)
+    for stratum in scope.population:
+        node = _member(b, e, "userPopulation", iris.under(f"population/{stratum.id}"), "PopulationStratum")
+        b.text(node, NamedNode(DCTERMS + "identifier"), stratum.id)
+        b.text(node, NamedNode(RDFS + "label"), stratum.label)
+        b.add(node, epo("populationShare"), decimal_literal(stratum.share))
+        add_triggers(b, node, "memberWhen", stratum.facts)
     for declaration in scope.out_of_scope:
         node = _member(b, e, "outOfScope", iris.under(f"out-of-scope/{declaration.id}"), "OutOfScopeDeclaration")
         b.text(node, epo("statement"), declaration.statement)
@@ -134,6 +142,11 @@ def read_scope(iris: Iris, index: Index) -> Scope | None:
                        tuple(index.all(o, EPO + "excludedConcept")))
             for o in index.all(e, EPO + "outOfScope")
         ),
+        population=tuple(
+            Stratum(tail(p, iris.under("population/")), index.one(p, RDFS + "label") or "",
+                    parse_decimal(index.one(p, EPO + "populationShare")) or Decimal(0), read_triggers(index, p, "memberWhen"))
+            for p in index.all(e, EPO + "userPopulation")
+        ),
         method=None if method is None else EvaluationMethod(
             index.one(method, RDFS + "label") or "", index.one(method, EPO + "methodVersion") or "",
             index.one(method, EPO + "statement")),
@@ -146,5 +159,5 @@ def scope_owned(iris: Iris, triple: Triple) -> bool:
         return triple.predicate.value != EPO + "operationalEnvelope"
     if triple.subject.value.startswith((iris.dso(""), iris.kg(""))):
         return True
-    parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope", "method")
+    parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope", "method", "population")
     return any(owned_by(iris.under(part), triple) for part in parts)

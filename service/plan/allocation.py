@@ -25,6 +25,8 @@ class Strategy(Enum):
     HIGHEST_WEIGHT_FIRST = "HighestWeightFirst"
     EQUAL = "Equal"
     MATCHED_TO_EXPERTISE = "MatchedToExpertise"
+    POPULATION_WEIGHTED = "PopulationWeighted"
+    """Across criteria as HighestWeightFirst; within each, over the scope's population strata (:mod:`.strata`)."""
 
 
 @dataclass(frozen=True)
@@ -129,7 +131,7 @@ def allocate(
         return Allocation(_one_each_then(budget, ordered, weights, strategy))
     if strategy is Strategy.EQUAL:
         return Allocation(_one_each_then(budget, ordered, {c.iri: Fraction(1) for c in ordered}, strategy))
-    if strategy is Strategy.HIGHEST_WEIGHT_FIRST:
+    if strategy in (Strategy.HIGHEST_WEIGHT_FIRST, Strategy.POPULATION_WEIGHTED):
         return _highest_weight_first(budget, ordered, weights)
     return _matched_to_expertise(budget, ordered, weights, annotators)
 

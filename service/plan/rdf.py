@@ -110,6 +110,8 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
             out.append(Triple(node, NamedNode(EPO + "language"), NamedNode(probe.language)))
         if probe.assigned_to:
             out.append(Triple(node, NamedNode(EPO + "assignedTo"), NamedNode(probe.assigned_to)))
+        if probe.stratum:
+            out.append(Triple(node, NamedNode(EPO + "inStratum"), NamedNode(probe.stratum)))
     return out
 
 

@@ -13,7 +13,7 @@ import random
 from collections.abc import Sequence, Set
 
 from ..core.errors import Unprocessable
-from ..scenarios.draw import NotEnoughEligible, sample_eligible
+from ..scenarios.draw import NotEnoughEligible, count_eligible, eligible_lists, sample_eligible
 from ..scenarios.space import FacetSpace
 from ..scenarios.production import Production
 
@@ -30,9 +30,17 @@ def sample_scenarios(
     count: int,
     seed: int,
     excluded: Set[int] = frozenset(),
+    stream: str | None = None,
 ) -> list[int]:
-    """``count`` distinct eligible scenario indices in the criterion's frame, in draw order."""
+    """``count`` distinct eligible scenario indices in the criterion's frame (or the part of it ``allowed`` says), in
+    draw order; ``stream`` names the random stream when it is not the criterion's own (a population stratum's)."""
     try:
-        return sample_eligible(production, count, criterion_stream(seed, criterion), allowed, criterion, excluded)
+        return sample_eligible(production, count, criterion_stream(seed, stream or criterion), allowed, criterion, excluded)
     except NotEnoughEligible as exc:
         raise Unprocessable(f"only {exc.found} eligible scenarios can probe {criterion}, not {count}") from exc
+
+
+def eligible_count(production: Production, allowed: Sequence[Set[int]], criterion: str) -> int:
+    """How many eligible scenarios of the criterion lie where ``allowed`` says, exactly (experts' exclusions not
+    subtracted): the most a draw from there can give."""
+    return sum(count_eligible(lists) for lists in eligible_lists(production, allowed, criterion))

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
+from functools import partial
 
 from pyoxigraph import NamedNode, Triple
 from rdflib import Graph
@@ -37,12 +38,15 @@ from ..scenarios.derive import CriterionScope, DerivationInput, context_for, der
 from ..scenarios.engine import Context
 from ..scenarios.facets import SCENARIO, scenario_key
 from ..scenarios.frame import allowed_positions
+from ..scenarios.production import Production
 from ..scenarios.rules import ROUTING
+from ..scope.model import Stratum
 from . import rdf as plan_rdf
 from .allocation import Allocation, Annotator, CriterionDemand, Strategy, allocate
 from .frames import prompt_frames
 from .openings import Opening, Openings, TemplateSet
-from .sampling import sample_scenarios
+from .sampling import eligible_count, sample_scenarios
+from .strata import Box, boxes_for, require_disjoint, split
 
 PLANNERS = ("evaluation_operator",)
 
@@ -71,6 +75,8 @@ class PlannedProbe:
     opening: Opening
     language: str | None
     assigned_to: str | None
+    stratum: str | None = None
+    """The population stratum its asker was drawn from (strategy PopulationWeighted only)."""
 
 
 @dataclass(frozen=True)
@@ -142,6 +148,8 @@ class PlanningInput:
     openings: Openings
     without_templates: tuple[str, ...]
     """Languages of the envelope with no template set: left out of the frame, since no probe in them can be said."""
+    population: tuple[Stratum, ...] = ()
+    """The scope's user population (its strata), which strategy PopulationWeighted follows."""
 
 
 def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int,
@@ -196,7 +204,7 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         evaluation_iri=iris.evaluation,
     )
     return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest, pins,
-                         inputs.dso.iri.value, openings, tuple(openings.lacking(boundary)))
+                         inputs.dso.iri.value, openings, tuple(openings.lacking(boundary)), scope.population)
 
 
 def scenario_at(graphs: GraphService, evaluation_id: str, index: int) -> str:
@@ -237,19 +245,32 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     probes: list[PlannedProbe] = []
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
     said: set[tuple[str, ...]] = set()
+    by_population = request.strategy is Strategy.POPULATION_WEIGHTED
+    if by_population:
+        if not planning.population:
+            raise Unprocessable(f"strategy {request.strategy.value} follows the scope's population, and the scope of "
+                                f"{evaluation_id!r} declares none (docs/allocation.md)")
+        require_disjoint(context, planning.evaluation, planning.population)
 
     def say(index: int) -> Opening | None:
         return planning.openings.opening({name: str(v) for name, v in context.space.values(index).items()}, labels)
 
     for done, demand in enumerate(sorted(demands, key=lambda d: (-d.weight, d.iri))):
         report("sampling probes", done, len(demands))
+        count = allocation.probes[demand.iri]
+        if by_population:
+            drawn = split(count, boxes_for(context, planning.evaluation, planning.population, allowed[demand.iri]),
+                          partial(_pick, context, production, say, request.seed, excluded, said, demand.iri), demand.iri)
+            said |= {opening.conversation for _, (_, opening) in drawn}
+            chosen, strata = [item for _, item in drawn], [box.iri for box, _ in drawn]
+        else:
+            def draw(n: int, iri: str = demand.iri) -> list[int]:
+                return sample_scenarios(context.space, production, allowed[iri], iri, n, request.seed, excluded)
 
-        def draw(count: int, iri: str = demand.iri) -> list[int]:
-            return sample_scenarios(context.space, production, allowed[iri], iri, count, request.seed, excluded)
-
-        chosen = distinct_openings(draw, say, allocation.probes[demand.iri], eligible[demand.iri], said, demand.iri)
+            chosen = distinct_openings(draw, say, count, eligible[demand.iri], said, demand.iri)
+            strata = [None] * len(chosen)
         assignees = _assignees(allocation, demand.iri)
-        for position, (index, opening) in enumerate(chosen):
+        for position, ((index, opening), stratum) in enumerate(zip(chosen, strata)):
             facet_values = context.space.values(index)
             values = {name: str(value) for name, value in facet_values.items()}
             digits = context.space.digits(index)
@@ -261,7 +282,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
                 number=len(probes) + 1, scenario=index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
                 criterion=demand.iri, exercises=exercises or (demand.iri,),
                 opening=opening, language=planning.openings.language_of(values),
-                assigned_to=assignees[position] if assignees else None,
+                assigned_to=assignees[position] if assignees else None, stratum=stratum,
             ))
     report("sampling probes", len(demands), len(demands))
     evaluation = planning.evaluation
@@ -297,13 +318,31 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
                        frames, tuple(probes), planning.without_templates)
 
 
+def _pick(context: Context, production: Production, say: Callable[[int], Opening | None], seed: int,
+          excluded: set[int], said: set[tuple[str, ...]], criterion: str, box: Box, count: int,
+          taken: set[tuple[str, ...]]) -> list[tuple[int, Opening]]:
+    """At most ``count`` of the criterion's scenarios from one population stratum (:func:`.strata.split`), with
+    conversations new to the plan and to ``taken`` (which gains them); the stratum's own random stream."""
+    def draw(n: int) -> list[int]:
+        return sample_scenarios(context.space, production, box.allowed, criterion, n, seed, excluded,
+                                stream=f"{criterion} {box.iri}")
+
+    found = distinct_openings(draw, say, count, eligible_count(production, box.allowed, criterion), said | taken,
+                              criterion, partial=True)
+    taken |= {opening.conversation for _, opening in found}
+    return found
+
+
 def distinct_openings(draw: Callable[[int], list[int]], say: Callable[[int], Opening | None], count: int, frame: int,
-                      said: set[tuple[str, ...]], criterion: str) -> list[tuple[int, Opening]]:
+                      said: set[tuple[str, ...]], criterion: str, partial: bool = False) -> list[tuple[int, Opening]]:
     """``count`` of a criterion's scenarios whose conversations (opening turn and scripted follow-ups) can be said
     and are new to the plan (``said``, which gains them): the sampler's draws in order, passing over a scenario
     whose turns the plan already has, or that its language's templates cannot say; when too few are left, the
-    sampler draws twice as many, up to the criterion's eligible frame. Deterministic for a seed, as the sampler is."""
-    wanted = count
+    sampler draws twice as many, up to ``frame``, the eligible scenarios there are. Deterministic for a seed, as the
+    sampler is. With ``partial``, fewer than ``count`` when no more can be had, rather than a 422."""
+    wanted = min(count, frame) if partial else count
+    if wanted == 0:
+        return []
     while True:
         picked: list[tuple[int, Opening]] = []
         texts = set(said)
@@ -316,6 +355,9 @@ def distinct_openings(draw: Callable[[int], list[int]], say: Callable[[int], Ope
                     said |= texts
                     return picked
         if wanted >= frame:
+            if partial:
+                said |= texts
+                return picked
             raise Unprocessable(f"only {len(picked)} of the scenarios that can probe {criterion} have opening turns "
                                 f"that differ from each other and from the plan's other probes, not {count} (criteria that "
                                 "share opening turns share one pool of them): lower the budget, or choose a strategy that "

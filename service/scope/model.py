@@ -7,6 +7,9 @@ path segments the service mints IRIs from (:mod:`service.envelope.rdf`).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from decimal import Decimal
+
+from ..scenarios.reference import Trigger
 
 
 @dataclass(frozen=True)
@@ -71,6 +74,18 @@ class EvaluationMethod:
 
 
 @dataclass(frozen=True)
+class Stratum:
+    """One group of the system's users and its share of them (the scope's declared population): who asks, said as
+    scenario facts every member's scenario meets (the persona, the age group of the person asked about, a
+    pregnancy), so that a plan can follow the shares (docs/allocation.md)."""
+
+    id: str
+    label: str
+    share: Decimal
+    facts: tuple[Trigger, ...]
+
+
+@dataclass(frozen=True)
 class Scope:
     """Step 1: what is evaluated, for whom, where, with which DSO and knowledge graphs."""
 
@@ -84,6 +99,8 @@ class Scope:
     out_of_scope: tuple[OutOfScope, ...] = ()
     risk_question: str | None = None
     method: EvaluationMethod | None = None
+    population: tuple[Stratum, ...] = ()
+    """Who uses the system and in what shares (adding up to 1); empty when the scope does not say."""
 
 
 @dataclass(frozen=True)

@@ -187,10 +187,13 @@ def test_a_run_sends_each_follow_up_after_the_reply_before_it(approved: Service)
         turns = sorted(sent[probe["probe"]], key=lambda t: int(t[0]))
         assert [(i, text) for i, text, _ in turns] == [("1", probe["openingPrompt"]), ("2", probe["followUps"][0])]
         topic = ON_TOPIC.get(asked(probe["tag"], probe["openingPrompt"])[0].removeprefix(VE))
-        if topic and topic in turns[0][2]:  # the opening's reply is on the need's topic (the bot understood it)
+        # follow-ups on measles only: the demonstration bot declines one on another disease's vaccine, whatever it
+        # made of the opening (a need other than the other-disease question may be asked about another disease)
+        measles = str(template_file(probe["tag"]).value(URIRef(VE + "Measles"), URIRef(EPO + "openingText")))
+        if topic and measles in probe["followUps"][0] and topic in turns[0][2]:  # the bot understood the opening
             assert topic in turns[1][2], (probe, turns)  # and so is the reply to the follow-up
             understood += 1
-    assert understood >= 5
+    assert understood >= 2  # the 40-probe plan has two measles questions in English the bot answers on topic
 
 
 def test_a_language_without_a_follow_up_gets_none_and_says_so() -> None:

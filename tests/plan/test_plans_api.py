@@ -22,7 +22,8 @@ from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
 from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service, restored
 from ..test_envelope import example_envelope, load_spec, snapshot, spec_quads  # noqa: F401
 
-PLAN = {"strategy": "HighestWeightFirst", "budget": 300, "seed": 7, "reviewSample": 400}
+PLAN = {"strategy": "PopulationWeighted", "budget": 300, "seed": 7, "reviewSample": 400}
+"""The worked example's plan: across criteria as HighestWeightFirst, within each by the scope's population."""
 SMALL_PLAN = {**PLAN, "budget": 40, "strategy": "Equal"}
 IMMUNE_WITHOUT_CAUSE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
 
@@ -74,7 +75,7 @@ def in_scope_weights() -> dict[str, float]:
     return {c["id"]: c["weight"] for c in example_envelope()["criteria"] if c.get("inScope", True)}
 
 
-def test_highest_weight_first_plan_follows_its_arithmetic(planned: Service) -> None:
+def test_the_worked_examples_plan_follows_highest_weight_first_across_criteria(planned: Service) -> None:
     plan = plan_json(planned)
     weights = in_scope_weights()
     allocation = {a["criterion"].rsplit("/", 1)[-1]: a["probes"] for a in plan["allocation"]}
@@ -86,7 +87,7 @@ def test_highest_weight_first_plan_follows_its_arithmetic(planned: Service) -> N
     assert max(rest) - min(rest) <= 1 and sum(rest) == 100
     assert plan["frameSize"] > plan["eligibleFrameSize"] > 0
     assert all(0 < a["probes"] <= a["promptFrame"] for a in plan["allocation"])
-    assert (plan["strategy"], plan["budget"], plan["seed"], plan["approved"]) == ("HighestWeightFirst", 300, 7, False)
+    assert (plan["strategy"], plan["budget"], plan["seed"], plan["approved"]) == ("PopulationWeighted", 300, 7, False)
     assert all(a["exercisedBy"] >= a["probes"] and 0 < a["scenarios"] <= a["exercisedBy"] for a in plan["allocation"])
 
 
