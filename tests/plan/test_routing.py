@@ -79,12 +79,13 @@ def stating(text: str, language: str, concept: str) -> bool:
 @pytest.mark.parametrize(("crit", "concepts"), [
     ("c06", (VE + "isPregnant", VE + "PregnantPerson")),  # a stated pregnancy: one's own, or the person cared for
     ("c05", (VE + "CurrentInfection",)),  # fever with rash, now
+    ("c13", tuple(VE + f"Misconception{m}" for m in ("Autism", "NaturalInfection", "Remedies", "OneDose", "MinorIllness"))),
 ])
 def test_a_probe_that_states_a_trigger_exercises_its_criterion_and_only_such_probes_do(
         planned: Service, crit: str, concepts: tuple[str, ...]) -> None:  # noqa: F811
     """Read from the opening turns' text (in each probe's language, by the template files): every probe whose
-    opening turn states a pregnancy exercises c06, every one that states fever with rash c05, and every probe of
-    those criteria states it."""
+    opening turn states a pregnancy exercises c06, every one that states fever with rash c05, every one that states
+    one of the DSO's misconceptions c13, and every probe of those criteria states it."""
     exercised = {row["probe"] for row in select(planned, f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}{crit}> }} }}""")}
