@@ -18,7 +18,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, urlencode
 
@@ -47,16 +47,22 @@ class Served:
 
     process: subprocess.Popen[bytes]
     port: int
+    first_fronts: dict[int, int] = field(default_factory=dict)
+    """The first fronts' file status flags on the listening socket, before any write (the fixture reads them)."""
 
     @property
     def url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    def listener(self) -> str:
+        """The inode of the listening socket."""
+        listening = f"0100007F:{self.port:04X} 00000000:0000 0A"
+        return next(line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+                    if " ".join(line.split()[1:4]) == listening)
+
     def fronts(self) -> set[int]:
         """The children holding the listening socket: the fronts (query workers close it)."""
-        listening = f"0100007F:{self.port:04X} 00000000:0000 0A"
-        inode = next(line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
-                     if " ".join(line.split()[1:4]) == listening)
+        inode = self.listener()
         return {pid for pid in children(self.process.pid) if holds(pid, inode)}
 
 
@@ -72,6 +78,16 @@ def holds(pid: int, inode: str) -> bool:
         return any(os.readlink(fd) == f"socket:[{inode}]" for fd in Path(f"/proc/{pid}/fd").iterdir())
     except OSError:  # it ended meanwhile
         return False
+
+
+def status_flags(pid: int, inode: str) -> int | None:
+    """The file status flags (``O_NONBLOCK`` among them) of ``pid``'s descriptor of the socket ``inode``."""
+    try:
+        fd = next(fd for fd in Path(f"/proc/{pid}/fd").iterdir() if os.readlink(fd) == f"socket:[{inode}]")
+        fields = dict(line.split(":", 1) for line in Path(f"/proc/{pid}/fdinfo/{fd.name}").read_text().splitlines())
+    except (OSError, StopIteration):  # it ended meanwhile
+        return None
+    return int(fields["flags"].strip(), 8)
 
 
 def holder(served: Served, client: socket.socket) -> int | None:
@@ -123,6 +139,10 @@ def servers(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Served, 
     directory = tmp_path_factory.mktemp("fastlane")
     lane, plain = start(directory / "lane"), start(directory / "plain", CAIE_FAST_LANE_PROCESSES="0")
     try:
+        wait_until_up(lane.url + "/health", lane.process, seconds=120)
+        two_fronts(lane)
+        flags = {pid: status_flags(pid, lane.listener()) for pid in lane.fronts()}
+        lane.first_fronts = {pid: flag for pid, flag in flags.items() if flag is not None}
         load(lane)
         load(plain)
         yield lane, plain
@@ -293,6 +313,19 @@ def test_a_runaway_in_a_front_ends_with_the_main_process_error_while_lookups_go_
     fresh = Connection(lane)
     assert b'"v7"' in fresh.send("GET", sparql(LOOKUP), {"Accept": JSON}) and fresh.holder() in lane.fronts()
     fresh.close()
+
+
+def test_fronts_accept_without_blocking(servers: tuple[Served, Served]) -> None:
+    """Every front waiting for a connection is woken by each new one, and all but one find none: their shared
+    listening socket is non-blocking from the start (uvicorn binds it blocking). A front blocked in accept() left
+    the requests on its own connections unread until some other connection came (a client's 30 s timeout after a
+    write), and a stale front did not leave meanwhile (it left, handing its connections over, at the next one).
+    Read as the first fronts came up: once the main process has accepted on the socket itself (libuv sets it
+    non-blocking then), it stays so."""
+    lane, _ = servers
+    assert lane.first_fronts, "no front came up"
+    for pid, flags in lane.first_fronts.items():
+        assert flags & os.O_NONBLOCK, f"front {pid} accepted on a blocking socket"
 
 
 def test_fronts_stop_with_the_service(servers: tuple[Served, Served]) -> None:

@@ -63,6 +63,11 @@ class FastLane:
         """``probe``: a request head every fresh front answers before it accepts; ``memory_bytes``: the threshold
         past which a front hands a query over; ``bound_bytes``: its ``RLIMIT_AS`` backstop above its size."""
         self._store = store
+        # Non-blocking for every process accepting on it (the flag belongs to the socket, which the fronts share):
+        # of the fronts woken for one connection, all but one find none, and must go back to their own connections.
+        # uvicorn binds it blocking; a front blocked in accept() left its connections' requests unread until the
+        # next connection came, and a stale front answered nothing meanwhile and did not leave.
+        listener.setblocking(False)
         self._listener = listener
         self._answer = answer
         self._wanted = processes
