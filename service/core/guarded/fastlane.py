@@ -102,13 +102,8 @@ class FastLane:
                     process.status = status
         self._processes = [p for p in self._processes if p.status is None or p.channel.fileno() >= 0]
         missing = self._wanted - len(self.pids)
-        paused = self._store.writes_paused()
-        if missing > 0 and not self._stopped and paused.acquire(blocking=False):
-            try:
-                for _ in range(missing):
-                    self._fork()
-            finally:
-                paused.release()
+        if missing > 0 and not self._stopped:
+            self._fork(missing)
         self._accept_while_alone()
 
     def stop(self) -> None:
@@ -131,18 +126,35 @@ class FastLane:
                     time.sleep(0.01)
             self._close_channel(process)
 
-    def _fork(self) -> None:
+    def _fork(self, count: int) -> None:
+        """Fork ``count`` fronts, unless a query worker is being forked or a write is in progress (then at a later
+        tick). The locks are taken in the order the query workers take them, FORKING then the write lock, and
+        without waiting: the other order deadlocked against a worker forked meanwhile, stopping the event loop."""
+        if not FORKING.acquire(blocking=False):
+            return
+        try:
+            paused = self._store.writes_paused()
+            if not paused.acquire(blocking=False):
+                return
+            try:
+                for _ in range(count):
+                    self._fork_one()
+            finally:
+                paused.release()
+        finally:
+            FORKING.release()
+
+    def _fork_one(self) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        with FORKING:
-            pid = os.fork()
-            if pid == 0:
-                try:
-                    ours.close()
-                    Front(self._listener, theirs, self._store, self._store.generation, self._answer, **self._front).run()
-                except BaseException:  # noqa: BLE001 - said, then the front ends; it never returns into the parent's code
-                    traceback.print_exc()
-                finally:
-                    os._exit(1)
+        pid = os.fork()
+        if pid == 0:
+            try:
+                ours.close()
+                Front(self._listener, theirs, self._store, self._store.generation, self._answer, **self._front).run()
+            except BaseException:  # noqa: BLE001 - said, then the front ends; it never returns into the parent's code
+                traceback.print_exc()
+            finally:
+                os._exit(1)
         theirs.close()
         ours.setblocking(False)
         process = _Process(pid, ours)
