@@ -25,7 +25,7 @@ from ..reports.model import SignOff as ReportSignOff, Verification as ReportVeri
 from ..reports.model import tail as report_tail
 from ..runs.jobs import Job
 from ..runs.records import RunView
-from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleCount
+from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleBlocking, RuleCount
 from ..scope.model import EvaluationSummary
 
 T = TypeVar("T")
@@ -105,6 +105,11 @@ def exclusion_json(recorded: RecordedExclusion) -> JSON:
 
 def rule_count_json(count: RuleCount) -> JSON:
     return {"rule": count.rule, "scenarios": count.scenarios}
+
+
+def rule_blocking_json(found: RuleBlocking) -> JSON:
+    return {"rule": found.rule, "label": found.label, "blocked": found.blocked, "candidates": found.candidates,
+            "eligible": found.eligible, "shareOfBlocked": round(found.share_of_blocked, 4)}
 
 
 def page_json(page: Page[T], item: Callable[[T], JSON]) -> JSON:

@@ -41,7 +41,7 @@ def stratum_iri(evaluation: str, stratum: Stratum) -> str:
 
 def positions(ctx: Context, evaluation: str, stratum: Stratum) -> list[set[int]]:
     """Per facet, the value positions the stratum's facts allow (422 for a facet the DSO does not declare)."""
-    return trigger_positions(ctx, Criterion(stratum_iri(evaluation, stratum), frozenset(), stratum.facts))
+    return trigger_positions(ctx, Criterion(stratum_iri(evaluation, stratum), frozenset(), stratum.facts), defaults=False)
 
 
 def require_disjoint(ctx: Context, evaluation: str, population: Sequence[Stratum]) -> None:

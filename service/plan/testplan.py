@@ -243,7 +243,8 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     allocation = allocate(request.budget, demands, request.strategy, request.annotators)
     excluded = excluded_indices(graphs, evaluation_id, context)
     probes: list[PlannedProbe] = []
-    allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}
+    allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}  # where a criterion's probes are drawn
+    bearing = {c.iri: allowed_positions(context, c, defaults=False) for c in context.criteria}  # where it bears
     said: set[tuple[str, ...]] = set()
     by_population = request.strategy is Strategy.POPULATION_WEIGHTED
     if by_population:
@@ -275,7 +276,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
             values = {name: str(value) for name, value in facet_values.items()}
             digits = context.space.digits(index)
             exercises = tuple(
-                iri for iri, positions in allowed.items()
+                iri for iri, positions in bearing.items()
                 if all(d in a for d, a in zip(digits, positions)) and not production.pair_blocks(index, iri)
             )
             probes.append(PlannedProbe(

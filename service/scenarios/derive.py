@@ -27,7 +27,7 @@ from ..core.namespaces import EARL as EARL_NS
 from .cache import build_context, compiled_tables
 from .engine import Block, Context, Criterion
 from .facets import EPO, Facet, describe, scenario_key
-from .frame import FrameCounts, allowed_positions
+from .frame import FrameCounts, allowed_positions, rule_counts
 from .production import OWL_RULES, Production
 from .reference import Trigger
 from .rules import Rule, load_rule_shapes
@@ -109,6 +109,9 @@ class Derivation:
     OWL 2 RL axioms as a unit are named by the DSO's ontology IRI)."""
     unseeded: tuple[tuple[str, str], ...] = ()
     """Knowledge graph personas that are not in the frame, each with why (:mod:`.seeds`)."""
+    blocked_by_rule: Mapping[str, int] = field(default_factory=dict)
+    """How many candidates of the frame each compiled rule blocks, exactly (:func:`.frame.rule_counts`; a candidate
+    two rules block counts for both)."""
 
 
 def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
@@ -172,7 +175,8 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
                             tuple(inp.criteria), inp.sample_size,
                             tuple(name.get(r, r) for r in production.compiled),
                             tuple((name.get(r, r), why) for r, why in sorted(production.fallback.items())),
-                            tuple((s.persona, s.problem) for s in found if s.index is None))
+                            tuple((s.persona, s.problem) for s in found if s.index is None),
+                            {name.get(r, r): n for r, n in rule_counts(production).items()})
     return derivation, ctx, production
 
 
@@ -188,6 +192,8 @@ def _rule_usages(g: Graph, activity: URIRef, base: str, derivation: Derivation) 
         g.add((usage, RDF.type, PROV.Usage))
         g.add((usage, PROV.entity, URIRef(rule)))
         g.add((usage, PROV.hadRole, role))
+        if rule in derivation.blocked_by_rule:
+            g.add((usage, EPO.blockedCount, Literal(derivation.blocked_by_rule[rule], datatype=XSD.integer)))
         if why:
             g.add((usage, RDFS.comment, Literal(why, lang="en")))
 

@@ -85,6 +85,9 @@ class FacetSpec:
     opening_required: bool = False
     """A value the template set has no text for makes the scenario unsayable (``epo:openingTextRequired``),
     rather than leaving the value unsaid."""
+    unless_triggered: Node | None = None
+    """The value a probe has on this facet unless a criterion's trigger names the facet (``epo:valueUnlessTriggered``):
+    a stated misconception is drawn for the criterion it triggers, not put into every other criterion's probes."""
 
 
 SCENARIO_KEY_LENGTH = 32
@@ -127,7 +130,7 @@ def read_specs(dso: Graph) -> tuple[FacetSpec, ...]:
             via_facet=None if via_facet is None else str(names.get(via_facet, via_facet)),
             includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None,
             opening_position=None if one(EPO.openingPosition) is None else int(one(EPO.openingPosition)),  # type: ignore[arg-type]
-            opening_required=bool(one(EPO.openingTextRequired))))
+            opening_required=bool(one(EPO.openingTextRequired)), unless_triggered=one(EPO.valueUnlessTriggered)))
     if len({s.name for s in specs}) != len(specs):
         raise FacetDeclarationError("two facet declarations of the DSO share one epo:facetName")
     return tuple(sorted(specs, key=lambda s: (s.order, s.name)))

@@ -56,11 +56,12 @@ class FrameCounts:
         return self.total - self.eligible
 
 
-def allowed_positions(ctx: Context, criterion: Criterion) -> list[set[int]]:
+def allowed_positions(ctx: Context, criterion: Criterion, defaults: bool = True) -> list[set[int]]:
     """Per facet, the value positions in the criterion's frame (all of them if it does not constrain it): by its
-    triggers when it declares any (:func:`trigger_positions`), else by its concepts."""
+    triggers when it declares any (:func:`trigger_positions`; ``defaults`` false: where it bears, rather than where
+    its probes are drawn), else by its concepts."""
     if criterion.triggers:
-        return trigger_positions(ctx, criterion)
+        return trigger_positions(ctx, criterion, defaults)
     out = []
     concepts = [URIRef(c) for c in sorted(criterion.concepts)]
     for facet in ctx.facets:
@@ -72,17 +73,21 @@ def allowed_positions(ctx: Context, criterion: Criterion) -> list[set[int]]:
     return out
 
 
-def trigger_positions(ctx: Context, criterion: Criterion) -> list[set[int]]:
+def trigger_positions(ctx: Context, criterion: Criterion, defaults: bool = True) -> list[set[int]]:
     """Per facet, the value positions where every trigger of ``criterion`` on that facet holds: the value is one
     of the trigger's values or narrower (:meth:`.facets.Schema.matches`); a facet no trigger names is not
-    constrained. 422 naming a trigger whose facet the DSO does not declare, or that no value of the frame meets."""
+    constrained, but for one whose declaration gives a value unless triggered (``epo:valueUnlessTriggered``): that
+    value only (with ``defaults``: population groups' facts leave it to the criterion's). 422 naming a trigger whose facet the DSO does not declare, or that no value of the frame meets."""
     declared = {str(facet.spec.iri) for facet in ctx.facets if facet.spec.iri is not None}
     if unknown := sorted({t.facet for t in criterion.triggers} - declared):
         raise Unprocessable(f"criterion {criterion.iri} is triggered on {', '.join(unknown)}, which the DSO does not "
                             f"declare as a scenario facet (it declares {', '.join(sorted(declared))})")
+    named = {t.facet for t in criterion.triggers}
     out = []
     for facet in ctx.facets:
         allowed = set(range(len(facet.values)))
+        if defaults and facet.spec.unless_triggered is not None and str(facet.spec.iri) not in named:
+            allowed = {d for d, v in enumerate(facet.values) if v == facet.spec.unless_triggered}
         for trigger in (t for t in criterion.triggers if t.facet == str(facet.spec.iri)):
             wanted = [trigger_term(value) for value in trigger.values]
             allowed &= {d for d, v in enumerate(facet.values) if any(ctx.schema.matches(v, w) for w in wanted)}

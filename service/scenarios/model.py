@@ -83,3 +83,19 @@ class RuleCount:
 
     rule: str
     scenarios: int
+
+
+@dataclass(frozen=True)
+class RuleBlocking:
+    """How many candidates of a plan's frame a rule blocks, exactly (``queries/blocking-by-rule.rq``), of
+    ``candidates`` in all and ``eligible`` unblocked ones; a candidate two rules block counts for both."""
+
+    rule: str
+    label: str | None
+    blocked: int
+    candidates: int
+    eligible: int
+
+    @property
+    def share_of_blocked(self) -> float:
+        return self.blocked / (self.candidates - self.eligible) if self.candidates > self.eligible else 0.0

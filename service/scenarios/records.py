@@ -23,7 +23,7 @@ from ..core.iris import named_node
 from ..core.namespaces import RDF
 from ..core.store import Row, Term
 from .facets import read_specs
-from .model import Exclusion, Page, ReviewedScenario, RuleCount, ScenarioStatus
+from .model import Exclusion, Page, ReviewedScenario, RuleBlocking, RuleCount, ScenarioStatus
 
 MAX_PAGE = 1000
 """The largest page a listing gives."""
@@ -145,3 +145,10 @@ def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[RuleCount
     """How many reviewed scenarios each rule blocked, and how many are eligible (``epo:EligibleScenario``)."""
     rows = graphs.rows("blocked-scenarios-by-rule", {"graph": review_graph(graphs, evaluation_id).iri})
     return [RuleCount(row["rule"].value, int(row["scenarios"].value)) for row in rows]
+
+
+def frame_blocking(graphs: GraphService, plan: str) -> list[RuleBlocking]:
+    """Per consistency rule, how many candidates of the plan's frame it blocks (``queries/blocking-by-rule.rq``)."""
+    rows = graphs.rows("blocking-by-rule", {"plan": NamedNode(plan)})
+    return [RuleBlocking(row["rule"].value, row["label"].value if row.get("label") else None, int(row["blocked"].value),
+                         int(row["candidates"].value), int(row["eligible"].value)) for row in rows]

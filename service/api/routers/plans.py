@@ -17,10 +17,12 @@ from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
 from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
 from ...plan.testplan import PlanRequest, create_plan
-from ...scenarios.records import MAX_OFFSET, blocking_summary, list_scenarios
+from ...scenarios.model import RuleBlocking
+from ...scenarios.records import MAX_OFFSET, blocking_summary, frame_blocking, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
-from ..shapes import approval_json, exclusion_json, page_json, plan_json, probe_json, rule_count_json, scenario_json
+from ..shapes import (approval_json, exclusion_json, page_json, plan_json, probe_json, rule_blocking_json, rule_count_json,
+                      scenario_json)
 from .resources import linked_data, wants_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])
@@ -59,6 +61,14 @@ async def get_plan(evaluation_id: str, number: int, request: Request, graphs: Gr
     if not wants_json(request):
         return await linked_data(request)
     return JSONResponse(plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, number)), headers=VARY)
+
+
+@router.get("/plans/{number}/blocking", summary="How many candidates of the plan's frame each consistency rule blocks, "
+            "exactly, and its share of the blocked ones")
+async def get_plan_blocking(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    def read() -> list[RuleBlocking]:
+        return frame_blocking(graphs, plan_view(graphs, evaluation_id, number).iri)
+    return JSONResponse({"rules": [rule_blocking_json(found) for found in await run_in_threadpool(read)]})
 
 
 @router.post("/plans/{number}/approval", status_code=201,
