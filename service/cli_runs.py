@@ -59,7 +59,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         graphs = services.graphs
         view = (run_view(graphs, args.evaluation, args.run_number) if args.run_number
-                else start_run(graphs, args.evaluation, args.plan, target.version, settings, operator))
+                else start_run(graphs, args.evaluation, args.plan, target.version, settings, operator,
+                               outside_boundary=args.outside_boundary))
         print(f"run {view.number}: {view.iri}  target {view.fingerprint}", flush=True)
         console = Console(stderr=True)
         columns = (TextColumn(f"run {view.number}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -98,4 +99,6 @@ def add_command(commands: argparse._SubParsersAction, with_store: CommandAdder) 
     sub.add_argument("--lease", type=float, help="seconds a claim holds (default: what a batch can take at worst; "
                                                  "shorter risks another runner running a probe again)")
     sub.add_argument("--agent", default="operator", help="the evaluation operator running it")
+    sub.add_argument("--outside-boundary", metavar="REASON",
+                     help="run a target outside the scope's version boundary on purpose, recording why (docs/reports.md)")
     sub.set_defaults(run=run)

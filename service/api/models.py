@@ -410,6 +410,8 @@ class RunBody(_Body):
     plan: int = Field(ge=1, description="The number of the approved plan to run")
     target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
     settings: RunSettingsBody = RunSettingsBody()
+    outside_boundary: str | None = Field(default=None, description=(
+        "Run a target outside the scope's version boundary on purpose: why (the run and its reports say so)."))
 
 
 class ContinueBody(_Body):

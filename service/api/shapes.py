@@ -14,7 +14,7 @@ from ..core.catalog import CatalogEntry
 from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.approval import PlanApprovalStatus
-from ..judgments.agreement import Agreement, StoredReliability
+from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement, StoredReliability
 from ..judgments.attestations import AttestationView
 from ..metrics.model import (Coverage, DrillNode, EvaluationMetrics, Failure, FailureTrace, Gap, OutcomeDistribution,
                              PassRate, TraceLink)
@@ -204,6 +204,19 @@ def agreement_json(found: Agreement) -> JSON:
     }
 
 
+def human_agreement_json(found: HumanAgreement) -> JSON:
+    t = found.threshold
+    return {"judge": found.judge, "version": found.version, "criterion": found.criterion,
+            "measure": found.measure.value, "value": found.value, "reason": found.reason, "units": found.units,
+            "determined": found.determined, "trustedAlone": found.trusted_alone,
+            "threshold": {"minimum": str(t.minimum), "measure": t.measure.value, "minimumUnits": t.minimum_units}}
+
+
+def case_needing_person_json(case: CaseNeedingPerson) -> JSON:
+    return {"criterion": case.criterion, "probe": case.probe, "case": case.case, "reason": case.reason,
+            "judges": [{"judge": judge, "version": version} for judge, version in case.judges]}
+
+
 def reliability_json(stored: StoredReliability) -> JSON:
     r = stored.reliability
     return {
@@ -251,6 +264,20 @@ def report_json(report: ReportModel) -> JSON:
                        "method": p.method} for p in f.pass_rates],
         "executionErrors": [{"run": e.run, "kind": e.kind, "count": e.count, "cases": e.cases} for e in f.errors],
         "failed": criteria(f.failed), "untested": criteria(f.untested),
+        "tested": {"system": b.tested_system, "modelRelease": b.tested_release,
+                   "outsideBoundary": b.outside_boundary is not None, "reason": b.outside_boundary},
+        "standings": [{"criterion": st.criterion, "identifier": st.identifier, "weight": text(st.weight),
+                       "outcome": _earl_name(st.outcome),
+                       "sufficiency": st.sufficiency.rsplit("/", 1)[-1] if st.sufficiency else None,
+                       "appropriateness": st.appropriateness.rsplit("/", 1)[-1] if st.appropriateness else None}
+                      for st in f.standings],
+        "insufficientEvidence": {"value": text(f.insufficient.value),
+                                 "insufficientWeight": text(f.insufficient.insufficient_weight),
+                                 "coveredWeight": text(f.insufficient.covered_weight),
+                                 "insufficient": f.insufficient.insufficient, "covered": f.insufficient.covered},
+        "judgeAgreement": [{"judge": a.judge, "version": a.version, "criterion": a.criterion,
+                            "measure": a.measure.rsplit("/", 1)[-1], "value": text(a.value), "units": a.units,
+                            "trustedAlone": a.trusted_alone} for a in f.agreements],
         "limitations": list(report.statement.limitations), "recommendations": list(report.statement.recommendations),
         "fitness": report.statement.fitness.rsplit("/", 1)[-1],
         "computedFrom": [{"graph": d.name, "digest": d.digest} for d in report.snapshots],

@@ -15,11 +15,20 @@ aggregation rule an attestation starts from never counts them), while an atteste
 like any other. :func:`record_judge_reliability` stores them as DQV measurements (``epo:JudgeAgreementRate``) in
 one batch ``{evaluation}/judgments/{n}``; :func:`stored_judge_reliability` reads them back
 (``queries/judge-reliability.rq``).
+
+**Automated judges against people.** For each automated judge version and criterion, :func:`judge_human_agreement`
+gives Cohen's kappa or Krippendorff's alpha (nominal, the envelope's ``judgeAgreement.measure``) between the judge's
+latest determination and people's latest manual one on the units both determined (from the determinations
+``queries/judge-human-units.rq`` lists),
+with n, and whether the judge may decide alone: its coefficient at least the envelope's minimum over at least its
+minimum of units. :func:`cases_needing_people` lists a run's cases no person determined and no judge trusted
+alone did.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from decimal import Decimal
 
 import krippendorff
@@ -33,12 +42,12 @@ from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.namespaces import DQV, EPO, PROV, RDF, XSD
-from ..core.rdf import integer
+from ..core.rdf import date_time, integer
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
 from ..core.store import Row, Term
-from ..envelope import get_evaluation, iris_for
+from ..envelope import DEFAULT_JUDGE_AGREEMENT, AgreementMeasure, JudgeAgreement, get_evaluation, iris_for
 from ..runs.records import run_view
-from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED
+from .model import AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, PASSED
 
 EARL_OUTCOMES = (PASSED, FAILED, CANT_TELL, INAPPLICABLE)
 """The nominal values alpha is computed over, in the order of :attr:`Agreement.value_counts`."""
@@ -239,3 +248,125 @@ def stored_judge_reliability(graphs: GraphService, evaluation_id: str, *, run: s
     found, firsts = _grouped(graphs.rows("judge-reliability", _bindings(graphs, evaluation_id, run=run, criterion=criterion)))
     return [StoredReliability(first["measurement"].value, first["at"].value, first["latest"].value == "true", r)
             for r, first in zip(found, firsts, strict=True)]
+
+
+@dataclass(frozen=True)
+class HumanAgreement:
+    """One automated judge version against people on one criterion: the coefficient over the ``units`` both
+    determined (``None``, with ``reason``, when undefined), and whether it may decide the criterion's cases alone."""
+
+    judge: str
+    version: str
+    criterion: str
+    measure: AgreementMeasure
+    value: float | None
+    reason: str | None
+    units: int
+    determined: int
+    """The units the judge determined, with a person or not."""
+    threshold: JudgeAgreement
+    """The envelope's threshold it was held to."""
+
+    @property
+    def trusted_alone(self) -> bool:
+        """At least the threshold's minimum, over at least its minimum of units."""
+        t = self.threshold
+        return self.value is not None and Decimal(repr(self.value)) >= t.minimum and self.units >= t.minimum_units
+
+
+def judge_human_agreement(graphs: GraphService, evaluation_id: str, *, criterion: str | None = None,
+                          as_of: datetime | None = None, threshold: JudgeAgreement | None = None) -> list[HumanAgreement]:
+    """Every automated judge version's agreement with people per criterion (module docstring), against
+    ``threshold`` (the current envelope's, or its default, unless given); determinations dated after ``as_of``
+    left out."""
+    if threshold is None:
+        envelope = get_evaluation(graphs, evaluation_id).envelope
+        threshold = envelope.content.agreement_threshold if envelope else DEFAULT_JUDGE_AGREEMENT
+    bindings = _bindings(graphs, evaluation_id, criterion=criterion)
+    if as_of is not None:
+        bindings["asOf"] = date_time(as_of)
+    judged: dict[tuple[str, str, str], dict[str, tuple[datetime, str, str]]] = {}
+    people: dict[tuple[str, str], tuple[datetime, str, str]] = {}
+    for row in graphs.rows("judge-human-units", bindings):
+        unit = (row["criterion"].value, row["response"].value)
+        said = (_instant(row["at"].value), row["determination"].value, row["outcome"].value)
+        if row["mode"].value == MANUAL:
+            people[unit] = max(people.get(unit, said), said)  # the latest by date, then IRI
+        elif "version" in row:
+            by_unit = judged.setdefault((row["judge"].value, row["version"].value, unit[0]), {})
+            by_unit[unit[1]] = max(by_unit.get(unit[1], said), said)
+    pairs = {key: [(said[2], people[(key[2], response)][2]) for response, said in by_unit.items()
+                   if (key[2], response) in people] for key, by_unit in judged.items()}
+    determined = {key: len(by_unit) for key, by_unit in judged.items()}
+    rule, found = threshold, []
+    for key, compared in pairs.items():
+        value, reason = coefficient(rule.measure, compared)
+        found.append(HumanAgreement(*key, measure=rule.measure, value=value, reason=reason, units=len(compared),
+                                    determined=determined[key], threshold=rule))
+    return found
+
+
+def _instant(at: str) -> datetime:
+    """An xsd:dateTime as a comparable instant (one written without a zone read as UTC)."""
+    moment = datetime.fromisoformat(at)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+def coefficient(measure: AgreementMeasure, compared: list[tuple[str, str]]) -> tuple[float | None, str | None]:
+    """Nominal agreement between two coders over ``compared`` (one (first, second) outcome pair per unit): Cohen's
+    kappa, or Krippendorff's alpha by the ``krippendorff`` package; ``None`` with the reason when undefined (fewer
+    than 2 units, or one value only: 0/0)."""
+    totals = tuple((value, sum((a == value) + (b == value) for a, b in compared)) for value in EARL_OUTCOMES)
+    reason = _undefined(len(compared), totals)
+    if reason:
+        return None, reason.replace("determined by two or more people", "determined by the judge and a person")
+    if measure is AgreementMeasure.KRIPPENDORFF_ALPHA:
+        codes = np.array([[EARL_OUTCOMES.index(a) for a, _ in compared], [EARL_OUTCOMES.index(b) for _, b in compared]],
+                         dtype=float)
+        return float(krippendorff.alpha(reliability_data=codes, level_of_measurement="nominal")), None
+    n = len(compared)
+    observed = sum(a == b for a, b in compared) / n
+    expected = sum(sum(a == v for a, _ in compared) * sum(b == v for _, b in compared) for v in EARL_OUTCOMES) / (n * n)
+    return (observed - expected) / (1 - expected), None
+
+
+def trusted_alone(graphs: GraphService, evaluation_id: str) -> set[tuple[str, str, str]]:
+    """(judge, version, criterion) of every automated judge version that may decide the criterion's cases alone now."""
+    return {(a.judge, a.version, a.criterion) for a in judge_human_agreement(graphs, evaluation_id) if a.trusted_alone}
+
+
+@dataclass(frozen=True)
+class CaseNeedingPerson:
+    """A run's case of a criterion that waits for a person's determination, and the judges that did determine it
+    (none: no judge covers it; else each is not trusted alone)."""
+
+    criterion: str
+    probe: str
+    case: str
+    judges: tuple[tuple[str, str], ...]
+    """(judge, version) of each automated judge version that determined the criterion on the case."""
+
+    @property
+    def reason(self) -> str:
+        return "untrusted" if self.judges else "undetermined"
+
+
+def cases_needing_people(graphs: GraphService, evaluation_id: str, run_number: int,
+                         criterion: str | None = None) -> list[CaseNeedingPerson]:
+    """Run ``run_number``'s cases, per criterion its plan tests, that no person determined and no judge trusted
+    alone did (``queries/cases-needing-people.rq``); 404 for no such run."""
+    run = run_view(graphs, evaluation_id, run_number)
+    bindings = _bindings(graphs, evaluation_id, criterion=criterion) | {"ofRun": NamedNode(run.iri)}
+    trusted = trusted_alone(graphs, evaluation_id)
+    judged: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
+    by_person: set[tuple[str, str, str]] = set()
+    for row in graphs.rows("cases-needing-people", bindings):
+        key = (row["criterion"].value, row["probe"].value, row["case"].value)
+        judges = judged.setdefault(key, [])
+        mode = row["mode"].value if "mode" in row else None
+        if mode == MANUAL:
+            by_person.add(key)
+        elif mode == AUTOMATIC and "version" in row and (found := (row["judge"].value, row["version"].value)) not in judges:
+            judges.append(found)
+    return [CaseNeedingPerson(*key, judges=tuple(judges)) for key, judges in judged.items() if key not in by_person
+            and not any((judge, version, key[0]) in trusted for judge, version in judges)]

@@ -1,9 +1,12 @@
 """Attestations (issue 10 §5): the domain expert states a criterion's outcome for a run, append-only.
 
-The expert starts from a declared, versioned aggregation rule (:data:`AGGREGATION`, ``epo:AnyFailedFails``
-version 1: failed if any determination failed, else passed if any passed, else cannot tell; inapplicable never
-counts) over every determination on the criterion in the run: an attestation aggregates them all (no cherry
-picking) and may state another outcome, with its rationale. It records the evidence's sufficiency and the
+The expert starts from a declared, versioned aggregation rule (:data:`AGGREGATION`, ``epo:AnyFailedFailsTrusted``
+version 2: failed if any counted determination failed, else passed if any passed, else cannot tell; inapplicable
+never counts; with nothing counted, untested) over the determinations on the criterion in the run that it counts:
+a person's, an automated judge version's that may decide the criterion alone (its agreement with people meets the
+envelope's threshold, :func:`.agreement.trusted_alone`), and any automated one on a case a person also determined.
+An attestation aggregates every determination (no cherry picking) and may state another outcome, with its
+rationale. It records the evidence's sufficiency and the
 test's appropriateness: insufficient evidence supports only cannot tell, an inappropriate test only cannot tell
 or inapplicable. A criterion has at most one current attestation per run: a correction supersedes it, with a
 reason, and both stay in the record (``queries/attestations.rq`` says which is current).
@@ -21,16 +24,20 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import Conflict, Unprocessable
 from ..core.graphs import GraphService
-from ..core.namespaces import EPO
+from ..core.namespaces import EARL, EPO
 from ..core.roles import DOMAIN_EXPERT
+from ..core.store import Row
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
-from .model import CANT_TELL, FAILED, INAPPLICABLE, OUTCOMES, PASSED
+from .agreement import trusted_alone
+from .model import AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, OUTCOMES, PASSED
 from .records import plan_criteria
 from .separation import NO_SEPARATION, Separation
 
-AGGREGATION = EPO + "AnyFailedFails"
+AGGREGATION = EPO + "AnyFailedFailsTrusted"
+UNTESTED = EARL + "untested"
+"""What the rule proposes when it counts no determination: every one is an automated judge's not trusted alone."""
 SUFFICIENCY = {"sufficient": EPO + "Sufficient", "insufficient": EPO + "Insufficient"}
 APPROPRIATENESS = {"appropriate": EPO + "Appropriate", "inappropriate": EPO + "Inappropriate"}
 
@@ -84,9 +91,10 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     if not rows:
         raise Unprocessable(f"no determination on {criterion} in run {run_number} to attest from: determine first")
     separation.require_apart_from_determiners(graphs, agent, (row["judge"].value for row in rows), criterion)
-    started_from = aggregate([row["outcome"].value for row in rows])
-    if started_from is None:
+    if aggregate([row["outcome"].value for row in rows]) is None:
         raise Unprocessable(f"every determination on {criterion} in run {run_number} is inapplicable: nothing to attest")
+    counted_rows = counted(rows, trusted_alone(graphs, evaluation_id), criterion)
+    started_from = aggregate([row["outcome"].value for row in counted_rows]) or UNTESTED
     current = [a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current]
     _check_supersession(current, criterion, run_number, supersedes, reason)
     at = now()
@@ -100,6 +108,15 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
         agent, title=f"judgments {{n}}: attestation of {criterion.rsplit('/', 1)[-1]} for run {run_number}")
     iri = f"{ref.iri.value}/attestations/1"
     return next(a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.iri == iri)
+
+
+def counted(rows: list[Row], trusted: set[tuple[str, str, str]], criterion: str) -> list[Row]:
+    """The determinations (``determinations.rq`` rows of one criterion in one run) the aggregation rule counts: every
+    one not automated, an automated judge version's in ``trusted`` for the criterion, and an automated one on a case
+    (the run's conversation of a probe) a person determined by hand."""
+    by_person = {row["probe"].value for row in rows if row["mode"].value == MANUAL}
+    return [row for row in rows if row["mode"].value != AUTOMATIC or row["probe"].value in by_person
+            or (row["judge"].value, row["version"].value if "version" in row else "", criterion) in trusted]
 
 
 def _check_values(graphs: GraphService, evaluation_id: str, plan: str, criterion: str, outcome: str, rationale: str,

@@ -123,8 +123,52 @@ class CriterionItem:
 
 
 @dataclass(frozen=True)
+class Standing:
+    """An applicable criterion's outcome (``earl:untested`` when not covered) and what its current attestation says
+    of its evidence (``None``: no current attestation)."""
+
+    criterion: str
+    identifier: str
+    weight: Decimal
+    outcome: str
+    sufficiency: str | None
+    appropriateness: str | None
+
+
+@dataclass(frozen=True)
+class InsufficientShare:
+    """Of the covered criteria, those whose current attestation states insufficient evidence, by weight and count."""
+
+    insufficient_weight: Decimal
+    covered_weight: Decimal
+    insufficient: int
+    covered: int
+
+    @property
+    def value(self) -> Decimal | None:
+        return ratio(self.insufficient_weight, self.covered_weight)
+
+
+NO_INSUFFICIENT = InsufficientShare(Decimal(0), Decimal(0), 0, 0)
+
+
+@dataclass(frozen=True)
+class JudgeAgreementFigure:
+    """An automated judge version's agreement with people on a criterion (``measure`` an EPO individual; ``value``
+    ``None`` when undefined) over ``units``, and whether it decided the criterion's cases alone."""
+
+    judge: str
+    version: str
+    criterion: str
+    measure: str
+    value: Decimal | None
+    units: int
+    trusted_alone: bool
+
+
+@dataclass(frozen=True)
 class Figures:
-    """Every number a report states, computed by the published queries (``service.metrics``)."""
+    """Every number a report states, computed by the published queries (``service.metrics``, :mod:`.evidence`)."""
 
     coverage: Coverage
     distribution: tuple[OutcomeShare, ...]
@@ -132,6 +176,9 @@ class Figures:
     errors: tuple[ErrorCount, ...]
     failed: tuple[CriterionItem, ...]
     untested: tuple[CriterionItem, ...]
+    standings: tuple[Standing, ...] = ()
+    insufficient: InsufficientShare = NO_INSUFFICIENT
+    agreements: tuple[JudgeAgreementFigure, ...] = ()
 
     def flat(self) -> dict[str, str]:
         """Every figure by a stable name, as canonical text (``""`` for an undefined fraction)."""
@@ -155,6 +202,17 @@ class Figures:
             out[f"errors.{error.run}.{tail(error.kind) if error.kind else 'all'}"] = f"{error.count}/{error.cases}"
         out["failed"] = " ".join(sorted(item.criterion for item in self.failed))
         out["untested"] = " ".join(sorted(item.criterion for item in self.untested))
+        i = self.insufficient
+        out |= {"insufficientEvidence": text(i.value), "insufficientEvidence.insufficientWeight": text(i.insufficient_weight),
+                "insufficientEvidence.coveredWeight": text(i.covered_weight),
+                "insufficientEvidence.insufficient": text(i.insufficient), "insufficientEvidence.covered": text(i.covered)}
+        for st in self.standings:
+            out[f"standing.{st.criterion}"] = " ".join(tail(v) if v else "none"
+                                                       for v in (st.outcome, st.sufficiency, st.appropriateness))
+        for a in self.agreements:
+            out[f"judgeAgreement.{a.judge}.{a.version}.{a.criterion}"] = (
+                f"{tail(a.measure)} {text(a.value) or 'undefined'} over {a.units} units, "
+                + ("trusted alone" if a.trusted_alone else "not trusted alone"))
         return out
 
 
@@ -198,6 +256,11 @@ class Basis:
     scope: ScopeFacts
     judges: tuple[JudgeUsed, ...]
     evaluator_version: str
+    tested_system: str = ""
+    tested_release: str = ""
+    """The run's target version: what was tested (empty for a report made before it was stated)."""
+    outside_boundary: str | None = None
+    """The operator's reason for running a target outside the scope's version boundary; ``None`` inside it."""
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ The report graph (``r`` the report's IRI)::
         epo:coverage 0.75 ; epo:passedFraction … ; epo:failedFraction … ; epo:cantTellFraction … ;
         dqv:hasQualityMeasurement <r/measurements/…> ;          # coverage, distribution, pass rates, errors
         epo:failedCriterion <c> ; epo:hasGap <r/gaps/k> ; epo:limitation "…" ;
+        epo:criterionStanding <r/standings/k> ;                  # outcome, sufficiency, appropriateness
+        epo:testedRelease "…" ; epo:outsideVersionBoundary <boundary> ; epo:outsideBoundaryReason "…" ;
         epo:recommendation <r/recommendation> ;                  # epo:fitness, one epo:statement per text
         epo:computedBy <r/computation> ; epo:computedFrom <r/snapshots/k> .
     <r/computation> a epo:MetricComputation ; prov:wasAssociatedWith <r/evaluator> ; prov:used <r/queries/name> .
@@ -67,6 +69,7 @@ def report_triples(report: Report) -> list[Triple]:
         say(r, EPO + "judgedWith", NamedNode(judge.iri))
         say(judge.iri, EPO + "version", Literal(judge.version) if judge.version is not None else None)
     _figures(say, report)
+    _evidence(say, report)
     for text in report.statement.limitations:
         say(r, EPO + "limitation", Literal(text))
     recommendation = f"{r}/recommendation"
@@ -92,6 +95,12 @@ def _scope(say: _Say, r: str, report: Report) -> None:
     say(s.version_boundary, EPO + "targetVersion", Literal(s.model_release))
     say(s.version_boundary, EPO + "configuration", Literal(s.configuration))
     say(s.use_boundary, EPO + "statement", Literal(s.use_statement))
+    b = report.basis
+    say(r, EPO + "testedSystem", Literal(b.tested_system) if b.tested_system else None)
+    say(r, EPO + "testedRelease", Literal(b.tested_release) if b.tested_release else None)
+    if b.outside_boundary is not None:  # the run's target is not the scope's: every figure is about another target
+        say(r, EPO + "outsideVersionBoundary", NamedNode(s.version_boundary))
+        say(r, EPO + "outsideBoundaryReason", Literal(b.outside_boundary))
     if s.method is not None:
         say(s.method, RDFS + "label", Literal(s.method_name) if s.method_name else None)
         say(s.method, EPO + "methodVersion", Literal(s.method_version) if s.method_version else None)
@@ -153,6 +162,38 @@ def _figures(say: _Say, report: Report) -> None:
         say(gap, EPO + "gapCriterion", NamedNode(item.criterion))
         say(gap, EPO + "statement", Literal("an applicable criterion with no current attested outcome: untested"))
         _criterion(say, item)
+
+
+def _evidence(say: _Say, report: Report) -> None:
+    """Each criterion's standing, the share of coverage on insufficient evidence, each judge's agreement with people."""
+    r, f, m = report.iri, report.figures, f"{report.iri}/measurements"
+    for k, st in enumerate(f.standings, start=1):
+        node = f"{r}/standings/{k}"
+        say(r, EPO + "criterionStanding", NamedNode(node))
+        say(node, RDF_TYPE.value, NamedNode(EPO + "CriterionStanding"))
+        say(node, EPO + "standingCriterion", NamedNode(st.criterion))
+        say(node, EPO + "outcome", NamedNode(st.outcome))
+        say(node, EPO + "attestedSufficiency", NamedNode(st.sufficiency) if st.sufficiency else None)
+        say(node, EPO + "attestedAppropriateness", NamedNode(st.appropriateness) if st.appropriateness else None)
+        say(st.criterion, DCTERMS + "identifier", Literal(st.identifier))
+        say(st.criterion, EPO + "weight", decimal(st.weight))
+    i = f.insufficient
+    _measurement(say, r, f"{m}/insufficient-evidence", "InsufficientEvidenceShare", i.insufficient_weight,
+                 i.covered_weight, i.value, True)
+    _measurement(say, r, f"{m}/insufficient-evidence-count", "InsufficientEvidenceShare", i.insufficient, i.covered,
+                 ratio(i.insufficient, i.covered), False)
+    for k, a in enumerate(f.agreements, start=1):
+        node = f"{m}/judge-agreement/{k}"
+        say(r, DQV + "hasQualityMeasurement", NamedNode(node))
+        say(node, RDF_TYPE.value, NamedNode(DQV + "QualityMeasurement"))
+        say(node, DQV + "isMeasurementOf", NamedNode(EPO + "JudgeHumanAgreement"))
+        say(node, DQV + "computedOn", NamedNode(a.judge))
+        say(node, EPO + "judgeVersion", Literal(a.version))
+        say(node, EPO + "forCriterion", NamedNode(a.criterion))
+        say(node, EPO + "agreementMeasure", NamedNode(a.measure))
+        say(node, DQV + "value", None if a.value is None else decimal(a.value))
+        say(node, EPO + "sampleSize", integer(a.units))
+        say(node, EPO + "trustedAlone", Literal("true" if a.trusted_alone else "false", datatype=NamedNode(XSD + "boolean")))
 
 
 def _criterion(say: _Say, item: CriterionItem) -> None:

@@ -11,7 +11,9 @@ nothing is written.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime
 from decimal import Decimal
 
@@ -29,17 +31,18 @@ from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
 from ..core.store import Row
 from ..envelope import get_evaluation, iris_for
 from ..metrics.model import EvaluationMetrics
-from ..metrics.records import evaluation_metrics
+from ..metrics.records import evaluation_metrics, scope_for
 from ..runs.records import RunView, run_view
-from . import rdf
-from .model import (DISTRIBUTED, FITNESS, Basis, Coverage, CriterionItem, Digested, ErrorCount, Figures, JudgeUsed,
-                    OutcomeShare, PassRate, Report, ScopeFacts, SignOff, Statement, bound, tail)
+from . import evidence, rdf
+from .model import (DISTRIBUTED, FITNESS, NO_INSUFFICIENT, Basis, Coverage, CriterionItem, Digested, ErrorCount,
+                    Figures, InsufficientShare, JudgeAgreementFigure, JudgeUsed, OutcomeShare, PassRate, Report,
+                    ScopeFacts, SignOff, Standing, Statement, bound, tail)
 
 REPORTERS = (EVALUATION_OPERATOR, DOMAIN_EXPERT)
 """The roles that make (draft) reports."""
 
 METRIC_QUERIES = ("coverage", "outcome-distribution", "pass-rate-counts", "gaps", "failures", "execution-errors",
-                  "run-judges")
+                  "run-judges", "run-boundary", *evidence.EVIDENCE_QUERIES)
 """The published queries a report's figures and judges come from; their digests are recorded with it."""
 
 
@@ -70,7 +73,10 @@ def compute_figures(graphs: GraphService, evaluation_id: str, run: RunView, as_o
     envelope version ``envelope`` (its IRI, ``…/envelope/v{n}``: a report's own) or else the current one."""
     version = None if envelope is None else int(envelope.rsplit("/v", 1)[-1])
     metrics = evaluation_metrics(graphs, evaluation_id, as_of=as_of, run=run.number, envelope_version=version)
-    return metrics, figures_of(metrics, run)
+    scope = scope_for(graphs, evaluation_id, as_of=as_of, run=run.number, envelope_version=version)
+    return metrics, replace(figures_of(metrics, run), standings=evidence.standings(graphs, scope),
+                            insufficient=evidence.insufficient_share(graphs, scope),
+                            agreements=evidence.agreements(graphs, evaluation_id, scope, as_of))
 
 
 def snapshots(graphs: GraphService, evaluation: str, run: RunView) -> tuple[Digested, ...]:
@@ -122,10 +128,14 @@ def make_report(graphs: GraphService, evaluation_id: str, run_number: int, limit
         failed = ", ".join(item.identifier for item in figures.failed)
         raise Unprocessable(f"fit to deploy rests on no failed criterion (caie-spec S8), but {failed} failed: "
                             "recommend FitWithConditions or NotFit")
+    tested = json.loads(run.configuration)
+    outside = graphs.rows("run-boundary", {"run": NamedNode(run.iri)})
     basis = Basis(evaluation=evaluation, run=run.iri, plan=run.plan, plan_digest=run.plan_digest,
                   envelope=metrics.envelope, envelope_digest=metrics.envelope_digest,
                   target_fingerprint=run.fingerprint, scope=_scope(graphs, evaluation_id),
-                  judges=_judges(graphs, evaluation, run.iri, as_of), evaluator_version=__version__)
+                  judges=_judges(graphs, evaluation, run.iri, as_of), evaluator_version=__version__,
+                  tested_system=tested["system"], tested_release=tested["model_release"],
+                  outside_boundary=outside[0]["reason"].value if outside else None)
     statement = Statement(tuple(sorted(set(limitations))), tuple(sorted(set(recommendations))), FITNESS[fitness])
 
     def build(ref: GraphRef) -> list[Triple]:
@@ -181,6 +191,9 @@ def _report(graphs: GraphService, row: Row) -> Report:
                   envelope_digest=row["envelopeDigest"].value, target_fingerprint=row["fingerprint"].value, scope=scope,
                   judges=tuple(JudgeUsed(p["name"].value, _text(p, "value")) for p in provenance if p["kind"].value == "judge"),
                   evaluator_version=row["evaluatorVersion"].value)
+    [target] = graphs.rows("report-target", bound_report) or [{}]
+    basis = replace(basis, tested_system=_text(target, "system") or "", tested_release=_text(target, "release") or "",
+                    outside_boundary=_text(target, "reason"))
     texts = graphs.rows("report-texts", bound_report)
     return Report(
         iri=iri, number=int(iri.rsplit("/", 1)[-1]), as_of=row["asOf"].value, author=row["author"].value, basis=basis,
@@ -227,7 +240,19 @@ def stored_figures(graphs: GraphService, report: str) -> Figures:
     def items(role: str) -> tuple[CriterionItem, ...]:
         return tuple(CriterionItem(r["criterion"].value, r["identifier"].value, _text(r, "requirement"),
                                    number(r, "weight")) for r in named if r["role"].value == role)
-    return Figures(coverage, distribution, rates, errors, items("failed"), items("untested"))
+    share = {r["weighted"].value == "true": r for r in by_metric.get("InsufficientEvidenceShare", [])}
+    insufficient = (InsufficientShare(number(share[True], "numerator"), number(share[True], "denominator"),
+                                      int(share[False]["numerator"].value), int(share[False]["denominator"].value))
+                    if share else NO_INSUFFICIENT)  # a report made before it was stated
+    standings = tuple(Standing(r["criterion"].value, r["identifier"].value, number(r, "weight"), r["outcome"].value,
+                               _text(r, "sufficiency"), _text(r, "appropriateness"))
+                      for r in graphs.rows("report-standings", {"report": NamedNode(report)}))
+    agreements = tuple(JudgeAgreementFigure(r["judge"].value, r["version"].value, r["criterion"].value,
+                                            r["measure"].value, optional(r, "value"), int(r["units"].value),
+                                            r["trusted"].value == "true")
+                       for r in graphs.rows("report-judge-agreement", {"report": NamedNode(report)}))
+    return Figures(coverage, distribution, rates, errors, items("failed"), items("untested"), standings,
+                   insufficient, agreements)
 
 
 def _order(outcome: str) -> int:

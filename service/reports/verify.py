@@ -1,7 +1,8 @@
 """Recompute a report from the record (``GET {report}/verify``): every figure by the same metric queries, counting
 what is dated no later than the report's date; every graph it was computed from digested again from the graph's
 current content (not the catalog's note of it, so a change written behind the service shows); every query file's
-digest; and the run's pass-rate tallies, which ``/metrics`` serves, against a recount from every determination. Each
+digest; what was tested against the scope's version boundary (the run's target release, and whether the run
+was recorded as outside it); and the run's pass-rate tallies, which ``/metrics`` serves, against a recount from every determination. Each
 is listed as holding or differing, stored (tallied) against recomputed.
 """
 
@@ -9,12 +10,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import json
+
+from pyoxigraph import NamedNode
+
 from ..core import queries
 from ..core.catalog import GraphKind
 from ..core.digest import graph_digest
 from ..core.graphs import GraphService
 from ..judgments.tallies import tally_checks
-from ..runs.records import run_view
+from ..runs.records import RunView, run_view
 from .model import Check, Report, Verification
 from .records import compute_figures
 
@@ -34,6 +39,19 @@ def _query_digest(name: str) -> str | None:
         return None
 
 
+def _stated_target(report: Report) -> str:
+    b = report.basis
+    return f"{b.tested_release}; " + (f"outside the boundary: {b.outside_boundary}" if b.outside_boundary is not None
+                                      else "inside the boundary")
+
+
+def _target(graphs: GraphService, run: RunView) -> str:
+    """The run's target release and its standing against the scope's version boundary, as a report states them."""
+    outside = graphs.rows("run-boundary", {"run": NamedNode(run.iri)})
+    release = json.loads(run.configuration)["model_release"]
+    return f"{release}; outside the boundary: {outside[0]['reason'].value}" if outside else f"{release}; inside the boundary"
+
+
 def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verification:
     """``report`` checked against the record now (see the module docstring)."""
     run = run_view(graphs, evaluation_id, int(report.basis.run.rsplit("/", 1)[-1]))
@@ -42,7 +60,8 @@ def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verifica
     stored, now = report.figures.flat(), figures.flat()
     return Verification(
         report=report.iri,
-        figures=tuple(Check(name, stored.get(name, ""), now.get(name)) for name in sorted(stored.keys() | now.keys())),
+        figures=(*(Check(name, stored.get(name, ""), now.get(name)) for name in sorted(stored.keys() | now.keys())),
+                 Check("target", _stated_target(report), _target(graphs, run))),
         graphs=tuple(Check(s.name, s.digest, _graph_digest(graphs, s.name)) for s in report.snapshots),
         queries=tuple(Check(q.name, q.digest, _query_digest(q.name)) for q in report.queries),
         tallies=tuple(Check(criterion, kept, counted)

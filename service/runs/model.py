@@ -96,6 +96,12 @@ class TargetVersion:
         return "sha256:" + hashlib.sha256(self.canonical().encode("utf-8")).hexdigest()
 
 
+def within_boundary(version: TargetVersion, model_release: str) -> bool:
+    """Whether ``version`` is inside a scope's version boundary whose model release is ``model_release``: its own
+    model release is that one, character for character (surrounding spaces aside; docs/reports.md)."""
+    return version.model_release.strip() == model_release.strip()
+
+
 @dataclass(frozen=True)
 class Turn:
     """One message of a conversation."""

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
@@ -25,12 +25,13 @@ from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.store import Row
-from ..envelope import iris_for
+from ..core.namespaces import EPO
+from ..envelope import get_evaluation, iris_for
 from ..plan.approval import plan_ref, require_approved_plan
 from ..plan.records import plan_size, probes_numbered
 from ..plan.model import Probe
 from . import rdf
-from .model import CaseTrace, ExecutionError, ExecutionSettings, TargetVersion
+from .model import CaseTrace, ExecutionError, ExecutionSettings, TargetVersion, within_boundary
 
 RUNNERS = ("evaluation_operator",)
 PROBE_PAGE = 1000
@@ -82,11 +83,14 @@ def case_ref(graphs: GraphService, evaluation_id: str, run_number: int, probe_nu
 
 
 def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
-              settings: ExecutionSettings, credential: Credential | None) -> RunView:
+              settings: ExecutionSettings, credential: Credential | None, *,
+              outside_boundary: str | None = None) -> RunView:
     """A new run of plan ``plan_number`` against ``version``: 403 unless an evaluation operator, 404 for no such
-    plan, 409 unless the plan is approved now. The run's graph is appended on the condition that the plan's
-    graph is still the one approved."""
+    plan, 409 unless the plan is approved now, 422 for a target outside the scope's version boundary unless
+    ``outside_boundary`` gives the operator's reason for running it anyway (then the run says so). The run's graph
+    is appended on the condition that the plan's graph is still the one approved."""
     agent = require(credential, *RUNNERS)
+    marked = boundary_triples(graphs, evaluation_id, version, outside_boundary)
     status = require_approved_plan(graphs, evaluation_id, plan_number)
     plan_graph = plan_ref(graphs, evaluation_id, plan_number)
     catalogued = graphs.entry(plan_graph).digest
@@ -95,12 +99,34 @@ def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, versio
         ref = graphs.append_numbered(
             graphs.member(GraphKind.EVALUATION, evaluation_id), "runs",
             lambda run: rdf.run_triples(run.iri.value, evaluation_iri, status.plan, status.digest, version, settings,
-                                        graphs.agent_iri(agent.agent), now()),
+                                        graphs.agent_iri(agent.agent), now())
+            + [Triple(run.iri, predicate, value) for predicate, value in marked],
             agent, title=f"run {{n}} of plan {plan_number}", guards={plan_graph.iri.value: catalogued})
     except (ConcurrentWrite, StaleWrite):
         require_approved_plan(graphs, evaluation_id, plan_number)  # the plan changed meanwhile: say how
         raise
     return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
+
+
+def boundary_triples(graphs: GraphService, evaluation_id: str, version: TargetVersion,
+                     reason: str | None) -> list[tuple[NamedNode, NamedNode | Literal]]:
+    """What a run states about the scope's version boundary: nothing when ``version`` is inside it; the boundary and
+    ``reason`` when the operator runs a target outside it on purpose. 422 for a target outside it with no reason,
+    and for a reason given for a target inside it (a run is never marked out of scope by mistake)."""
+    boundary = get_evaluation(graphs, evaluation_id).scope.test_target.version_boundary
+    inside = within_boundary(version, boundary.model_release)
+    given = (reason or "").strip()
+    if inside and reason is not None:
+        raise Unprocessable(f"the target's release {version.model_release!r} is inside the scope's version boundary "
+                            f"(modelRelease {boundary.model_release!r}): there is no outside-boundary reason to record")
+    if not inside and not given:
+        raise Unprocessable(f"the target's release {version.model_release!r} ({version.system}) is outside the scope's "
+                            f"version boundary (modelRelease {boundary.model_release!r}): run a target of that release, "
+                            "or record the run as outside the boundary with a reason (outsideBoundary)")
+    if inside:
+        return []
+    return [(NamedNode(EPO + "outsideVersionBoundary"), NamedNode(iris_for(graphs, evaluation_id).under("target/version-boundary"))),
+            (NamedNode(EPO + "outsideBoundaryReason"), Literal(given))]
 
 
 def list_runs(graphs: GraphService, evaluation_id: str) -> list[RunView]:

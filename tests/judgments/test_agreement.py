@@ -8,9 +8,13 @@ the one counted from the determinations listing.
 from __future__ import annotations
 
 from collections import Counter
+from decimal import Decimal
 
 import krippendorff
 import pytest
+
+from service.envelope import AgreementMeasure, JudgeAgreement
+from service.judgments.agreement import HumanAgreement, coefficient
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from .test_judgments_api import ID, approved, judged, planned, probes  # noqa: F401
@@ -113,3 +117,81 @@ def test_a_judges_reliability_against_the_current_attestation_is_stored_and_list
     assert listed[0]["cells"] == measurement["cells"] and listed[0]["rate"] == pytest.approx(measurement["rate"])
     published = judged.http.get("/" + measurement["measurement"][len(BASE_URL):], headers={"Accept": "text/turtle"})
     assert published.status_code == 200 and "JudgeAgreementRate" in published.text  # the measurement dereferences
+
+
+def test_kappa_and_alpha_between_a_judge_and_people_worked_by_hand() -> None:
+    # Four units, judge p p f f, people p f f f. Kappa: observed 3/4; chance from the judge's shares (p 1/2, f 1/2)
+    # and people's (p 1/4, f 3/4) = 1/8 + 3/8 = 1/2; (3/4 - 1/2) / (1 - 1/2) = 1/2.
+    # Alpha: values p 3, f 5 (n = 8); o(p,f) + o(f,p) = 2; 1 - (n - 1) * 2 / (2 * 3 * 5) = 1 - 14/30 = 8/15.
+    p, f = EARL + "passed", EARL + "failed"
+    units = [(p, p), (p, f), (f, f), (f, f)]
+    assert coefficient(AgreementMeasure.COHEN_KAPPA, units) == (pytest.approx(0.5), None)
+    assert coefficient(AgreementMeasure.KRIPPENDORFF_ALPHA, units) == (pytest.approx(8 / 15), None)
+    assert coefficient(AgreementMeasure.COHEN_KAPPA, [(p, p)])[0] is None  # one unit: undefined, not perfect
+    value, reason = coefficient(AgreementMeasure.KRIPPENDORFF_ALPHA, [(p, p), (p, p), (p, p)])
+    assert value is None and "every value is passed" in reason
+
+    def judge(value: float | None, units: int, minimum: str = "0.5", needed: int = 4) -> HumanAgreement:
+        rule = JudgeAgreement(Decimal(minimum), AgreementMeasure.COHEN_KAPPA, needed)
+        return HumanAgreement("j", "1", "c", rule.measure, value, None, units, units, rule)
+
+    assert judge(0.5, 4).trusted_alone  # at the minimum, on the minimum of units
+    assert not judge(0.49, 4).trusted_alone and not judge(0.9, 3).trusted_alone and not judge(None, 40).trusted_alone
+
+
+def test_each_judges_agreement_with_people_decides_whether_its_cases_wait_for_a_person(judged: Service) -> None:  # noqa: F811
+    hanging = probes(judged, "hanging")
+    criterion = hanging[0]["criterion"]
+    automatic = [d for d in judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
+                 if d["mode"] == EARL + "automatic"]
+    on_hanging = {d["probe"]: d["outcome"] for d in automatic if d["criterion"] == criterion}
+    assert sorted(on_hanging) == sorted(p["probe"] for p in hanging)  # one ruling per reply, as the rule judge gives
+
+    # No person has determined anything: every judge version has 0 units with people, so none decides alone (the
+    # bed-nets envelope declares no threshold: the default, alpha 0.8 over 10 units).
+    before = judged.http.get(f"/evaluations/{ID}/judge-agreement").json()["judges"]
+    assert {(a["judge"], a["version"], a["criterion"]) for a in before} == {
+        (d["judge"], d["version"], d["criterion"]) for d in automatic}
+    assert all((a["units"], a["value"], a["trustedAlone"]) == (0, None, False) for a in before)
+    assert before[0]["threshold"] == {"minimum": "0.8", "measure": "krippendorff-alpha", "minimumUnits": 10}
+
+    # Every case of the run waits for a person: the rule-judged ones as untrusted, the others as undetermined.
+    listed = judged.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
+    waiting = judged.http.get(f"/evaluations/{ID}/runs/1/cases-needing-people").json()
+    assert sorted((c["criterion"], c["probe"]) for c in waiting["cases"]) == sorted((p["criterion"], p["probe"]) for p in listed)
+    judged_probes = {d["probe"] for d in automatic}
+    assert all((c["reason"] == "untrusted") == (c["probe"] in judged_probes) for c in waiting["cases"])
+    assert sum(c["cases"] for c in waiting["criteria"]) == len(listed)
+
+    # Nothing trusted alone: the proposal on a rule-judged criterion no person determined is untested.
+    attest = f"/evaluations/{ID}/runs/1/attestations"
+    body = {"criterion": "hanging", "outcome": "cantTell", "rationale": "no person has read the replies",
+            "sufficiency": "insufficient", "appropriateness": "appropriate"}
+    made = judged.http.post(attest, json=body, headers=judged.auth("annie"))
+    assert made.status_code == 201, made.text
+    assert (made.json()["aggregatedOutcome"], made.json()["aggregationRule"]) == (
+        "untested", "https://w3id.org/ob-caie/epo/AnyFailedFailsTrusted")
+
+    # A person determines both hanging replies: agreeing with the rule on the first, not on the second.
+    first, second = sorted(on_hanging)
+    other = "passed" if on_hanging[second] != EARL + "passed" else "failed"
+    mine = {first: on_hanging[first].rsplit("#", 1)[-1], second: other}
+    determine(judged, "nora", [(probe, "hanging", outcome) for probe, outcome in mine.items()])
+    [after] = [a for a in judged.http.get(f"/evaluations/{ID}/judge-agreement", params={"criterion": criterion})
+               .json()["judges"]]
+    matrix = [[CODES[on_hanging[p].rsplit("#", 1)[-1]] for p in (first, second)], [CODES[mine[p]] for p in (first, second)]]
+    assert (after["units"], after["determined"], after["measure"]) == (2, 2, "krippendorff-alpha")
+    assert after["value"] == pytest.approx(krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
+    assert after["trustedAlone"] is False  # 2 units of the 10 the default asks
+    now_waiting = judged.http.get(f"/evaluations/{ID}/runs/1/cases-needing-people", params={"criterion": criterion}).json()
+    assert now_waiting["cases"] == []  # a person determined both: they no longer wait
+
+    # Both cases have a person's determination now, so the rule's rulings on them count again.
+    correction = {**body, "outcome": "failed" if "failed" in {*on_hanging.values(), EARL + other} else "passed",
+                  "sufficiency": "sufficient", "supersedes": made.json()["attestation"], "reason": "nora read both"}
+    counted = [*on_hanging.values(), *(EARL + o for o in mine.values())]
+    expected = "failed" if EARL + "failed" in counted else "passed" if EARL + "passed" in counted else "cantTell"
+    corrected = judged.http.post(attest, json=correction, headers=judged.auth("annie"))
+    assert corrected.status_code == 201, corrected.text
+    assert corrected.json()["aggregatedOutcome"] == expected
+    assert judged.http.get(f"/evaluations/{ID}/runs/9/cases-needing-people").status_code == 404

@@ -186,7 +186,8 @@ def test_a_version_comparison_of_two_target_versions_run_alike(attested: Service
     target = OpenAICompatible(f"{chat_server}/demo/v1", "bednets-chatbot 0.2.0")
     theo = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
     graphs = graphs_over(attested.store)
-    run = start_run(graphs, ID, 1, target.version, execution, theo)
+    run = start_run(graphs, ID, 1, target.version, execution, theo,
+                    outside_boundary="the next release, compared with run 1 before the scope moves to it")
     assert continue_run(graphs, ID, run.number, target, execution, theo).run.traces == 6
     judged = attested.http.post(f"/evaluations/{ID}/runs/2/rule-judgments", headers=attested.auth("theo"))
     assert judged.status_code == 201, judged.text

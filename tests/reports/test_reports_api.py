@@ -18,6 +18,7 @@ import json
 from decimal import Decimal
 from pathlib import Path
 
+import krippendorff
 import pytest
 import rdflib
 from rdflib import XSD, URIRef
@@ -25,7 +26,8 @@ from rdflib import XSD, URIRef
 from service.cli import main
 from service.core import queries
 from service.core.store import EmbeddedStore
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, restore, restored
+from service.runs.demo import DEMO_RELEASE
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, dump, restore, restored
 from ..judgments.test_judgments_api import judged, probes  # noqa: F401
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
@@ -84,7 +86,9 @@ def test_a_report_states_the_figures_worked_out_by_hand_and_is_final_only_after_
     assert [f["identifier"] for f in report["failed"]] == ["washing"]
     assert [(g["identifier"], g["weight"]) for g in report["untested"]] == [("hanging", "3")]
     assert report["scope"]["targetName"] == "bed-net advice chatbot"
-    assert report["scope"]["modelRelease"] == "bednets-chatbot 0.1.0"
+    assert report["scope"]["modelRelease"] == DEMO_RELEASE  # the bed-nets scope's boundary: the demonstration chatbot
+    assert report["tested"] == {"system": "OB-CAIE demonstration measles chatbot", "modelRelease": DEMO_RELEASE,
+                                "outsideBoundary": False, "reason": None}
     assert report["envelopeDigest"] and report["targetFingerprint"].startswith("sha256:")
     assert any(j["judge"].endswith("/agents/nora") for j in report["judges"])
     graphs = {g["graph"] for g in report["computedFrom"]}
@@ -192,3 +196,72 @@ def test_a_third_party_recomputes_the_report_with_rdflib_from_the_exported_recor
     again = rows("coverage", evaluation=URIRef(EVALUATION), run=URIRef(made["run"]), asOf=as_of)
     assert [(Decimal(r["numerator"]), Decimal(r["denominator"])) for r in stored] == [(Decimal(3), Decimal(6))]
     assert [(Decimal(r["coveredWeight"]), Decimal(r["applicableWeight"])) for r in again] == [(Decimal(3), Decimal(6))]
+    thin = [r for r in rows("report-figures", report=URIRef(made["report"]))
+            if r["metric"].endswith("/InsufficientEvidenceShare") and r["weighted"] == "true"]
+    share = rows("insufficient-evidence", evaluation=URIRef(EVALUATION), run=URIRef(made["run"]), asOf=as_of)
+    assert [(Decimal(r["numerator"]), Decimal(r["denominator"])) for r in thin] == [(Decimal(0), Decimal(3))]
+    assert [(Decimal(r["insufficientWeight"]), Decimal(r["coveredWeight"])) for r in share] == [(Decimal(0), Decimal(3))]
+
+
+def attest_hanging_on_thin_evidence(service: Service) -> None:
+    """hanging (weight 3), judged by its rule alone, attested cantTell on insufficient evidence."""
+    attested = service.http.post(f"/evaluations/{ID}/runs/1/attestations", headers=service.auth("annie"), json={
+        "criterion": "hanging", "outcome": "cantTell", "rationale": "no person has read the two replies",
+        "sufficiency": "insufficient", "appropriateness": "appropriate"})
+    assert attested.status_code == 201, attested.text
+
+
+@ALSO_REMOTE
+def test_a_report_says_what_its_figures_rest_on_and_verify_recomputes_it(attested: Service, snapshots: dict) -> None:
+    """Worked by hand, with hanging attested cantTell on insufficient evidence besides washing failed and where
+    passed (both sufficient): coverage (3 + 2 + 1) / 6 = 1 (cantTell is covered); the share on insufficient evidence
+    is hanging's weight over the covered weight, 3 / 6 = 0.5, one of three criteria. Each rule judge's agreement with
+    nora's determinations: hanging's on 0 units (no person read it), where's on nora's two."""
+    service = restored(attested, snapshots, "bed-nets run 1 with hanging attested on thin evidence",
+                       attest_hanging_on_thin_evidence)
+    made = service.http.post(f"/evaluations/{ID}/reports", json=BODY, headers=service.auth("theo"))
+    assert made.status_code == 201, made.text
+    report = made.json()
+    assert (report["coverage"]["value"], report["coverage"]["covered"]) == ("1", 3)
+    assert report["insufficientEvidence"] == {"value": "0.5", "insufficientWeight": "3", "coveredWeight": "6",
+                                              "insufficient": 1, "covered": 3}
+    assert {s["identifier"]: (s["outcome"], s["sufficiency"], s["appropriateness"]) for s in report["standings"]} == {
+        "hanging": ("cantTell", "Insufficient", "Appropriate"), "washing": ("failed", "Sufficient", "Appropriate"),
+        "where": ("passed", "Sufficient", "Appropriate")}
+
+    automatic = [d for d in service.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
+                 if d["mode"] == "http://www.w3.org/ns/earl#automatic"]
+    agreements = {a["criterion"].rsplit("/", 1)[-1]: a for a in report["judgeAgreement"]}
+    assert set(agreements) == {d["criterion"].rsplit("/", 1)[-1] for d in automatic}
+    assert (agreements["hanging"]["units"], agreements["hanging"]["value"]) == (0, None)
+    where = sorted((d["probe"], d["outcome"].rsplit("#", 1)[-1]) for d in automatic if d["criterion"].endswith("/where"))
+    codes = {"passed": 0, "failed": 1, "cantTell": 2, "inapplicable": 3}
+    matrix = [[codes[o] for _, o in where], [codes["passed"]] * len(where)]  # nora passed both
+    expected = (None if len({v for row in matrix for v in row}) < 2
+                else krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
+    assert agreements["where"]["units"] == len(where) == 2 and agreements["where"]["measure"] == "KrippendorffAlpha"
+    assert (agreements["where"]["value"] is None) == (expected is None)
+    if expected is not None:
+        assert float(agreements["where"]["value"]) == pytest.approx(float(expected), abs=1e-6)
+    assert not any(a["trustedAlone"] for a in report["judgeAgreement"])  # 2 units of the 10 the default asks
+    assert service.http.get(f"/evaluations/{ID}/reports/1").json() == report  # read back as stored
+
+    page = service.http.get(f"/evaluations/{ID}/reports/1/page").text
+    assert 'id="insufficient-value">50%' in page and 'id="standings"' in page and 'id="judge-agreement"' in page
+    assert 'id="outside-boundary"' not in page
+
+    checked = service.http.get(f"/evaluations/{ID}/reports/1/verify").json()
+    assert checked["holds"] is True, checked["differences"]
+    hanging = next(a for a in service.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
+                   if a["criterion"].endswith("/hanging"))
+    batch = hanging["attestation"].rsplit("/attestations/", 1)[0]
+    service.store.run_update(f"""
+        PREFIX epo: <https://w3id.org/ob-caie/epo/>
+        WITH <{batch}> DELETE {{ <{hanging['attestation']}> epo:evidenceSufficiency epo:Insufficient }}
+        INSERT {{ <{hanging['attestation']}> epo:evidenceSufficiency epo:Sufficient }} WHERE {{}}""")
+    moved = {f["figure"]: (f["stored"], f["recomputed"])
+             for f in service.http.get(f"/evaluations/{ID}/reports/1/verify").json()["figures"] if not f["holds"]}
+    assert moved["insufficientEvidence"] == ("0.5", "0")
+    assert moved[f"standing.{hanging['criterion']}"] == ("cantTell Insufficient Appropriate",
+                                                        "cantTell Sufficient Appropriate")
+    assert "coverage" not in moved

@@ -18,12 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
+import rdflib
 from pyoxigraph import NamedNode
 
 from service.core.config import Credential
 from service.core.errors import Conflict, Unprocessable
 from service.core.store import EmbeddedStore
-from service.runs.demo import DEMO_VERSION
+from service.runs.demo import DEMO_RELEASE, DEMO_VERSION
 from service.runs.model import CaseTrace, ExecutionSettings, Exchange, Turn
 from service.runs.records import record_cases, start_run
 from service.runs.runner import continue_run
@@ -155,7 +156,8 @@ def test_caie_run_killed_mid_run_resumes_without_duplicates(approved: Service, c
     store.close()
     env = {**os.environ, "CAIE_BASE_URL": BASE_URL}
     command = [sys.executable, "-m", "service.cli", "run", ID, "--data-dir", str(data), "--openai-base-url",
-               f"{chat_server}/v1", "--model", "slow", "--concurrency", "1", "--timeout", "5", "--lease", "2"]
+               f"{chat_server}/v1", "--model", "slow", "--concurrency", "1", "--timeout", "5", "--lease", "2",
+               "--outside-boundary", "a slow test server"]
     first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert first.stderr is not None
     for line in first.stderr:  # "run 1: k/6 cases recorded", a line per write (a case per 0.3 s): kill it at 2
@@ -207,7 +209,7 @@ def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Ser
     target = OpenAICompatible(f"{chat_server}/v1", model)
     # only the slow target is meant to time out: the others get time enough on a loaded machine
     settings = ExecutionSettings(concurrency=3, timeout_s=0.1 if kind == "Timeout" else 10.0, retries=1, backoff_s=0.0)
-    run = start_run(graphs, ID, 1, target.version, settings, operator)
+    run = start_run(graphs, ID, 1, target.version, settings, operator, outside_boundary="a failing test server")
     done = continue_run(graphs, ID, run.number, target, settings, operator)
     assert (done.run.cases, done.run.traces, done.run.errors) == (PROBES, 0, PROBES)
     rows = [r for r in select(approved, ERRORS) if r["turn"].startswith(run.iri)]
@@ -227,3 +229,46 @@ def test_a_run_and_its_cases_dereference_for_people_and_rdf_clients(approved: Se
     turtle = approved.http.get(f"{run}/cases/1", headers={"Accept": "text/turtle"})
     assert turtle.status_code == 200 and "responseText" in turtle.text
     assert approved.http.get(run, headers={"Accept": "application/json"}).json()["cases"] == PROBES
+
+
+def test_a_target_outside_the_scopes_version_boundary_runs_only_when_recorded_so_and_its_report_says_so(
+        approved: Service) -> None:
+    graphs = graphs_over(approved.store)
+    operator = Credential(agent=OPERATOR, roles=frozenset({"evaluation_operator"}))
+    other = OpenAICompatible("http://127.0.0.1:9/v1", "bednets-chatbot 0.2.0").version
+    before = len(dump(approved.store))
+    with pytest.raises(Unprocessable) as refused:  # the bed-nets scope's boundary is the demonstration chatbot's release
+        start_run(graphs, ID, 1, other, ExecutionSettings(), operator)
+    assert "'bednets-chatbot 0.2.0'" in str(refused.value) and f"(modelRelease '{DEMO_RELEASE}')" in str(refused.value)
+    inside = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO, "outsideBoundary": "why not"},
+                                headers=approved.auth(OPERATOR))
+    assert inside.status_code == 422 and "inside the scope's version boundary" in inside.text  # never marked by mistake
+    assert len(dump(approved.store)) == before
+
+    reason = "the next release, tried before the scope moves to it"
+    run = start_run(graphs, ID, 1, other, ExecutionSettings(), operator, outside_boundary=reason)
+    boundary = f"{BASE_URL}evaluations/{ID}/target/version-boundary"
+    assert [(r["boundary"].value, r["reason"].value) for r in graphs.rows("run-boundary", {"run": NamedNode(run.iri)})] == [
+        (boundary, reason)]
+
+    body = {"run": run.number, "limitations": ["not the scope's release"], "recommendations": ["run the scope's release"],
+            "fitness": "NotFit"}
+    made = approved.http.post(f"/evaluations/{ID}/reports", json=body, headers=approved.auth(OPERATOR))
+    assert made.status_code == 201, made.text
+    assert made.json()["tested"] == {"system": other.system, "modelRelease": "bednets-chatbot 0.2.0",
+                                     "outsideBoundary": True, "reason": reason}
+    report = made.json()["report"]
+    page = approved.http.get(f"/evaluations/{ID}/reports/{made.json()['number']}/page").text
+    warning = page[page.index('id="outside-boundary"'):page.index("</div>", page.index('id="outside-boundary"'))]
+    assert "Outside the scope" in warning and "bednets-chatbot 0.2.0" in warning and DEMO_RELEASE in warning
+    assert reason in warning
+    turtle = approved.http.get("/" + report[len(BASE_URL):], headers={"Accept": "text/turtle"}).text
+    graph = rdflib.Graph().parse(data=turtle, format="turtle")
+    epo = rdflib.Namespace("https://w3id.org/ob-caie/epo/")
+    assert (rdflib.URIRef(report), epo.outsideVersionBoundary, rdflib.URIRef(boundary)) in graph
+    assert str(graph.value(rdflib.URIRef(report), epo.outsideBoundaryReason)) == reason
+    assert str(graph.value(rdflib.URIRef(report), epo.testedRelease)) == "bednets-chatbot 0.2.0"
+    checked = approved.http.get(f"/evaluations/{ID}/reports/{made.json()['number']}/verify").json()
+    assert checked["holds"] is True, checked["differences"]
+    assert [f["stored"] for f in checked["figures"] if f["figure"] == "target"] == [
+        f"bednets-chatbot 0.2.0; outside the boundary: {reason}"]

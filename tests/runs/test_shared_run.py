@@ -35,7 +35,8 @@ def test_two_runners_share_a_run_on_a_remote_store_and_run_no_probe_twice(approv
     graphs = graphs_over(remote)
     operator = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
     target = OpenAICompatible(f"{chat_server}/v1", "shared")
-    run = start_run(graphs, ID, 1, target.version, ExecutionSettings(concurrency=1), operator)
+    run = start_run(graphs, ID, 1, target.version, ExecutionSettings(concurrency=1), operator,
+                    outside_boundary="a test chat server, not the scope's release")
     env = {**os.environ, "CAIE_BASE_URL": BASE_URL, "CAIE_STORE": "remote", "CAIE_REMOTE_QUERY_URL": f"{remote_url}/query",
            "CAIE_REMOTE_UPDATE_URL": f"{remote_url}/update", "CAIE_REMOTE_STORE_URL": f"{remote_url}/store"}
     command = [sys.executable, "-m", "service.cli", "run", ID, "--run", str(run.number), "--openai-base-url",

@@ -1,5 +1,6 @@
 """Issue 10 §7 over REST: Krippendorff's alpha between the people who determined the same units, and automated
-judges' agreement with the attested outcomes, stored as measurements and listed (docs/judgments.md)."""
+judges' agreement with the attested outcomes, stored as measurements and listed; issue 22: each automated judge's
+agreement with people per criterion, and the cases that wait for a person (docs/judgments.md)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,11 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
-from ...judgments.agreement import agreement, record_judge_reliability, stored_judge_reliability
+from ...judgments.agreement import (agreement, cases_needing_people, judge_human_agreement, record_judge_reliability,
+                                    stored_judge_reliability)
 from ..deps import GraphsDep, ReaderDep, credential
 from ..guarded import computed
-from ..shapes import agreement_json, reliability_json
+from ..shapes import agreement_json, case_needing_person_json, human_agreement_json, reliability_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["agreement and judge reliability"])
 
@@ -42,3 +44,23 @@ async def get_judge_reliability(evaluation_id: str, graphs: GraphsDep, _: Reader
     found = await run_in_threadpool(stored_judge_reliability, graphs, evaluation_id, run=run,
                                     criterion=criterion)
     return JSONResponse({"measurements": [reliability_json(s) for s in found]})
+
+
+@router.get("/judge-agreement", summary="Each automated judge version's agreement with people per criterion (the "
+                                        "envelope's measure, with n), and whether it may decide the criterion alone")
+async def get_judge_agreement(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep,
+                              criterion: str | None = None) -> JSONResponse:
+    found = await computed(request, reader, lambda: judge_human_agreement(graphs, evaluation_id, criterion=criterion))
+    return JSONResponse({"judges": [human_agreement_json(a) for a in found]})
+
+
+@router.get("/runs/{number}/cases-needing-people",
+            summary="The run's cases of each criterion that no person determined and no judge trusted alone did")
+async def get_cases_needing_people(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
+                                   reader: ReaderDep, criterion: str | None = None) -> JSONResponse:
+    found = await computed(request, reader, lambda: cases_needing_people(graphs, evaluation_id, number, criterion))
+    counts: dict[str, int] = {}
+    for case in found:
+        counts[case.criterion] = counts.get(case.criterion, 0) + 1
+    return JSONResponse({"criteria": [{"criterion": c, "cases": n} for c, n in sorted(counts.items())],
+                         "cases": [case_needing_person_json(case) for case in found]})

@@ -52,7 +52,8 @@ async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: J
     operator = require(agent, *RUNNERS)
     target = build_target(_spec(body.target), settings.run_target_allowlist)
     execution = _settings(body.settings)
-    view = await run_in_threadpool(start_run, graphs, evaluation_id, body.plan, target.version, execution, operator)
+    view = await run_in_threadpool(lambda: start_run(graphs, evaluation_id, body.plan, target.version, execution, operator,
+                                                     outside_boundary=body.outside_boundary))
     job = _launch(graphs, jobs, evaluation_id, view, target, execution, operator)
     location = f"/evaluations/{evaluation_id}/runs/{view.number}"
     return JSONResponse(run_json(view, job), status_code=202, headers={"Location": location})
