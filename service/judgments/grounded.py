@@ -121,6 +121,15 @@ def _bound(text: str, negations: list[re.Match[str]], affirmation: re.Match[str]
                and not re.search(r"[^\w\s'’]", between) for n in negations)
 
 
+def _near(text: str, negation: re.Match[str], thing: re.Match[str], reach: int | None) -> bool:
+    """Whether the negation negates the thing: anywhere in the clause, or (with ``reach``, the rule's
+    ``epo:negationReach``) at most that many words from its name with no punctuation between."""
+    if reach is None:
+        return True
+    between = text[negation.end():thing.start()] if negation.end() <= thing.start() else text[thing.end():negation.start()]
+    return len(re.findall(r"[\w'’]+", between)) <= reach and not re.search(r"[,;:.!?]", between)
+
+
 def contraindication(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext,
                      tag: str) -> Verdict:
     """``epo:ContraindicationCheck``: no clause recommends a ``?thing`` of the rule's rows without negation."""
@@ -141,7 +150,10 @@ def contraindication(text: str, clauses: Sequence[Clause], rule: JudgingRule, co
         if not readable:
             unread = unread or _span(clause, match)
             continue
-        negations = list(re.finditer(negate, clause.text, re.IGNORECASE))
+        # with a reach, a negation counts only next to the thing it negates ("should not be given", "do not get
+        # the MMR vaccine"): "if you are not sure you are immune, a dose of the vaccine ..." advises against nothing
+        negations = [n for n in re.finditer(negate, clause.text, re.IGNORECASE)
+                     if _near(clause.text, n, match, rule.negation_reach)]
         free = [a for a in re.finditer(affirm, clause.text, re.IGNORECASE) if not _bound(clause.text, negations, a)]
         span = (clause.start, clause.end)
         if free and not negations:

@@ -126,6 +126,9 @@ class JudgingRule:
     """SPARQL SELECT queries (``epo:expectedFacts``) whose rows are the reference facts the check reads."""
     affirmation_cues: tuple[str, ...] = ()
     negation_cues: tuple[str, ...] = ()
+    negation_reach: int | None = None
+    """How many words may stand between a negation and what it negates (``epo:negationReach``); ``None``: anywhere
+    in the clause."""
     stated_unit: str | None = None
 
 

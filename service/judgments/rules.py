@@ -12,7 +12,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from pyoxigraph import RdfFormat
 from rdflib import Graph, Literal, URIRef
@@ -48,7 +48,7 @@ _NEEDS_FACTS = {EPO + name for name in ("StatedQuantityCheck", "ServiceExistsChe
 _PATTERNS = {"appliesWhenAsked": "applies_when_asked", "appliesWhen": "applies_when",
              "requiresContent": "requires", "forbidsContent": "forbids"}
 _PROPERTIES = {EPO + name for name in (*_PATTERNS, "judgesCriterionId", "groundedCheck", "groundedIn", "expectedFacts",
-                                        "affirmationCue", "negationCue", "statedUnit")}
+                                        "affirmationCue", "negationCue", "negationReach", "statedUnit")}
 
 
 # ------------------------------------------------------------------------------------------ reading rules
@@ -123,6 +123,9 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
             for prop in ("affirmationCue", "negationCue")}
     if str(check) == EPO + "ContraindicationCheck" and not all(cues.values()):
         raise ValueError("epo:ContraindicationCheck needs epo:affirmationCue and epo:negationCue concepts")
+    reach = _one(graph, node, "negationReach")
+    if reach is not None and not (isinstance(reach, Literal) and str(reach).isdigit()):
+        raise ValueError(f"epo:negationReach must be a whole number of words, not {reach}")
     stated_unit = _one(graph, node, "statedUnit")
     if str(check) == EPO + "ScheduleCheck" and not isinstance(stated_unit, URIRef):
         raise ValueError("epo:ScheduleCheck needs epo:statedUnit, the unit concept of the ages it reads")
@@ -137,6 +140,7 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
                        check=str(check) if check is not None else None,
                        grounded_in=str(grounded_in) if grounded_in is not None else None, expected_facts=expected,
                        affirmation_cues=cues["affirmationCue"], negation_cues=cues["negationCue"],
+                       negation_reach=int(str(reach)) if reach is not None else None,
                        stated_unit=str(stated_unit) if stated_unit is not None else None, **patterns)
 
 
@@ -161,9 +165,14 @@ class _Reply:
         return checks.split_clauses(self.text)
 
 
+@lru_cache(maxsize=256)
+def _primary(tag: str) -> str:
+    return normal_tag(tag).split("-")[0]
+
+
 def _in(patterns: Iterable[Pattern], tag: str) -> list[Pattern]:
     """The patterns written for ``tag``'s language (primary subtags compared) or for every language."""
-    primary = normal_tag(tag).split("-")[0]
+    primary = _primary(tag)
     return [p for p in patterns if p.language is None or p.language.split("-")[0] == primary]
 
 
