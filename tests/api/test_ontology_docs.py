@@ -113,7 +113,7 @@ def test_epo_index_lists_classes_and_properties_with_labels(service: Service, sp
     assert index.title == "OB-CAIE Evaluation Process Ontology (EPO)"
     classes, properties = index.texts("classes"), index.texts("properties")
     assert classes["acceptance criterion"] == "/epo/AcceptanceCriterion"
-    assert classes["probe"] == "/epo/Probe"
+    assert "/epo/Probe" in walk(service, "/doc/ontologies/epo", "classes")[0]  # on a later page as the EPO grows
     assert properties["allocated to"] == "/epo/allocatedTo"
     assert not any(text.startswith("https://") for text in classes), "links show labels, not IRIs"
     assert total(index.headings["classes"]) >= len(classes) > 40
