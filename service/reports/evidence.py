@@ -13,7 +13,6 @@ from decimal import Decimal
 
 from ..core.graphs import GraphService
 from ..core.namespaces import EPO
-from ..envelope import envelope_at
 from ..judgments.agreement import judge_human_agreement
 from ..metrics.records import Scope
 from .identity import criterion_states
@@ -55,8 +54,7 @@ def insufficient_share(graphs: GraphService, scope: Scope) -> InsufficientShare:
 def agreements(graphs: GraphService, evaluation_id: str, scope: Scope, as_of: datetime) -> tuple[JudgeAgreementFigure, ...]:
     """Each automated judge version's agreement with people per criterion, as of ``as_of``, held to the threshold of
     the scope's envelope version."""
-    threshold = envelope_at(graphs, evaluation_id, scope.envelope.version)[0].content.agreement_threshold
-    found = judge_human_agreement(graphs, evaluation_id, as_of=as_of, threshold=threshold)
+    found = judge_human_agreement(graphs, evaluation_id, as_of=as_of, threshold=scope.envelope.content.agreement_threshold)
     return tuple(sorted((JudgeAgreementFigure(a.judge, a.version, a.criterion, EPO + a.measure.local_name,
                                               bound(a.value), a.units, a.trusted_alone) for a in found),
                         key=lambda a: (a.criterion, a.judge, a.version)))
