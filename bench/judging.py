@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import json
 import os
 import statistics
@@ -143,8 +144,11 @@ def worker(inputs: Path, rules_file: Path, root: Path) -> None:
     by_criterion: dict[str, Counter[str]] = {}
     for d in determinations:
         by_criterion.setdefault(d.criterion.rsplit("/", 1)[-1], Counter())[d.outcome.rsplit("#", 1)[-1]] += 1
+    digest = hashlib.sha256(json.dumps(sorted(
+        (d.probe, d.criterion, d.judge.iri, d.judge.version, d.turn, d.outcome, d.rationale,
+         (d.pointer.start, d.pointer.end) if d.pointer else None) for d in determinations)).encode()).hexdigest()
     print(json.dumps({"seconds": seconds, "cpu_s": cpu_s, "rules_s": rules_s, "rules": len(rules),
-                      "cases": len(work), "determinations": len(determinations),
+                      "cases": len(work), "determinations": len(determinations), "digest": digest[:16],
                       "outcomes": dict(Counter(d.outcome.rsplit("#", 1)[-1] for d in determinations)),
                       "by_criterion": {key: dict(counts) for key, counts in sorted(by_criterion.items())}}))
 
@@ -214,7 +218,7 @@ def measure(inputs: Path, repeat: int) -> None:
     for label, key in (("seconds", "seconds"), ("cpu seconds", "cpu_s"), ("rules read", "rules_s")):
         print(f"{label:12}{', '.join(f'{r[key]:.2f}' for r in results['ours']):>24}"
               f"{', '.join(f'{r[key]:.2f}' for r in results['baseline']):>24}")
-    for label, key in (("rules", "rules"), ("cases", "cases"), ("determined", "determinations")):
+    for label, key in (("rules", "rules"), ("cases", "cases"), ("determined", "determinations"), ("digest", "digest")):
         print(f"{label:12}{ours[key]:>24}{baseline[key]:>24}")
     for outcome in ("passed", "failed", "cantTell", "inapplicable"):
         print(f"{outcome:12}{ours['outcomes'].get(outcome, 0):>24}{baseline['outcomes'].get(outcome, 0):>24}")

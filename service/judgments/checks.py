@@ -19,6 +19,7 @@ from rdflib.term import Node
 
 from ..core.errors import Unprocessable
 from ..core.namespaces import DSO_VACCINE
+from .expected import per_graphs
 from .model import CANT_TELL, FAILED, PASSED, JudgingRule, ProbeContext
 from .vocabulary import Quantity, Vocabulary, alternation, vocabulary
 
@@ -77,11 +78,17 @@ class Country:
 
 def country(graph: Graph) -> Country:
     """The one ``ve:Country`` the probe's knowledge graph describes, or 422 saying how many it describes."""
-    nodes = sorted(set(graph.subjects(RDF.type, ve("Country"))))
-    if len(nodes) != 1:
+    found = per_graphs((graph,), _country)
+    if isinstance(found, int):
         raise Unprocessable(f"the probe's knowledge graph must describe exactly one ve:Country to judge against; "
-                            f"it describes {len(nodes)}")
-    return Country(nodes[0], label(graph, nodes[0]) or str(nodes[0]))
+                            f"it describes {found}")
+    return found
+
+
+def _country(graph: Graph) -> Country | int:
+    """The graph's one country, else how many it describes (read once per graph: :func:`.expected.per_graphs`)."""
+    nodes = sorted(set(graph.subjects(RDF.type, ve("Country"))))
+    return Country(nodes[0], label(graph, nodes[0]) or str(nodes[0])) if len(nodes) == 1 else len(nodes)
 
 
 def _integer(graph: Graph, node: Node, prop: str) -> int | None:
@@ -219,9 +226,10 @@ def phone_numbers(clauses: Sequence[Clause], words: Vocabulary) -> list[tuple[in
     """The numbers of three digits or more the clauses give that are no quantity (no unit word next to them)."""
     found = []
     for clause in clauses:
-        taken = [q.span for q in words.quantities(clause.text)]
-        found += [(clause.start + m.start(), clause.start + m.end(), m[0]) for m in _PHONE.finditer(clause.text)
-                  if len(digits(m[0])) >= 3 and not any(s < m.end() and m.start() < e for s, e in taken)]
+        numbers = [m for m in _PHONE.finditer(clause.text) if len(digits(m[0])) >= 3]
+        taken = [q.span for q in words.quantities(clause.text)] if numbers else []
+        found += [(clause.start + m.start(), clause.start + m.end(), m[0]) for m in numbers
+                  if not any(s < m.end() and m.start() < e for s, e in taken)]
     return found
 
 

@@ -11,8 +11,11 @@ where they decide it, and given to the model judge. Nothing here names a domain:
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import TypeVar
 
 from pyoxigraph import BlankNode, DefaultGraph, Literal as OxLiteral, NamedNode, Quad, QuerySolutions, Store
 from rdflib import Graph, Literal, URIRef
@@ -28,6 +31,41 @@ PROBE = NamedNode("urn:caie:probe")
 LABELS = (RDFS.label, SKOS.prefLabel, SKOS.altLabel, SKOS.hiddenLabel)
 
 Row = Mapping[str, Node]
+T = TypeVar("T")
+
+_Kept = tuple[tuple[Graph, ...], tuple[int, ...], object]
+_PER_GRAPHS: OrderedDict[tuple[tuple[int, ...], Callable[..., object]], _Kept] = OrderedDict()
+_KEEP_PER_GRAPHS = 256
+
+
+def per_graphs(graphs: Sequence[Graph], make: Callable[..., T]) -> T:
+    """``make(*graphs)``, made once per sequence of graph objects (while each holds as many triples) and kept for
+    the next reply: a run's thousands of replies are judged against the same few graphs, and each rdflib lookup
+    costs microseconds."""
+    key = (tuple(id(graph) for graph in graphs), make)
+    sizes = tuple(len(graph) for graph in graphs)
+    kept = _PER_GRAPHS.get(key)
+    if kept is not None and kept[1] == sizes and all(a is b for a, b in zip(kept[0], graphs)):
+        _PER_GRAPHS.move_to_end(key)
+        return kept[2]  # type: ignore[return-value]
+    made = make(*graphs)
+    _PER_GRAPHS[key] = (tuple(graphs), sizes, made)  # the graphs are kept, so that no other graph takes their ids
+    while len(_PER_GRAPHS) > _KEEP_PER_GRAPHS:
+        _PER_GRAPHS.popitem(last=False)
+    return made
+
+
+def _label_index(graph: Graph) -> dict[Node, tuple[Node, ...]]:
+    index: dict[Node, list[Node]] = {}
+    for prop in LABELS:
+        for subject, value in graph.subject_objects(prop):
+            index.setdefault(subject, []).append(value)
+    return {subject: tuple(values) for subject, values in index.items()}
+
+
+def label_values(graph: Graph, node: Node) -> tuple[Node, ...]:
+    """The values of ``node``'s labels (:data:`LABELS`) in ``graph``, from an index of the graph's labels."""
+    return per_graphs((graph,), _label_index).get(node, ())
 
 
 @dataclass(frozen=True)
@@ -38,13 +76,21 @@ class Knowledge:
     graphs: tuple[Graph, ...]
     store: Store
     rows: dict[tuple[str, NamedNode], tuple[Row, ...]] = field(default_factory=dict)
+    facts_graphs: dict[frozenset[tuple[str, Node]], NamedNode] = field(default_factory=dict)
+    """Each distinct set of facts loaded so far, to its graph."""
+    last: list[tuple[Mapping[str, frozenset[Node]], NamedNode]] = field(default_factory=list)
+    """The facts object asked for last and its graph: every rule on every reply of a probe asks with the same one."""
 
     def facts_graph(self, facts: Mapping[str, frozenset[Node]]) -> NamedNode:
-        lines = sorted(f"<{prop}> {value.n3()}" for prop, values in facts.items() for value in values)
-        name = NamedNode("urn:caie:facts:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32])
-        if not any(True for _ in self.store.quads_for_pattern(None, None, None, name)):
-            self.store.extend([Quad(PROBE, NamedNode(prop), _ox(value), name)
-                               for prop, values in facts.items() for value in values])
+        if self.last and self.last[0][0] is facts:
+            return self.last[0][1]
+        key = frozenset((prop, value) for prop, values in facts.items() for value in values)
+        if (name := self.facts_graphs.get(key)) is None:
+            lines = sorted(f"<{prop}> {value.n3()}" for prop, value in key)
+            name = NamedNode("urn:caie:facts:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()[:32])
+            self.store.extend([Quad(PROBE, NamedNode(prop), _ox(value), name) for prop, value in key])
+            self.facts_graphs[key] = name
+        self.last[:] = [(facts, name)]
         return name
 
 
@@ -62,8 +108,9 @@ def _ox(term: Node) -> NamedNode | OxLiteral | BlankNode:
     return BlankNode()
 
 
+@lru_cache(maxsize=4096)
 def rdflib_term(term: object) -> Node:
-    """A pyoxigraph term (an IRI or a literal) as rdflib's."""
+    """A pyoxigraph term (an IRI or a literal) as rdflib's (kept: rows repeat the same few terms)."""
     if isinstance(term, NamedNode):
         return URIRef(term.value)
     if isinstance(term, OxLiteral):
@@ -121,8 +168,15 @@ def _bound(text: str) -> str:
 
 def labels(context: ProbeContext, node: Node) -> tuple[str, ...]:
     """Every label of ``node`` in any language, in the DSO and the knowledge graphs."""
-    return tuple(sorted({str(value) for graph in (context.dso, context.country, *context.others)
-                         for prop in LABELS for value in graph.objects(node, prop)}))
+    graphs = (context.dso, context.country, *context.others)
+    memo = per_graphs(graphs, _labels_memo)
+    if node not in memo:
+        memo[node] = tuple(sorted({str(value) for graph in graphs for value in label_values(graph, node)}))
+    return memo[node]
+
+
+def _labels_memo(*_: Graph) -> dict[Node, tuple[str, ...]]:
+    return {}
 
 
 def describe(rows: Iterable[Row], columns: Sequence[str] | None = None) -> str:

@@ -20,9 +20,10 @@ from rdflib.term import Node
 
 from ..core.namespaces import EPO
 from ..plan.openings import normal_tag
-from .expected import LABELS
+from .expected import label_values, per_graphs
 
 
+@lru_cache(maxsize=256)
 def _primary(tag: str) -> str:
     return normal_tag(tag).split("-")[0]
 
@@ -30,20 +31,36 @@ def _primary(tag: str) -> str:
 def words(graphs: Sequence[Graph], concept: Node, tag: str | None) -> tuple[str, ...]:
     """``concept``'s labels in ``tag``'s language and untagged ones (every language's when ``tag`` is None),
     longest first so that a regular expression prefers "do not" to "not"."""
-    found = {str(value) for graph in graphs for prop in LABELS for value in graph.objects(concept, prop)
-             if isinstance(value, Literal) and (tag is None or not value.language
-                                                or _primary(value.language) == _primary(tag))}
-    return tuple(sorted(found, key=lambda word: (-len(word), word)))
+    primary = None if tag is None else _primary(tag)
+    memo = per_graphs(graphs, _words_memo)
+    if (concept, primary) not in memo:
+        found = {str(value) for graph in graphs for value in label_values(graph, concept)
+                 if isinstance(value, Literal) and (primary is None or not value.language
+                                                    or _primary(value.language) == primary)}
+        memo[(concept, primary)] = tuple(sorted(found, key=lambda word: (-len(word), word)))
+    return memo[(concept, primary)]
+
+
+def _words_memo(*_: Graph) -> dict[tuple[Node, str | None], tuple[str, ...]]:
+    return {}
 
 
 def alternation(items: Iterable[str]) -> str:
     """A regular expression matching any of ``items`` as whole words (spaces as any whitespace); a word that
     starts or ends with a letter or digit must not be part of a longer word."""
+    return _alternation(tuple(items))
+
+
+@lru_cache(maxsize=1024)
+def _alternation(items: tuple[str, ...]) -> str:
     parts = []
     for item in items:
         body = r"\s+".join(re.escape(piece) for piece in item.split())
         parts.append(("(?<!\\w)" if item[:1].isalnum() else "") + body + ("(?!\\w)" if item[-1:].isalnum() else ""))
     return "|".join(parts) if parts else r"(?!x)x"
+
+
+_DIGIT = re.compile(r"\d")
 
 
 @dataclass(frozen=True)
@@ -89,6 +106,8 @@ class Vocabulary:
 
     def quantities(self, text: str) -> list[Quantity]:
         """Every quantity ``text`` states in a unit the vocabulary has words for, in order."""
+        if not _DIGIT.search(text):  # every quantity has a number: most clauses have none, and the pattern is long
+            return []
         found = []
         for match in self._pattern.finditer(text):
             unit_word = match["unit"] or match["unit2"]
