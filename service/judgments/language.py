@@ -15,10 +15,12 @@ from functools import lru_cache
 
 import langcodes
 from lingua import IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
+from rdflib import Graph
 from rdflib.namespace import RDF
 
 from ..plan.openings import normal_tag
 from .checks import Clause, Verdict, country, ve
+from .expected import per_graphs
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
 
 LEXVO = "http://lexvo.org/id/iso639-3/"
@@ -33,6 +35,7 @@ class Detection:
     confidence: float
 
 
+@lru_cache(maxsize=256)
 def _alpha3(tag: str) -> str:
     try:
         return langcodes.Language.get(tag).to_alpha3()
@@ -40,6 +43,7 @@ def _alpha3(tag: str) -> str:
         return tag.lower()
 
 
+@lru_cache(maxsize=256)
 def _lingua(alpha3: str) -> Language | None:
     try:
         return Language.from_iso_code_639_3(IsoCode639_3.from_str(alpha3))
@@ -49,12 +53,17 @@ def _lingua(alpha3: str) -> Language | None:
 
 def country_languages(context: ProbeContext) -> frozenset[str]:
     """The ISO 639-3 codes of the country's official and major languages (none when the probe's knowledge graph
-    describes no one ``ve:Country``: another DSO's, whose replies are then read in the probe's language)."""
-    if len(set(context.country.subjects(RDF.type, ve("Country")))) != 1:
+    describes no one ``ve:Country``: another DSO's, whose replies are then read in the probe's language); read once
+    per graph."""
+    return per_graphs((context.country,), _country_languages)
+
+
+def _country_languages(graph: Graph) -> frozenset[str]:
+    if len(set(graph.subjects(RDF.type, ve("Country")))) != 1:
         return frozenset()
-    node = country(context.country).node
+    node = country(graph).node
     return frozenset(str(language).removeprefix(LEXVO) for prop in ("officialLanguage", "majorLanguage")
-                     for language in context.country.objects(node, ve(prop)) if str(language).startswith(LEXVO))
+                     for language in graph.objects(node, ve(prop)) if str(language).startswith(LEXVO))
 
 
 @lru_cache(maxsize=32)
