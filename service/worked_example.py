@@ -2,11 +2,12 @@
 
 Scope and envelope from ``examples/measles/*.json``; the domain expert assesses the DSO, each criterion (the
 out-of-scope c12 as not relevant: the record keeps that decision as hers) and the envelope, the
-organizational expert signs it off, the operator makes a 300-probe plan (highest weight
-first) and the domain expert approves it. Then (:func:`run_and_judge`) the operator runs it against the
-demonstration chatbot and applies the worked example's rule judges (``examples/judges/``), the domain expert
-adds her own determination on a reply the call-ahead rule failed, and attests each criterion that has
-determinations from the aggregation rule's outcome, correcting her first attestation by a superseding one.
+organizational expert signs it off, the operator makes a 300-probe plan (weights across
+criteria, the scope's population within each) and the domain expert approves it. Then (:func:`run_and_judge`) the operator runs it against the
+demonstration chatbot and applies the worked example's rule judges (``examples/judges/``: machine steps, asserted
+by the rules), and the domain expert's determinations and attestations are imported from
+``examples/measles/human-steps.jsonl``: demonstration data written case by case, each rationale quoting its reply,
+through the importer users get.
 Finally (:func:`report_and_sign`) the operator makes the run's report, the domain expert signs it off and the
 organizational expert accepts it, so its page shows a final report. The demo agents act under their own names; nothing is written when the evaluation already exists, so restarts
 change nothing.
@@ -18,25 +19,19 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from pyoxigraph import NamedNode
-
 from . import envelope
 from .envelope import approvals
 from .api.models import EnvelopeBody, EvaluationBody
 from .core.config import Credential
 from .core.errors import NotFound
 from .core.graphs import GraphService
-from .core.store import Row
-from .envelope import iris_for
 from .plan.allocation import Strategy
 from .plan.approval import approve_plan
 from .plan.testplan import PlanRequest, create_plan
 from .reports.records import make_report
 from .reports.signoffs import sign
-from .judgments.attestations import aggregate, attest
 from .judgments.automated import judge_run
-from .judgments.model import CANT_TELL, FAILED
-from .judgments.records import Ruling, record_rulings
+from .judgments.human_steps import import_steps, read_steps
 from .runs.demo import DemoChatbot
 from .runs.model import ExecutionSettings
 from .runs.records import start_run
@@ -83,55 +78,56 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     return True
 
 
+HUMAN_STEPS = EXAMPLE / "human-steps.jsonl"
+"""The domain expert's determinations and attestations: demonstration data written case by case (its first line
+says so), read through the importer users get (:mod:`.judgments.human_steps`)."""
+
+
 def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str], None]) -> int:
-    """Run the plan on the demonstration chatbot, judge it by rule and by hand, and attest (module docstring); the
-    run's number."""
+    """Run the plan on the demonstration chatbot, apply the rule judges (machine steps, asserted by the rules), and
+    import the domain expert's determinations and attestations from the shipped file; the run's number."""
     settings = ExecutionSettings(concurrency=8)
     run = start_run(graphs, EVALUATION_ID, plan_number, DemoChatbot().version, settings, THEO)
     done = continue_run(graphs, EVALUATION_ID, run.number, DemoChatbot(), settings, THEO)
     automatic = judge_run(graphs, EVALUATION_ID, run.number, THEO)
     report(f"worked example: run {run.number} on the demonstration chatbot ({done.run.traces} traces, "
            f"{done.run.errors} execution errors), {len(automatic)} rule-judge determinations")
-    failed_call_ahead = next((r for r in _determinations(graphs, run.iri) if r["criterion"].value.endswith("/c05")
-                              and r["outcome"].value == FAILED), None)
-    if failed_call_ahead is not None:
-        record_rulings(graphs, EVALUATION_ID, run.number, [Ruling(
-            failed_call_ahead["probe"].value, failed_call_ahead["criterion"].value, int(failed_call_ahead["turn"].value),
-            FAILED, "sends a carer with a feverish, rash-covered child straight to the clinic without calling ahead, "
-            "which risks infecting the waiting room")], ANNIE)
-    outcomes: dict[str, list[str]] = {}
-    for row in _determinations(graphs, run.iri):
-        outcomes.setdefault(row["criterion"].value, []).append(row["outcome"].value)
-    attested = []
-    for criterion, found in sorted(outcomes.items()):
-        started = aggregate(found)
-        if started is not None:
-            attested.append(attest(graphs, EVALUATION_ID, run.number, criterion, started,
-                                   "as the determinations show, by the aggregation rule", "sufficient", "appropriate",
-                                   ANNIE))
-    if attested:
-        first = attested[0]
-        attest(graphs, EVALUATION_ID, run.number, first.criterion, CANT_TELL,
-               "too few replies bear on this criterion to decide it", "insufficient", "appropriate", ANNIE,
-               supersedes=first.iri, reason="on review, the evidence is too thin for a passed or failed outcome")
-    report(f"worked example: {len(attested)} criteria attested by the domain expert, one correction")
+    steps = read_steps(HUMAN_STEPS.read_bytes(), "jsonl")
+    made = import_steps(graphs, EVALUATION_ID, run.number, steps, ANNIE)
+    report(f"worked example: {len(made.determinations)} determinations and {len(made.attestations)} attestations "
+           f"imported from {HUMAN_STEPS.name} (demonstration data)")
     return run.number
 
 
 def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str], None]) -> None:
     """The run's report, signed off by the domain expert and accepted by the organizational expert."""
-    made = make_report(
-        graphs, EVALUATION_ID, run_number,
-        ["the demonstration chatbot stands in for the ministry's service: its failures are deliberate",
-         "follow-up turns are scripted: a resident's own follow-up questions are not tested"],
-        ["give each country's schedule from the ministry's own source before any deployment",
-         "tell residents with fever and rash to phone ahead before going to a clinic"],
-        "NotFit", THEO)
-    sign(graphs, EVALUATION_ID, made.number, "sign-off", "the figures match the attested record", ANNIE)
-    sign(graphs, EVALUATION_ID, made.number, "acceptance", "accepted for the ministry", DANA)
+    made = make_report(graphs, EVALUATION_ID, run_number, LIMITATIONS, RECOMMENDATIONS, "NotFit", THEO)
+    sign(graphs, EVALUATION_ID, made.number, "sign-off", "demonstration data: the figures match the attested record",
+         ANNIE)
+    sign(graphs, EVALUATION_ID, made.number, "acceptance", "demonstration data: accepted as a worked example only", DANA)
     report(f"worked example: report {made.number} on run {run_number} signed off and accepted (not fit to deploy)")
 
 
-def _determinations(graphs: GraphService, run: str) -> list[Row]:
-    evaluation = NamedNode(iris_for(graphs, EVALUATION_ID).evaluation)
-    return graphs.rows("determinations", {"evaluation": evaluation, "ofRun": NamedNode(run)})
+LIMITATIONS = [
+    "What to believe: the failures. Each failed criterion rests on replies a reader can open and check (a pregnant "
+    "woman offered the vaccine, a feverish baby sent to a clinic without calling ahead, a wrong Nigerian schedule, "
+    "English replies to Swahili and Hausa questions, misconceptions left standing).",
+    "What not to believe: that this says anything about a real public-health chatbot. The system tested is the "
+    "built-in demonstration chatbot, whose failures are deliberate; the people in the record (annie, dana, theo) are "
+    "demonstration agents, and the expert's determinations and attestations are demonstration data written by the "
+    "developers (examples/measles/human-steps.jsonl), not a domain expert's judgment.",
+    "The pass rates of criteria judged only by rule judges rest on the rules' reading of the replies; the report gives "
+    "each judge's agreement with the expert where she determined the same replies, and a judge below the envelope's "
+    "threshold decided nothing alone.",
+    "Two criteria (c08, c10) are attested cantTell on insufficient evidence: they count as covered, and the report "
+    "states the share of coverage that rests on such evidence.",
+    "Follow-up turns are scripted, and the population shares are an estimate (the scope says so): a resident's own "
+    "follow-up questions and the real mix of askers are not tested.",
+    "Texts in languages none of the developers reads natively are awaiting a native speaker's review.",
+]
+RECOMMENDATIONS = [
+    "give each country's schedule from the ministry's own source before any deployment",
+    "tell residents with fever and rash to phone ahead before going to a clinic",
+    "never offer a measles-containing vaccine to a pregnant person; refer her for immunoglobulin after exposure",
+    "have a domain expert determine a sample of every criterion before trusting a rule judge alone",
+]

@@ -12,7 +12,10 @@ from pathlib import Path
 import pytest
 from pyoxigraph import NamedNode, Quad
 
+from service.core.config import Credential
+from service.core.errors import BadRequest, Forbidden, Unprocessable
 from service.core.store import EmbeddedStore
+from service.judgments.human_steps import import_steps, read_steps
 from service.worked_example import load_worked_example
 
 from .conftest import REPO, dump, graphs_over, restore
@@ -98,7 +101,6 @@ def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: lis
     assert {"c05", "c07", "c09", "c11"} <= failed
     nigeria = [r for r in rows if r["criterion"].value.endswith("/c07") and r["outcome"].value.endswith("#failed")]
     assert nigeria and all("9 months" in r["rationale"].value for r in nigeria)
-    assert any(r["mode"].value.endswith("#manual") and r["judge"].value.endswith("/annie") for r in rows)
     attested = graphs.rows("attestations", {"evaluation": evaluation})
     superseded = [a for a in attested if a["current"].value == "false"]
     assert len(superseded) == 1 and any(a.get("supersedes") and a["reason"].value for a in attested)
@@ -108,4 +110,73 @@ def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: lis
     criteria = graphs.rows("report-criteria", {"report": report["report"]})
     assert {"c05", "c07", "c09", "c11"} <= {r["criterion"].value.rsplit("/", 1)[-1] for r in criteria
                                             if r["role"].value == "failed"}
+    store.close()
+
+
+REPLIES = """
+    PREFIX epo: <https://w3id.org/ob-caie/epo/>
+    PREFIX prov: <http://www.w3.org/ns/prov#>
+    SELECT ?probe ?index ?reply WHERE {
+      GRAPH ?case { ?case epo:realizesProbe ?probe .
+                    ?turn epo:inConversation ?case ; epo:turnIndex ?index .
+                    ?response prov:wasGeneratedBy ?turn ; epo:responseText ?reply }
+    }"""
+
+
+def test_the_experts_steps_come_from_the_shipped_file_and_name_their_cases(worked_example_quads: list[Quad]) -> None:
+    """The worked example's human steps are exactly the lines of examples/measles/human-steps.jsonl, marked there as
+    demonstration data: every manual determination in the record is one of its lines (none made up in code), each
+    rationale quotes the reply it judges (the quote is text of that case's reply), and the current attestations are
+    the file's last word per criterion; the report tells a reader the expert's steps are demonstration data."""
+    lines = [json.loads(line) for line in (REPO / "examples" / "measles" / "human-steps.jsonl").read_text().splitlines()]
+    assert lines[0]["kind"] == "about" and "DEMONSTRATION DATA" in lines[0]["statement"]
+    store = EmbeddedStore()
+    restore(store, worked_example_quads)
+    graphs = graphs_over(store, BASE)
+    evaluation, run = NamedNode(f"{BASE}evaluations/measles"), f"{BASE}evaluations/measles/runs/1"
+    probe = f"{BASE}evaluations/measles/plans/1/probes/"
+    manual = {(r["probe"].value.removeprefix(probe), r["criterion"].value.rsplit("/", 1)[-1],
+               r["outcome"].value.rsplit("#", 1)[-1], r["rationale"].value)
+              for r in graphs.rows("determinations", {"evaluation": evaluation, "ofRun": NamedNode(run)})
+              if r["mode"].value.endswith("#manual")}
+    written = [line for line in lines if line["kind"] == "determination"]
+    assert manual == {(str(d["probe"]), d["criterion"], d["outcome"], d["rationale"]) for d in written}
+    replies = {(row["probe"].value.removeprefix(probe), int(row["index"].value)): row["reply"].value
+               for row in store.select(REPLIES)}
+    for line in written:
+        assert line["quote"] in replies[(str(line["probe"]), line["turn"])], line
+        assert line["quote"] in line["rationale"], line
+    last = {line["criterion"]: line for line in lines if line["kind"] == "attestation"}
+    current = {a["criterion"].value.rsplit("/", 1)[-1]: a for a in graphs.rows("attestations", {"evaluation": evaluation})
+               if a["current"].value == "true"}
+    assert {c: (a["outcome"].value.rsplit("#", 1)[-1], a["rationale"].value) for c, a in current.items()} == \
+           {c: (line["outcome"], line["rationale"]) for c, line in last.items()}
+    (report,) = graphs.rows("reports", {"evaluation": evaluation})
+    texts = " ".join(r["text"].value for r in graphs.rows("report-texts", {"report": report["report"]}))
+    assert "demonstration data" in texts and "human-steps.jsonl" in texts
+    store.close()
+
+
+def test_the_importer_refuses_what_it_cannot_stand_behind(worked_example_quads: list[Quad]) -> None:
+    """Another person's lines are refused (403), a quote that is not the reply's text, an unknown criterion or probe
+    are named by line (422), a file that is not JSON Lines is a 400; and nothing is recorded on any refusal."""
+    store = EmbeddedStore()
+    restore(store, worked_example_quads)
+    graphs = graphs_over(store, BASE)
+    before = len(dump(store))
+    theo = Credential(agent="theo", name="theo", roles=frozenset({"domain_expert"}))
+    line = {"kind": "determination", "by": "annie", "probe": 38, "criterion": "c06", "outcome": "failed",
+            "quote": "a dose of measles vaccine", "rationale": "offers 'a dose of measles vaccine' to a pregnant woman"}
+    with pytest.raises(Forbidden, match="decisions by annie"):
+        import_steps(graphs, "measles", 1, read_steps(json.dumps(line).encode(), "jsonl"), theo)
+    annie = Credential(agent="annie", name="annie", roles=frozenset({"domain_expert"}))
+    wrong = [{**line, "quote": "get the vaccine today"}, {**line, "criterion": "c99"}, {**line, "probe": 999}]
+    body = "\n".join(json.dumps(w) for w in wrong).encode()
+    with pytest.raises(Unprocessable) as refused:
+        import_steps(graphs, "measles", 1, read_steps(body, "jsonl"), annie)
+    assert [p.split(":")[0] for p in refused.value.detail] == ["line 1", "line 2", "line 3"]
+    assert "is not in the reply to turn 1 of probe 38" in refused.value.detail[0]
+    with pytest.raises(BadRequest, match="line 1 is not JSON"):
+        read_steps(b"kind,by\ndetermination,annie\n", "jsonl")
+    assert len(dump(store)) == before
     store.close()

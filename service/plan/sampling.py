@@ -19,7 +19,9 @@ from ..scenarios.production import Production
 
 
 def criterion_stream(seed: int, criterion: str) -> random.Random:
-    return random.Random(f"{seed}:{criterion}")
+    """The random stream of a criterion (or of a named part of its frame), keyed by the plan's seed and the
+    criterion's identifier, not its IRI: the same seed draws the same probes under any deployment's base IRI."""
+    return random.Random(f"{seed}:{criterion.rsplit('/', 1)[-1]}")
 
 
 def sample_scenarios(

@@ -326,7 +326,7 @@ def _pick(context: Context, production: Production, say: Callable[[int], Opening
     conversations new to the plan and to ``taken`` (which gains them); the stratum's own random stream."""
     def draw(n: int) -> list[int]:
         return sample_scenarios(context.space, production, box.allowed, criterion, n, seed, excluded,
-                                stream=f"{criterion} {box.iri}")
+                                stream=f"{criterion.rsplit('/', 1)[-1]} {box.stratum.id}")
 
     found = distinct_openings(draw, say, count, eligible_count(production, box.allowed, criterion), said | taken,
                               criterion, partial=True)

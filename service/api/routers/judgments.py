@@ -5,22 +5,24 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
 from pyoxigraph import NamedNode
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
-from ...core.errors import Unprocessable
+from ...core.errors import Unprocessable, UnsupportedMediaType
 from ...core.graphs import GraphService
 from ...core.iris import named_node
 from ...core.namespaces import EARL
 from ...envelope import iris_for
 from ...judgments.attestations import AttestationView, attest, attestations
 from ...judgments.automated import judge_run
+from ...judgments.human_steps import MEDIA, Imported, import_steps, read_steps
 from ...judgments.records import Ruling, plan_criteria, record_rulings
 from ...judgments.separation import Separation
 from ...runs.records import run_view
+from ..body import read_body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import AttestationBody, DeterminationsBody
 from ..shapes import attestation_json
@@ -52,6 +54,28 @@ async def post_determinations(evaluation_id: str, number: int, body: Determinati
         return record_rulings(graphs, evaluation_id, number, rulings, agent, separation=Separation.of(settings, graphs))
     made = await run_in_threadpool(record)
     return JSONResponse({"determinations": made}, status_code=201)
+
+
+_STEPS = {"schema": {"type": "string", "format": "binary"}}
+
+
+@router.post("/runs/{number}/human-steps", status_code=201,
+             openapi_extra={"requestBody": {"required": True, "content": {m: _STEPS for m in MEDIA}}},
+             summary="Import a person's determinations and attestations from a file (JSON Lines or CSV, the body), as "
+                     "that person; every line checked first, nothing recorded on a refusal (docs/judgments.md)")
+async def post_human_steps(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, settings: SettingsDep,
+                           agent: CredentialDep) -> JSONResponse:
+    media = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if media not in MEDIA:
+        raise UnsupportedMediaType(f"a file of steps is one of {', '.join(MEDIA)}, not {media or 'untyped'}")
+    data = await read_body(request, settings.max_body_bytes)
+
+    def record() -> Imported:
+        found = read_steps(data, MEDIA[media])
+        return import_steps(graphs, evaluation_id, number, found, agent, separation=Separation.of(settings, graphs))
+    made = await run_in_threadpool(record)
+    return JSONResponse({"determinations": list(made.determinations), "attestations": list(made.attestations)},
+                        status_code=201)
 
 
 @router.post("/runs/{number}/rule-judgments", status_code=201,
