@@ -33,23 +33,22 @@ LABELS = (RDFS.label, SKOS.prefLabel, SKOS.altLabel, SKOS.hiddenLabel)
 Row = Mapping[str, Node]
 T = TypeVar("T")
 
-_Kept = tuple[tuple[Graph, ...], tuple[int, ...], object]
+_Kept = tuple[tuple[Graph, ...], object]
 _PER_GRAPHS: OrderedDict[tuple[tuple[int, ...], Callable[..., object]], _Kept] = OrderedDict()
 _KEEP_PER_GRAPHS = 256
 
 
 def per_graphs(graphs: Sequence[Graph], make: Callable[..., T]) -> T:
-    """``make(*graphs)``, made once per sequence of graph objects (while each holds as many triples) and kept for
-    the next reply: a run's thousands of replies are judged against the same few graphs, and each rdflib lookup
-    costs microseconds."""
+    """``make(*graphs)``, made once per sequence of graph objects and kept for the next reply, as :func:`knowledge`
+    keeps their store (a context's graphs do not change while it is judged): a run's thousands of replies are judged
+    against the same few graphs, and each rdflib lookup costs microseconds."""
     key = (tuple(id(graph) for graph in graphs), make)
-    sizes = tuple(len(graph) for graph in graphs)
     kept = _PER_GRAPHS.get(key)
-    if kept is not None and kept[1] == sizes and all(a is b for a, b in zip(kept[0], graphs)):
+    if kept is not None and all(a is b for a, b in zip(kept[0], graphs)):
         _PER_GRAPHS.move_to_end(key)
-        return kept[2]  # type: ignore[return-value]
+        return kept[1]  # type: ignore[return-value]
     made = make(*graphs)
-    _PER_GRAPHS[key] = (tuple(graphs), sizes, made)  # the graphs are kept, so that no other graph takes their ids
+    _PER_GRAPHS[key] = (tuple(graphs), made)  # the graphs are kept, so that no other graph takes their ids
     while len(_PER_GRAPHS) > _KEEP_PER_GRAPHS:
         _PER_GRAPHS.popitem(last=False)
     return made
