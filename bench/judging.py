@@ -25,6 +25,9 @@ turns, as ``judge_run`` calls it), from the first to the last: neither the run n
 * **ratio** = ours / baseline (wall clock); ``met=1`` when at most 2. ``--repeat N`` runs each side N times in
   fresh processes, alternating, and takes each side's median. Each side's CPU seconds and determinations
   (by outcome, and by criterion) are printed beside it.
+* **digest**: SHA-256 over every determination (probe, criterion, judge and its version, turn, outcome,
+  rationale, pointer): two versions of the code with the same digest on the same input made the same
+  determinations (how a speed change is checked to change no outcome).
 """
 
 from __future__ import annotations
@@ -126,8 +129,8 @@ def worker(inputs: Path, rules_file: Path, root: Path) -> None:
     grounded = {f.name for f in dataclasses.fields(ProbeContext)} >= {"facts", "others"}  # 4c0fccf's has neither
     work = []
     for case in data["cases"]:
-        extra = {"facts": {prop: frozenset(from_n3(value) for value in values) for prop, values in case["facts"].items()},
-                 "others": tuple(graph(name) for name in case["others"])} if grounded else {}
+        facts = {prop: frozenset(from_n3(value) for value in values) for prop, values in case["facts"].items()}
+        extra = {"facts": facts, "others": tuple(graph(name) for name in case["others"])} if grounded else {}
         context = ProbeContext(case["probe"], case["language"], graph(case["country"]), graph(case["dso"]),
                                case["criteria"], **extra)
         turns = [t for sent, reply in case["turns"] for t in (Turn("user", sent), Turn("assistant", reply))]
