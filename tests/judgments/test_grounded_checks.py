@@ -199,3 +199,17 @@ def test_the_food_domain_checks_services_and_what_it_advises_against(food) -> No
              Turn("assistant", "Yes, raw chicken is safe to eat. Call 5555 for more.")]
     by_criterion = {d.criterion: d.outcome for d in judge(turns, ctx(pregnant=True), rules)}
     assert by_criterion == {"urn:c:temperature": CANT_TELL, "urn:c:service": FAILED, "urn:c:pregnancy": FAILED}
+
+
+def test_a_schedule_is_judged_against_the_declared_country_only(rules) -> None:
+    """The probe says where the asker lives, and its reply is graded against that country's knowledge graph only: a
+    reply giving Nigeria's schedule (9 and 15 months) to a Kenyan probe fails on Kenya's second dose (18 months),
+    and the same reply to a Nigerian probe passes."""
+    reply = "The routine schedule gives the first dose at 9 months and the second dose at 15 months."
+    kenya = ruled(rules, "I live in Kenya. When should the measles vaccine be given?", reply, "c07-schedule",
+                  context("kenya", pregnant=False))
+    assert kenya.outcome == FAILED and "18" in kenya.rationale, kenya.rationale
+    assert pointed(reply, kenya) == "15 months"
+    nigeria = ruled(rules, "I live in Nigeria. When should the measles vaccine be given?", reply, "c07-schedule",
+                    context("nigeria", pregnant=False))
+    assert nigeria.outcome == PASSED, nigeria.rationale
