@@ -18,6 +18,8 @@ from pyoxigraph import Literal, NamedNode
 from ..core.graphs import GraphService
 from ..core.namespaces import XSD
 from ..core.store import Row
+from ..scenarios.model import RuleBlocking
+from ..scenarios.records import frame_blocking
 from . import charts
 from .identity import CriterionState, criterion_states
 from .model import Report, tail
@@ -84,6 +86,8 @@ class ReportPage:
     coverage_chart: str
     distribution_chart: str
     pass_rate_chart: str
+    blocking: tuple[RuleBlocking, ...] = ()
+    """How much of the plan's candidate frame each consistency rule blocked (the derivation's exact counts)."""
 
 
 def _bindings(report: Report) -> dict[str, NamedNode | Literal]:
@@ -156,4 +160,5 @@ def report_page(graphs: GraphService, evaluation_id: str, number: int) -> Report
         untested=tuple(state for state in criteria if not state.covered), drill=_drill(graphs, report, criteria),
         coverage_chart=charts.data_uri(charts.coverage_by_requirement(_coverage_rows(graphs, report))),
         distribution_chart=charts.data_uri(charts.outcome_distribution(counts, weights)),
-        pass_rate_chart=charts.data_uri(charts.pass_rates(intervals, level)))
+        pass_rate_chart=charts.data_uri(charts.pass_rates(intervals, level)),
+        blocking=tuple(frame_blocking(graphs, report.basis.plan)))

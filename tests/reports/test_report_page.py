@@ -73,6 +73,10 @@ def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts
     # The drill-down reaches each case's conversation in the record.
     cases = text("[...document.querySelectorAll('#drill-down ~ details ul.cases .case a')].map(a => a.getAttribute('href'))")
     assert cases and all(case.startswith(f"/evaluations/{ID}/runs/1/cases/") for case in cases)
+    # The blocked share per consistency rule, as the plan's derivation counted it (GET …/plans/1/blocking).
+    blocked = text("[...document.querySelectorAll('h2#blocking + p + table tr')].map(r => r.innerText).join('\\n')")
+    rules = attested.http.get(f"/evaluations/{ID}/plans/1/blocking").json()["rules"]
+    assert rules and all(f"{r['blocked']:,}\t{100 * r['shareOfBlocked']:.1f}" in blocked for r in rules), (blocked, rules)
     browser.screenshot(tmp_path / "report.png")
     # Printable: the print stylesheet hides the navigation and keeps the figures.
     browser._call("Emulation.setEmulatedMedia", {"media": "print"}, session=True)
