@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from ..core import jsonlines
 from ..core.config import Credential
 from ..core.errors import BadRequest, Forbidden, Unprocessable
 from ..core.graphs import GraphService
@@ -81,15 +81,10 @@ def _records(data: bytes, form: str) -> Iterator[tuple[int, dict[str, object]]]:
         for number, row in enumerate(csv.DictReader(io.StringIO(text)), start=2):
             yield number, {k: v for k, v in row.items() if k and v not in (None, "")}
         return
-    for number, line in enumerate(text.splitlines(), start=1):
-        if line.strip():
-            try:
-                found = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise BadRequest(f"line {number} is not JSON: {error.msg} at column {error.colno}") from error
-            if not isinstance(found, dict):
-                raise BadRequest(f"line {number} is not a JSON object")
-            yield number, found
+    try:
+        yield from jsonlines.objects(text)
+    except ValueError as error:
+        raise BadRequest(str(error)) from None
 
 
 def read_steps(data: bytes, form: str) -> StepsFile:

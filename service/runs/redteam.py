@@ -38,6 +38,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
 
+from ..core import jsonlines
 from ..plan.rdf import probe_iri
 from .model import CaseTrace, Exchange, TargetVersion, Turn
 
@@ -110,15 +111,7 @@ def parse_redteam(text: str, form: Format, *, plan: str | None = None) -> RedTea
 
 
 def _jsonl_records(text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"row {number}: not a JSON object ({error.msg})") from None
-        if not isinstance(record, dict):
-            raise ValueError(f"row {number}: not a JSON object")
+    for number, record in jsonlines.objects(text):
         unknown = sorted(set(record) - set(FIELDS))
         if unknown:
             raise ValueError(f"row {number}: unknown field {unknown[0]!r} (the fields are {', '.join(FIELDS)})")

@@ -166,7 +166,7 @@ def test_a_csv_row_after_a_multi_line_answer_is_named_by_the_line_it_starts_on()
 
 
 def test_a_line_that_is_not_a_json_object_is_refused_naming_it() -> None:
-    with pytest.raises(ValueError, match=r"row 2: not a JSON object"):
+    with pytest.raises(ValueError, match=r"line 2 is not JSON"):
         parse_redteam(_jsonl(ROWS[:1]) + "probe,turn\n", "jsonl", plan=PLAN)
 
 
