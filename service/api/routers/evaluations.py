@@ -30,9 +30,8 @@ from ..models import (
     EnvelopeBody,
     RelevanceBody,
     SignOffBody,
-    content_json,
-    scope_json,
 )
+from ..envelope_json import content_json, scope_json
 from ..rdf_response import context_iri, rdf_response
 from .resources import linked_data, wants_json
 from ..shapes import approval_json, envelope_status_json, envelope_summary_json, evaluation_summary_json
