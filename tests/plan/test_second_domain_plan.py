@@ -217,3 +217,39 @@ def test_a_budget_fills_the_frames_by_either_strategy_and_more_is_refused(planne
         detail = refused.json()["detail"]
         assert "prompt frames" in detail and "criteria/hanging 2" in detail and "at most 6" in detail
     assert snapshot(planned.store) == before
+
+
+def test_the_second_domains_criteria_route_by_their_declared_triggers_with_no_code_change(planned: Service) -> None:
+    """The bed-nets envelope with each criterion triggered by its need (``bn:NeedFacet``) as a second evaluation: the
+    plan has every probe exercise exactly the criteria its scenario triggers (queries/criterion-triggers.rq, as a
+    third party runs it), and each criterion's probes ask its need."""
+    other = "bednets-triggered"
+    scope = {**domain_json("evaluation.json"), "id": other}
+    assert planned.http.post("/evaluations", json=scope, headers=planned.auth("theo")).status_code == 201
+    envelope = domain_json("envelope.json")
+    for criterion in envelope["criteria"]:
+        criterion["bearsWhen"] = [{"facet": str(BN.NeedFacet), "values": [str(CRITERION_NEED[criterion["id"]])]}]
+    assert planned.http.put(f"/evaluations/{other}/envelope", json=envelope, headers=planned.auth("theo")).status_code == 201
+
+    def post(path: str, body: dict, agent: str) -> None:
+        answer = planned.http.post(f"/evaluations/{other}{path}", json=body, headers=planned.auth(agent))
+        assert answer.status_code == 201, (path, answer.text)
+
+    post("/dso/appropriateness", {"appropriate": True, "rationale": "models what people ask about nets"}, "annie")
+    for criterion in envelope["criteria"]:
+        post(f"/criteria/{criterion['id']}/relevance", {"relevant": True, "rationale": "matters"}, "annie")
+    post("/envelope/appropriateness", {"appropriate": True, "rationale": "fits the public"}, "annie")
+    post("/envelope/sign-off", {"comment": "for the test domain"}, "dana")
+    post("/plans", PLAN, "theo")
+    plan = f"{BASE_URL}evaluations/{other}/plans/1"
+    rows = select(planned, bound("criterion-triggers", plan=plan))
+    assert len(rows) == 6 * 3 and all(row["bears"] == row["exercised"] for row in rows), rows
+    assert sum(row["exercised"] == "true" for row in rows) == 6  # each probe asks one need: one criterion each
+    asked = {row["probe"]: row["need"] for row in select(planned, f"""
+        PREFIX epo: <{EPO}>
+        SELECT ?probe ?need WHERE {{
+          GRAPH <{plan}> {{ ?probe epo:fromScenario ?scenario }}
+          GRAPH <{BASE_URL}evaluations/{other}/scenarios> {{ ?scenario ?link ?person . ?person <{BN}asks> ?need }} }}""")}
+    for row in rows:
+        if row["exercised"] == "true":
+            assert asked[row["probe"]] == str(CRITERION_NEED[local(row["criterion"])]), row
