@@ -151,7 +151,7 @@ def contraindication(text: str, clauses: Sequence[Clause], rule: JudgingRule, co
             unread = unread or _span(clause, match)
             continue
         # with a reach, a negation counts only next to the thing it negates ("should not be given", "do not get
-        # the MMR vaccine"): "if you are not sure you are immune, a dose of the vaccine ..." advises against nothing
+        # it"): "if you are not sure you are immune, a dose of the vaccine ..." advises against nothing
         negations = [n for n in re.finditer(negate, clause.text, re.IGNORECASE)
                      if _near(clause.text, n, match, rule.negation_reach)]
         free = [a for a in re.finditer(affirm, clause.text, re.IGNORECASE) if not _bound(clause.text, negations, a)]
