@@ -194,4 +194,7 @@ def test_the_plans_blocking_counts_each_rule_exactly(planned: Service) -> None:
     assert past["blocked"] * 12 == past["candidates"]
     assert past["shareOfBlocked"] == round(past["blocked"] / (past["candidates"] - past["eligible"]), 4)
     assert "OtherDiseaseAskedAsFocusQuestion" not in rules
+    page = planned.http.get(f"/evaluations/{ID}/plans/1/blocking", headers={"Accept": "text/html"})
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    assert f"{past['blocked']:,}" in page.text and (past["label"] or "") in page.text
     assert planned.http.get(f"/evaluations/{ID}/plans/9/blocking").status_code == 404

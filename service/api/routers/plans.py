@@ -6,13 +6,14 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response
-from fastapi.responses import JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...plan import approval as plan_approval
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import BadRequest, Unprocessable
+from ...core.formats import HTML, JSON, negotiate
 from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
 from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
@@ -20,6 +21,7 @@ from ...plan.testplan import PlanRequest, create_plan
 from ...scenarios.model import RuleBlocking
 from ...scenarios.records import MAX_OFFSET, blocking_summary, frame_blocking, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
+from ..html import render
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
 from ..shapes import (approval_json, exclusion_json, page_json, plan_json, probe_json, rule_blocking_json, rule_count_json,
                       scenario_json)
@@ -65,10 +67,18 @@ async def get_plan(evaluation_id: str, number: int, request: Request, graphs: Gr
 
 @router.get("/plans/{number}/blocking", summary="How many candidates of the plan's frame each consistency rule blocks, "
             "exactly, and its share of the blocked ones")
-async def get_plan_blocking(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+async def get_plan_blocking(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
+                            _: ReaderDep) -> Response:
     def read() -> list[RuleBlocking]:
         return frame_blocking(graphs, plan_view(graphs, evaluation_id, number).iri)
-    return JSONResponse({"rules": [rule_blocking_json(found) for found in await run_in_threadpool(read)]})
+    found = await run_in_threadpool(read)
+    if negotiate(request.headers.get("accept"), [JSON, HTML]) != HTML:  # JSON unless a browser asks for the page
+        return JSONResponse({"rules": [rule_blocking_json(rule) for rule in found]}, headers=VARY)
+    plan_path = f"/evaluations/{evaluation_id}/plans/{number}"
+    return HTMLResponse(render("blocking.html", title=f"Blocked scenarios of plan {number}",
+                               link=request.app.state.publisher.local_href, blocking=found, number=number,
+                               plan_path=plan_path, scenarios_path=f"/evaluations/{evaluation_id}/scenarios"),
+                        headers=VARY)
 
 
 @router.post("/plans/{number}/approval", status_code=201,
