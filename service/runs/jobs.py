@@ -4,8 +4,9 @@ A job runs :func:`.runner.continue_run` on a thread of its own; its state (runni
 reason) and progress live in this process, while what it recorded is in the store, so a job lost with its
 process is continued by starting it again. At most one job runs per run, and at most ``max_running`` at
 once (429 beyond: a caller cannot exhaust the service). A target the service calls over HTTP must be under
-one of the deployment's allowed URL prefixes (``CAIE_RUN_TARGET_ALLOWLIST``): an operator cannot make the
-service call an address the deployment did not agree to.
+one of the deployment's allowed URL prefixes (``CAIE_RUN_TARGET_ALLOWLIST``, compared as parsed scheme, host, port and
+path segments, user-info refused: :mod:`..core.outbound`): an operator cannot make the service call an address the
+deployment did not agree to.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any, Literal
 
 from ..core.catalog import now
 from ..core.errors import Conflict, ServiceError, TooManyRequests, Unprocessable
+from ..core.outbound import refusal
 from .demo import DemoChatbot
 from .model import Boundary
 from .runner import Continued, Progress
@@ -45,8 +47,8 @@ def build_target(spec: TargetSpec, allowlist: Sequence[str]) -> Target:
     if spec.kind == "demo":
         return DemoChatbot()
     assert spec.base_url is not None and spec.model is not None
-    if not any(spec.base_url.startswith(prefix) for prefix in allowlist):
-        raise Unprocessable(f"target {spec.base_url!r} is not among the targets this deployment may call "
+    if (why := refusal(spec.base_url, allowlist)) is not None:
+        raise Unprocessable(f"target {spec.base_url!r} is not among the targets this deployment may call: {why} "
                             f"({', '.join(allowlist) or 'none: set CAIE_RUN_TARGET_ALLOWLIST'})")
     try:
         return OpenAICompatible(spec.base_url, spec.model, spec.parameters, system=spec.system,
