@@ -50,7 +50,8 @@ def run(args: argparse.Namespace) -> int:
     if args.openai_base_url:
         spec = TargetSpec("openai-compatible", base_url=args.openai_base_url, model=args.model,
                           parameters=_parameters(args.param), api_key_env=args.api_key_env)
-        target = build_target(spec, [args.openai_base_url])  # the operator names the target on their own machine
+        # the operator names the target, and the variable holding its key, on their own machine
+        target = build_target(spec, [args.openai_base_url], [args.api_key_env] if args.api_key_env else [])
     else:
         target = build_target(TargetSpec("demo"), [])
     settings = ExecutionSettings(concurrency=args.concurrency, timeout_s=args.timeout, retries=args.retries)

@@ -93,6 +93,10 @@ class Settings(BaseSettings):
     """URL prefixes of the systems under test a run started over REST may call (JSON list, e.g.
     ``["https://api.example.org/v1"]``); any other target is refused with 422. The demonstration chatbot runs
     in process and needs none."""
+    key_envs: list[str] = []
+    """Environment variables a run's target or a model judge named in a request may read its key from (JSON list,
+    e.g. ``["TARGET_API_KEY"]``); any other is refused with 422, so no request can send another of the service's
+    secrets to a target. The configured model judge's ``model_judge_api_key_env`` is allowed with it."""
     model_judge_base_url: str | None = None
     """The model judge's OpenAI-compatible endpoint (Ollama, vLLM, a hosted API; still under
     ``run_target_allowlist``), used when a model-judgments request names no target."""

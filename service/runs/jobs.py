@@ -42,11 +42,15 @@ class TargetSpec:
     api_key_env: str | None = None
 
 
-def build_target(spec: TargetSpec, allowlist: Sequence[str]) -> Target:
-    """The adapter for ``spec``; 422 naming the URL when it is under none of the allowed prefixes."""
+def build_target(spec: TargetSpec, allowlist: Sequence[str], key_envs: Sequence[str] = ()) -> Target:
+    """The adapter for ``spec``; 422 naming the URL when it is under none of the allowed prefixes, or the variable
+    when its key would be read from one the deployment does not list (``CAIE_KEY_ENVS``)."""
     if spec.kind == "demo":
         return DemoChatbot()
     assert spec.base_url is not None and spec.model is not None
+    if spec.api_key_env is not None and spec.api_key_env not in key_envs:
+        raise Unprocessable(f"api_key_env {spec.api_key_env!r} is not among the variables this deployment lets a target "
+                            f"read its key from ({', '.join(key_envs) or 'none: set CAIE_KEY_ENVS'})")
     if (why := refusal(spec.base_url, allowlist)) is not None:
         raise Unprocessable(f"target {spec.base_url!r} is not among the targets this deployment may call: {why} "
                             f"({', '.join(allowlist) or 'none: set CAIE_RUN_TARGET_ALLOWLIST'})")

@@ -39,3 +39,14 @@ def test_a_url_outside_the_allow_list_is_refused_naming_why(url: str, why: str) 
 def test_a_url_under_an_allowed_prefix_is_called(url: str) -> None:
     assert refusal(url, ALLOWED) is None
     assert isinstance(build_target(TargetSpec("openai-compatible", url, "m"), ALLOWED), OpenAICompatible)
+
+
+def test_a_key_is_read_only_from_a_variable_the_deployment_lists() -> None:
+    """At 4c0fccf any variable could be named, and a model-judge call sent a planted SECRET_PW as a bearer token."""
+    spec = TargetSpec("openai-compatible", "http://127.0.0.1:8798/v1", "m", api_key_env="SECRET_PW")
+    with pytest.raises(Unprocessable, match="api_key_env 'SECRET_PW' is not among .*TARGET_KEY"):
+        build_target(spec, ALLOWED, ["TARGET_KEY"])
+    with pytest.raises(Unprocessable, match="none: set CAIE_KEY_ENVS"):
+        build_target(spec, ALLOWED)
+    listed = TargetSpec("openai-compatible", "http://127.0.0.1:8798/v1", "m", api_key_env="TARGET_KEY")
+    assert isinstance(build_target(listed, ALLOWED, ["TARGET_KEY"]), OpenAICompatible)

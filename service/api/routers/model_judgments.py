@@ -51,7 +51,8 @@ async def post_model_judgments(evaluation_id: str, number: int, body: ModelJudgm
     spec = TargetSpec("openai-compatible", base_url=given.base_url, model=given.model,
                       parameters={"temperature": 0, **given.parameters}, system=given.system,
                       system_instructions=given.system_instructions, api_key_env=given.api_key_env)
-    target = build_target(spec, settings.run_target_allowlist)
+    key_envs = [*settings.key_envs, *([settings.model_judge_api_key_env] if settings.model_judge_api_key_env else [])]
+    target = build_target(spec, settings.run_target_allowlist, key_envs)
     assert isinstance(target, OpenAICompatible)  # an openai-compatible spec builds that adapter
     made, failures = await run_in_threadpool(judge_run_with_model, graphs, evaluation_id, number, target, body.criteria,
                                              operator)

@@ -50,7 +50,7 @@ def _launch(graphs: GraphService, jobs: JobsDep, evaluation_id: str, view: RunVi
 async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
                    agent: CredentialDep) -> JSONResponse:
     operator = require(agent, *RUNNERS)
-    target = build_target(_spec(body.target), settings.run_target_allowlist)
+    target = build_target(_spec(body.target), settings.run_target_allowlist, settings.key_envs)
     execution = _settings(body.settings)
     view = await run_in_threadpool(lambda: start_run(graphs, evaluation_id, body.plan, target.version, execution, operator,
                                                      outside_boundary=body.outside_boundary))
@@ -64,7 +64,7 @@ async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: J
 async def continue_existing(evaluation_id: str, number: int, body: ContinueBody, graphs: GraphsDep, jobs: JobsDep,
                             settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     operator = require(agent, *RUNNERS)
-    target = build_target(_spec(body.target), settings.run_target_allowlist)
+    target = build_target(_spec(body.target), settings.run_target_allowlist, settings.key_envs)
     view = require_version(await run_in_threadpool(run_view, graphs, evaluation_id, number), target)
     job = _launch(graphs, jobs, evaluation_id, view, target, _settings(body.settings), operator)
     return JSONResponse(run_json(view, job), status_code=202,
