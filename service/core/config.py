@@ -93,6 +93,9 @@ class Settings(BaseSettings):
     """URL prefixes of the systems under test a run started over REST may call (JSON list, e.g.
     ``["https://api.example.org/v1"]``); any other target is refused with 422. The demonstration chatbot runs
     in process and needs none."""
+    supersede_role: str | None = None
+    """A role whose holders may supersede another domain expert's attestation (a lead expert, a panel), the reason
+    recorded; without it only the expert who attested supersedes their own (issue 23 §7)."""
     key_envs: list[str] = []
     """Environment variables a run's target or a model judge named in a request may read its key from (JSON list,
     e.g. ``["TARGET_API_KEY"]``); any other is refused with 422, so no request can send another of the service's

@@ -22,7 +22,7 @@ from pyoxigraph import NamedNode
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..core.errors import Conflict, Unprocessable
+from ..core.errors import Conflict, Forbidden, Unprocessable
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO
 from ..core.roles import DOMAIN_EXPERT
@@ -76,9 +76,11 @@ def aggregate(outcomes: list[str]) -> str | None:
 
 def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion: str, outcome: str, rationale: str,
            sufficiency: str, appropriateness: str, credential: Credential | None, *, supersedes: str | None = None,
-           reason: str | None = None, separation: Separation = NO_SEPARATION) -> AttestationView:
+           reason: str | None = None, separation: Separation = NO_SEPARATION,
+           supersede_role: str | None = None) -> AttestationView:
     """Record the domain expert's attestation of ``criterion`` for run ``run_number`` (see the module docstring).
-    403 unless a domain expert, or when ``separation`` keeps them from the run or its determinations; 422 naming
+    403 unless a domain expert, or when ``separation`` keeps them from the run or its determinations, or when it
+    supersedes another expert's attestation without ``supersede_role`` (the deployment's); 422 naming
     the problem; 409 when the criterion already has a current attestation for the run and this one does not
     supersede it (or supersedes another)."""
     agent = require(credential, DOMAIN_EXPERT)
@@ -97,6 +99,7 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     started_from = aggregate([row["outcome"].value for row in counted_rows]) or UNTESTED
     current = [a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current]
     _check_supersession(current, criterion, run_number, supersedes, reason)
+    _check_superseder(graphs, agent, current, supersedes, supersede_role)
     at = now()
     ref = graphs.append_numbered(
         graphs.member(GraphKind.EVALUATION, evaluation_id), "judgments",
@@ -138,6 +141,19 @@ def _check_values(graphs: GraphService, evaluation_id: str, plan: str, criterion
         problems.append("an inappropriate test supports no passed or failed outcome: attest cantTell or inapplicable")
     if problems:
         raise Unprocessable("; ".join(problems), detail=problems)
+
+
+def _check_superseder(graphs: GraphService, agent: Credential, current: list[AttestationView], supersedes: str | None,
+                      role: str | None) -> None:
+    """Only the expert who attested supersedes their attestation, unless the deployment names a role whose holders
+    may supersede another's (``CAIE_SUPERSEDE_ROLE``: a lead expert, a panel); the reason is recorded either way."""
+    superseded = next((a for a in current if a.iri == supersedes), None)
+    if superseded is None or superseded.expert == graphs.agent_iri(agent.agent):
+        return
+    if role is None or not agent.roles & {role, "admin"}:
+        raise Forbidden(f"{supersedes} is {superseded.expert}'s attestation: only they may supersede it"
+                        + (f", or a holder of the role {role!r}" if role else
+                           " (a deployment may name a role that may supersede others': CAIE_SUPERSEDE_ROLE)"))
 
 
 def _check_supersession(current: list[AttestationView], criterion: str, run_number: int, supersedes: str | None,

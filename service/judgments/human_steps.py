@@ -129,7 +129,8 @@ def _step(number: int, kind: object, found: dict[str, object]) -> Step:
 
 
 def import_steps(graphs: GraphService, evaluation_id: str, run_number: int, found: StepsFile,
-                 credential: Credential | None, *, separation: Separation = NO_SEPARATION) -> Imported:
+                 credential: Credential | None, *, separation: Separation = NO_SEPARATION,
+                 supersede_role: str | None = None) -> Imported:
     """Record the file's steps on run ``run_number`` as ``credential``'s (see the module docstring)."""
     if credential is None:
         raise Forbidden("importing determinations and attestations needs a credential: they are recorded as its person's")
@@ -159,7 +160,7 @@ def import_steps(graphs: GraphService, evaluation_id: str, run_number: int, foun
                        None) if step.supersedes_current else None
         attested.append(attest(graphs, evaluation_id, run_number, criterion, EARL + step.outcome, step.rationale,
                                step.sufficiency or "", step.appropriateness or "", credential, supersedes=current,
-                               reason=step.reason, separation=separation).iri)
+                               reason=step.reason, separation=separation, supersede_role=supersede_role).iri)
     return Imported(tuple(made), tuple(attested))
 
 

@@ -7,6 +7,7 @@ criterion, and are corrected only by a superseding attestation with a reason, bo
 
 from __future__ import annotations
 
+import json
 import time
 from pathlib import Path
 
@@ -137,3 +138,26 @@ def test_a_deployment_with_the_separation_rule_refuses_over_http_who_ran_a_run_j
             {"probe": probe, "criterion": "hanging", "outcome": "passed", "rationale": "says to tie it up"}]})
         assert refused.status_code == 403 and "ran run 2" in refused.text, refused.text
         assert len(dump(judged.store)) == before
+
+
+def test_only_the_attester_supersedes_an_attestation_unless_the_deployment_names_a_role(judged: Service) -> None:
+    """Another domain expert may not supersede annie's attestation (403, nothing stored); a deployment that names a
+    role (CAIE_SUPERSEDE_ROLE) lets its holders do it, the reason recorded."""
+    url = f"/evaluations/{ID}/runs/1/attestations"
+    first = {"criterion": "hanging", "outcome": "cantTell", "rationale": "two replies only",
+             "sufficiency": "insufficient", "appropriateness": "appropriate"}
+    made = judged.http.post(url, json=first, headers=judged.auth("annie"))
+    assert made.status_code == 201, made.text
+    other = {**first, "rationale": "I read them otherwise", "supersedes": made.json()["attestation"],
+             "reason": "a second reading"}
+    people = {"erin-token": {"agent": "erin", "roles": ["domain_expert"]},
+              "lena-token": {"agent": "lena", "roles": ["domain_expert", "lead_expert"]}}
+    base = settings_for(judged.tokens, supersede_role="lead_expert")
+    settings = base.model_copy(update={"tokens": json.dumps({**json.loads(base.tokens or "{}"), **people})})
+    with TestClient(create_app(settings, judged.store)) as client:
+        before = len(dump(judged.store))
+        refused = client.post(url, json=other, headers={"Authorization": "Bearer erin-token"})
+        assert refused.status_code == 403 and "only they may supersede it" in refused.text, refused.text
+        assert len(dump(judged.store)) == before
+        lead = client.post(url, json=other, headers={"Authorization": "Bearer lena-token"})
+        assert lead.status_code == 201 and lead.json()["reason"] == "a second reading", lead.text

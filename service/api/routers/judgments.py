@@ -72,7 +72,8 @@ async def post_human_steps(evaluation_id: str, number: int, request: Request, gr
 
     def record() -> Imported:
         found = read_steps(data, MEDIA[media])
-        return import_steps(graphs, evaluation_id, number, found, agent, separation=Separation.of(settings, graphs))
+        return import_steps(graphs, evaluation_id, number, found, agent, separation=Separation.of(settings, graphs),
+                            supersede_role=settings.supersede_role)
     made = await run_in_threadpool(record)
     return JSONResponse({"determinations": list(made.determinations), "attestations": list(made.attestations)},
                         status_code=201)
@@ -104,7 +105,7 @@ async def post_attestation(evaluation_id: str, number: int, body: AttestationBod
         criterion = _criterion(graphs, evaluation_id, number, body.criterion)
         return attest(graphs, evaluation_id, number, criterion, EARL + body.outcome, body.rationale, body.sufficiency,
                       body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason,
-                      separation=Separation.of(settings, graphs))
+                      separation=Separation.of(settings, graphs), supersede_role=settings.supersede_role)
     return JSONResponse(attestation_json(await run_in_threadpool(record)), status_code=201)
 
 
