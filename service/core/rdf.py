@@ -9,7 +9,7 @@ from datetime import datetime
 import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
 
-from .errors import BadRequest
+from .errors import BadRequest, PayloadTooLarge
 from .namespaces import XSD
 
 
@@ -38,6 +38,8 @@ def parse_triples(data: bytes, rdf_format: RdfFormat, base_iri: str) -> list[Tri
         raise BadRequest(f"the {rdf_format.name} body is not valid: {error}") from error
     except UnicodeDecodeError as error:
         raise BadRequest(f"the {rdf_format.name} body is not UTF-8: {error}") from error
+    except MemoryError as error:  # the parser's buffer bound: one token (a literal, an IRI) over 16 MiB
+        raise PayloadTooLarge(f"the {rdf_format.name} body has a term larger than the parser takes ({error})") from None
 
 
 def to_rdflib(statements: Iterable[Triple | Quad]) -> rdflib.Graph:

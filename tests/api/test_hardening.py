@@ -326,3 +326,17 @@ def test_same_inputs_same_digest_on_a_fresh_and_an_old_store_and_a_plan_stops_wh
     # and the digest an approval recomputes from the stored plan is the one recorded
     approved = signed.http.post(f"/evaluations/{ID}/plans/3/approval", json={}, headers=signed.auth("annie"))
     assert approved.status_code == 201 and approved.json()["planDigest"] == fresh["digest"], approved.text
+
+
+def test_a_literal_over_the_parsers_bound_is_a_413_problem_and_stores_nothing(service: Service, app_slot) -> None:  # noqa: ANN001
+    """A 17 MiB literal (issue 23 §6) made pyoxigraph raise MemoryError, answered as a plain-text 500 at 4c0fccf; it is
+    a problem+json 413 naming the cause, with a body limit above its size, and nothing is stored."""
+    slot, _ = app_slot
+    body = b'<http://example.org/s> <http://example.org/p> "' + b"a" * (17 * 1024 * 1024) + b'" .\n'
+    with slot.serving(create_app(settings_for(service.tokens, max_body_bytes=20_000_000), service.store)):
+        answer = service.http.put("/graphs/ontologies/huge", content=body,
+                                  headers={"Content-Type": "text/turtle", **service.auth("admin")})
+        assert answer.status_code == 413, answer.text[:300]
+        assert answer.headers["content-type"].startswith("application/problem+json")
+        assert "larger than the parser takes" in answer.json()["detail"]
+        assert service.http.get("/graphs/ontologies/huge", headers={"Accept": "text/turtle"}).status_code == 404
