@@ -218,6 +218,8 @@ def service(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str])
     # generous: a worker's first plan compiles the scenario tables, tens of seconds on a busy machine
     with slot.serving(app), httpx.Client(base_url=url, timeout=300.0) as http:
         yield Service(http, store, tokens, url)
+    # a run a test started in the background must not write into the store the next test restores
+    assert app.state.services.jobs.wait(120), "a run job of this test was still running 120 s after it ended"
 
 
 # ------------------------------------------------------------------------------------------- store snapshots

@@ -12,6 +12,7 @@ deployment did not agree to.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -81,6 +82,7 @@ class Jobs:
     def __init__(self, max_running: int = 4) -> None:
         self._max_running = max_running
         self._jobs: dict[str, Job] = {}
+        self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     def get(self, run: str) -> Job | None:
@@ -97,8 +99,21 @@ class Jobs:
                 raise TooManyRequests(f"{self._max_running} runs are running here already; try again when one ends",
                                       retry_after=30)
             job = self._jobs[run] = Job(run, "running", now())
-        threading.Thread(target=self._work, args=(run, work), name=f"job {run}", daemon=True).start()
+        thread = threading.Thread(target=self._work, args=(run, work), name=f"job {run}", daemon=True)
+        with self._lock:
+            self._threads = [t for t in self._threads if t.is_alive()] + [thread]
+        thread.start()
         return job
+
+    def wait(self, timeout_s: float) -> bool:
+        """Wait up to ``timeout_s`` for every job running now to end; whether they all did (a store about to be
+        closed or reused must not get a running job's writes afterwards)."""
+        with self._lock:
+            threads = list(self._threads)
+        deadline = time.monotonic() + timeout_s
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
+        return not any(thread.is_alive() for thread in threads)
 
     def _update(self, run: str, **changes: Any) -> None:
         with self._lock:
