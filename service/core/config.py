@@ -49,7 +49,31 @@ class Settings(BaseSettings):
     cors_origins: list[str] = ["*"]
     """Origins whose pages may call the service from a browser (CORS); JSON list, ``["*"]`` for any. Credentials
     (cookies) are never allowed cross-origin: callers send bearer tokens in ``Authorization``."""
-    max_body_bytes: int = 512 * 1024 * 1024
+    max_body_bytes: int = Field(512 * 1024 * 1024, ge=1)
+    """The largest RDF body a graph upload or an import reads (Turtle, N-Triples, RDF/XML, JSON-LD, ...); more is 413."""
+    query_max_body_bytes: int = Field(1024 * 1024, ge=1)
+    """The largest body of a SPARQL query or update (``POST /sparql``, form or direct); more is 413 before it is read
+    whole, so one anonymous client cannot make the main process hold a big body (issue 23 §2)."""
+    json_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1)
+    """The largest JSON body of any other operation (determinations, attestations, runs, envelopes); more is 413."""
+    query_max_nesting: int = Field(128, ge=1)
+    """The deepest nesting of braces and parentheses a SPARQL query or update may have; deeper is 400 before it is
+    parsed: the parser recurses, and 3,000 levels overflowed a worker's stack (issue 23 §5)."""
+    rdf_max_nesting: int = Field(256, ge=1)
+    """The deepest nesting of blank-node property lists and collections (``[ [ ... ] ]``, ``( ( ... ) )``) and of
+    RDF/XML or JSON-LD elements an RDF body may have; deeper is 413 before it is parsed (issue 23 §1)."""
+    rdf_max_triples: int = Field(10_000_000, ge=1)
+    """The most triples one RDF body may hold; more is 413, counted while parsing (nothing is stored)."""
+    rdf_max_literal_bytes: int = Field(8 * 1024 * 1024, ge=1)
+    """The largest literal an RDF body may hold, in UTF-8 bytes; larger is 413 naming it (issue 23 §6)."""
+    canonicalize_time_limit_s: float = Field(20.0, gt=0)
+    """Wall time the canonicalization of untrusted RDF (RDFC-1.0, for its digest) may take, in a separate process
+    killed at the limit; past it the request is refused with 422 naming the limit (issue 23 §1)."""
+    idempotency_ttl_s: float = Field(24 * 3600.0, gt=0)
+    """How long a recorded POST's answer is kept for replays with the same ``Idempotency-Key`` (issue 23 §8)."""
+    front_ready_deadline_s: float = Field(15.0, gt=0)
+    """How long a fast-lane front may take to become ready after it is forked; one that is not ready by then is
+    killed and replaced, so a restart after kill -9 always answers (issue 23 §9)."""
     spec_record_max_triples: int = Field(10_000, ge=1)
     """The largest record in caie-spec's vocabulary an import checks against caie-spec's shapes, in triples: their
     checks take time that grows with the square of a record's size (about 4 minutes at 33,000 triples)."""
