@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import re
 import subprocess
@@ -10,10 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyoxigraph import NamedNode, Quad
+from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
 
 from service.core.config import Credential
 from service.core.errors import BadRequest, Forbidden, Unprocessable
+from service.core.memo import kept
 from service.core.store import EmbeddedStore
 from service.judgments.human_steps import import_steps, read_steps
 from service.worked_example import load_worked_example
@@ -24,13 +26,20 @@ from .test_envelope import example_envelope, load_spec, spec_quads  # noqa: F401
 BASE = "http://caie.test/"
 
 
-@functools.cache
-def _worked_example(spec: tuple[Quad, ...]) -> tuple[Quad, ...]:
+def _build_worked_example(spec: tuple[Quad, ...]) -> bytes:
     scratch = EmbeddedStore()
     assert load_worked_example(load_spec(scratch, list(spec)))  # it loads into a store holding only the spec files
-    quads = tuple(dump(scratch))
+    nquads = serialize(dump(scratch), format=RdfFormat.N_QUADS)
     scratch.close()
-    return quads
+    return nquads
+
+
+@functools.cache
+def _worked_example(spec: tuple[Quad, ...]) -> tuple[Quad, ...]:
+    # Built once per test run, not once per xdist worker: kept in the run's cache directory (tests/conftest.py)
+    # by the digest of the spec files it starts from; the code cannot change within a run.
+    key = hashlib.sha256(serialize(spec, format=RdfFormat.N_QUADS)).hexdigest()[:16]
+    return tuple(parse(kept("worked-example", key, lambda: _build_worked_example(spec), bytes), format=RdfFormat.N_QUADS))
 
 
 @pytest.fixture(scope="session")
