@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from .core.catalog import Catalog
 from .core.config import Settings
 from .core.graphs import GraphService
+from .core.rdf_limits import RdfLimits
 from .core.store import RemoteStore, Store, open_store
 from .publishing import Publisher
 from .runs.jobs import Jobs
@@ -47,6 +48,7 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
     remote = isinstance(backend, RemoteStore)
     graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold, skolemize=remote,
                           max_update_triples=settings.remote_max_update_triples if remote else None,
-                          max_graphs_per_write=settings.remote_max_graphs_per_write if remote else None)
+                          max_graphs_per_write=settings.remote_max_graphs_per_write if remote else None,
+                          rdf_limits=RdfLimits.of(settings))
     return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), Jobs(settings.max_running_runs),
                     owns_store=owns)

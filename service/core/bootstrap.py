@@ -52,7 +52,8 @@ def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda
         data = spec.path.read_bytes()
         rdf_format = rdf_format_for_path(spec.path.name)
         current = graphs.find(ref)
-        if current is not None and current.digest == graph_digest(parse_triples(data, rdf_format, ref.iri.value)):
+        if current is not None and current.digest == graph_digest(
+                parse_triples(data, rdf_format, ref.iri.value, graphs.rdf_limits)):
             continue
         graphs.write(ref, data, rdf_format, SYSTEM, mode=WriteMode.REPLACE)
         report(f"loaded {spec.path.relative_to(REPO)} into <{ref.iri.value}>")

@@ -48,17 +48,9 @@ import struct
 from collections.abc import Callable, Iterable
 from decimal import Decimal
 
-from pyoxigraph import (
-    BlankNode,
-    CanonicalizationAlgorithm,
-    Dataset,
-    Literal,
-    NamedNode,
-    Quad,
-    RdfFormat,
-    Triple,
-    serialize,
-)
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
+
+from . import relabel
 
 ALGORITHM = "RDFC-1.0 canonical N-Quads of canonical literals, sorted, SHA-256"
 
@@ -320,12 +312,14 @@ def blank_skolems(triples: list[Triple]) -> list[Triple]:
     return [Triple(term(t.subject), t.predicate, term(t.object)) for t in triples]
 
 
-def canonical_nquads(statements: Iterable[Quad | Triple]) -> bytes:
+def canonical_nquads(statements: Iterable[Quad | Triple], time_limit_s: float | None = None) -> bytes:
     """The canonical N-Quads document of one graph's statements (canonical literals, skolem IRIs as blank
     nodes, graph names dropped).
 
     As ``_canonical(blank_skolems(canonical_literals(statements)))``, in one pass over the statements that also
-    notes whether any blank node or skolem IRI is there (the writes of a run digest thousands of graphs)."""
+    notes whether any blank node or skolem IRI is there (the writes of a run digest thousands of graphs).
+    ``time_limit_s`` is for untrusted statements: blank nodes that are costly to relabel are relabelled in a
+    child process killed at that limit (422), see :mod:`.relabel`."""
     triples: list[Triple] = []
     blank = skolem = False
     for statement in statements:
@@ -348,29 +342,28 @@ def canonical_nquads(statements: Iterable[Quad | Triple]) -> bytes:
             skolem = True
         triples.append(t)
     if skolem:
-        return _canonical(blank_skolems(triples))
-    return _canonical(triples, blank)
+        return _canonical(blank_skolems(triples), time_limit_s=time_limit_s)
+    return _canonical(triples, blank, time_limit_s)
 
 
-def _canonical(statements: list[Triple], blank: bool | None = None) -> bytes:
+def _canonical(statements: list[Triple], blank: bool | None = None, time_limit_s: float | None = None) -> bytes:
     """The sorted canonical N-Triples of ``statements``, blank nodes relabelled when there are any (``blank``:
-    whether there are, when the caller knows)."""
+    whether there are, when the caller knows); out of process when ``time_limit_s`` is given and it may be slow."""
     if blank is None:
         blank = any(isinstance(s.subject, BlankNode) or isinstance(s.object, BlankNode) for s in statements)
-    if blank:
-        dataset = Dataset(Quad(s.subject, s.predicate, s.object) for s in statements)
-        dataset.canonicalize(CanonicalizationAlgorithm.RDFC_1_0)
-        statements = list(dataset)
-    lines = sorted(set(serialize(statements, format=RdfFormat.N_TRIPLES).splitlines()))
-    return b"".join(line + b"\n" for line in lines)
+    if blank and time_limit_s is not None and not relabel.cheap(statements):
+        return relabel.sorted_canonical_within(statements, time_limit_s)
+    return relabel.sorted_canonical(statements, blank)
 
 
-def graph_digest(statements: Iterable[Quad | Triple]) -> str:
-    """Lower-case hex SHA-256 of the canonical form of one graph's statements."""
-    return hashlib.sha256(canonical_nquads(statements)).hexdigest()
+def graph_digest(statements: Iterable[Quad | Triple], time_limit_s: float | None = None) -> str:
+    """Lower-case hex SHA-256 of the canonical form of one graph's statements (``time_limit_s``: as for
+    :func:`canonical_nquads`)."""
+    return hashlib.sha256(canonical_nquads(statements, time_limit_s)).hexdigest()
 
 
-def digest_and_size(statements: Iterable[Quad | Triple]) -> tuple[str, int]:
-    """The graph digest and the number of distinct triples, from one canonicalization."""
-    canonical = canonical_nquads(statements)
+def digest_and_size(statements: Iterable[Quad | Triple], time_limit_s: float | None = None) -> tuple[str, int]:
+    """The graph digest and the number of distinct triples, from one canonicalization (``time_limit_s``: as for
+    :func:`canonical_nquads`)."""
+    canonical = canonical_nquads(statements, time_limit_s)
     return hashlib.sha256(canonical).hexdigest(), canonical.count(b"\n")

@@ -26,6 +26,7 @@ from .digest import blank_skolems, digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, skolemize, to_rdflib
+from .rdf_limits import DEFAULT_LIMITS, RdfLimits
 from . import queries
 from .store import Row, Store, Term
 from .store.base import bind_rows
@@ -78,7 +79,7 @@ class GraphService(BatchAppends):
 
     def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000,
                  max_update_triples: int | None = None, max_graphs_per_write: int | None = None,
-                 skolemize: bool = False) -> None:
+                 skolemize: bool = False, rdf_limits: RdfLimits = DEFAULT_LIMITS) -> None:
         self._store = store
         self._catalog = catalog
         self._bulk_threshold = bulk_threshold
@@ -86,6 +87,8 @@ class GraphService(BatchAppends):
         self.max_graphs_per_write = max_graphs_per_write
         """The most graphs a caller should write at once (claims, cases), ``None``: no limit (docs/stores.md)."""
         self._skolemize = skolemize
+        self.rdf_limits = rdf_limits
+        """The bounds on an RDF body a client sends, and on canonicalizing what is written (docs/protection.md)."""
         self._writes = threading.Lock()
 
     def ref(self, kind: str, identifier: str) -> GraphRef:
@@ -113,14 +116,14 @@ class GraphService(BatchAppends):
     ) -> WriteResult:
         """Replace or append to a graph after checking the body; returns the new catalog record."""
         _refuse_record(ref)
-        incoming = self._stored(parse_triples(data, rdf_format, ref.iri.value))
+        incoming = self._stored(parse_triples(data, rdf_format, ref.iri.value, self.rdf_limits))
         with self._writes:
             previous = self._catalog.entry(ref.iri)
             exists = self._store.graph_exists(ref.iri)
             existing = self._store.graph_triples(ref.iri) if exists and mode is WriteMode.APPEND else []
             content = existing + incoming
             conforms_to = self._check(ref, content, dso)
-            digest, size = digest_and_size(content)
+            digest, size = digest_and_size(content, self.rdf_limits.canonicalize_time_limit_s)
             entry = CatalogEntry(
                 graph=ref.iri.value,
                 kind=ref.kind,
@@ -262,7 +265,7 @@ class GraphService(BatchAppends):
                     precondition(current)
                 removed = {(t.subject, t.predicate, t.object) for t in edit.delete}
                 kept = [] if edit.replace else [t for t in current if (t.subject, t.predicate, t.object) not in removed]
-                digest, size = digest_and_size(kept + edit.insert)
+                digest, size = digest_and_size(kept + edit.insert, self.rdf_limits.canonicalize_time_limit_s)
                 entry = CatalogEntry(
                     graph=edit.ref.iri.value,
                     kind=edit.ref.kind,

@@ -345,7 +345,7 @@ def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: R
     """
     require(agent, *AUTHORS)
     iris = iris_for(graphs, evaluation_id)
-    body = Index(parse_triples(data, rdf_format, iris.evaluation + "/"))
+    body = Index(parse_triples(data, rdf_format, iris.evaluation + "/", graphs.rdf_limits))
     scope = read_scope(iris, body)
     if scope is None:
         raise Unprocessable(f"the body states no <{iris.evaluation}> a epo:Evaluation")

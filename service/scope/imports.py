@@ -74,7 +74,7 @@ def import_record(
     ref = graphs.ref(GraphKind.EVALUATION.value, evaluation_id)
     source_iri = None if source is None else source_iri_of(source)
     _must_be_new(graphs, ref)
-    record = parse_triples(data, rdf_format, ref.iri.value)
+    record = parse_triples(data, rdf_format, ref.iri.value, graphs.rdf_limits)
     if spec_record_max_triples is not None and len(record) > spec_record_max_triples and caie.is_caie_record(record):
         raise PayloadTooLarge(f"the record has {len(record)} triples in caie-spec's vocabulary; this deployment "
                               f"checks caie-spec records of at most {spec_record_max_triples} triples against "
