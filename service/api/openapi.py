@@ -46,6 +46,7 @@ from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from ..scenarios.model import ScenarioStatus
 from ..scenarios.records import MAX_FACETS
 from .models import HTTP_IRI
+from . import idempotency
 from .problems import PROBLEM
 from .routers import evaluations, interop, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS
@@ -316,6 +317,8 @@ def document(app: FastAPI, settings: Settings) -> Spec:
             op.spec["requestBody"] = {"required": True, "content": {m: _body(s) for m, s in body.items()}}
         _refine_parameters(op)
         _refine_responses(op)
+        if idempotency.recording(op.method, op.path):
+            idempotency.document(op.spec)
         op.spec["security"] = _security(op, settings.public_reads)
     return spec
 

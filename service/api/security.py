@@ -109,5 +109,7 @@ def install(app: FastAPI, settings: Settings) -> None:
     app.add_middleware(PathsAreIris)
     app.add_middleware(WritesNeedCredentials, settings=settings)
     app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_credentials=False,
-                       allow_methods=["GET", "HEAD", "POST", "OPTIONS"], allow_headers=["Accept", "Authorization", "Content-Type"])
+                       allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
+                       allow_headers=["Accept", "Authorization", "Content-Type", "Idempotency-Key"],
+                       expose_headers=["Idempotency-Replayed", "Location"])
     app.add_middleware(SecurityHeaders)
