@@ -109,15 +109,17 @@ class Idempotency:
 
     def claim(self, graph: NamedNode, agent: str, method: str, path: str, expired: Remembered | None) -> Claim | None:
         """Claim the key of ``graph`` for a request about to run, or ``None`` when another request claimed it
-        first. ``expired`` is the expired record read, which the claim replaces. A few expired records are purged."""
+        first. ``expired`` is the expired record read, which the claim replaces. A few expired records are purged.
+        """
+        # purged first, so that a claim is never taken for expired by its own purge (with a TTL shorter than it)
+        if graph in self.purge() or expired is None:
+            expected = None
+        else:
+            expected = expired.digest
         request = (Triple(graph, RDF_TYPE, _RECORD), Triple(graph, _ATTRIBUTED, self._catalog.agent_iri(agent)),
                    Triple(graph, _METHOD, Literal(method)), Triple(graph, _PATH, Literal(path)))
-        digest = self._write(graph, expired.digest if expired else None,
-                             [*request, Triple(graph, _KEPT_UNTIL, date_time(now() + self._ttl))])
-        if digest is None:
-            return None
-        self.purge()
-        return Claim(graph, digest, request)
+        digest = self._write(graph, expected, [*request, Triple(graph, _KEPT_UNTIL, date_time(now() + self._ttl))])
+        return Claim(graph, digest, request) if digest is not None else None
 
     def complete(self, claim: Claim, digest: str, answer: Answer) -> None:
         """Remember ``answer`` to the claimed request whose request digest is ``digest``, kept for the TTL."""
@@ -132,14 +134,12 @@ class Idempotency:
         """Forget the claim of a request that did not succeed, so that the key may be used again."""
         self._forget([(claim.graph, claim.digest)])
 
-    def purge(self, limit: int = PURGE_BATCH) -> int:
-        """Forget up to ``limit`` expired records (each only while it is still the one read); how many."""
+    def purge(self, limit: int = PURGE_BATCH) -> list[NamedNode]:
+        """Forget up to ``limit`` expired records (each only while it is still the one read); those forgotten."""
         rows = self._store.select(f"{queries.load('idempotency-expired')}\nLIMIT {int(limit)}",
                                   {"catalog": self._catalog.graph, "now": date_time(now())})
         expired = [(NamedNode(row["record"].value), row["digest"].value) for row in rows]
-        if expired:
-            self._forget(expired)
-        return len(expired)
+        return [graph for graph, _ in expired] if expired and self._forget(expired) else []
 
     def _write(self, graph: NamedNode, expected: str | None, triples: list[Triple]) -> str | None:
         """Write ``triples`` as the whole of ``graph`` where its catalog digest is still ``expected`` (``None``:
@@ -154,14 +154,16 @@ class Idempotency:
             return None
         return digest
 
-    def _forget(self, records: Sequence[tuple[NamedNode, str]]) -> None:
-        """Empty each record graph and remove its catalog entry, where its digest is still the one read."""
+    def _forget(self, records: Sequence[tuple[NamedNode, str]]) -> bool:
+        """Empty each record graph and remove its catalog entry, where its digest is still the one read; whether
+        they were (all or none)."""
         try:
             token = commit(self._store, self._catalog.graph,
                            [GraphWrite(graph, digest, replace=True) for graph, digest in records])
         except (StaleWrite, ConcurrentWrite):
-            return  # another request rewrote or purged one meanwhile: it stays for the next purge
+            return False  # another request rewrote or purged one meanwhile: the rest stay for the next purge
         self._store.apply(ChangeSet(delete=[q for graph, _ in records for q in self._catalog.forget(graph, token).delete]))
+        return True
 
 
 def _remembered(graph: NamedNode, row: Row) -> Remembered:
