@@ -17,9 +17,11 @@ request passes untouched.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import re
 from copy import deepcopy
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -34,7 +36,7 @@ from ..core.catalog import now
 from ..composition import Services
 from ..core.config import Settings
 from ..core.errors import ServiceError
-from ..core.idempotency import Answer, Claim, Idempotency, request_digest
+from ..core.idempotency import Answer, Claim, Idempotency
 from . import problems
 from .security import QUERY_POSTS
 
@@ -102,8 +104,10 @@ class IdempotentPosts:
             if found is not None and not found.expired(now()):
                 if found.answer is None:
                     break
-                sent = request_digest(scope["query_string"], [chunk async for chunk in _body(receive)])
-                if sent != found.request_digest:
+                sent = _digest(scope)
+                async for chunk in _body(receive):
+                    sent.update(chunk)
+                if sent.hexdigest() != found.request_digest:
                     await _refuse(422, "Unprocessable", f"the {HEADER} {key!r} was used on {scope['method']} "
                                   f"{scope['path']} with another body or query string: use a new key for a new "
                                   "request", scope, receive, send)
@@ -136,7 +140,7 @@ class IdempotentPosts:
     async def _run(self, claim: Claim, scope: Scope, receive: Receive, send: Send) -> None:
         """Run the claimed request, hashing its body as it is read and holding its answer until it is remembered
         (a success) or the claim is released (anything else)."""
-        chunks: list[bytes] = []
+        sent = _digest(scope)
         ended = False
         start: Message = {}
         body: list[bytes] = []
@@ -145,7 +149,7 @@ class IdempotentPosts:
             nonlocal ended
             message = await receive()
             if message["type"] == "http.request":
-                chunks.append(message.get("body", b""))
+                sent.update(message.get("body", b""))
                 ended = not message.get("more_body", False)
             return message
 
@@ -166,8 +170,9 @@ class IdempotentPosts:
                         if name.lower() != b"content-length")
         answer = Answer(start["status"], headers, b"".join(body))
         if not ended:  # a route that answered without reading all of the body: the rest is part of the request
-            chunks.extend([chunk async for chunk in _body(reading)])
-        await run_in_threadpool(self._settle, claim, request_digest(scope["query_string"], chunks), answer)
+            async for _ in _body(reading):
+                pass
+        await run_in_threadpool(self._settle, claim, sent.hexdigest(), answer)
         await send(start)
         await send({"type": "http.response.body", "body": answer.body})
 
@@ -185,7 +190,13 @@ class IdempotentPosts:
             _LOG.exception("the answer to a request with an %s was not remembered", HEADER)
 
 
-async def _body(receive: Receive) -> Any:
+def _digest(scope: Scope) -> hashlib._Hash:
+    """The SHA-256 a record compares requests by, to be fed the body as it arrives: the query string, a NUL byte
+    (which a query string cannot hold unencoded), then the body. Nothing of the body is kept."""
+    return hashlib.sha256(scope["query_string"] + b"\0")
+
+
+async def _body(receive: Receive) -> AsyncIterator[bytes]:
     """The request body's chunks, as they arrive, until its end or the client's disconnection."""
     while True:
         message = await receive()

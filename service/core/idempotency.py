@@ -80,15 +80,6 @@ class Claim:
     """The record's type, agent, method and path: kept when the answer is written over the claim."""
 
 
-def request_digest(query_string: bytes, body_chunks: Sequence[bytes]) -> str:
-    """The SHA-256 a record compares requests by: the query string, a NUL byte (which a query string cannot hold
-    unencoded), then the body."""
-    digest = hashlib.sha256(query_string + b"\0")
-    for chunk in body_chunks:
-        digest.update(chunk)
-    return digest.hexdigest()
-
-
 class Idempotency:
     """The idempotency records of one deployment's store (see the module docstring)."""
 
