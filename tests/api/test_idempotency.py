@@ -160,7 +160,7 @@ def test_a_replay_after_a_restart_on_the_same_data_dir_gets_the_first_answer(tok
     assert again.headers["Location"] == first.headers["Location"]
 
 
-@pytest.mark.parametrize("store", ["embedded"], indirect=True)
+@pytest.mark.parametrize("store", ["embedded", "virtuoso"], indirect=True)  # Virtuoso: its dateTime comparison
 def test_a_key_past_its_ttl_is_forgotten_and_purged(service: Service) -> None:
     app = create_app(settings_for(service.tokens, idempotency_ttl_s=0.001), service.store)
     admin = {**service.auth("admin"), "Content-Type": "text/turtle"}
@@ -171,3 +171,16 @@ def test_a_key_past_its_ttl_is_forgotten_and_purged(service: Service) -> None:
             assert answer.status_code in (200, 201) and "Idempotency-Replayed" not in answer.headers, answer.text
         assert count(http, TRIPLES) == 2
         assert count(http, RECORDS) == 1  # k-2's
+
+
+@pytest.mark.parametrize("store", ["embedded", "remote", "virtuoso"], indirect=True)
+def test_a_replay_is_the_first_answer_byte_for_byte_on_every_engine(service: Service) -> None:
+    headers = {**service.auth("admin"), "Content-Type": "text/turtle", "Idempotency-Key": "k-1"}
+    title = {"title": "Moustiquaires – Ghana \"2\" \\ ✓"}  # non-ASCII, quotes, a backslash: kept as sent
+    first = service.http.post("/graphs/ontologies/o", content=ONTOLOGY, headers=headers, params=title)
+    again = service.http.post("/graphs/ontologies/o", content=ONTOLOGY, headers=headers, params=title)
+    assert first.status_code == 201 and first.json()["title"] == title["title"], first.text
+    assert (again.status_code, again.content, again.headers["Idempotency-Replayed"]) == (201, first.content, "true")
+    # the query string is part of the request: the same key with another title is another request
+    other = service.http.post("/graphs/ontologies/o", content=ONTOLOGY, headers=headers, params={"title": "other"})
+    assert other.status_code == 422 and "k-1" in other.json()["detail"], other.text
