@@ -28,6 +28,7 @@ from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from ..core.guarded import service_endpoints
 from ..core.sparql import execute, protocol_query
+from ..core.sparql_depth import refuse_deep_nesting
 from ..core.store import Store
 from . import deps
 from .routers.sparql import base_iri, query_response, request_parameters
@@ -117,6 +118,7 @@ class FastAnswers:
         protocol = protocol_query(request_parameters(QueryParams(scope["query_string"])))
         if protocol is None or service_endpoints(protocol.text):  # the service description; federated queries
             return None
+        refuse_deep_nesting(protocol.text, settings.query_max_nesting)  # raises: the main process's 400, not a crash here
         answer = execute(self._store, protocol, headers.get("accept"), self._base)
         if len(answer.body) > settings.query_max_result_bytes:
             return None

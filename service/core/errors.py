@@ -70,6 +70,11 @@ class QueryLimitExceeded(ServiceError):
         self.value = value
 
 
+class QueryWorkerCrashed(ServiceError):
+    """The process running a client's query died of something other than a limit (a signal such as SIGSEGV): a
+    fault of ours or of the engine, so 500, and never reported as a limit the query did not reach."""
+
+
 class TooManyRequests(ServiceError):
     """The service already does as much of this at once as it may (429); ``retry_after`` is the seconds to wait
     before trying again."""

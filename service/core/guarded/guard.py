@@ -15,6 +15,7 @@ from typing import Any
 
 from ..config import Settings
 from ..errors import TooManyQueries
+from ..sparql_depth import refuse_deep_nesting
 from ..store import EmbeddedStore, QueryAnswer, RemoteStore, Store
 from .federation import refuse_unlisted_services
 from .limits import MB, QueryLimits
@@ -38,6 +39,7 @@ class QueryGuard:
     def answer(self, store: Store, client: str, limits: QueryLimits, query: str, media_type: str,
                **options: Any) -> QueryAnswer:
         """``store.answer(query, media_type, **options)`` for ``client``, under ``limits``."""
+        refuse_deep_nesting(query, self._settings.query_max_nesting)  # before any parser: a worker's stack is finite
         refuse_unlisted_services(query, self._settings.service_allowlist)
         with self.admitted(client):
             if isinstance(store, EmbeddedStore):

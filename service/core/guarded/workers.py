@@ -29,7 +29,7 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, NoReturn
 
-from ..errors import ServiceError, StoreUnavailable
+from ..errors import QueryWorkerCrashed, ServiceError, StoreUnavailable
 from ..store import EmbeddedStore, QueryAnswer
 from .limits import QueryLimits
 
@@ -306,14 +306,17 @@ class WorkerPool:
 
 
 def _death(status: int, limits: QueryLimits) -> Exception:
-    """The error for a worker that died mid-query: at the memory bound it aborts (an allocation failed under
-    ``RLIMIT_AS``); past the CPU backstop the kernel ends it; anything else is a failure of the store."""
+    """The error for a worker that died mid-query. At the memory bound an allocation fails under ``RLIMIT_AS``:
+    the engine aborts (SIGABRT, Rust's allocation-failure handler) or Python exits with :data:`_OUT_OF_MEMORY`;
+    past the CPU backstop the kernel sends SIGXCPU. Any other end (SIGSEGV from a stack overflow, an exit status)
+    is a crash, reported as one."""
     signalled = os.WTERMSIG(status) if os.WIFSIGNALED(status) else None
-    if signalled in (signal.SIGABRT, signal.SIGSEGV) or (os.WIFEXITED(status) and os.WEXITSTATUS(status) == _OUT_OF_MEMORY):
+    if signalled == signal.SIGABRT or (os.WIFEXITED(status) and os.WEXITSTATUS(status) == _OUT_OF_MEMORY):
         return limits.out_of_memory()
     if signalled == signal.SIGXCPU:
         return limits.timed_out()
-    return StoreUnavailable(f"the query worker died ({_describe(status)})")
+    return QueryWorkerCrashed(f"the query worker crashed ({_describe(status)}) while running this query; "
+                              "it reached none of the query limits")
 
 
 def _left_idle(status: int) -> bool:
