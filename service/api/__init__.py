@@ -13,7 +13,7 @@ from .. import __version__
 from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
-from . import html, idempotency, lean_sparql, openapi, problems, routing_errors, security
+from . import body_limits, html, idempotency, lean_sparql, openapi, problems, routing_errors, security
 from .routers import comparisons, metrics, report_pages
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
@@ -48,6 +48,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     problems.install(app)
     routing_errors.install(app)
     idempotency.install(app, services)  # the first middleware added: it runs inside every other one
+    body_limits.install(app, services.settings)  # inside the security middlewares: 413s carry their headers
     security.install(app, services.settings)
     openapi.install(app, services.settings)  # before the routers: /docs must come before the catch-all
     app.include_router(health.router)

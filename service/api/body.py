@@ -1,22 +1,25 @@
-"""Reading request bodies under the deployment's size limit."""
+"""Reading request bodies under their route's size limit (:mod:`.body_limits`)."""
 
 from __future__ import annotations
 
 from fastapi import Request
 
-from ..core.errors import PayloadTooLarge
+from ..core.config import Settings
+from .body_limits import Body, BodyTooLarge
 
 
-async def read_body(request: Request, limit: int) -> bytes:
-    """The whole body, or 413 as soon as it exceeds ``limit`` bytes (declared or streamed)."""
+async def read_body(request: Request, settings: Settings, kind: Body) -> bytes:
+    """The whole body, or 413 (closing the connection) as soon as it exceeds the limit of ``kind``, declared or
+    streamed."""
+    limit = kind.limit(settings)
     declared = request.headers.get("content-length")
     if declared and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"the body is {declared} bytes; this deployment accepts at most {limit}")
+        raise BodyTooLarge(kind.too_large(settings, f"is {int(declared):,} bytes"))
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
         size += len(chunk)
         if size > limit:
-            raise PayloadTooLarge(f"the body exceeds this deployment's limit of {limit} bytes")
+            raise BodyTooLarge(kind.too_large(settings, "is larger"))
         chunks.append(chunk)
     return b"".join(chunks)

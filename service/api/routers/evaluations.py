@@ -23,6 +23,7 @@ from ...core.config import Credential
 from ...core.errors import Unprocessable
 from ...core.formats import JSON, base_type, negotiate, rdf_format_for
 from ..body import read_body
+from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import (
     AppropriatenessBody,
@@ -81,11 +82,12 @@ async def create_evaluation(body: EvaluationBody, graphs: GraphsDep, settings: S
 
 
 @router.put("/evaluations/{evaluation_id}", summary="Create or replace an evaluation's scope (JSON or RDF)")
+@body(Body.FILE)  # or JSON, by its Content-Type: read_body takes the JSON limit then
 async def put_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                          agent: CredentialDep) -> JSONResponse:
     caller = _agent(agent)
-    data = await read_body(request, settings.max_body_bytes)
     content_type = request.headers.get("content-type")
+    data = await read_body(request, settings, Body.JSON if base_type(content_type) == JSON else Body.FILE)
     if base_type(content_type) == JSON:
         try:
             body = EvaluationBody.model_validate_json(data)

@@ -19,6 +19,7 @@ from ...core.graphs import GraphRef, GraphService, WriteMode
 from ...core.namespaces import PREFIXES
 from ...core.roles import require_graph_writer
 from ..body import read_body
+from ..body_limits import Body, body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
 from ..rdf_response import JSON_LD, compacted, context_iri, rdf_response
 from .resources import linked_data
@@ -68,13 +69,14 @@ async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep
                  agent: WriterDep, mode: WriteMode, title: str | None, dso: str | None) -> JSONResponse:
     ref = _writable(graphs, kind, identifier, agent)
     rdf_format = rdf_format_for(request.headers.get("content-type"))
-    data = await read_body(request, settings.max_body_bytes)
+    data = await read_body(request, settings, Body.FILE)
     result = await run_in_threadpool(graphs.write, ref, data, rdf_format, agent, mode=mode, title=title, dso=dso)
     location = f"/graphs/{kind}/{identifier}"
     return JSONResponse(catalog_entry_json(result.entry), status_code=201 if result.created else 200, headers={"Location": location})
 
 
 @router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new); never an evaluation graph", status_code=201)
+@body(Body.FILE)
 async def put_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                     agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.REPLACE, title, dso)
@@ -82,6 +84,7 @@ async def put_graph(kind: str, identifier: str, request: Request, graphs: Graphs
 
 @router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new); never an evaluation graph", status_code=201,
              responses={200: {"description": "Appended to the graph that was there", "content": {"application/json": {}}}})
+@body(Body.FILE)
 async def post_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                      agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.APPEND, title, dso)

@@ -17,6 +17,7 @@ from ...core.formats import rdf_format_for
 from ...core.roles import require_importer
 from ...scope.imports import ImportedRecord, import_record
 from ..body import read_body
+from ..body_limits import Body, body
 from ..deps import GraphsDep, SettingsDep, WriterDep
 
 
@@ -49,10 +50,11 @@ def _json(imported: ImportedRecord) -> dict[str, object]:
 
 @router.post("/evaluations/imports", status_code=201,
              summary="Import an outside evaluation record (RDF) as a new evaluation, checked against shapes/record.ttl")
+@body(Body.FILE)
 async def import_evaluation(request: Request, graphs: GraphsDep, settings: SettingsDep, agent: ImporterDep,
                             evaluation_id: IdQuery, source: SourceQuery = None, title: TitleQuery = None) -> JSONResponse:
     rdf_format = rdf_format_for(request.headers.get("content-type"))
-    data = await read_body(request, settings.max_body_bytes)
+    data = await read_body(request, settings, Body.FILE)
     imported = await run_in_threadpool(import_record, graphs, evaluation_id, data, rdf_format, agent,
                                        source=source, title=title,
                                        spec_record_max_triples=settings.spec_record_max_triples)

@@ -23,6 +23,7 @@ from ...judgments.records import Ruling, plan_criteria, record_rulings
 from ...judgments.separation import Separation
 from ...runs.records import run_view
 from ..body import read_body
+from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import AttestationBody, DeterminationsBody
 from ..shapes import attestation_json
@@ -63,12 +64,13 @@ _STEPS = {"schema": {"type": "string", "format": "binary"}}
              openapi_extra={"requestBody": {"required": True, "content": {m: _STEPS for m in MEDIA}}},
              summary="Import a person's determinations and attestations from a file (JSON Lines or CSV, the body), as "
                      "that person; every line checked first, nothing recorded on a refusal (docs/judgments.md)")
+@body(Body.FILE)
 async def post_human_steps(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, settings: SettingsDep,
                            agent: CredentialDep) -> JSONResponse:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in MEDIA:
         raise UnsupportedMediaType(f"a file of steps is one of {', '.join(MEDIA)}, not {media or 'untyped'}")
-    data = await read_body(request, settings.max_body_bytes)
+    data = await read_body(request, settings, Body.FILE)
 
     def record() -> Imported:
         found = read_steps(data, MEDIA[media])

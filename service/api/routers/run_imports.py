@@ -16,6 +16,7 @@ from ...core.config import Credential
 from ...runs.imports import ImportFormat, import_upload, inspect_dataset
 from ...runs.records import RUNNERS
 from ..body import read_body
+from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..shapes import run_json
 
@@ -42,9 +43,10 @@ _UPLOAD = {"requestBody": {"required": True, "content": {"application/octet-stre
 @router.post("/runs/imports", status_code=201, openapi_extra=_UPLOAD,
              summary="Import responses collected elsewhere (Inspect log, red-teaming JSONL or CSV) as a run of an "
                      "approved plan (evaluation operator); the file is the body, nothing is stored on any refusal")
+@body(Body.FILE)
 async def post_import(evaluation_id: str, request: Request, agent: OperatorDep, plan: PlanQuery, form: FormatQuery,
                       graphs: GraphsDep, settings: SettingsDep) -> JSONResponse:
-    data = await read_body(request, settings.max_body_bytes)
+    data = await read_body(request, settings, Body.FILE)
     view = await run_in_threadpool(import_upload, graphs, evaluation_id, plan, data, form, agent)
     return JSONResponse(run_json(view, None), status_code=201,
                         headers={"Location": f"/evaluations/{evaluation_id}/runs/{view.number}"})

@@ -21,6 +21,7 @@ from ...core.service_description import service_description
 from ...core.store import QueryAnswer
 from ...core.sparql import DEFAULT_GRAPH, NAMED_GRAPH, QUERY, ProtocolQuery, execute, protocol_query, refuse_update
 from ..body import read_body
+from ..body_limits import Body, body
 from ..deps import ReaderDep, SettingsDep
 from ..guarded import guarded
 from ..methods import allow_only
@@ -99,6 +100,7 @@ async def sparql_get(request: Request, settings: SettingsDep, credential: Reader
 
 @router.post("/sparql", openapi_extra=_POST,
              summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)")
+@body(Body.QUERY)
 async def sparql_post(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     media = base_type(request.headers.get("content-type"))
     url = request_parameters(request.query_params)
@@ -108,7 +110,7 @@ async def sparql_post(request: Request, settings: SettingsDep, credential: Reade
         raise UnsupportedMediaType(
             f"cannot read {media or 'no Content-Type'}: POST application/sparql-query or application/x-www-form-urlencoded"
         )
-    text = (await read_body(request, settings.max_body_bytes)).decode("utf-8", errors="replace")
+    text = (await read_body(request, settings, Body.QUERY)).decode("utf-8", errors="replace")
     if media == "application/sparql-query":
         protocol = protocol_query(url, body_query=text)
     else:
