@@ -8,7 +8,8 @@ rules that hold across the service, so :func:`document` adds them centrally (doc
   deployment's reads are not public; ``/health`` and the JSON-LD context take none.
 - **Errors** as RFC 9457 problem details (:mod:`.problems`), each status where it can happen: 400 for a
   malformed parameter or body, 401 where a credential is read, 403, 409 and 422 on writes, 404 for a path
-  naming something, 406 where the answer is negotiated, 413 and 415 where a route reads its body itself,
+  naming something, 406 where the answer is negotiated, 413 wherever a body is taken (each route's limit,
+  :mod:`.body_limits`), 415 where a route reads its body itself,
   503 when the store fails.
 - **Media types** each route negotiates (:data:`NEGOTIATED`), and the bodies a route reads itself
   (:data:`RAW_BODIES`), which FastAPI cannot see.
@@ -155,7 +156,7 @@ ERRORS: Mapping[int, str] = {
     404: "Nothing is there: the evaluation, graph, plan or resource does not exist",
     406: "None of the media types in Accept can be produced",
     409: "The action contradicts the current state (e.g. a signed-off envelope, a graph changed meanwhile)",
-    413: "The body exceeds this deployment's limit",
+    413: "The body exceeds its route's limit (a query, a file or JSON: docs/protection.md)",
     415: "The body's media type is not one this operation reads",
     422: "The input parses but breaks a rule: a field's value, or a rule across records",
     429: "The client runs as many queries at once as it may, or every query worker is busy: retry after Retry-After",
@@ -214,7 +215,7 @@ STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
     404: lambda op: op.names_something or op.writes,
     406: lambda op: len(_media(op)) > 1,
     409: lambda op: op.writes,
-    413: lambda op: op.reads_own_body,
+    413: lambda op: "requestBody" in op.spec,  # every body has its route's limit (.body_limits)
     415: lambda op: op.reads_own_body,
     422: lambda op: op.has_input or op.writes,
     429: lambda op: op.path in GUARDED,
