@@ -35,13 +35,18 @@ class Body(Enum):
     FILE = ("max_body_bytes", "an uploaded file")
     JSON = ("json_max_body_bytes", "a JSON body")
 
+    @property
+    def setting(self) -> str:
+        """The environment variable that sets the limit."""
+        return f"CAIE_{self.value[0].upper()}"
+
     def limit(self, settings: Settings) -> int:
         return int(getattr(settings, self.value[0]))
 
     def too_large(self, settings: Settings, size: str) -> str:
         """The 413's message: the limit, its setting, and what was sent."""
         return (f"{self.value[1]} is at most {self.limit(settings):,} bytes here "
-                f"(CAIE_{self.value[0].upper()}); this one {size}")
+                f"({self.setting}); this one {size}")
 
 
 def body(kind: Body) -> Callable[[F], F]:
@@ -88,8 +93,9 @@ class BodyLimits:
         declared_size = int(declared) if declared.isdigit() else None
         if declared_size is not None and declared_size > self.largest.limit(self.settings):  # no route takes it
             largest = self.largest.limit(self.settings)
-            error = BodyTooLarge(f"no request here takes a body over {largest:,} bytes (CAIE_{self.largest.value[0].upper()}, "
-                                 f"the largest of the body limits); this one is {declared_size:,} bytes")
+            error = BodyTooLarge(f"no request here takes a body over {largest:,} bytes "
+                                 f"({self.largest.setting}, the largest of the body limits); "
+                                 f"this one is {declared_size:,} bytes")
             await (await _too_large(Request(scope), error))(scope, receive, send)
             return
         received = 0

@@ -57,8 +57,8 @@ class Settings(BaseSettings):
     json_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1)
     """The largest JSON body of any other operation (determinations, attestations, runs, envelopes); more is 413."""
     query_max_nesting: int = Field(128, ge=1)
-    """The deepest nesting of braces, parentheses and brackets a SPARQL query or update may have; deeper is 400 before it is
-    parsed: the parser recurses, and 3,000 levels overflowed a worker's stack (issue 23 §5)."""
+    """The deepest nesting of braces, parentheses and brackets a SPARQL query or update may have; deeper is 400
+    before it is parsed: the parser recurses, and 3,000 levels overflowed a worker's stack (issue 23 §5)."""
     rdf_max_nesting: int = Field(256, ge=1)
     """The deepest nesting of blank-node property lists and collections (``[ [ ... ] ]``, ``( ( ... ) )``) and of
     RDF/XML or JSON-LD elements an RDF body may have; deeper is 413 before it is parsed (issue 23 §1)."""
