@@ -106,10 +106,13 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     """
     import uvicorn
 
+    from .api.head_limit import bounded_httptools
+
     stopping: threading.Event = app.state.stopping
-    # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load).
+    # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load);
+    # httptools with the request head bounded (docs/protection.md).
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-                            loop="uvloop", http="httptools")
+                            loop="uvloop", http=bounded_httptools(app.state.settings))
     config.load()  # the fronts write uvicorn's default headers, set here
     listener = config.bind_socket()
     listener.listen(config.backlog)  # as uvicorn would in create_server: the fronts accept on it before uvicorn runs

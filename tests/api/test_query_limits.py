@@ -8,6 +8,7 @@ its worker (the same 3,000 braces with the nesting check set out of the way) is 
 
 from __future__ import annotations
 
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -185,25 +186,60 @@ def one_front(served: Served) -> None:
     time.sleep(0.2)
 
 
-def test_a_deep_query_through_the_fast_lane_drops_no_other_connection(tmp_path: Path) -> None:
-    """One front: the other client's keep-alive connection and the deep query are both on it. Before the check,
-    the front's parser overflowed its stack and the front died with the other client's connection."""
-    served = start(tmp_path / "lane", CAIE_FAST_LANE_PROCESSES="1")
+@pytest.fixture(scope="module")
+def lane(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """``caie serve`` with one fast-lane front, on the embedded store holding 1,000 triples."""
+    served = start(tmp_path_factory.mktemp("limits") / "lane", CAIE_FAST_LANE_PROCESSES="1")
     try:
         load_lane(served)
-        one_front(served)
-        other, attacker = Connection(served), Connection(served)
-        try:
-            assert other.send("GET", sparql(LOOKUP), JSON).startswith(b"HTTP/1.1 200")
-            front = other.holder()
-            assert front is not None and front != served.process.pid, "the lookup was not answered by a front"
-            refused = attacker.send("GET", sparql(DEEP), JSON)
-            assert refused.startswith(b"HTTP/1.1 400") and b"CAIE_QUERY_MAX_NESTING" in refused
-            again = other.send("GET", sparql(LOOKUP), JSON)
-            assert again.startswith(b"HTTP/1.1 200") and b'"v7"' in again
-            assert alive(front)
-        finally:
-            other.close()
-            attacker.close()
+        yield served
     finally:
         stop(served)
+
+
+def test_a_deep_query_through_the_fast_lane_drops_no_other_connection(lane: Served) -> None:
+    """One front: the other client's keep-alive connection and the deep query are both on it. Before the check,
+    the front's parser overflowed its stack and the front died with the other client's connection."""
+    one_front(lane)
+    other, attacker = Connection(lane), Connection(lane)
+    try:
+        assert other.send("GET", sparql(LOOKUP), JSON).startswith(b"HTTP/1.1 200")
+        front = other.holder()
+        assert front is not None and front != lane.process.pid, "the lookup was not answered by a front"
+        refused = attacker.send("GET", sparql(DEEP), JSON)
+        assert refused.startswith(b"HTTP/1.1 400") and b"CAIE_QUERY_MAX_NESTING" in refused
+        again = other.send("GET", sparql(LOOKUP), JSON)
+        assert again.startswith(b"HTTP/1.1 200") and b'"v7"' in again
+        assert alive(front)
+    finally:
+        other.close()
+        attacker.close()
+
+
+def test_a_200_mb_url_is_refused_while_health_and_lookups_answer(lane: Served) -> None:
+    """The front hands the long head to the main process, which stops reading it at the query's limit: 414."""
+    attacker = socket.create_connection(("127.0.0.1", lane.port), timeout=30)
+    sent = 0
+    try:
+        attacker.sendall(b"GET /sparql?query=ASK%7B%7D%23")
+        chunk = b"a" * 65536
+        health = None
+        try:
+            while sent < ATTACK_BYTES:
+                attacker.sendall(chunk)
+                sent += len(chunk)
+                if health is None and sent >= MB // 2:  # under way, not yet at the limit
+                    health = httpx.get(f"{lane.url}/health", timeout=1.0)
+                    lookup = httpx.get(f"{lane.url}/sparql", params={"query": LOOKUP}, headers=JSON, timeout=30)
+        except OSError:  # the service closed the connection: what it answered is in the socket
+            pass
+        answer = b""
+        while part := attacker.recv(65536):
+            answer += part
+    finally:
+        attacker.close()
+    assert health is not None and health.status_code == 200
+    assert lookup.status_code == 200 and lookup.json()["results"]["bindings"][0]["o"]["value"] == "v7"
+    assert answer.startswith(b"HTTP/1.1 414"), answer[:200]
+    assert b"application/problem+json" in answer and b"CAIE_QUERY_MAX_BODY_BYTES" in answer
+    assert sent < ATTACK_BYTES / 10, "the service read the URL far past its limit"
