@@ -10,7 +10,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, field_validator, model_validator
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -74,8 +74,31 @@ Identifier = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 Text = Annotated[str, Field(min_length=1)]
 
 
+def _unicode_only(value: object) -> None:
+    """Refuses text JSON can carry but Unicode cannot: a lone surrogate (``"\\udcff"``), which nothing stores."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise PydanticCustomError("unicode", "the text holds a lone surrogate (\\ud800 to \\udfff), which is "
+                                      "not Unicode") from None
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _unicode_only(key)
+            _unicode_only(item)
+    elif isinstance(value, list):
+        for item in value:
+            _unicode_only(item)
+
+
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: object) -> object:
+        _unicode_only(data)
+        return data
 
 
 class VersionBoundaryBody(_Body):

@@ -2,9 +2,17 @@
 
 A browser (a client whose Accept prefers ``text/html``) gets the same error as a page, with the same status
 and headers (:func:`respond`); every other client gets ``application/problem+json``.
+
+An error none of these classes names is a fault of ours: :func:`_unplanned` answers it as a 500 problem (or page)
+that names only a trace id, and logs the traceback under that id. It is Starlette's ``ServerErrorMiddleware``
+handler, outside every middleware, so an error raised in a middleware gets the same answer, never Starlette's
+plain-text "Internal Server Error".
 """
 
 from __future__ import annotations
+
+import logging
+import uuid
 
 from fastapi import FastAPI, Request
 from fastapi.encoders import jsonable_encoder
@@ -34,6 +42,7 @@ STATUS: dict[type[errors.ServiceError], int] = {
 }
 
 PROBLEM = "application/problem+json"
+_LOG = logging.getLogger(__name__)
 
 
 def problem(status: int, title: str, message: str, headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
@@ -88,6 +97,23 @@ async def _validation_error(request: Request, error: RequestValidationError) -> 
     return respond(request, 422, "Unprocessable", "; ".join(messages), errors=details)
 
 
+async def _unplanned(request: Request, error: Exception) -> Response:
+    """A 500 naming a trace id and nothing of the error (its text may hold paths, queries or secrets); the
+    traceback goes to the log under that id. Outside every middleware, so it adds the headers they would have."""
+    trace = uuid.uuid4()
+    _LOG.error("unplanned error, trace id %s, on %s %s", trace, request.method, request.url.path, exc_info=error)
+    message = f"The service failed on this request. Its operators find the cause in the log under trace id {trace}."
+    # uvicorn closes the connection after an error it sees raised: told so, a client does not reuse it
+    headers = {"Content-Security-Policy": html.CONTENT_SECURITY_POLICY, "X-Content-Type-Options": "nosniff",
+               "Connection": "close"}
+    try:
+        return respond(request, 500, "InternalServerError", message, headers, instance=f"urn:uuid:{trace}")
+    except Exception:  # noqa: BLE001 - the page failed too (a template): the problem details never do
+        _LOG.exception("the error page for trace id %s failed", trace)
+        return problem(500, "InternalServerError", message, headers, instance=f"urn:uuid:{trace}")
+
+
 def install(app: FastAPI) -> None:
+    app.add_exception_handler(Exception, _unplanned)
     app.add_exception_handler(errors.ServiceError, _service_error)  # type: ignore[arg-type]
     app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
