@@ -38,6 +38,8 @@ _TICK_S = 0.05
 """How often an idle front looks at the store's generation and for a stop."""
 _WATCH_S = 0.01
 """How often the watchdog looks at a running query's time and the front's memory."""
+READY = b"r"
+"""What a front sends the main process once it answered its probe: from then on it accepts connections."""
 _PEEK = 65536
 """The most of a request a front looks at: a longer head goes to the main process."""
 _PR_SET_PDEATHSIG = 1
@@ -112,10 +114,12 @@ class Front:
         self.baseline = _size(statm)
         bound = self.baseline + self.bound_bytes
         resource.setrlimit(resource.RLIMIT_AS, (bound, bound))
-        # The whole path once before any client (lazy imports, first allocations); and a fork can inherit an
-        # engine lock another thread held: a front whose first answer hangs or fails leaves.
+        # The whole path once before any client (lazy imports, first allocations): a front whose first answer fails
+        # or overruns leaves. One that inherited a RocksDB mutex held at the fork hangs in it holding the GIL, out
+        # of the watchdog's reach: the main process kills it at its ready deadline (docs/protection.md).
         if self._watched(READY_S, self.wall_s, lambda: self.answer(self.probe)) is None:
             os._exit(1)
+        self.channel.send(READY)
         self.selector.register(self.listener, selectors.EVENT_READ, None)
         self.selector.register(self.channel, selectors.EVENT_READ, self.channel)
         self._serve()
