@@ -93,7 +93,8 @@ def _fast_lane(app: FastAPI, config: uvicorn.Config, listener: socket.socket) ->
     return FastLane(app.state.store, listener, FastAnswers(app, config), probe=FastAnswers.PROBE, processes=processes,
                     budget_s=settings.fast_lane_budget_s, time_limit_s=settings.query_time_limit_s,
                     memory_bytes=min(settings.fast_lane_memory_mb * MB, settings.query_memory_limit_mb * MB // 2),
-                    bound_bytes=settings.query_memory_limit_mb * MB, keep_alive_s=config.timeout_keep_alive)
+                    bound_bytes=settings.query_memory_limit_mb * MB, keep_alive_s=config.timeout_keep_alive,
+                    ready_deadline_s=settings.front_ready_deadline_s)
 
 
 def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:

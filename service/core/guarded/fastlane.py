@@ -4,7 +4,8 @@ One Python process cannot parse and write HTTP fast enough for point lookups (do
 queries under load"), and only one process may open the embedded store read-write. So ``caie serve`` forks
 *fronts*: processes that share the store as of their fork (copy-on-write, like the query workers) and accept
 connections on the main process's own listening socket (the kernel gives each connection to one accepting
-process; the main process accepts itself only while no front runs, :class:`FastLane`). A front takes a connection request by request. It *peeks* at each request (``MSG_PEEK``) and asks
+process; the main process accepts itself only while no front is ready to, :class:`FastLane`). A front takes a
+connection request by request. It *peeks* at each request (``MSG_PEEK``) and asks
 its :data:`Answer` callback for the complete answer; only with the answer ready does it consume the request
 and write. Anything the callback does not answer, it hands over, unconsumed, to the main process
 (``SCM_RIGHTS`` over a socketpair made before the fork), which serves that connection from then on: every
@@ -22,6 +23,12 @@ Protections:
   handed over unconsumed (the main process runs it under the full guard, with its limits and errors) and the
   front exits, its runaway thread with it. pyoxigraph releases the GIL while it evaluates and serializes, so
   the watchdog runs meanwhile; ``RLIMIT_AS`` at the query workers' bound is the backstop.
+- **Readiness**: a fresh front answers a probe request, then says so over its socketpair; only then does it
+  accept, and only then does the main process stop accepting itself. A front not ready within
+  ``CAIE_FRONT_READY_DEADLINE_S`` of its fork is killed (it holds no connection yet) and another forked. A fork
+  can inherit a RocksDB mutex that one of the engine's background threads held at that instant (a compaction
+  after a restart's recovery, say); the front's first query then waits on it for ever, holding the GIL
+  (pyoxigraph takes its snapshot before it releases it), so the front's own watchdog thread never runs.
 - **Lifetime**: fronts die with the main process (``PR_SET_PDEATHSIG``, and end-of-file on the socketpair),
   stop on SIGTERM, close every inherited socket but the listener and their socketpair
   (:func:`.workers.close_inherited`), and never write to the store.
@@ -30,17 +37,20 @@ Protections:
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import socket
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..store import EmbeddedStore
-from .front import STOP_S, Answer, Front
+from .front import READY, STOP_S, Answer, Front
 from .workers import FORKING
+
+_LOGGER = logging.getLogger("uvicorn.error")
 
 
 @dataclass(eq=False)
@@ -48,20 +58,26 @@ class _Process:
     pid: int
     channel: socket.socket
     """The main process's end of the socketpair: connections handed over arrive here."""
+    forked: float = field(default_factory=time.monotonic)
+    ready: bool = False
+    """It answered its probe (it said so over the socketpair): it accepts connections from then on."""
     status: int | None = None
 
 
 class FastLane:
     """The main process's side: forks the fronts, receives the connections they hand over, forks fresh ones.
 
-    The main process accepts connections itself only while no front is there to (after a write, until fresh
-    fronts are forked): a connection it accepted would be its own for good, served at its own, higher cost.
+    The main process accepts connections itself only while no front is ready to (after a write, until fresh
+    fronts are forked and answered their probe): a connection it accepted would be its own for good, served at
+    its own, higher cost. A front not ready within ``ready_deadline_s`` of its fork is killed and replaced.
     """
 
     def __init__(self, store: EmbeddedStore, listener: socket.socket, answer: Answer, *, probe: bytes, processes: int,
-                 budget_s: float, time_limit_s: float, memory_bytes: int, bound_bytes: int, keep_alive_s: float) -> None:
+                 budget_s: float, time_limit_s: float, memory_bytes: int, bound_bytes: int, keep_alive_s: float,
+                 ready_deadline_s: float) -> None:
         """``probe``: a request head every fresh front answers before it accepts; ``memory_bytes``: the threshold
-        past which a front hands a query over; ``bound_bytes``: its ``RLIMIT_AS`` backstop above its size."""
+        past which a front hands a query over; ``bound_bytes``: its ``RLIMIT_AS`` backstop above its size;
+        ``ready_deadline_s``: how long after its fork a front may take to answer its probe."""
         self._store = store
         # Non-blocking for every process accepting on it (the flag belongs to the socket, which the fronts share):
         # of the fronts woken for one connection, all but one find none, and must go back to their own connections.
@@ -71,6 +87,7 @@ class FastLane:
         self._listener = listener
         self._answer = answer
         self._wanted = processes
+        self._ready_deadline_s = ready_deadline_s
         budget_s = min(budget_s, time_limit_s)
         self._front = dict(probe=probe, budget_s=budget_s, wall_s=time_limit_s, memory_bytes=memory_bytes,
                            bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
@@ -84,7 +101,10 @@ class FastLane:
     @property
     def pids(self) -> list[int]:
         """The fronts running now (a front that ended has closed its end of the socketpair)."""
-        return [process.pid for process in self._processes if process.status is None and process.channel.fileno() >= 0]
+        return [process.pid for process in self._running()]
+
+    def _running(self) -> list[_Process]:
+        return [process for process in self._processes if process.status is None and process.channel.fileno() >= 0]
 
     def attach(self, loop: asyncio.AbstractEventLoop, protocol: Callable[[], asyncio.Protocol]) -> None:
         """Serve handed-over connections in ``loop`` with ``protocol`` (uvicorn's, as its server builds it)."""
@@ -94,12 +114,20 @@ class FastLane:
         self._accept_while_alone()
 
     def tick(self) -> None:
-        """Reap fronts that ended and fork fresh ones, unless a write is in progress (then at a later tick)."""
+        """Reap fronts that ended, kill those not ready by their deadline, and fork fresh ones, unless a write is in
+        progress (then at a later tick)."""
+        now = time.monotonic()
         for process in self._processes:
             if process.status is None:
                 pid, status = os.waitpid(process.pid, os.WNOHANG)
                 if pid:
                     process.status = status
+                elif not process.ready and process.channel.fileno() >= 0 and now - process.forked > self._ready_deadline_s:
+                    # Hung before it accepted anything (docs/protection.md, "The fast lane"): it holds no connection.
+                    _LOGGER.warning("fast-lane front %d not ready %g s after its fork: killed, another forked",
+                                    process.pid, self._ready_deadline_s)
+                    os.kill(process.pid, signal.SIGKILL)
+                    self._close_channel(process)  # no longer counted: replaced below; reaped at a later tick
         self._processes = [p for p in self._processes if p.status is None or p.channel.fileno() >= 0]
         missing = self._wanted - len(self.pids)
         if missing > 0 and not self._stopped:
@@ -173,14 +201,17 @@ class FastLane:
                 message, fds = b"", []
             for fd in fds:
                 self._serve(socket.socket(fileno=fd))
-            if not message:
+            if message == READY:
+                process.ready = True
+                self._accept_while_alone()
+            elif not message:
                 self._close_channel(process)
                 self._accept_while_alone()
                 return
 
     def _accept_while_alone(self) -> None:
-        """Accept on the listening socket in the main process exactly while no front runs (and not once stopped)."""
-        alone = self._loop is not None and not self._stopped and not self.pids
+        """Accept on the listening socket in the main process exactly while no front is ready (and not once stopped)."""
+        alone = self._loop is not None and not self._stopped and not any(process.ready for process in self._running())
         if alone != self._accepting:
             assert self._loop is not None
             if alone:
