@@ -116,13 +116,13 @@ class FastLane:
     def tick(self) -> None:
         """Reap fronts that ended, kill those not ready by their deadline, and fork fresh ones, unless a write is in
         progress (then at a later tick)."""
-        now = time.monotonic()
+        overdue = time.monotonic() - self._ready_deadline_s  # a front forked before this and not ready is late
         for process in self._processes:
             if process.status is None:
                 pid, status = os.waitpid(process.pid, os.WNOHANG)
                 if pid:
                     process.status = status
-                elif not process.ready and process.channel.fileno() >= 0 and now - process.forked > self._ready_deadline_s:
+                elif not process.ready and process.forked < overdue and process.channel.fileno() >= 0:
                     # Hung before it accepted anything (docs/protection.md, "The fast lane"): it holds no connection.
                     _LOGGER.warning("fast-lane front %d not ready %g s after its fork: killed, another forked",
                                     process.pid, self._ready_deadline_s)
