@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DATA   ?= ./data
 PORT   ?= 8000
 
-.PHONY: run test test-engines bench bench-sparql wrk browser virtuoso clean
+.PHONY: run test test-engines test-hostile bench bench-sparql wrk browser virtuoso clean
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 $(STAMP): pyproject.toml
@@ -37,6 +37,11 @@ test: $(STAMP) browser virtuoso
 # write, kill -9 mid-write): about 2 minutes, apart from `make test` to keep it under 420 s.
 test-engines: $(STAMP) virtuoso
 	$(BIN)/pytest -q -m engines
+
+# Every attack of issue 23 against a live `caie serve` (tests/hostile, docs/protection.md "Hostile tests"), /health
+# timed throughout: a few minutes, apart from `make test` to keep it under 420 s.
+test-hostile: $(STAMP)
+	$(BIN)/pytest -q -m hostile tests/hostile
 
 bench: $(STAMP)
 	$(BIN)/python bench/load_graph.py
