@@ -76,8 +76,16 @@ def render(template: str, *, title: str, link: Linker = lambda _: None, path: st
             scripts: Sequence[str] = (), **context: object) -> str:
     """A page: ``link`` maps an IRI to its path here; ``path`` (this page's) gets RDF alternates."""
     alternate = safe_href(path)
+
+    def shown(iri: str) -> str:
+        """A link's text when no label is known: ``prefix:local``, else the path here (an IRI this service
+        mints is long, and the same on every row but its tail), else the IRI."""
+        short = compact(iri)
+        local = link(iri) if short == iri else None
+        return local.lstrip("/") if local and safe_href(local) else short
+
     return _ENV.get_template(template).render(
-        title=title, scripts=scripts, compact=compact, formats=FORMATS,
+        title=title, scripts=scripts, compact=shown, formats=FORMATS,
         href=lambda iri: safe_href(link(iri)) or safe_href(iri),
         alternates=FORMATS if alternate else (), alternate_href=alternate or "", **context,
     )
