@@ -1,7 +1,8 @@
 """A report's page for people (``/evaluations/{id}/reports/{n}/page``): headline figures with coverage apart from
 performance, server-drawn charts, failures traced to their requirements, the untested part of the envelope, the
 drill-down to each case, sign-offs; printable (``static/print.css``). The report's IRI itself negotiates RDF and
-JSON (routers/reports.py)."""
+JSON (routers/reports.py). Its failure-point map (``…/reports/{n}/failure-map``): the envelope's requirement tree
+with each criterion's outcome as the report states it and its weight."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from fastapi.responses import HTMLResponse
 
 from ...core.config import Credential
 from ...core.graphs import GraphService
+from ...reports.failure_map import failure_map
 from ...reports.model import tail
 from ...reports.page import report_page
 from ..deps import GraphsDep, ReaderDep
@@ -60,3 +62,16 @@ async def report_page_response(request: Request, graphs: GraphService, evaluatio
 async def get_report_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
                           reader: ReaderDep) -> HTMLResponse:
     return await report_page_response(request, graphs, evaluation_id, number, reader)
+
+
+@router.get("/reports/{number}/failure-map", response_class=HTMLResponse,
+            summary="The report's failure-point map: the envelope's requirement tree, each criterion with its weight "
+                    "and its outcome as the report states it (untested and not applicable marked)")
+async def get_failure_map(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
+                          reader: ReaderDep) -> HTMLResponse:
+    found = await computed(request, reader, lambda: failure_map(graphs, evaluation_id, number))
+    html = render("failure_map.html", title=f"Failure-point map of report {number}: {found.report.basis.scope.target_name}",
+                  link=request.app.state.publisher.local_href, page=found,
+                  report_path=f"/evaluations/{evaluation_id}/reports/{number}",
+                  evaluation_path=f"/evaluations/{evaluation_id}", **FORMAT)
+    return HTMLResponse(html)
