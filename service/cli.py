@@ -37,7 +37,10 @@ DEMO_ROLES = {
     "annie": ["domain_expert"],
     "theo": ["evaluation_operator"],
     "dana": ["organizational_expert"],
+    "ada": ["annotator"],
 }
+DEMO_LANGUAGES = {"ada": ["en", "fr"]}
+"""The languages a demo person reads (an annotator's queue is assigned by them)."""
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -63,6 +66,19 @@ def _demo_tokens(data_dir: Path) -> Path:
         tokens = {secrets.token_urlsafe(24): {"agent": agent, "roles": roles} for agent, roles in DEMO_ROLES.items()}
         path.write_text(json.dumps(tokens, indent=2), encoding="utf-8")
         path.chmod(0o600)
+    return path
+
+
+def _demo_people(data_dir: Path) -> Path:
+    """A people file with one demo person per role and random passwords, made once per data directory."""
+    path = data_dir / "people.json"
+    if not path.exists():
+        data_dir.mkdir(parents=True, exist_ok=True)
+        people = [{"agent": agent, "username": agent, "password": secrets.token_urlsafe(12), "roles": roles,
+                   "name": agent.capitalize(), **({"languages": DEMO_LANGUAGES[agent]} if agent in DEMO_LANGUAGES else {})}
+                  for agent, roles in DEMO_ROLES.items()]
+        path.touch(mode=0o600)  # never readable by others, not even for a moment
+        path.write_text(json.dumps(people, indent=2), encoding="utf-8")
     return path
 
 
@@ -165,6 +181,8 @@ def serve(args: argparse.Namespace) -> int:
         settings = settings.model_copy(update={"base_url": f"http://{host}:{args.port}/"})
     if args.examples and settings.data_dir and settings.tokens is None and settings.tokens_file is None:
         settings = settings.model_copy(update={"tokens_file": _demo_tokens(settings.data_dir)})
+    if args.examples and settings.data_dir and settings.people is None and settings.people_file is None:
+        settings = settings.model_copy(update={"people_file": _demo_people(settings.data_dir)})
     app = create_app(settings)
     if args.examples:
         count = load_spec_files(app.state.graphs, print)
@@ -187,6 +205,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"  metrics      {example}/metrics   and   {example}/drill-down")
     if settings.tokens_file:
         print(f"  write tokens {settings.tokens_file} (agent and roles per token)")
+    if settings.people_file:
+        print(f"  people       {settings.people_file} (username and password per person: sign in at {url}/sign-in)")
     _run_until_signalled(app, args.host, args.port)
     return 0
 

@@ -13,8 +13,8 @@ from .. import __version__
 from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
-from . import body_limits, html, idempotency, lean_sparql, openapi, problems, routing_errors, security
-from .routers import comparisons, metrics, report_pages
+from . import body_limits, html, idempotency, lean_sparql, openapi, problems, routing_errors, security, sessions
+from .routers import comparisons, metrics, oidc, report_pages, sign_in
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
 
@@ -50,6 +50,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     idempotency.install(app, services)  # the first middleware added: it runs inside every other one
     body_limits.install(app, services.settings)  # inside the security middlewares: 413s carry their headers
     security.install(app, services.settings)
+    sessions.install(app, services.settings, oidc.client(services.settings))  # outside security: it reads the session
     openapi.install(app, services.settings)  # before the routers: /docs must come before the catch-all
     app.include_router(health.router)
     app.include_router(graphs.router)
@@ -68,6 +69,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(records.router)
     app.include_router(interop.router)
     app.include_router(pages.router)
+    app.include_router(sign_in.router)
+    app.include_router(oidc.router)
     app.mount("/static", StaticFiles(directory=html.STATIC), name="static")  # the pages' CSS, JS, icon
     app.include_router(report_pages.router)
     app.include_router(comparisons.router)

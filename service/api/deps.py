@@ -17,6 +17,7 @@ from ..core.errors import Cancelled
 from ..core.graphs import GraphService
 from ..core.store import Store
 from ..runs.jobs import Jobs
+from .sessions import current_session
 
 
 def settings(request: Request) -> Settings:
@@ -55,7 +56,10 @@ def reader(
     config: Annotated[Settings, Depends(settings)],
     found: Annotated[Credential | None, Depends(credential)],
 ) -> Credential | None:
-    """Reads are public unless the deployment says otherwise."""
+    """Reads are public unless the deployment says otherwise; a signed-in person reads as their agent (a read
+    needs no CSRF token, and no other site's page is allowed to read with the cookie: CORS without credentials)."""
+    if found is None and (session := current_session()) is not None:
+        found = session.person.credential
     return found if config.public_reads else require(found)
 
 

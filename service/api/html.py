@@ -20,6 +20,7 @@ from ..publishing.ontology_docs import DOCUMENTED, Link, OntologyIndex, TermDoc
 from ..publishing.query_examples import examples
 from ..scenarios.model import Page
 from .diagram import layout
+from .sessions import csrf_field, csrf_token, visit
 
 Linker = Callable[[str], str | None]
 
@@ -38,6 +39,7 @@ FORMATS = (("text/turtle", "Turtle"), ("application/ld+json", "JSON-LD"), ("appl
 
 _ENV = Environment(loader=PackageLoader("service.api", "templates"), autoescape=True, undefined=StrictUndefined,
                    trim_blocks=True, lstrip_blocks=True)
+_ENV.globals.update(csrf_field=csrf_field, csrf_token=csrf_token, visit=visit)  # who is signed in: base.html, forms
 
 _INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances",
                     RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties",
@@ -70,6 +72,17 @@ def safe_href(href: str | None) -> str | None:
         return None if href.startswith(("//", "/\\")) else href
     scheme, colon, _ = href.partition(":")
     return href if colon and scheme.lower() in ("http", "https") else None
+
+
+def local_href(target: str | None) -> str | None:
+    """``target`` if it is a path on this site (a ``next`` to go back to after sign-in), else ``None``.
+
+    >>> local_href("/evaluations/x?tab=1"), local_href("https://evil.example/"), local_href("//evil.example/")
+    ('/evaluations/x?tab=1', None, None)
+    """
+    if not target or not target.startswith("/") or "\\" in target:
+        return None
+    return safe_href(target)
 
 
 def render(template: str, *, title: str, link: Linker = lambda _: None, path: str | None = None,

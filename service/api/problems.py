@@ -39,6 +39,7 @@ STATUS: dict[type[errors.ServiceError], int] = {
     errors.Cancelled: 503,
     errors.QueryLimitExceeded: 500,
     errors.TooManyRequests: 429,
+    errors.Misconfigured: 500,
 }
 
 PROBLEM = "application/problem+json"

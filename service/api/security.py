@@ -6,7 +6,9 @@ Three small ASGI middlewares, installed by :func:`install` (outermost first):
   ``X-Content-Type-Options: nosniff`` on every response.
 - :class:`WritesNeedCredentials`: a write without a known bearer token is refused with 401 before
   anything reads its body. FastAPI parses and validates a JSON body before any dependency runs, so
-  a dependency alone would answer 422 to an anonymous caller who sent a bad body.
+  a dependency alone would answer 422 to an anonymous caller who sent a bad body. A signed-in person's
+  form (a live session cookie, a form body) and ``POST /sign-in`` go on to the route, which checks the form's
+  CSRF token (:mod:`.sessions`); a REST route still refuses it, taking its credential from the bearer token only.
 - :class:`PathsAreIris`: every path here is an IRI under the deployment's base, so a path that cannot
   be part of an IRI (a space, ``<``, ``"``, a control character ...) names nothing: 400, naming the character.
 
@@ -19,13 +21,14 @@ from collections.abc import Iterable
 
 from fastapi import FastAPI
 from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..core import errors
 from ..core.auth import authenticate, require
 from ..core.config import Settings
 from ..core.iris import require_iri_text
-from . import html, problems
+from . import html, problems, sessions
 
 SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
 QUERY_POSTS = frozenset({"/sparql"})
@@ -35,7 +38,7 @@ READ_ONLY_PATHS = frozenset({"/rdf-graph-store"})
 
 
 async def _refuse(error: errors.ServiceError, scope: Scope, receive: Receive, send: Send) -> None:
-    response = problems.problem(problems.STATUS[type(error)], type(error).__name__, error.message)
+    response = problems.respond(Request(scope), problems.STATUS[type(error)], type(error).__name__, error.message)
     await response(scope, receive, send)
 
 
@@ -76,6 +79,14 @@ class WritesNeedCredentials:
         if scope["type"] == "http" and scope["method"] not in SAFE_METHODS and scope["path"] not in QUERY_POSTS | READ_ONLY_PATHS:
             headers = dict(scope["headers"])
             authorization = headers.get(b"authorization")
+            if authorization is None and sessions.is_form(headers):
+                if sessions.current_session() is None and scope["path"] != sessions.SIGN_IN_PATH:
+                    await _refuse(errors.Unauthenticated(sessions.SIGN_IN_FIRST), scope, receive, send)
+                    return
+                # A workspace form: its route checks the CSRF token (sessions.FormWriter, the sign-in form's check);
+                # a REST route still asks for a bearer token (deps.credential), so the cookie authorizes no write.
+                await self.app(scope, receive, send)
+                return
             try:
                 require(authenticate(self.settings, authorization.decode("latin-1") if authorization else None))
             except errors.Unauthenticated as error:
@@ -104,7 +115,8 @@ def install(app: FastAPI, settings: Settings) -> None:
     """Adds the three middlewares and CORS; the last added runs first, so headers wrap every answer, even a refusal.
 
     CORS sits outside the credential check, so a preflight (``OPTIONS``, no token) is answered and a refusal
-    carries the CORS headers a browser needs to show it. No cookies are used, so none are allowed cross-origin.
+    carries the CORS headers a browser needs to show it. Cookies (the workspace's session) are never allowed
+    cross-origin: other sites' pages call the API with bearer tokens.
     """
     app.add_middleware(PathsAreIris)
     app.add_middleware(WritesNeedCredentials, settings=settings)

@@ -21,6 +21,18 @@ class Credential(BaseModel):
     """The organization the agent acts for; the separation rule (``Settings.separation``) compares these."""
 
 
+def read_secret(value: SecretStr | None, file: Path | None, name: str) -> str | None:
+    """A secret from configuration or from its file (never echoed: errors name the setting only)."""
+    if value is not None:
+        return value.get_secret_value()
+    if file is None:
+        return None
+    try:
+        return file.read_text(encoding="utf-8").rstrip("\r\n")
+    except OSError as error:
+        raise ValueError(f"cannot read CAIE_{name.upper()}_FILE ({file}): {error.strerror}") from None
+
+
 class Settings(BaseSettings):
     """Deployment configuration. Every field is an environment variable ``CAIE_<FIELD>``."""
 
@@ -46,6 +58,37 @@ class Settings(BaseSettings):
     """JSON object mapping bearer tokens to credentials: ``{"token": {"agent": "annie", "roles": [...]}}``."""
     tokens_file: Path | None = None
     public_reads: bool = True
+    people: str | None = None
+    """JSON list of the people who sign in to the workspace pages (service/core/people.py, docs/workspace-sign-in.md)."""
+    people_file: Path | None = None
+    session_idle_s: float = Field(30 * 60.0, gt=0)
+    """A signed-in session ends after this long without a request."""
+    session_max_age_s: float = Field(12 * 3600.0, gt=0)
+    """A signed-in session ends this long after sign-in, however busy."""
+    session_max_count: int = Field(10_000, ge=1)
+    """Sessions kept at once (in the main process's memory); one more evicts the least recently used."""
+    session_cookie_secure: bool = True
+    """Cookies are ``Secure`` with the ``__Host-`` prefix. Off only for plain-http development on another host than
+    localhost (browsers treat http://localhost and http://127.0.0.1 as secure)."""
+    sign_in_max_failures: int = Field(5, ge=1)
+    """Failed sign-ins one username may have within ``sign_in_failure_window_s``; then 429 until the oldest ages out."""
+    sign_in_max_failures_per_address: int = Field(20, ge=1)
+    """Failed sign-ins one client address may have within ``sign_in_failure_window_s`` (any usernames)."""
+    sign_in_failure_window_s: float = Field(15 * 60.0, gt=0)
+    oidc_issuer: str | None = None
+    """An OpenID Connect issuer people may sign in with instead of (or beside) local passwords; its metadata is read
+    from ``{issuer}/.well-known/openid-configuration``."""
+    oidc_client_id: str | None = None
+    oidc_client_secret: SecretStr | None = None
+    oidc_client_secret_file: Path | None = None
+    """A file holding the client secret (a mounted secret); read at start, trailing newline dropped."""
+    oidc_scope: str = "openid profile email"
+    oidc_roles_claim: str | None = None
+    """An ID-token claim listing roles: a subject no people entry names signs in with those roles as the agent of
+    ``oidc_agent_claim``. Unset: only subjects named by a people entry's ``oidc_subject`` may sign in."""
+    oidc_agent_claim: str = "preferred_username"
+    oidc_label: str = "single sign-on"
+    """What the sign-in page calls the OpenID Connect provider ("Sign in with ...")."""
     cors_origins: list[str] = ["*"]
     """Origins whose pages may call the service from a browser (CORS); JSON list, ``["*"]`` for any. Credentials
     (cookies) are never allowed cross-origin: callers send bearer tokens in ``Authorization``."""

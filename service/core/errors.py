@@ -52,6 +52,10 @@ class StoreUnavailable(ServiceError):
     """The backing triple store did not answer or failed (503)."""
 
 
+class Misconfigured(ServiceError):
+    """The deployment's configuration cannot be used (a people file with a bad entry); found at start."""
+
+
 class Cancelled(ServiceError):
     """Long work stopped at a checkpoint because its client went away or the service is stopping.
 

@@ -2,33 +2,17 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from pydantic import SecretStr
-
-from ..config import Settings
+from ..config import Settings, read_secret
 from ..iris import catalog_graph_iri
 from .base import ChangeSet, QueryAnswer, Row, Store, StoreAuthorizationFailed, StoreLimitExceeded, Term
 from .embedded import EmbeddedStore
 from .remote import RemoteStore
 
 
-def _secret(value: SecretStr | None, file: Path | None, name: str) -> str | None:
-    """A secret from configuration or from its file (never echoed: errors name the setting only)."""
-    if value is not None:
-        return value.get_secret_value()
-    if file is None:
-        return None
-    try:
-        return file.read_text(encoding="utf-8").rstrip("\r\n")
-    except OSError as error:
-        raise ValueError(f"cannot read CAIE_{name.upper()}_FILE ({file}): {error.strerror}") from None
-
-
 def remote_credentials(settings: Settings) -> dict[str, str | None]:
     """The :class:`RemoteStore` credential arguments the settings give (user and password, or a token)."""
-    token = _secret(settings.remote_token, settings.remote_token_file, "remote_token")
-    password = _secret(settings.remote_password, settings.remote_password_file, "remote_password")
+    token = read_secret(settings.remote_token, settings.remote_token_file, "remote_token")
+    password = read_secret(settings.remote_password, settings.remote_password_file, "remote_password")
     scheme = settings.remote_auth
     if scheme == "bearer" and not token:
         raise ValueError("CAIE_REMOTE_AUTH=bearer needs CAIE_REMOTE_TOKEN or CAIE_REMOTE_TOKEN_FILE")

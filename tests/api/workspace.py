@@ -1,0 +1,134 @@
+"""A person's browser for the sign-in tests, over real HTTP, and the people and sample pages they use.
+
+httpx keeps cookies, but never sends a ``Secure`` one back over ``http://127.0.0.1``, which browsers treat as a
+secure origin; :class:`Visitor` keeps them as a browser does there (and shows each ``Set-Cookie`` as sent).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from http.cookies import Morsel, SimpleCookie
+
+import httpx
+from fastapi import APIRouter, FastAPI
+from fastapi.responses import PlainTextResponse, Response
+
+from service.api import create_app
+from service.api.sessions import FormWriter, SignedIn
+from service.core.catalog import GraphKind
+from service.core.roles import require_graph_writer
+from service.core.store import Store
+
+from ..conftest import settings_for
+from ..servers import AppSlot
+
+PASSWORDS = {"ada": "ada's long password", "annie": "annie's long password", "admin": "admin's long password"}
+PEOPLE = [
+    {"agent": "ada", "username": "ada", "password": PASSWORDS["ada"], "roles": ["annotator"], "name": "Ada Lovelace",
+     "languages": ["en", "fr"]},
+    {"agent": "annie", "username": "Annie", "password": PASSWORDS["annie"], "roles": ["domain_expert"]},
+    {"agent": "admin", "username": "admin", "password": PASSWORDS["admin"], "roles": ["admin"]},
+]
+SAMPLE_FORM = "/sample/ontology-writer"
+SAMPLE_PAGE = "/sample/signed-in"
+
+
+def sample_routes(app: FastAPI) -> None:
+    """A form that asks the domain's own role check (who may write an ontology graph) and a signed-in-only page,
+    ahead of the catch-all, as the workspace's pages will be."""
+    router = APIRouter()
+
+    @router.post(SAMPLE_FORM)
+    async def sample_form(person: FormWriter) -> Response:
+        require_graph_writer(person.credential, GraphKind.ONTOLOGY)
+        return Response(status_code=204)
+
+    @router.get(SAMPLE_PAGE)
+    async def sample_page(person: SignedIn) -> PlainTextResponse:
+        return PlainTextResponse(person.agent)
+
+    app.router.routes[:0] = router.routes
+
+
+@contextmanager
+def served(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], **overrides: object) -> Iterator[str]:
+    """The service with :data:`PEOPLE` and the sample routes, over real HTTP; yields its URL."""
+    slot, url = app_slot
+    app = create_app(settings_for(tokens, people=json.dumps(PEOPLE), **overrides), store)
+    sample_routes(app)
+    with slot.serving(app):
+        yield url
+
+
+def hidden(page: str, name: str, form: str = "") -> str:
+    """A hidden field's value, in the form of class ``form`` if given (a page may hold several forms)."""
+    if form:
+        page = page[page.index(f'<form class="{form}"'):]
+    found = re.search(rf'<input type="hidden" name="{name}" value="([^"]*)">', page)
+    assert found, f"no hidden {name} in the page"
+    return found.group(1)
+
+
+def shown_error(page: str) -> str:
+    found = re.search(r'<p class="error"[^>]*>([^<]*)</p>', page)
+    return found.group(1) if found else ""
+
+
+class Visitor:
+    """A browser: cookies kept as on a secure origin, ``Accept: text/html``; ``address`` is its loopback address."""
+
+    def __init__(self, url: str, address: str = "127.0.0.1") -> None:
+        self.http = httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address=address),
+                                 headers={"Accept": "text/html"}, timeout=120)
+        self.jar: dict[str, str] = {}
+        self.sent: dict[str, Morsel[str]] = {}
+
+    def request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
+        headers = dict(kwargs.pop("headers", {}))  # type: ignore[call-overload]
+        if self.jar:
+            headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.jar.items())
+        response = self.http.request(method, path, headers=headers, **kwargs)  # type: ignore[arg-type]
+        self.http.cookies.clear()
+        for raw in response.headers.get_list("set-cookie"):
+            cookie: SimpleCookie = SimpleCookie()
+            cookie.load(raw)
+            for name, morsel in cookie.items():
+                self.sent[name] = morsel
+                if morsel["max-age"] == "0":
+                    self.jar.pop(name, None)
+                else:
+                    self.jar[name] = morsel.value
+        return response
+
+    def get(self, path: str, **kwargs: object) -> httpx.Response:
+        return self.request("GET", path, **kwargs)
+
+    def post(self, path: str, **kwargs: object) -> httpx.Response:
+        return self.request("POST", path, **kwargs)
+
+    def sign_in(self, username: str, password: str, next_path: str = "") -> httpx.Response:
+        """The sign-in page, then its form sent as a browser sends it."""
+        page = self.get("/sign-in" + (f"?next={next_path}" if next_path else ""))
+        assert page.status_code == 200, page.text
+        return self.post("/sign-in", data={"csrf_token": hidden(page.text, "csrf_token", "sign-in"),
+                                           "next": hidden(page.text, "next"),
+                                           "username": username, "password": password})
+
+    def csrf(self) -> str:
+        """The signed-in session's token, from the sign-out form every page carries."""
+        return hidden(self.get("/graphs").text, "csrf_token")
+
+    def close(self) -> None:
+        self.http.close()
+
+
+@contextmanager
+def visitor(url: str, address: str = "127.0.0.1") -> Iterator[Visitor]:
+    browser = Visitor(url, address)
+    try:
+        yield browser
+    finally:
+        browser.close()
