@@ -37,8 +37,11 @@ READ_ONLY_PATHS = frozenset({"/rdf-graph-store"})
 """Paths that take no write at all: a write there is 405 with ``Allow`` from the router, whoever asks."""
 
 
-async def _refuse(error: errors.ServiceError, scope: Scope, receive: Receive, send: Send) -> None:
-    response = problems.respond(Request(scope), problems.STATUS[type(error)], type(error).__name__, error.message)
+async def _refuse(error: errors.ServiceError, scope: Scope, receive: Receive, send: Send, *, page: bool = False) -> None:
+    """The refusal as problem details; with ``page``, as a page for a browser (a workspace form)."""
+    status, title = problems.STATUS[type(error)], type(error).__name__
+    response = (problems.respond(Request(scope), status, title, error.message) if page
+                else problems.problem(status, title, error.message))
     await response(scope, receive, send)
 
 
@@ -81,7 +84,7 @@ class WritesNeedCredentials:
             authorization = headers.get(b"authorization")
             if authorization is None and sessions.is_form(headers):
                 if sessions.current_session() is None and scope["path"] != sessions.SIGN_IN_PATH:
-                    await _refuse(errors.Unauthenticated(sessions.SIGN_IN_FIRST), scope, receive, send)
+                    await _refuse(errors.Unauthenticated(sessions.SIGN_IN_FIRST), scope, receive, send, page=True)
                     return
                 # A workspace form: its route checks the CSRF token (sessions.FormWriter, the sign-in form's check);
                 # a REST route still asks for a bearer token (deps.credential), so the cookie authorizes no write.
