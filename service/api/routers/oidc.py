@@ -50,6 +50,7 @@ def client(settings: Settings) -> StarletteOAuth2App | None:
         raise Misconfigured(f"CAIE_OIDC_SCOPE must include openid; it is {settings.oidc_scope!r}")
     metadata = settings.oidc_issuer.rstrip("/") + "/.well-known/openid-configuration"
     with warnings.catch_warnings():  # Authlib 1.9 asks for the httpx2 fork; httpx is what the service uses
+        import authlib.deprecate  # noqa: F401 - its import puts an "always" filter first; this one goes before it
         warnings.filterwarnings("ignore", "The httpx module is deprecated", DeprecationWarning)
         from authlib.integrations.starlette_client import OAuth
     return OAuth().register("oidc", client_id=settings.oidc_client_id, client_secret=secret,
