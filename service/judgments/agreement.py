@@ -27,7 +27,7 @@ alone did.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
 
@@ -279,34 +279,62 @@ def judge_human_agreement(graphs: GraphService, evaluation_id: str, *, criterion
     """Every automated judge version's agreement with people per criterion (module docstring), against
     ``threshold`` (the current envelope's, or its default, unless given); determinations dated after ``as_of``
     left out."""
-    if threshold is None:
-        envelope = get_evaluation(graphs, evaluation_id).envelope
-        threshold = envelope.content.agreement_threshold if envelope else DEFAULT_JUDGE_AGREEMENT
     bindings = _bindings(graphs, evaluation_id, criterion=criterion)
     if as_of is not None:
         bindings["asOf"] = date_time(as_of)
-    judged: dict[tuple[str, str, str], dict[str, tuple[datetime, str, str]]] = {}
-    people: dict[tuple[str, str], tuple[datetime, str, str]] = {}
+    words = LatestWords()
     for row in graphs.rows("judge-human-units", bindings):
-        unit = (row["criterion"].value, row["response"].value)
-        said = (_instant(row["at"].value), row["determination"].value, row["outcome"].value)
-        if row["mode"].value == MANUAL:
-            people[unit] = max(people.get(unit, said), said)  # the latest by date, then IRI
-        elif "version" in row:
-            by_unit = judged.setdefault((row["judge"].value, row["version"].value, unit[0]), {})
-            by_unit[unit[1]] = max(by_unit.get(unit[1], said), said)
-    pairs = {key: [(said[2], people[(key[2], response)][2]) for response, said in by_unit.items()
-                   if (key[2], response) in people] for key, by_unit in judged.items()}
-    determined = {key: len(by_unit) for key, by_unit in judged.items()}
-    rule, found = threshold, []
-    for key, compared in pairs.items():
-        value, reason = coefficient(rule.measure, compared)
-        found.append(HumanAgreement(*key, measure=rule.measure, value=value, reason=reason, units=len(compared),
-                                    determined=determined[key], threshold=rule))
-    return found
+        words.add(row["criterion"].value, row["response"].value, row["mode"].value,
+                  (row["judge"].value, row["version"].value) if "version" in row else None,
+                  row["at"].value, row["determination"].value, row["outcome"].value)
+    return words.agreements(threshold or envelope_threshold(graphs, evaluation_id))
 
 
-def _instant(at: str) -> datetime:
+def envelope_threshold(graphs: GraphService, evaluation_id: str) -> JudgeAgreement:
+    """The current envelope's judge agreement threshold, or the default one (docs/envelope.md)."""
+    envelope = get_evaluation(graphs, evaluation_id).envelope
+    return envelope.content.agreement_threshold if envelope else DEFAULT_JUDGE_AGREEMENT
+
+
+Said = tuple[datetime, str, str]
+"""A determination as agreement compares it: (when, its IRI, its outcome); the greater is the later word."""
+
+
+@dataclass
+class LatestWords:
+    """Per unit (a criterion on a response), people's latest manual determination and each automated judge
+    version's latest one: what :func:`judge_human_agreement` compares. Determinations may be added in any order
+    and at any time (a later word replaces an earlier one: latest by date, then the greater IRI)."""
+
+    people: dict[tuple[str, str], Said] = field(default_factory=dict)
+    judged: dict[tuple[str, str, str], dict[str, Said]] = field(default_factory=dict)
+    """(judge, version, criterion) to each response it determined and its latest word there."""
+
+    def add(self, criterion: str, response: str, mode: str, software: tuple[str, str] | None, at: str,
+            determination: str, outcome: str) -> None:
+        """One determination: a person's (``mode`` earl:manual) or an automated judge version's (``software``,
+        its (judge, version)); any other is left out, as semi-automatic ones are."""
+        said = (instant(at), determination, outcome)
+        if mode == MANUAL:
+            unit = (criterion, response)
+            self.people[unit] = max(self.people.get(unit, said), said)
+        elif mode == AUTOMATIC and software is not None:
+            by_unit = self.judged.setdefault((*software, criterion), {})
+            by_unit[response] = max(by_unit.get(response, said), said)
+
+    def agreements(self, threshold: JudgeAgreement) -> list[HumanAgreement]:
+        """Each judge version's coefficient with people per criterion, over the units both determined."""
+        found = []
+        for key, by_unit in self.judged.items():
+            compared = [(said[2], self.people[(key[2], response)][2]) for response, said in by_unit.items()
+                        if (key[2], response) in self.people]
+            value, reason = coefficient(threshold.measure, compared)
+            found.append(HumanAgreement(*key, measure=threshold.measure, value=value, reason=reason,
+                                        units=len(compared), determined=len(by_unit), threshold=threshold))
+        return found
+
+
+def instant(at: str) -> datetime:
     """An xsd:dateTime as a comparable instant (one written without a zone read as UTC)."""
     moment = datetime.fromisoformat(at)
     return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -1,0 +1,99 @@
+"""The evidence a domain expert reads to attest one criterion for one run (docs/workspace.md, "Evidence"): the
+criterion's statement and expected result, the grading reference (what the DSO and the knowledge graphs say about
+what it bears on, ``queries/workspace-criterion-reference.rq``), the run's conversations that bear on it (a page
+of them, with every verdict on the criterion there), how the determinations fall, the attestations so far with
+their supersessions (:func:`service.judgments.attestations.attestations`), and each automated judge version's
+agreement with people (:class:`service.judgments.agreement.LatestWords`, kept by :mod:`.judged`).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from pyoxigraph import NamedNode
+
+from ..core.errors import NotFound
+from ..core.graphs import GraphService
+from ..core.store import Term
+from ..envelope import get_evaluation, iris_for
+from ..judgments.agreement import envelope_threshold
+from ..judgments.attestations import attestations
+from ..runs.records import RunView, list_runs, run_view
+from ..scenarios.records import check_page
+from .cases import run_cases
+from .judged import judged
+from .model import Conversation, CriterionEvidence, ReferenceFact
+from .texts import conversations, criterion_texts, verdicts
+
+PAGE_LANGUAGE = "en"
+"""The language the workspace's pages are written in: a reference label in it is shown before others."""
+
+
+def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str, run_number: int | None = None,
+                       limit: int = 10, offset: int = 0) -> CriterionEvidence:
+    """The evidence on criterion ``criterion`` (its identifier, as ``c04``) in run ``run_number`` (the latest run when
+    ``None``); ``limit`` conversations from ``offset``, by probe number. 404 for no such evaluation, run, or
+    criterion among those the run's probes bear on; 400 for a page out of bounds."""
+    check_page(limit, offset)
+    run = run_view(graphs, evaluation_id, run_number) if run_number is not None else _latest_run(graphs, evaluation_id)
+    cases = run_cases(graphs, run)
+    texts = criterion_texts(graphs, evaluation_id, {c for case in cases for c in case.criteria})
+    text = next((t for t in texts.values() if t.identifier == criterion), None)
+    if text is None:
+        raise NotFound(f"no probe of run {run.number} of evaluation {evaluation_id!r} bears on a criterion {criterion!r}")
+    bearing = [case for case in cases if case.trace and text.iri in case.criteria]
+    page = bearing[offset:offset + limit]
+    read = conversations(graphs, [case.case for case in page])
+    said = verdicts(graphs, [case.trace for case in page if case.trace], text.iri)
+    shown = tuple(Conversation(case.number, case.case, case.language, read[case.case][2], tuple(said[case.trace]))
+                  for case in page if case.trace and case.case in read)
+    threshold = envelope_threshold(graphs, evaluation_id)
+    outcomes: Counter[tuple[str, str]] = Counter()
+    with judged(graphs, evaluation_id) as index:
+        for case in bearing:
+            pair = index.pair(text.iri, case.trace)  # type: ignore[arg-type]  # bearing cases have a trace
+            outcomes.update(("person", said[2]) for said in pair.people.values())
+            outcomes.update(("automated", said[2]) for said in pair.judges.values())
+        agreement = tuple(index.agreements(threshold, text.iri))
+    return CriterionEvidence(evaluation_id, run.number, text, _reference(graphs, evaluation_id, text.iri), shown,
+                             len(bearing), tuple((kind, outcome, n) for (kind, outcome), n in sorted(outcomes.items())),
+                             tuple(attestations(graphs, evaluation_id, criterion=text.iri, run=run.iri)), agreement)
+
+
+def _latest_run(graphs: GraphService, evaluation_id: str) -> RunView:
+    runs = list_runs(graphs, evaluation_id)
+    if not runs:
+        raise NotFound(f"evaluation {evaluation_id!r} has no run yet: nothing bears on a criterion before one")
+    return max(runs, key=lambda r: r.number)
+
+
+def _reference(graphs: GraphService, evaluation_id: str, criterion: str) -> tuple[ReferenceFact, ...]:
+    """What the scope's DSO and knowledge graphs state about each concept the criterion bears on."""
+    iris, scope = iris_for(graphs, evaluation_id), get_evaluation(graphs, evaluation_id).scope
+    evaluation, node = NamedNode(iris.evaluation), NamedNode(criterion)
+    sources = [iris.dso(scope.dso), *(iris.kg(kg) for kg in scope.knowledge_graphs)]
+    rows = graphs.rows_over("workspace-criterion-reference", ("evaluation", "criterion", "graph"),
+                            [(evaluation, node, NamedNode(source)) for source in sources])
+    facts: dict[tuple[str, str, str, str], tuple[Term | None, Term | None]] = {}
+    for row in rows:
+        key = (row["concept"].value, row["graph"].value, row["property"].value, row["value"].value)
+        kept = facts.get(key, (None, None))
+        facts[key] = (_better(kept[0], row.get("propertyLabel")), _better(kept[1], row.get("valueLabel")))
+    return tuple(ReferenceFact(concept, graph, prop, _value(labels[0]), value, _value(labels[1]))
+                 for (concept, graph, prop, value), labels in facts.items())
+
+
+def _better(kept: Term | None, found: Term | None) -> Term | None:
+    """The label to show: one in the pages' language, else an untagged one, else the first found."""
+    if found is None or kept is None:
+        return kept or found
+    return found if _rank(found) < _rank(kept) else kept
+
+
+def _value(label: Term | None) -> str | None:
+    return label.value if label is not None else None
+
+
+def _rank(label: Term) -> int:
+    language = getattr(label, "language", None)
+    return 0 if language == PAGE_LANGUAGE else 1 if not language else 2

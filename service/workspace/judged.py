@@ -1,0 +1,136 @@
+"""Who determined what in an evaluation, as the workspace's pages read it on every request: kept in this process
+and brought up to date from the judgments batches appended since it was last read.
+
+Judgments batches are numbered, append-only graphs (``{evaluation}/judgments/{n}``, :mod:`service.judgments.records`):
+once catalogued a batch never changes and the next number is the next batch. So the first read costs every
+determination of the evaluation (``queries/workspace-determinations.rq``; about 5 s at 100,000 on Oxigraph, where
+``judge-human-units.rq`` takes half a minute), and each later read costs the batches appended since: the highest
+number (one catalog lookup) and those batches' determinations. What is kept per criterion and case (its trace):
+each person's latest word, each automated judge version's latest word and the latest of all; and per unit
+(criterion and reply) what agreement with people compares (:class:`~service.judgments.agreement.LatestWords`).
+The record read is checked on every use by the catalog digest of the last batch read: another store, or a record
+rebuilt behind the service, starts the reading again.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from weakref import WeakKeyDictionary
+
+from pyoxigraph import NamedNode
+
+from ..core.catalog import GraphKind
+from ..core.graphs import GraphRef, GraphService
+from ..core.store import Row
+from ..envelope import JudgeAgreement
+from ..judgments.agreement import HumanAgreement, LatestWords, Said, instant
+from ..judgments.model import AUTOMATIC, MANUAL
+
+BATCHES_PER_REQUEST = 8
+"""Judgments batches read in one request: a batch holds up to a few thousand determinations, and a remote store
+caps the rows of an answer (Virtuoso's 10,000)."""
+
+
+@dataclass
+class Pair:
+    """The determinations on one criterion in one case (any of its replies)."""
+
+    people: dict[str, Said] = field(default_factory=dict)
+    """Each person's (agent IRI's) latest manual determination."""
+    judges: dict[tuple[str, str], Said] = field(default_factory=dict)
+    """Each automated (judge, version)'s latest determination."""
+    latest: Said | None = None
+    """The latest determination of any judge and mode."""
+
+    def add(self, mode: str, judge: str, version: str | None, said: Said) -> None:
+        if mode == MANUAL:
+            self.people[judge] = max(self.people.get(judge, said), said)
+        elif mode == AUTOMATIC and version is not None:
+            self.judges[(judge, version)] = max(self.judges.get((judge, version), said), said)
+        self.latest = max(self.latest or said, said)
+
+
+class Judged:
+    """An evaluation's determinations as read so far (module docstring); use it through :func:`judged`."""
+
+    def __init__(self) -> None:
+        self.read = 0
+        """The highest batch number read."""
+        self.digest: str | None = None
+        """That batch's catalog digest when it was read."""
+        self.pairs: dict[tuple[str, str], Pair] = {}
+        """(criterion, trace) to the determinations on it."""
+        self.words = LatestWords()
+        self.lock = threading.Lock()
+        self._trusted: dict[JudgeAgreement, tuple[int, frozenset[tuple[str, str, str]]]] = {}
+
+    def pair(self, criterion: str, trace: str) -> Pair:
+        return self.pairs.get((criterion, trace)) or Pair()
+
+    def agreements(self, threshold: JudgeAgreement, criterion: str | None = None) -> list[HumanAgreement]:
+        """Each automated judge version's agreement with people (on ``criterion`` only, when given)."""
+        return [a for a in self.words.agreements(threshold) if criterion is None or a.criterion == criterion]
+
+    def trusted(self, threshold: JudgeAgreement) -> frozenset[tuple[str, str, str]]:
+        """(judge, version, criterion) of every automated judge version that may decide the criterion alone;
+        recomputed only when a batch was read since."""
+        kept = self._trusted.get(threshold)
+        if kept is None or kept[0] != self.read:
+            kept = (self.read, frozenset((a.judge, a.version, a.criterion) for a in self.agreements(threshold)
+                                         if a.trusted_alone))
+            self._trusted[threshold] = kept
+        return kept[1]
+
+    def needs_person(self, criterion: str, trace: str, trusted: frozenset[tuple[str, str, str]]) -> bool:
+        """No person determined the criterion on the case, and no judge version trusted alone did
+        (``cases-needing-people`` in docs/judgments.md)."""
+        pair = self.pairs.get((criterion, trace))
+        return pair is None or (not pair.people and not any((*judge, criterion) in trusted for judge in pair.judges))
+
+    def _refresh(self, graphs: GraphService, record: GraphRef) -> None:
+        highest = int(graphs.next_batch(record, "judgments").identifier.rsplit("/", 1)[-1]) - 1
+        if self.read:
+            last = graphs.find(_batch(graphs, record, self.read))
+            if highest < self.read or last is None or last.digest != self.digest:
+                self.__init__()  # type: ignore[misc]  # another record than the one read: read it afresh
+        if highest <= self.read:
+            return
+        batches = [(NamedNode(_batch(graphs, record, n).iri.value),) for n in range(self.read + 1, highest + 1)]
+        self._add(graphs.rows_over("workspace-determinations", ("batch",), batches, chunk=BATCHES_PER_REQUEST))
+        entry = graphs.find(_batch(graphs, record, highest))
+        self.read, self.digest = highest, entry.digest if entry is not None else None
+
+    def _add(self, rows: Sequence[Row]) -> None:
+        versions = {row["determination"].value: row["version"].value for row in rows if "version" in row}
+        for row in rows:
+            if "criterion" not in row:
+                continue  # a version's own row
+            determination, criterion = row["determination"].value, row["criterion"].value
+            mode, judge, version = row["mode"].value, row["judge"].value, versions.get(determination)
+            said = (instant(row["at"].value), determination, row["outcome"].value)
+            self.pairs.setdefault((criterion, row["trace"].value), Pair()).add(mode, judge, version, said)
+            self.words.add(criterion, row["response"].value, mode, (judge, version) if version else None,
+                           row["at"].value, determination, row["outcome"].value)
+
+
+def _batch(graphs: GraphService, record: GraphRef, number: int) -> GraphRef:
+    return graphs.member(GraphKind.EVALUATION, f"{record.identifier}/judgments/{number}")
+
+
+_KEPT: WeakKeyDictionary[GraphService, dict[str, Judged]] = WeakKeyDictionary()
+"""Per graph service (one per store), per evaluation record: what was read."""
+_KEPT_LOCK = threading.Lock()
+
+
+@contextmanager
+def judged(graphs: GraphService, evaluation_id: str) -> Iterator[Judged]:
+    """The evaluation's determinations, up to date, held for the caller alone until the ``with`` block ends."""
+    record = graphs.member(GraphKind.EVALUATION, evaluation_id)
+    with _KEPT_LOCK:
+        index = _KEPT.setdefault(graphs, {}).setdefault(record.iri.value, Judged())
+    with index.lock:
+        index._refresh(graphs, record)
+        yield index
