@@ -161,6 +161,18 @@ def test_a_session_ends_at_its_age_however_busy(store: Store, tokens: dict[str, 
         assert browser.get(SAMPLE_PAGE).status_code == 303
 
 
+def test_sessions_are_bounded_in_number_the_least_recently_used_ending_first(store: Store, tokens: dict[str, str],
+                                                                            app_slot: Slot) -> None:
+    with (served(store, tokens, app_slot, session_max_count=2) as url, visitor(url) as ada, visitor(url) as annie,
+          visitor(url) as admin):
+        ada.sign_in("ada", PASSWORDS["ada"])
+        annie.sign_in("annie", PASSWORDS["annie"])
+        assert ada.get(SAMPLE_PAGE).text == "ada"  # annie's is now the least recently used
+        admin.sign_in("admin", PASSWORDS["admin"])
+        assert (ada.get(SAMPLE_PAGE).text, annie.get(SAMPLE_PAGE).status_code, admin.get(SAMPLE_PAGE).text) == (
+            "ada", 303, "admin")
+
+
 def test_sign_out_ends_the_session_on_the_server(store: Store, tokens: dict[str, str], app_slot: Slot) -> None:
     with served(store, tokens, app_slot) as url, visitor(url) as browser:
         browser.sign_in("ada", PASSWORDS["ada"])
