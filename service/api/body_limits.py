@@ -3,7 +3,8 @@
 FastAPI reads a JSON body whole before a route runs, and an RDF upload may be large, so one limit for every
 route let an anonymous ``POST /sparql`` hold 512 MB in the main process. Here each route is of a kind, with its
 own limit: a SPARQL query (``CAIE_QUERY_MAX_BODY_BYTES``), a file (RDF, or responses or steps to import:
-``CAIE_MAX_BODY_BYTES``) or, for every other route, JSON (``CAIE_JSON_MAX_BODY_BYTES``). A route says its kind
+``CAIE_MAX_BODY_BYTES``), a form anyone may send (the sign-in form, ``CAIE_FORM_MAX_BODY_BYTES``) or, for every
+other route, JSON (``CAIE_JSON_MAX_BODY_BYTES``). A route says its kind
 with :func:`body`. :class:`BodyLimits` refuses a declared ``Content-Length`` over the limit before a byte of
 the body is read, counts a chunked body as it arrives and stops it at the limit: 413 problem details naming
 the limit, and the connection is closed so that nothing more of the body is read.
@@ -34,6 +35,7 @@ class Body(Enum):
     QUERY = ("query_max_body_bytes", "a SPARQL query's body")
     FILE = ("max_body_bytes", "an uploaded file")
     JSON = ("json_max_body_bytes", "a JSON body")
+    FORM = ("form_max_body_bytes", "a form anyone may send (sign-in)")
 
     @property
     def setting(self) -> str:

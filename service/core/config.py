@@ -99,6 +99,8 @@ class Settings(BaseSettings):
     whole, so one anonymous client cannot make the main process hold a big body (issue 23 §2)."""
     json_max_body_bytes: int = Field(16 * 1024 * 1024, ge=1)
     """The largest JSON body of any other operation (determinations, attestations, runs, envelopes); more is 413."""
+    form_max_body_bytes: int = Field(64 * 1024, ge=1)
+    """The largest body of a form anyone may send without a credential (the workspace's sign-in); more is 413."""
     query_max_nesting: int = Field(128, ge=1)
     """The deepest nesting of braces, parentheses and brackets a SPARQL query or update may have; deeper is 400
     before it is parsed: the parser recurses, and 3,000 levels overflowed a worker's stack (issue 23 §5)."""

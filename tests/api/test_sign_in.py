@@ -98,6 +98,14 @@ def test_failed_sign_ins_are_limited_per_address(store: Store, tokens: dict[str,
         assert annie.sign_in("annie", PASSWORDS["annie"]).status_code == 303
 
 
+def test_the_sign_in_form_takes_a_small_body_only(store: Store, tokens: dict[str, str], app_slot: Slot) -> None:
+    with served(store, tokens, app_slot) as url, visitor(url) as browser:
+        page = browser.get("/sign-in")
+        sent = browser.post("/sign-in", data={"csrf_token": hidden(page.text, "csrf_token", "sign-in"),
+                                              "username": "ada", "password": "x" * 70_000})
+        assert sent.status_code == 413 and "CAIE_FORM_MAX_BODY_BYTES" in sent.text
+
+
 def test_forms_without_their_csrf_token_are_refused(store: Store, tokens: dict[str, str], app_slot: Slot) -> None:
     with served(store, tokens, app_slot) as url, visitor(url) as browser:
         page = browser.get("/sign-in")

@@ -17,6 +17,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ...core.people import Person
 from .. import html
+from ..body_limits import Body, body
 from ..sessions import SIGN_IN_FORM_S, FormWriter, SignInForm, Workspace, WorkspaceDep, visit
 
 router = APIRouter(tags=["workspace"], include_in_schema=False)
@@ -68,6 +69,7 @@ async def show_sign_in(request: Request, space: WorkspaceDep, next: str = "") ->
 
 
 @router.post("/sign-in", response_class=HTMLResponse)
+@body(Body.FORM)
 async def sign_in(request: Request, space: WorkspaceDep, token: SignInForm, username: Annotated[str, Form()] = "",
                   password: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "") -> Response:  # noqa: A002
     next_path = html.local_href(next) or ""
