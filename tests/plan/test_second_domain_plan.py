@@ -71,14 +71,19 @@ def sign_off(service: Service) -> None:
     posted(service, "/envelope/sign-off", {"comment": "for the test domain"}, "dana")
 
 
-def build(service: Service) -> None:
-    """The domain's graphs loaded by the admin, the evaluation scoped, enveloped and signed off, plan 1 made."""
+def load_domain(service: Service) -> None:
+    """The domain's graphs (and the vaccine DSO's scenario shapes) loaded through ``/graphs`` by the admin."""
     files = {**{f"shapes/{p.stem}": p for p in sorted(VACCINE_SHAPES.glob("scenario-*.ttl"))},
              **{resource: DOMAIN / name for resource, name in GRAPHS.items()}}
     for resource, path in files.items():
         put = service.http.put(f"/graphs/{resource}", content=path.read_bytes(),
                                headers={"Content-Type": "text/turtle", **service.auth("admin")})
         assert put.status_code == 201, (resource, put.text)
+
+
+def build(service: Service) -> None:
+    """The domain's graphs loaded by the admin, the evaluation scoped, enveloped and signed off, plan 1 made."""
+    load_domain(service)
     made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
     assert made.status_code == 201, made.text
     enveloped = service.http.put(f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo"))
