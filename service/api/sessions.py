@@ -15,7 +15,8 @@ Contract for page routes (docs/workspace-sign-in.md has the same with examples):
   modules) and the action is recorded as the person's agent. Never check roles only in the page.
 - Templates: ``{{ csrf_field() }}`` inside every ``<form method="post">`` renders the hidden token input;
   ``{{ csrf_token() }}`` is the bare token (``hx-headers='{"X-CSRF-Token": "{{ csrf_token() }}"}'``);
-  ``signed_in()`` is the current session (``.person``) or ``None``. ``base.html`` already shows who is signed in.
+  ``visit()`` is the request's :class:`Visit` (``visit().session.person`` when signed in). ``base.html`` already
+  shows who is signed in, with a sign-out button.
 
 Session cookies authorize nothing else. :class:`~.security.WritesNeedCredentials` lets a write without a bearer
 token reach the routes only as a form (``application/x-www-form-urlencoded`` or ``multipart/form-data``) with
@@ -34,6 +35,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 from urllib.parse import quote
 
+from anyio import CapacityLimiter
 from fastapi import Depends, FastAPI, Request
 from fastapi.responses import RedirectResponse, Response
 from markupsafe import Markup, escape
@@ -93,7 +95,7 @@ class Workspace:
     cookies: Cookies
     oidc: Any = None
     """The OpenID Connect client (:mod:`.routers.oidc`) when one is configured."""
-    verifying: Any = None
+    verifying: CapacityLimiter | None = None
     """What bounds the password checks running at once (:mod:`.routers.sign_in`), made on the event loop."""
 
     @property
