@@ -283,7 +283,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
                 number=len(probes) + 1, scenario=index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
                 criterion=demand.iri, exercises=exercises or (demand.iri,),
                 opening=opening, language=planning.openings.language_of(values),
-                assigned_to=assignees[position] if assignees else None, stratum=stratum,
+                assigned_to=graphs.agent_iri(assignees[position]) if assignees else None, stratum=stratum,
             ))
     report("sampling probes", len(demands), len(demands))
     evaluation = planning.evaluation
