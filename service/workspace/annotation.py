@@ -91,7 +91,8 @@ def annotation_queue(graphs: GraphService, evaluation_id: str, run_number: int |
 def case_view(graphs: GraphService, evaluation_id: str, run_number: int, probe: int, agent: str) -> CaseView:
     """Case ``probe`` (its number in the plan) of run ``run_number`` as annotator ``agent`` sees it: the
     conversation, and per criterion it bears on the agent's own verdicts, and everyone else's only once the agent
-    has determined that criterion there (blind by default). 404 for no such run or case."""
+    has determined that criterion there (blind by default); each determiner's latest verdict on each reply (an
+    earlier one it replaced stays in the record, GET …/determinations). 404 for no such run or case."""
     run = run_view(graphs, evaluation_id, run_number)
     case = case_ref(graphs, evaluation_id, run_number, probe).iri.value
     found = conversations(graphs, [case])
@@ -100,7 +101,9 @@ def case_view(graphs: GraphService, evaluation_id: str, run_number: int, probe: 
         raise NotFound(f"run {run_number} of evaluation {evaluation_id!r} has no case of probe {probe}")
     probe_iri, trace, turns = found[case]
     agent_iri = graphs.agent_iri(agent)
-    said = verdicts(graphs, [trace])[trace] if trace else []
+    with judged(graphs, evaluation_id) as index:
+        words = {c: index.pair(c, trace).determinations if trace else () for c in listed.criteria}
+    said = verdicts(graphs, [d for found_ in words.values() for d in found_])
     texts = criterion_texts(graphs, evaluation_id, listed.criteria)
     criteria = []
     for criterion in listed.criteria:

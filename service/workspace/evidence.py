@@ -18,6 +18,7 @@ from ..core.store import Term
 from ..envelope import get_evaluation, iris_for
 from ..judgments.agreement import envelope_threshold
 from ..judgments.attestations import attestations
+from ..judgments.model import AUTOMATIC, MANUAL, SEMI_AUTO
 from ..runs.records import RunView, list_runs, run_view
 from ..scenarios.records import check_page
 from .cases import run_cases
@@ -25,6 +26,8 @@ from .judged import judged
 from .model import Conversation, CriterionEvidence, ReferenceFact
 from .texts import conversations, criterion_texts, verdicts
 
+JUDGE_MODES = {MANUAL: "person", AUTOMATIC: "automated", SEMI_AUTO: "semi-automatic"}
+"""How the verdicts are counted: by EARL's mode."""
 PAGE_LANGUAGE = "en"
 """The language the workspace's pages are written in: a reference label in it is shown before others."""
 
@@ -41,20 +44,22 @@ def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str,
     text = next((t for t in texts.values() if t.identifier == criterion), None)
     if text is None:
         raise NotFound(f"no probe of run {run.number} of evaluation {evaluation_id!r} bears on a criterion {criterion!r}")
-    bearing = [case for case in cases if case.trace and text.iri in case.criteria]
+    traces = {case.case: case.trace for case in cases if case.trace and text.iri in case.criteria}
+    bearing = [case for case in cases if case.case in traces]
     page = bearing[offset:offset + limit]
     read = conversations(graphs, [case.case for case in page])
-    said = verdicts(graphs, [case.trace for case in page if case.trace], text.iri)
-    shown = tuple(Conversation(case.number, case.case, case.language, read[case.case][2], tuple(said[case.trace]))
-                  for case in page if case.trace and case.case in read)
     threshold = envelope_threshold(graphs, evaluation_id)
     outcomes: Counter[tuple[str, str]] = Counter()
     with judged(graphs, evaluation_id) as index:
-        for case in bearing:
-            pair = index.pair(text.iri, case.trace)  # type: ignore[arg-type]  # bearing cases have a trace
-            outcomes.update(("person", said[2]) for said in pair.people.values())
-            outcomes.update(("automated", said[2]) for said in pair.judges.values())
+        for trace in traces.values():
+            for (mode, *_), said in index.pair(text.iri, trace).words.items():
+                outcomes[(JUDGE_MODES.get(mode, "other"), said[2])] += 1
+        shown_words = {case.case: index.pair(text.iri, traces[case.case]).determinations for case in page}
         agreement = tuple(index.agreements(threshold, text.iri))
+    said_on = verdicts(graphs, [d for words in shown_words.values() for d in words])
+    shown = tuple(Conversation(case.number, case.case, case.language, read[case.case][2],
+                               tuple(v for v in said_on if v.determination in shown_words[case.case]))
+                  for case in page if case.case in read)
     return CriterionEvidence(evaluation_id, run.number, text, _reference(graphs, evaluation_id, text.iri), shown,
                              len(bearing), tuple((kind, outcome, n) for (kind, outcome), n in sorted(outcomes.items())),
                              tuple(attestations(graphs, evaluation_id, criterion=text.iri, run=run.iri)), agreement)

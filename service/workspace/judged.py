@@ -6,8 +6,8 @@ once catalogued a batch never changes and the next number is the next batch. So 
 determination of the evaluation (``queries/workspace-determinations.rq``; about 5 s at 100,000 on Oxigraph, where
 ``judge-human-units.rq`` takes half a minute), and each later read costs the batches appended since: the highest
 number (one catalog lookup) and those batches' determinations. What is kept per criterion and case (its trace):
-each person's latest word, each automated judge version's latest word and the latest of all; and per unit
-(criterion and reply) what agreement with people compares (:class:`~service.judgments.agreement.LatestWords`).
+each determiner's latest word on each reply and the latest of all; and per unit (criterion and reply) what agreement
+with people compares (:class:`~service.judgments.agreement.LatestWords`).
 The record read is checked on every use by the catalog digest of the last batch read: another store, or a record
 rebuilt behind the service, starts the reading again.
 """
@@ -36,21 +36,33 @@ caps the rows of an answer (Virtuoso's 10,000)."""
 
 @dataclass
 class Pair:
-    """The determinations on one criterion in one case (any of its replies)."""
+    """The determinations on one criterion in one case: each determiner's latest word on each of the case's replies
+    (a later determination by the same person, or the same judge version, on the same reply replaces the earlier)."""
 
-    people: dict[str, Said] = field(default_factory=dict)
-    """Each person's (agent IRI's) latest manual determination."""
-    judges: dict[tuple[str, str], Said] = field(default_factory=dict)
-    """Each automated (judge, version)'s latest determination."""
+    words: dict[tuple[str, str, str | None, str], Said] = field(default_factory=dict)
+    """(mode, judge, version (automated only), response) to the latest determination."""
     latest: Said | None = None
     """The latest determination of any judge and mode."""
 
-    def add(self, mode: str, judge: str, version: str | None, said: Said) -> None:
-        if mode == MANUAL:
-            self.people[judge] = max(self.people.get(judge, said), said)
-        elif mode == AUTOMATIC and version is not None:
-            self.judges[(judge, version)] = max(self.judges.get((judge, version), said), said)
+    def add(self, mode: str, judge: str, version: str | None, response: str, said: Said) -> None:
+        key = (mode, judge, version, response)
+        self.words[key] = max(self.words.get(key, said), said)
         self.latest = max(self.latest or said, said)
+
+    @property
+    def people(self) -> frozenset[str]:
+        """Who determined it by hand (agent IRIs)."""
+        return frozenset(judge for mode, judge, _, _ in self.words if mode == MANUAL)
+
+    @property
+    def judges(self) -> frozenset[tuple[str, str]]:
+        """The automated (judge, version)s that determined it."""
+        return frozenset((judge, version) for mode, judge, version, _ in self.words if mode == AUTOMATIC and version)
+
+    @property
+    def determinations(self) -> tuple[str, ...]:
+        """The IRIs of the latest words, in IRI order."""
+        return tuple(sorted(said[1] for said in self.words.values()))
 
 
 class Judged:
@@ -111,7 +123,8 @@ class Judged:
             determination, criterion = row["determination"].value, row["criterion"].value
             mode, judge, version = row["mode"].value, row["judge"].value, versions.get(determination)
             said = (instant(row["at"].value), determination, row["outcome"].value)
-            self.pairs.setdefault((criterion, row["trace"].value), Pair()).add(mode, judge, version, said)
+            self.pairs.setdefault((criterion, row["trace"].value), Pair()).add(mode, judge, version,
+                                                                               row["response"].value, said)
             self.words.add(criterion, row["response"].value, mode, (judge, version) if version else None,
                            row["at"].value, determination, row["outcome"].value)
 

@@ -231,7 +231,8 @@ class ReferenceFact:
 
 @dataclass(frozen=True)
 class Conversation:
-    """A conversation bearing on the criterion, with its turns and the verdicts on the criterion there."""
+    """A conversation bearing on the criterion, with its turns and each determiner's latest verdict on the
+    criterion on each of its replies."""
 
     probe: int
     case: str
@@ -253,8 +254,8 @@ class CriterionEvidence:
     total: int
     """How many answered conversations bear on it in all."""
     outcomes: tuple[tuple[str, str, int], ...]
-    """(judge kind, outcome, determinations) over every determination on the criterion in the run, each
-    determiner's latest per reply."""
+    """(``person``, ``automated`` or ``semi-automatic``, outcome, verdicts) over every conversation bearing on the
+    criterion in the run: each determiner's latest verdict on each reply."""
     attestations: tuple[AttestationView, ...]
     """Every attestation of the criterion for the run, oldest first: the current one and what it superseded."""
     agreement: tuple[HumanAgreement, ...]

@@ -1,6 +1,6 @@
 """What a person reads on a workspace page, read for the items on that page only: criteria
 (``queries/workspace-criteria.rq``), conversations (``workspace-case.rq``) and the verdicts on them
-(``workspace-case-determinations.rq``), each bound by VALUES to what the page shows."""
+(``workspace-verdicts.rq``), each bound by VALUES to what the page shows."""
 
 from __future__ import annotations
 
@@ -39,15 +39,10 @@ def conversations(graphs: GraphService, cases: Sequence[str]) -> dict[str, tuple
     return {case: (probe, trace, tuple(sorted(turns, key=lambda t: t.index))) for case, (probe, trace, turns) in found.items()}
 
 
-def verdicts(graphs: GraphService, traces: Sequence[str], criterion: str | None = None) -> dict[str, list[Verdict]]:
-    """The determinations on each case (by trace), on ``criterion`` only when given, in the query's order."""
-    names, values = ("trace",), [(NamedNode(trace),) for trace in traces]
-    if criterion is not None:
-        names, values = ("trace", "criterion"), [(NamedNode(trace), NamedNode(criterion)) for trace in traces]
-    found: dict[str, list[Verdict]] = {trace: [] for trace in traces}
-    for row in graphs.rows_over("workspace-case-determinations", names, values) if traces else []:
-        found[row["trace"].value].append(_verdict(row))
-    return found
+def verdicts(graphs: GraphService, determinations: Iterable[str]) -> list[Verdict]:
+    """The determinations named, by case, criterion, turn and time."""
+    return [_verdict(row) for row in graphs.rows_over("workspace-verdicts", ("determination",),
+                                                        [(NamedNode(d),) for d in sorted(set(determinations))])]
 
 
 def _verdict(row: Row) -> Verdict:
