@@ -15,7 +15,6 @@ reason, and both stay in the record (``queries/attestations.rq`` says which is c
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timezone
 
 from pyoxigraph import NamedNode
 
@@ -30,7 +29,7 @@ from ..core.store import Row
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
-from .agreement import trusted_alone
+from .agreement import instant, trusted_alone
 from .model import AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, OUTCOMES, PASSED
 from .records import plan_criteria
 from .separation import NO_SEPARATION, Separation
@@ -188,10 +187,5 @@ def attestations(graphs: GraphService, evaluation_id: str, *, criterion: str | N
         reason=row["reason"].value if "reason" in row else None,
         current=row["current"].value == "true") for row in graphs.rows("attestations", bindings)]
     # ordered here, not by the query: Virtuoso cannot sort rows carrying an attestation's determinations
-    return sorted(found, key=lambda a: (a.criterion, _instant(a.at), a.iri))
+    return sorted(found, key=lambda a: (a.criterion, instant(a.at), a.iri))
 
-
-def _instant(at: str) -> datetime:
-    """An xsd:dateTime as a comparable instant (one written without a zone read as UTC)."""
-    moment = datetime.fromisoformat(at)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)

@@ -18,7 +18,7 @@ from service.runs.records import record_cases, start_run
 from service.runs.runner import continue_run
 from service.workspace import Stage, Waiting, evaluations_for, waiting_for
 
-from ..conftest import BASE_URL, EMBEDDED_ONLY, ROLES, Service, graphs_over, restore
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, ROLES, Service, graphs_over, restore
 from ..judgments.test_judgments_api import JUDGES, approved, judged, planned, probes  # noqa: F401
 from ..plan.test_second_domain_plan import ID, PLAN, domain_json, load_domain, posted, sign_off
 from ..test_cli import worked_example_quads  # noqa: F401
@@ -49,6 +49,7 @@ def nothing_but(**expected: Counter[Waiting]) -> dict[str, Counter[Waiting]]:
     return {agent: expected.get(agent, Counter()) for agent in ("annie", "dana", "theo", "nora", "vera")}
 
 
+@ALSO_REMOTE  # the reads bound by VALUES rows and the batches read since, over SPARQL 1.1 HTTP too
 def test_an_evaluation_goes_through_every_stage_and_each_step_waits_for_its_role_alone(service: Service) -> None:
     load_domain(service)
     made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
