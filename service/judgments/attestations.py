@@ -14,6 +14,7 @@ reason, and both stay in the record (``queries/attestations.rq`` says which is c
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from pyoxigraph import NamedNode
@@ -112,13 +113,21 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     return next(a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.iri == iri)
 
 
-def counted(rows: list[Row], trusted: set[tuple[str, str, str]], criterion: str) -> list[Row]:
-    """The determinations (``determinations.rq`` rows of one criterion in one run) the aggregation rule counts: every
-    one not automated, an automated judge version's in ``trusted`` for the criterion, and an automated one on a case
-    (the run's conversation of a probe) a person determined by hand."""
+def counts(mode: str, judge: str, version: str | None, person_on_case: bool,
+           trusted: Collection[tuple[str, str, str]], criterion: str) -> bool:
+    """Whether the aggregation rule counts a determination on ``criterion``: every one not automated, an automated
+    judge version's in ``trusted`` for the criterion, and an automated one on a case (the run's conversation of a
+    probe) a person determined by hand (``person_on_case``)."""
+    return mode != AUTOMATIC or person_on_case or (judge, version or "", criterion) in trusted
+
+
+def counted(rows: list[Row], trusted: Collection[tuple[str, str, str]], criterion: str) -> list[Row]:
+    """The determinations (``determinations.rq`` rows of one criterion in one run) the aggregation rule counts
+    (:func:`counts`)."""
     by_person = {row["probe"].value for row in rows if row["mode"].value == MANUAL}
-    return [row for row in rows if row["mode"].value != AUTOMATIC or row["probe"].value in by_person
-            or (row["judge"].value, row["version"].value if "version" in row else "", criterion) in trusted]
+    return [row for row in rows if counts(row["mode"].value, row["judge"].value,
+                                          row["version"].value if "version" in row else None,
+                                          row["probe"].value in by_person, trusted, criterion)]
 
 
 def _check_values(graphs: GraphService, evaluation_id: str, plan: str, criterion: str, outcome: str, rationale: str,

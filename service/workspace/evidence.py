@@ -1,9 +1,10 @@
 """The evidence a domain expert reads to attest one criterion for one run (docs/workspace.md, "Evidence"): the
 criterion's statement and expected result, the grading reference (what the DSO and the knowledge graphs say about
 what it bears on, ``queries/workspace-criterion-reference.rq``), the run's conversations that bear on it (a page
-of them, with every verdict on the criterion there), how the determinations fall, the attestations so far with
-their supersessions (:func:`service.judgments.attestations.attestations`), and each automated judge version's
-agreement with people (:class:`service.judgments.agreement.LatestWords`, kept by :mod:`.judged`).
+of them, with every verdict on the criterion there), how the determinations fall, the outcome the aggregation rule
+proposes over them, the attestations so far with their supersessions
+(:func:`service.judgments.attestations.attestations`), and each automated judge version's agreement with people
+(:class:`service.judgments.agreement.LatestWords`, kept by :mod:`.judged`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from ..core.graphs import GraphService
 from ..core.store import Term
 from ..envelope import get_evaluation, iris_for
 from ..judgments.agreement import envelope_threshold
-from ..judgments.attestations import attestations
+from ..judgments.attestations import UNTESTED, aggregate, attestations, counts
 from ..judgments.model import AUTOMATIC, MANUAL, SEMI_AUTO
 from ..runs.records import RunView, list_runs, run_view
 from ..scenarios.records import check_page
@@ -50,10 +51,15 @@ def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str,
     read = conversations(graphs, [case.case for case in page])
     threshold = envelope_threshold(graphs, evaluation_id)
     outcomes: Counter[tuple[str, str]] = Counter()
+    counted: list[str] = []
     with judged(graphs, evaluation_id) as index:
+        trusted = index.trusted(threshold)
         for trace in traces.values():
-            for (mode, *_), said in index.pair(text.iri, trace).words.items():
+            pair = index.pair(text.iri, trace)
+            for (mode, judge, version, _), said in pair.words.items():
                 outcomes[(JUDGE_MODES.get(mode, "other"), said[2])] += 1
+                if counts(mode, judge, version, bool(pair.people), trusted, text.iri):
+                    counted.append(said[2])
         shown_words = {case.case: index.pair(text.iri, traces[case.case]).determinations for case in page}
         agreement = tuple(index.agreements(threshold, text.iri))
     said_on = verdicts(graphs, [d for words in shown_words.values() for d in words])
@@ -62,7 +68,8 @@ def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str,
                   for case in page if case.case in read)
     return CriterionEvidence(evaluation_id, run.number, text, _reference(graphs, evaluation_id, text.iri), shown,
                              len(bearing), tuple((kind, outcome, n) for (kind, outcome), n in sorted(outcomes.items())),
-                             tuple(attestations(graphs, evaluation_id, criterion=text.iri, run=run.iri)), agreement)
+                             tuple(attestations(graphs, evaluation_id, criterion=text.iri, run=run.iri)), agreement,
+                             (aggregate(counted) or UNTESTED) if outcomes else None)
 
 
 def _latest_run(graphs: GraphService, evaluation_id: str) -> RunView:

@@ -260,6 +260,11 @@ class CriterionEvidence:
     """Every attestation of the criterion for the run, oldest first: the current one and what it superseded."""
     agreement: tuple[HumanAgreement, ...]
     """Each automated judge version's agreement with people on the criterion."""
+    proposed: str | None = None
+    """What the declared aggregation rule (:data:`service.judgments.attestations.AGGREGATION`) gives over the verdicts
+    it counts, each determiner's latest on each reply: where an attestation starts (``earl:untested`` when it counts
+    none; ``None`` without a verdict). An attestation records the rule's result over every determination, earlier
+    words included."""
 
     @property
     def current(self) -> AttestationView | None:
