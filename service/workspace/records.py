@@ -207,7 +207,8 @@ def waiting_for(graphs: GraphService, agent: str, roles: frozenset[str], languag
                 expertise: frozenset[str]) -> list[WaitingItem]:
     """What waits for ``agent`` (their agent name) in every evaluation, by the roles they hold (an admin holds them
     all): per evaluation by identifier, then role (:data:`ROLES` order), then the kind's own order. ``languages``
-    and ``expertise`` narrow the cases an annotator is offered (:mod:`.annotation`)."""
+    (BCP 47 tags; ``None``: not declared) and ``expertise`` (concept, dimension or category IRIs; empty: none
+    declared) narrow the cases waiting for an annotator (:func:`_annotator`)."""
     held = frozenset(ROLES) if ADMIN in roles else roles & frozenset(ROLES)
     return [item for summary in list_evaluations(graphs)
             for item in _waiting(graphs, standing(graphs, summary), held, agent, languages, expertise)]
@@ -283,13 +284,18 @@ def _operator(graphs: GraphService, found: Standing, *_: object) -> list[Waiting
 
 
 def _annotator(graphs: GraphService, found: Standing, agent: str | None, languages: frozenset[str] | None,
-               _: frozenset[str]) -> list[WaitingItem]:
+               expertise: frozenset[str]) -> list[WaitingItem]:
+    """Per run, the cases waiting for the annotator in languages they read; with ``expertise`` declared, those
+    assigned to them or with a criterion in it (the queue lists the others after these). For anyone (``agent``
+    ``None``): the cases that need a person, in any language."""
     evaluation = found.summary.id
-    if agent is None:  # for anyone: the cases that need a person, in any language
+    if agent is None:
         counts = found.needing
     else:
         owed = owed_by_run(graphs, evaluation, found.runs, agent, languages)
-        counts = {number: sum(1 for o in items if o.waiting) for number, items in owed.items()}
+        texts = criterion_texts(graphs, evaluation, {c for items in owed.values() for o in items for c in o.waiting})
+        counts = {number: sum(1 for o in items if o.waiting and (not expertise or o.assigned or any(
+            texts[c].topics & expertise for c in o.waiting if c in texts))) for number, items in owed.items()}
     return [_item(found, Waiting.ANNOTATION, ANNOTATOR, run.iri, f"run {run.number}: {counts[run.number]} case(s) to determine",
                   annotate_path(evaluation, run.number), counts[run.number])
             for run in found.runs if counts.get(run.number)]

@@ -16,7 +16,7 @@ from service.runs.demo import DemoChatbot
 from service.runs.model import ExecutionError, ExecutionSettings
 from service.runs.records import record_cases, start_run
 from service.runs.runner import continue_run
-from service.workspace import Stage, Waiting, evaluations_for, waiting_for
+from service.workspace import Stage, Waiting, annotation_queue, evaluations_for, waiting_for
 
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, ROLES, Service, graphs_over, restore
 from ..judgments.test_judgments_api import JUDGES, approved, judged, planned, probes  # noqa: F401
@@ -167,3 +167,20 @@ def test_the_worked_example_is_accepted_and_its_cases_wait_for_annotators(exampl
     everything = waiting_for(graphs_over(example.store), "admin", frozenset({"admin"}), None, frozenset())
     assert {i.kind for i in everything} == {Waiting.ANNOTATION}
     assert waiting_for(graphs_over(example.store), "vera", frozenset({"viewer"}), None, frozenset()) == []
+
+
+def test_an_annotators_cases_wait_for_them_in_their_languages_and_expertise(example: Service) -> None:
+    graphs = graphs_over(example.store)
+
+    def annotation(languages: frozenset[str] | None, expertise: frozenset[str]) -> int:
+        (item,) = waiting_for(graphs, "nora", frozenset({"annotator"}), languages, expertise)
+        assert (item.kind, item.path) == (Waiting.ANNOTATION, "/evaluations/measles/workspace/annotate?run=1")
+        return item.count
+
+    queue = annotation_queue(graphs, "measles", 1, "nora", frozenset({"en"}), frozenset(), 1)
+    assert annotation(frozenset({"en"}), frozenset()) == queue.waiting < annotation(None, frozenset())
+    call_ahead = frozenset({"https://w3id.org/ob-caie/dso/vaccine-education/CallAhead"})
+    matching = annotation_queue(graphs, "measles", 1, "nora", frozenset({"en"}), call_ahead, 200)
+    assert annotation(frozenset({"en"}), call_ahead) == sum(i.matches_expertise for i in matching.items) > 0
+    assert waiting_for(graphs, "nora", frozenset({"annotator"}), frozenset({"en"}),
+                       frozenset({"https://example.org/no-such-concept"})) == []
