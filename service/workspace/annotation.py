@@ -27,8 +27,9 @@ MAX_QUEUE = 200
 
 
 def annotate_path(evaluation_id: str, run: int, probe: int | None = None) -> str:
-    """The annotation page, on one run (and one of its cases)."""
-    return f"/evaluations/{evaluation_id}/workspace/annotate?run={run}" + (f"&probe={probe}" if probe is not None else "")
+    """The annotation page: the queue on one run, or one of its cases."""
+    base = f"/evaluations/{evaluation_id}/workspace/annotate"
+    return f"{base}/{run}/{probe}" if probe is not None else f"{base}?run={run}"
 
 
 @dataclass(frozen=True)
@@ -66,6 +67,14 @@ def owed_by_run(graphs: GraphService, evaluation_id: str, runs: Sequence[RunView
     with judged(graphs, evaluation_id) as index:
         trusted = index.trusted(threshold)
         return {run.number: _owed(index, trusted, run_cases(graphs, run), agent_iri, languages) for run in runs}
+
+
+def waiting_on(graphs: GraphService, evaluation_id: str, run_number: int, probe: int, agent: str,
+               languages: frozenset[str] | None) -> tuple[str, ...]:
+    """The criteria (IRIs) of case ``probe`` of run ``run_number`` still waiting for annotator ``agent``: empty once
+    they determined them all, or when the case is not in their queue (module docstring)."""
+    owed = owed_by_run(graphs, evaluation_id, [run_view(graphs, evaluation_id, run_number)], agent, languages)
+    return next((o.waiting for o in owed[run_number] if o.case.number == probe), ())
 
 
 def annotation_queue(graphs: GraphService, evaluation_id: str, run_number: int | None, agent: str,
