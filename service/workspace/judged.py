@@ -69,6 +69,11 @@ class Judged:
     """An evaluation's determinations as read so far (module docstring); use it through :func:`judged`."""
 
     def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self._forget()
+
+    def _forget(self) -> None:
+        """Back to nothing read (the lock stays: another thread may be waiting on it)."""
         self.read = 0
         """The highest batch number read."""
         self.digest: str | None = None
@@ -76,7 +81,6 @@ class Judged:
         self.pairs: dict[tuple[str, str], Pair] = {}
         """(criterion, trace) to the determinations on it."""
         self.words = LatestWords()
-        self.lock = threading.Lock()
         self._trusted: dict[JudgeAgreement, tuple[int, frozenset[tuple[str, str, str]]]] = {}
 
     def pair(self, criterion: str, trace: str) -> Pair:
@@ -107,7 +111,7 @@ class Judged:
         if self.read:
             last = graphs.find(_batch(graphs, record, self.read))
             if highest < self.read or last is None or last.digest != self.digest:
-                self.__init__()  # type: ignore[misc]  # another record than the one read: read it afresh
+                self._forget()  # another record than the one read: read it afresh
         if highest <= self.read:
             return
         batches = [(NamedNode(_batch(graphs, record, n).iri.value),) for n in range(self.read + 1, highest + 1)]

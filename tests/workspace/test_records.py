@@ -18,7 +18,7 @@ from service.runs.records import record_cases, start_run
 from service.runs.runner import continue_run
 from service.workspace import Stage, Waiting, annotation_queue, evaluations_for, waiting_for
 
-from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, ROLES, Service, graphs_over, restore
+from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, ROLES, Service, dump, graphs_over, restore
 from ..judgments.test_judgments_api import JUDGES, approved, judged, planned, probes  # noqa: F401
 from ..plan.test_second_domain_plan import ID, PLAN, domain_json, load_domain, posted, sign_off
 from ..test_cli import worked_example_quads  # noqa: F401
@@ -184,3 +184,16 @@ def test_an_annotators_cases_wait_for_them_in_their_languages_and_expertise(exam
     assert annotation(frozenset({"en"}), call_ahead) == sum(i.matches_expertise for i in matching.items) > 0
     assert waiting_for(graphs, "nora", frozenset({"annotator"}), frozenset({"en"}),
                        frozenset({"https://example.org/no-such-concept"})) == []
+
+
+def test_a_record_rebuilt_behind_the_service_is_read_afresh(judged: Service) -> None:  # noqa: F811
+    graphs, before = graphs_over(judged.store), dump(judged.store)
+    first = waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset())
+    probe = probes(judged, "hanging")[0]["probe"]
+    posted(judged, "/runs/1/determinations", {"determinations": [
+        {"probe": probe, "criterion": "hanging", "outcome": "passed", "rationale": "fine"}]}, "nora")
+    determined = waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset())
+    assert [i.count for i in determined] == [first[0].count - 1]  # the batch appended since was read
+    judged.store.run_update("DROP ALL")
+    restore(judged.store, before)  # the record as it was, under the same graph service
+    assert waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset()) == first
