@@ -17,6 +17,7 @@ from . import body_limits, html, idempotency, lean_sparql, openapi, problems, ro
 from .routers import comparisons, metrics, oidc, report_pages, sign_in
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
+from .routers import workspace_expert, workspace_expert_criteria
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -75,5 +76,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(report_pages.router)
     app.include_router(comparisons.router)
     app.include_router(metrics.router)
+    app.include_router(workspace_expert.router)
+    app.include_router(workspace_expert_criteria.router)
     app.include_router(resources.router)  # last: its catch-all dereferences every other path
     return app

@@ -9,8 +9,6 @@ proposes over them, the attestations so far with their supersessions
 
 from __future__ import annotations
 
-from collections import Counter
-
 from pyoxigraph import NamedNode
 
 from ..core.errors import NotFound
@@ -18,17 +16,15 @@ from ..core.graphs import GraphService
 from ..core.store import Term
 from ..envelope import get_evaluation, iris_for
 from ..judgments.agreement import envelope_threshold
-from ..judgments.attestations import UNTESTED, aggregate, attestations, counts
-from ..judgments.model import AUTOMATIC, MANUAL, SEMI_AUTO
-from ..runs.records import RunView, list_runs, run_view
+from ..judgments.attestations import attestations
+from ..runs.records import run_view
 from ..scenarios.records import check_page
 from .cases import run_cases
+from .criteria import Tally, latest_run
 from .judged import judged
 from .model import Conversation, CriterionEvidence, ReferenceFact
 from .texts import conversations, criterion_texts, verdicts
 
-JUDGE_MODES = {MANUAL: "person", AUTOMATIC: "automated", SEMI_AUTO: "semi-automatic"}
-"""How the verdicts are counted: by EARL's mode."""
 PAGE_LANGUAGE = "en"
 """The language the workspace's pages are written in: a reference label in it is shown before others."""
 
@@ -39,7 +35,7 @@ def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str,
     ``None``); ``limit`` conversations from ``offset``, by probe number. 404 for no such evaluation, run, or
     criterion among those the run's probes bear on; 400 for a page out of bounds."""
     check_page(limit, offset)
-    run = run_view(graphs, evaluation_id, run_number) if run_number is not None else _latest_run(graphs, evaluation_id)
+    run = run_view(graphs, evaluation_id, run_number) if run_number is not None else latest_run(graphs, evaluation_id)
     cases = run_cases(graphs, run)
     texts = criterion_texts(graphs, evaluation_id, {c for case in cases for c in case.criteria})
     text = next((t for t in texts.values() if t.identifier == criterion), None)
@@ -50,16 +46,10 @@ def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str,
     page = bearing[offset:offset + limit]
     read = conversations(graphs, [case.case for case in page])
     threshold = envelope_threshold(graphs, evaluation_id)
-    outcomes: Counter[tuple[str, str]] = Counter()
-    counted: list[str] = []
     with judged(graphs, evaluation_id) as index:
-        trusted = index.trusted(threshold)
+        tally = Tally(text.iri, index.trusted(threshold))
         for trace in traces.values():
-            pair = index.pair(text.iri, trace)
-            for (mode, judge, version, _), said in pair.words.items():
-                outcomes[(JUDGE_MODES.get(mode, "other"), said[2])] += 1
-                if counts(mode, judge, version, bool(pair.people), trusted, text.iri):
-                    counted.append(said[2])
+            tally.add(index.pair(text.iri, trace))
         shown_words = {case.case: index.pair(text.iri, traces[case.case]).determinations for case in page}
         agreement = tuple(index.agreements(threshold, text.iri))
     said_on = verdicts(graphs, [d for words in shown_words.values() for d in words])
@@ -67,16 +57,9 @@ def criterion_evidence(graphs: GraphService, evaluation_id: str, criterion: str,
                                tuple(v for v in said_on if v.determination in shown_words[case.case]))
                   for case in page if case.case in read)
     return CriterionEvidence(evaluation_id, run.number, text, _reference(graphs, evaluation_id, text.iri), shown,
-                             len(bearing), tuple((kind, outcome, n) for (kind, outcome), n in sorted(outcomes.items())),
+                             len(bearing), tally.falls,
                              tuple(attestations(graphs, evaluation_id, criterion=text.iri, run=run.iri)), agreement,
-                             (aggregate(counted) or UNTESTED) if outcomes else None)
-
-
-def _latest_run(graphs: GraphService, evaluation_id: str) -> RunView:
-    runs = list_runs(graphs, evaluation_id)
-    if not runs:
-        raise NotFound(f"evaluation {evaluation_id!r} has no run yet: nothing bears on a criterion before one")
-    return max(runs, key=lambda r: r.number)
+                             tally.proposed)
 
 
 def _reference(graphs: GraphService, evaluation_id: str, criterion: str) -> tuple[ReferenceFact, ...]:

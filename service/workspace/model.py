@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from ..envelope.model import ApprovalRecord, Criterion, Envelope, EnvelopeStatus, Requirement
 from ..judgments.agreement import HumanAgreement
 from ..judgments.attestations import AttestationView
 
@@ -269,3 +270,55 @@ class CriterionEvidence:
     @property
     def current(self) -> AttestationView | None:
         return next((a for a in reversed(self.attestations) if a.current), None)
+
+
+@dataclass(frozen=True)
+class CriterionState:
+    """Where a criterion of a run stands for its domain expert (:mod:`.criteria`)."""
+
+    criterion: CriterionText
+    conversations: int
+    """How many of the run's answered conversations bear on it."""
+    outcomes: tuple[tuple[str, str, int], ...]
+    """As :attr:`CriterionEvidence.outcomes`."""
+    proposed: str | None
+    """As :attr:`CriterionEvidence.proposed`."""
+    current: AttestationView | None
+    waiting: str | None
+    """Why it waits for an attestation (none yet, or a determination since); ``None``: it does not."""
+
+
+@dataclass(frozen=True)
+class Assessed:
+    """The assessments of one thing (the DSO, a criterion, the envelope): the latest of its present content
+    (``None``: none yet) and how many others there are (earlier ones, or of other content)."""
+
+    latest: ApprovalRecord | None
+    others: int
+
+
+@dataclass(frozen=True)
+class RequirementNode:
+    """A requirement of the envelope, each of its criteria with its IRI and relevance assessments, and the
+    requirements refining it."""
+
+    requirement: Requirement
+    iri: str
+    criteria: tuple[tuple[Criterion, str, Assessed], ...]
+    refinements: tuple[RequirementNode, ...]
+
+
+@dataclass(frozen=True)
+class EnvelopeReview:
+    """An evaluation's envelope as its experts review it (:mod:`.envelope_review`); without an envelope yet, the
+    DSO's assessments alone."""
+
+    evaluation: str
+    dso: str
+    dso_assessed: Assessed
+    envelope: Envelope | None
+    status: EnvelopeStatus | None
+    """Where the envelope stands on its way to sign-off: the DSO's and the envelope's present assessments."""
+    tree: tuple[RequirementNode, ...]
+    appropriateness: Assessed
+    sign_off: Assessed

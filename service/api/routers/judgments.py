@@ -33,7 +33,7 @@ router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 
-def _criterion(graphs: GraphService, evaluation_id: str, run_number: int, given: str) -> str:
+def run_criterion(graphs: GraphService, evaluation_id: str, run_number: int, given: str) -> str:
     """A criterion named by IRI or by identifier, among the run's plan's (422 naming an unknown identifier)."""
     if given.startswith(("http://", "https://")):
         return given
@@ -49,7 +49,7 @@ def _criterion(graphs: GraphService, evaluation_id: str, run_number: int, given:
 async def post_determinations(evaluation_id: str, number: int, body: DeterminationsBody, graphs: GraphsDep,
                               settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     def record() -> list[str]:
-        rulings = [Ruling(r.probe, _criterion(graphs, evaluation_id, number, r.criterion), r.turn, EARL + r.outcome,
+        rulings = [Ruling(r.probe, run_criterion(graphs, evaluation_id, number, r.criterion), r.turn, EARL + r.outcome,
                           r.rationale, (r.pointer.start, r.pointer.end) if r.pointer else None)
                    for r in body.determinations]
         return record_rulings(graphs, evaluation_id, number, rulings, agent, separation=Separation.of(settings, graphs))
@@ -104,7 +104,7 @@ async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep
 async def post_attestation(evaluation_id: str, number: int, body: AttestationBody, graphs: GraphsDep,
                            settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     def record() -> AttestationView:
-        criterion = _criterion(graphs, evaluation_id, number, body.criterion)
+        criterion = run_criterion(graphs, evaluation_id, number, body.criterion)
         return attest(graphs, evaluation_id, number, criterion, EARL + body.outcome, body.rationale, body.sufficiency,
                       body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason,
                       separation=Separation.of(settings, graphs), supersede_role=settings.supersede_role)
