@@ -3,9 +3,10 @@ under the one it refines, each criterion under its requirement with its weight a
 it.
 
 The tree is ``queries/envelope-tree.rq`` over the envelope the report names; every outcome is the report's own
-standing (``queries/report-standings.rq``, read with the report by :func:`.records.get_report`), never recounted
-here, so the map and the report's figures cannot disagree. A criterion the envelope puts out of scope has no
-standing: it is not applicable. Both reads are O(criteria): the map costs the same at any number of determinations.
+standing (``queries/report-standings.rq``), never recounted here, so the map and the report's figures cannot
+disagree. A criterion the envelope puts out of scope has no standing: it is not applicable. Only the report's row,
+its standings and the tree are read, each O(criteria): not its provenance (a digest per case graph), nor any
+determination, so the map costs the same at any number of determinations.
 """
 
 from __future__ import annotations
@@ -19,8 +20,7 @@ from pyoxigraph import NamedNode
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL
 from ..core.store import Row
-from .model import Report
-from .records import get_report
+from .records import report_row, stored_criteria, stored_standings
 
 INAPPLICABLE = EARL + "inapplicable"
 """The outcome shown for a criterion the envelope puts out of scope: no report counts it."""
@@ -56,9 +56,14 @@ class MapRequirement:
 
 @dataclass(frozen=True)
 class FailureMap:
-    """The report and its requirement tree; ``outcomes`` counts the whole envelope's criteria by outcome."""
+    """Report ``number`` (its IRI, date, envelope and target's name) and its requirement tree; ``outcomes`` counts
+    the whole envelope's criteria by outcome."""
 
-    report: Report
+    report: str
+    number: int
+    as_of: str
+    envelope: str
+    target_name: str
     requirements: tuple[MapRequirement, ...]
     outcomes: tuple[tuple[str, int], ...]
 
@@ -74,12 +79,13 @@ def _outcomes(criteria: list[MapCriterion]) -> tuple[tuple[str, int], ...]:
 
 def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> FailureMap:
     """Report ``number``'s failure-point map (404 if there is no such report)."""
-    report = get_report(graphs, evaluation_id, number)
-    stated = {st.criterion: st for st in report.figures.standings}
-    named = {item.criterion: outcome for outcome, items in ((EARL + "failed", report.figures.failed),
-                                                            (EARL + "untested", report.figures.untested))
-             for item in items}
-    rows = graphs.rows("envelope-tree", {"envelope": NamedNode(report.basis.envelope)})
+    header = report_row(graphs, evaluation_id, number)
+    report, envelope = header["report"].value, header["envelope"].value
+    stated = {st.criterion: st for st in stored_standings(graphs, report)}
+    # a report made before standings names only its failed and untested criteria
+    named = {} if stated else {item.criterion: outcome for outcome, items in zip(
+        (EARL + "failed", EARL + "untested"), stored_criteria(graphs, report)) for item in items}
+    rows = graphs.rows("envelope-tree", {"envelope": NamedNode(envelope)})
     requirements: dict[str, Row] = {}
     criteria: dict[str, list[MapCriterion]] = defaultdict(list)
     for row in rows:
@@ -93,7 +99,7 @@ def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> Failur
             outcome: str | None = INAPPLICABLE
         elif standing is not None:
             outcome = standing.outcome
-        else:  # a report made before standings names only its failed and untested criteria
+        else:
             outcome = named.get(iri)
         criteria[requirement].append(MapCriterion(
             iri, _text(row, "identifier") or iri, _text(row, "statement"),
@@ -113,5 +119,6 @@ def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> Failur
                               tuple(node for node, _ in below), _outcomes(everything)), everything
 
     roots = [branch(requirement) for requirement in children[None]]
-    return FailureMap(report, tuple(node for node, _ in roots),
+    return FailureMap(report, number, header["asOf"].value, envelope, header["targetName"].value,
+                      tuple(node for node, _ in roots),
                       _outcomes([c for _, under in roots for c in under]))

@@ -159,12 +159,18 @@ def list_reports(graphs: GraphService, evaluation_id: str) -> list[Report]:
 
 def get_report(graphs: GraphService, evaluation_id: str, number: int) -> Report:
     """Report ``number`` of the evaluation (404 if there is none)."""
+    return _report(graphs, report_row(graphs, evaluation_id, number))
+
+
+def report_row(graphs: GraphService, evaluation_id: str, number: int) -> Row:
+    """Report ``number``'s row of ``queries/reports.rq`` (404 if there is none): its date, basis and scope without
+    its figures and provenance, which on a large run list thousands of graph digests."""
     evaluation = iris_for(graphs, evaluation_id).evaluation
     iri = f"{evaluation}/reports/{number}"
     rows = graphs.rows("reports", {"evaluation": NamedNode(evaluation), "report": NamedNode(iri)})
     if not rows:
         raise NotFound(f"evaluation {evaluation_id!r} has no report {number}: GET /evaluations/{evaluation_id}/reports lists them")
-    return _report(graphs, rows[0])
+    return rows[0]
 
 
 def _text(row: Row, name: str) -> str | None:
@@ -235,24 +241,35 @@ def stored_figures(graphs: GraphService, report: str) -> Figures:
     errors = tuple(sorted((ErrorCount(r["run"].value, _text(r, "kind"), int(r["numerator"].value),
                                       int(r["denominator"].value))
                            for r in by_metric.get("ExecutionErrorRate", [])), key=lambda e: (e.run, e.kind or "")))
-    named = graphs.rows("report-criteria", {"report": NamedNode(report)})
-
-    def items(role: str) -> tuple[CriterionItem, ...]:
-        return tuple(CriterionItem(r["criterion"].value, r["identifier"].value, _text(r, "requirement"),
-                                   number(r, "weight")) for r in named if r["role"].value == role)
+    failed, untested = stored_criteria(graphs, report)
     share = {r["weighted"].value == "true": r for r in by_metric.get("InsufficientEvidenceShare", [])}
     insufficient = (InsufficientShare(number(share[True], "numerator"), number(share[True], "denominator"),
                                       int(share[False]["numerator"].value), int(share[False]["denominator"].value))
                     if share else NO_INSUFFICIENT)  # a report made before it was stated
-    standings = tuple(Standing(r["criterion"].value, r["identifier"].value, number(r, "weight"), r["outcome"].value,
-                               _text(r, "sufficiency"), _text(r, "appropriateness"))
-                      for r in graphs.rows("report-standings", {"report": NamedNode(report)}))
     agreements = tuple(JudgeAgreementFigure(r["judge"].value, r["version"].value, r["criterion"].value,
                                             r["measure"].value, optional(r, "value"), int(r["units"].value),
                                             r["trusted"].value == "true")
                        for r in graphs.rows("report-judge-agreement", {"report": NamedNode(report)}))
-    return Figures(coverage, distribution, rates, errors, items("failed"), items("untested"), standings,
+    return Figures(coverage, distribution, rates, errors, failed, untested, stored_standings(graphs, report),
                    insufficient, agreements)
+
+
+def stored_standings(graphs: GraphService, report: str) -> tuple[Standing, ...]:
+    """Each applicable criterion's outcome as the report states it (``queries/report-standings.rq``; none in a report
+    made before issue 22)."""
+    return tuple(Standing(r["criterion"].value, r["identifier"].value, Decimal(r["weight"].value), r["outcome"].value,
+                          _text(r, "sufficiency"), _text(r, "appropriateness"))
+                 for r in graphs.rows("report-standings", {"report": NamedNode(report)}))
+
+
+def stored_criteria(graphs: GraphService, report: str) -> tuple[tuple[CriterionItem, ...], tuple[CriterionItem, ...]]:
+    """The failed criteria and the gaps the report names (``queries/report-criteria.rq``)."""
+    named = graphs.rows("report-criteria", {"report": NamedNode(report)})
+
+    def items(role: str) -> tuple[CriterionItem, ...]:
+        return tuple(CriterionItem(r["criterion"].value, r["identifier"].value, _text(r, "requirement"),
+                                   Decimal(r["weight"].value)) for r in named if r["role"].value == role)
+    return items("failed"), items("untested")
 
 
 def _order(outcome: str) -> int:

@@ -70,7 +70,7 @@ async def get_report_page(evaluation_id: str, number: int, request: Request, gra
 async def get_failure_map(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
                           reader: ReaderDep) -> HTMLResponse:
     found = await computed(request, reader, lambda: failure_map(graphs, evaluation_id, number))
-    html = render("failure_map.html", title=f"Failure-point map of report {number}: {found.report.basis.scope.target_name}",
+    html = render("failure_map.html", title=f"Failure-point map of report {number}: {found.target_name}",
                   link=request.app.state.publisher.local_href, page=found,
                   report_path=f"/evaluations/{evaluation_id}/reports/{number}",
                   evaluation_path=f"/evaluations/{evaluation_id}", **FORMAT)
