@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import re
+from html import unescape
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import httpx
 import pytest
 from markupsafe import escape
 
@@ -87,9 +89,14 @@ def token(html: str) -> str:
     return hidden(html, "csrf_token")
 
 
-def posted(browser: Visitor, path: str, data: dict[str, str]) -> object:
+def posted(browser: Visitor, path: str, data: dict[str, str]) -> httpx.Response:
     """A form sent as a browser sends it, with the session's token read from the page it is on."""
     return browser.post(path, data={"csrf_token": browser.csrf(), **data})
+
+
+def refusal(answer: httpx.Response) -> str:
+    """The message a refused form came back with, as the person reads it."""
+    return unescape(shown_error(answer.text))
 
 
 def approvals(service: Service) -> list[dict]:
@@ -106,7 +113,7 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
                 assert escape(c["statement"]) in html
             assert forms(html) == []  # a viewer reads the envelope and is offered no action
             refused = posted(vera, f"{envelope}/relevance/{CRITERIA[0]}", {"relevant": "true", "rationale": "x"})
-            assert refused.status_code == 403 and "lacks the role" in refused.text  # type: ignore[attr-defined]
+            assert refused.status_code == 403 and "lacks the role" in refused.text
         assert approvals(drafted) == []
 
         with signed_in(url, "annie") as annie:
@@ -116,14 +123,14 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             no_token = annie.post(f"{envelope}/relevance/{CRITERIA[0]}", data={"relevant": "true", "rationale": "x"})
             assert no_token.status_code == 403 and "CSRF" in no_token.text
             unexplained = posted(annie, f"{envelope}/relevance/{CRITERIA[0]}", {"relevant": "false", "rationale": " "})
-            assert unexplained.status_code == 422  # type: ignore[attr-defined]
-            assert "note: Field required" in shown_error(unexplained.text)  # type: ignore[attr-defined]
-            assert re.search(r'value="false" checked', unexplained.text)  # type: ignore[attr-defined]  # kept
+            assert unexplained.status_code == 422
+            assert "note: Field required" in refusal(unexplained)
+            assert re.search(r'value="false" checked', unexplained.text)  # kept
             assert approvals(drafted) == []
 
             done = posted(annie, f"{envelope}/relevance/{CRITERIA[0]}", {"relevant": "true", "rationale": "it matters"})
-            assert done.status_code == 303  # type: ignore[attr-defined]
-            back = done.headers["location"]  # type: ignore[attr-defined]
+            assert done.status_code == 303
+            back = done.headers["location"]
             assert back == f"{envelope}?done=relevance-{CRITERIA[0]}#relevance-{CRITERIA[0]}"
             assert f"Recorded: the relevance of {CRITERIA[0]}." in page(annie, back)
             (record,) = approvals(drafted)
@@ -136,20 +143,178 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             html = page(dana, envelope)
             assert forms(html) == [f"{envelope}/sign-off"]
             early = posted(dana, f"{envelope}/sign-off", {"comment": "too soon"})
-            assert early.status_code == 409  # type: ignore[attr-defined]
-            assert "cannot be signed off yet" in shown_error(early.text)  # type: ignore[attr-defined]
+            assert early.status_code == 409
+            assert "cannot be signed off yet" in refusal(early)
 
         with signed_in(url, "annie") as annie:
             for path, data in [("dso-appropriateness", {"appropriate": "true", "rationale": "models nets"}),
                                *((f"relevance/{c}", {"relevant": "true", "rationale": "matters"}) for c in CRITERIA[1:]),
                                ("appropriateness", {"appropriate": "true", "rationale": "fits the public"})]:
-                assert posted(annie, f"{envelope}/{path}", data).status_code == 303, path  # type: ignore[attr-defined]
+                assert posted(annie, f"{envelope}/{path}", data).status_code == 303, path
         status = drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]
         assert (status["dsoAppropriateness"], status["appropriateness"], status["missingForSignOff"]) == (
             "passed", "passed", [])
 
         with signed_in(url, "dana") as dana:
-            assert posted(dana, f"{envelope}/sign-off", {"comment": ""}).status_code == 303  # type: ignore[attr-defined]
+            assert posted(dana, f"{envelope}/sign-off", {"comment": ""}).status_code == 303
             html = page(dana, envelope)
             assert "signed off</a></strong> by dana" in html
         assert drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]["signedOff"] is True
+
+
+def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an_eligible_one(
+        planned: Service, app_slot: tuple) -> None:  # noqa: F811
+    listing = f"{WORKSPACE}/scenarios"
+    rest = f"/evaluations/{ID}/scenarios"
+    blocked = planned.http.get(rest, params={"status": "blocked", "limit": 25}).json()
+    eligible = planned.http.get(rest, params={"status": "eligible", "limit": 25}).json()["items"]
+    assert blocked["items"] and eligible
+    with people_site(planned, app_slot) as url, signed_in(url, "vera") as vera:
+        html = page(vera, f"{listing}?status=blocked")
+        assert f"1–{len(blocked['items'])} of {blocked['total']}" in html
+        for item in blocked["items"]:  # each with the rule that blocked it and its message, as the REST listing has it
+            shown = html[html.index(f'id="exclude-{item["scenario"].rsplit("/", 1)[-1]}"'):]
+            shown = shown[:shown.index("</li>")]
+            assert [r.rsplit("/", 1)[-1].rsplit("#", 1)[-1] for r in item["blockedBy"]] == re.findall(
+                r'Blocked by <a [^>]*>([^<]+)</a>', shown)
+            assert all(escape(message) in shown for message in item["messages"]) and item["messages"]
+        assert forms(html) == []
+        key = eligible[0]["scenario"].rsplit("/", 1)[-1]
+        refused = posted(vera, f"{listing}/{key}/exclusion", {"reason": "a viewer's reason"})
+        assert refused.status_code == 403
+
+        with signed_in(url, "annie") as annie:
+            html = page(annie, f"{listing}?status=eligible")
+            assert f"{listing}/{key}/exclusion" in forms(html)
+            assert annie.post(f"{listing}/{key}/exclusion", data={"reason": "x"}).status_code == 403  # no CSRF token
+            empty = posted(annie, f"{listing}/{key}/exclusion", {"reason": "  ", "status": "eligible", "page": "1"})
+            assert empty.status_code == 422 and "reason: Field required" in refusal(empty)
+            unknown = posted(annie, f"{listing}/{'0' * len(key)}/exclusion", {"reason": "no such scenario"})
+            assert unknown.status_code == 404 and "no derived scenario" in refusal(unknown)
+            assert not [s for s in planned.http.get(rest, params={"limit": 1000}).json()["items"] if s["excluded"]]
+
+            done = posted(annie, f"{listing}/{key}/exclusion", {"reason": "nets are not given to infants alone",
+                                                                 "status": "eligible", "page": "1"})
+            assert done.headers["location"] == (
+                f"{listing}?status=eligible&done=exclude-{key}#exclude-{key}")
+            html = page(annie, done.headers["location"])
+            assert f"Recorded: the exclusion of scenario {key}." in html
+            assert f"{listing}/{key}/exclusion" not in forms(html)  # excluded once
+        (excluded,) = [s for s in planned.http.get(rest, params={"limit": 1000}).json()["items"] if s["excluded"]]
+        assert (excluded["scenario"], excluded["excluded"]["reason"], excluded["excluded"]["by"]) == (
+            eligible[0]["scenario"], "nets are not given to infants alone", f"{BASE_URL}agents/annie")
+
+
+def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: Service,  # noqa: F811
+                                                                        app_slot: tuple) -> None:
+    rest = planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()
+    probes = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
+    plan_page = f"{WORKSPACE}/plans/1"
+    with people_site(planned, app_slot) as url:
+        with signed_in(url, "theo") as theo:
+            listed = page(theo, f"{WORKSPACE}/plans")
+            assert f'href="{plan_page}"' in listed and "no: no domain expert has approved the plan" in listed
+            html = page(theo, plan_page)
+            assert forms(html) == []  # the operator makes plans; a domain expert approves them
+            assert rest["digest"] in html and f"{rest['budget']} probes" in html
+            for allocation in rest["allocation"]:
+                row = re.search(rf'>{allocation["criterion"].rsplit("/", 1)[-1]}</a></td><td class="number">(\d+)</td>', html)
+                assert row and int(row.group(1)) == allocation["probes"]
+            for probe in probes:
+                assert escape(probe["openingPrompt"]) in html and f'>Probe {probe["number"]}</a>' in html
+            assert 'lang="en"' in html
+            pinned = [row["graph"]["value"] for row in planned.http.get("/sparql", params={"query": f"""
+                PREFIX epo: <https://w3id.org/ob-caie/epo/>
+                PREFIX prov: <http://www.w3.org/ns/prov#>
+                SELECT ?graph WHERE {{ GRAPH ?g {{ <{rest['plan']}> epo:inputPin ?pin . ?pin prov:entity ?graph }} }}"""},
+                headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]]
+            assert pinned and all(f'title="{graph}"' in html for graph in pinned)
+            refused = posted(theo, f"{plan_page}/approval", {"digest": rest["digest"]})
+            assert refused.status_code == 403
+
+        with signed_in(url, "annie") as annie:
+            html = page(annie, plan_page)
+            assert forms(html) == [f"{plan_page}/approval"] and hidden(html, "digest") == rest["digest"]
+            assert annie.post(f"{plan_page}/approval", data={"digest": rest["digest"]}).status_code == 403  # no CSRF
+            stale = posted(annie, f"{plan_page}/approval", {"digest": "0" * 64})
+            assert stale.status_code == 409 and "is not the one reviewed" in refusal(stale)
+            malformed = posted(annie, f"{plan_page}/approval", {"digest": "not a digest"})
+            assert malformed.status_code == 422 and "the plan's digest" in refusal(malformed)
+            done = posted(annie, f"{plan_page}/approval", {"digest": rest["digest"], "comment": "six probes will do"})
+            assert done.status_code == 303
+            html = page(annie, done.headers["location"])
+            assert "Recorded: the plan&#39;s approval." in html and "Approved now." in html and forms(html) == []
+        after = planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()
+        assert after["approved"] is True
+        assert [(a["agent"], a["comment"]) for a in after["approvals"]] == [("annie", "six probes will do")]
+
+
+def attestations(service: Service) -> list[dict]:
+    return service.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
+
+
+def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_the_domain_lets(
+        judged: Service, app_slot: tuple) -> None:  # noqa: F811
+    determinations = judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
+    hanging = [d for d in determinations if d["criterion"].endswith("/hanging")]
+    probes = {p["probe"]: p for p in judged.http.get(f"/evaluations/{ID}/plans/1/probes").json()["items"]}
+    evidence = f"{WORKSPACE}/criteria/hanging"
+    with people_site(judged, app_slot) as url:
+        with signed_in(url, "vera") as vera:
+            listed = page(vera, f"{WORKSPACE}/criteria")
+            for criterion in {d["criterion"].rsplit("/", 1)[-1] for d in determinations}:
+                row = listed[listed.index(f'id="criterion-{criterion}"'):]
+                assert "determined, not attested" in row[:row.index("</tr>")]
+            html = page(vera, f"{evidence}?run=1")
+            assert forms(html) == []
+            statement = next(c for c in domain_json("envelope.json")["criteria"] if c["id"] == "hanging")["statement"]
+            assert escape(statement) in html
+            bearing = sorted({probes[d["probe"]]["number"] for d in hanging})
+            assert re.findall(r'id="probe-(\d+)"', html) == [str(n) for n in bearing]  # the conversations, in order
+            for d in hanging:  # every verdict, with its judge and rationale
+                assert f"{d['outcome'].rsplit('#', 1)[-1]}" and escape(d["rationale"]) in html
+            assert escape(probes[hanging[0]["probe"]]["openingPrompt"]) in html
+            assert "The aggregation rule proposes <strong>" in html
+            refused = posted(vera, f"{evidence}/attestation", {"run": "1", "outcome": "cantTell", "rationale": "x",
+                                                                "sufficiency": "insufficient", "appropriateness": "appropriate"})
+            assert refused.status_code == 403
+        assert attestations(judged) == []
+
+        attest = {"run": "1", "outcome": "cantTell", "sufficiency": "insufficient", "appropriateness": "appropriate"}
+        with signed_in(url, "annie") as annie:
+            assert forms(page(annie, f"{evidence}?run=1")) == [f"{evidence}/attestation"]
+            assert annie.post(f"{evidence}/attestation", data={**attest, "rationale": "x"}).status_code == 403  # no CSRF
+            unfounded = posted(annie, f"{evidence}/attestation", {**attest, "outcome": "passed", "rationale": "all fine"})
+            assert unfounded.status_code == 422 and "insufficient evidence supports no passed" in refusal(unfounded)
+            assert re.search(r'name="outcome" value="passed" checked', unfounded.text)  # what was sent, kept
+            done = posted(annie, f"{evidence}/attestation", {**attest, "rationale": "two replies only"})
+            assert done.headers["location"] == f"{evidence}?run=1&done=attest#attestations"
+            html = page(annie, done.headers["location"])
+            assert "Recorded: the attestation." in html and forms(html) == [f"{evidence}/supersession"]
+            again = posted(annie, f"{evidence}/attestation", {**attest, "rationale": "once more"})
+            assert again.status_code == 409 and "supersede it, with a reason" in refusal(again)
+        (first,) = attestations(judged)
+        assert (first["outcome"], first["rationale"], first["expert"], first["sufficiency"], first["current"]) == (
+            "cantTell", "two replies only", f"{BASE_URL}agents/annie", "Insufficient", True)
+
+        correction = {**attest, "outcome": "inapplicable", "appropriateness": "inappropriate",
+                      "rationale": "the question was not about hanging", "supersedes": first["attestation"]}
+        with signed_in(url, "erin") as erin:  # another domain expert, without the deployment's supersede role
+            html = page(erin, f"{evidence}?run=1")
+            assert forms(html) == [] and "Only annie, who attested it, may supersede" in html
+            other = posted(erin, f"{evidence}/supersession", {**correction, "reason": "I read it otherwise"})
+            assert other.status_code == 403 and "only they may supersede it" in refusal(other)
+        assert [a["attestation"] for a in attestations(judged)] == [first["attestation"]]
+
+        with signed_in(url, "annie") as annie:
+            reasonless = posted(annie, f"{evidence}/supersession", {**correction, "reason": ""})
+            assert reasonless.status_code == 422 and "needs the reason for the correction" in refusal(reasonless)
+            assert "the question was not about hanging</textarea>" in reasonless.text
+            done = posted(annie, f"{evidence}/supersession", {**correction, "reason": "misread the question"})
+            assert done.headers["location"] == f"{evidence}?run=1&done=supersede#attestations"
+            assert "Recorded: the superseding attestation." in page(annie, done.headers["location"])
+        with signed_in(url, "lena") as lena:  # the supersede role's holder may correct annie's
+            assert forms(page(lena, f"{evidence}?run=1")) == [f"{evidence}/supersession"]
+        old, new = attestations(judged)
+        assert (old["current"], new["current"], new["supersedes"], new["reason"], new["outcome"]) == (
+            False, True, first["attestation"], "misread the question", "inapplicable")

@@ -130,11 +130,13 @@ def _message(error: ValidationError, labels: Mapping[str, str]) -> str:
 
 
 async def act(request: Request, form: str, body: type[BaseModel], labels: Mapping[str, str],
-              action: Callable[[Any], object], build: Build, back: str, given: Mapping[str, str] | None = None) -> Response:
+              action: Callable[[Any], object], build: Build, back: str, given: Mapping[str, str] | None = None,
+              anchor: str | None = None) -> Response:
     """Read the form's fields named in ``labels`` (field to the label the page gives it), with ``given`` (what the
     path names), as ``body``, the REST route's request body (an empty field counts as not sent); then run
-    ``action(body)`` in a worker thread: 303 to ``back`` confirming ``form``, or the page built again with the refusal
-    (422 for the fields, else the domain's status; 401 and 5xx are answered as everywhere)."""
+    ``action(body)`` in a worker thread: 303 to ``back`` confirming ``form`` (at ``anchor``, else the form's own), or
+    the page built again with the refusal (422 for the fields, else the domain's status; 401 and 5xx are answered as
+    everywhere)."""
     sent = await request.form()
     values = {name: value for name in labels if isinstance(value := sent.get(name), str)}
     try:
@@ -148,7 +150,7 @@ async def act(request: Request, form: str, body: type[BaseModel], labels: Mappin
             raise
         return await build(Refusal(form, error.message, values), status)
     separator = "&" if "?" in back else "?"
-    return RedirectResponse(f"{back}{separator}{urlencode({'done': form})}#{form}", status_code=303)
+    return RedirectResponse(f"{back}{separator}{urlencode({'done': form})}#{anchor or form}", status_code=303)
 
 
 # ------------------------------------------------------------------------------------------------------ envelope

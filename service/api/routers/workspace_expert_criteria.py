@@ -98,7 +98,7 @@ async def _attest(evaluation_id: str, identifier: str, run: int, request: Reques
                       body.appropriateness, person.credential, supersedes=body.supersedes, reason=body.reason,
                       separation=Separation.of(settings, graphs), supersede_role=settings.supersede_role)
     return await act(request, form, AttestationBody, labels, record, evidence_page(at, settings, identifier, run, 1),
-                     f"{at.path}/criteria/{identifier}?run={run}", given={"criterion": identifier})
+                     f"{at.path}/criteria/{identifier}?run={run}", given={"criterion": identifier}, anchor="attestations")
 
 
 RunField = Annotated[int, Form(ge=1, le=1_000_000)]
