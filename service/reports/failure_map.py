@@ -56,12 +56,13 @@ class MapRequirement:
 
 @dataclass(frozen=True)
 class FailureMap:
-    """Report ``number`` (its IRI, date, envelope and target's name) and its requirement tree; ``outcomes`` counts
-    the whole envelope's criteria by outcome."""
+    """Report ``number`` (its IRI, date, run, envelope and target's name) and its requirement tree; ``outcomes``
+    counts the whole envelope's criteria by outcome."""
 
     report: str
     number: int
     as_of: str
+    run: str
     envelope: str
     target_name: str
     requirements: tuple[MapRequirement, ...]
@@ -119,6 +120,6 @@ def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> Failur
                               tuple(node for node, _ in below), _outcomes(everything)), everything
 
     roots = [branch(requirement) for requirement in children[None]]
-    return FailureMap(report, number, header["asOf"].value, envelope, header["targetName"].value,
+    return FailureMap(report, number, header["asOf"].value, header["run"].value, envelope, header["targetName"].value,
                       tuple(node for node, _ in roots),
                       _outcomes([c for _, under in roots for c in under]))

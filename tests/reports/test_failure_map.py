@@ -39,6 +39,7 @@ class Tile:
     requirements: tuple[str, ...]
     classes: str
     text: list[str] = field(default_factory=list)
+    links: list[str] = field(default_factory=list)
 
     @property
     def words(self) -> str:
@@ -74,6 +75,9 @@ class MapPage(HTMLParser):
             if tile in self.tiles:
                 self.repeated.append(tile)
             self.tiles[tile] = Tile(self._under(), " ".join(classes))
+        inside = next((t for _, _, t, _ in reversed(self.stack) if t), None)
+        if tag == "a" and inside and found.get("href"):
+            self.tiles[inside].links.append(found["href"] or "")
         self.stack.append((tag, requirement, tile, found.get("aria-hidden") == "true"))
 
     def handle_endtag(self, tag: str) -> None:
@@ -164,6 +168,16 @@ def test_the_worked_examples_map_nests_refinements_and_marks_cannot_tell_and_not
     cannot_tell = sorted(st["identifier"] for st in report["standings"] if st["outcome"] == "cantTell")
     assert cannot_tell == ["c08", "c10"]  # the worked example's limitations name them
     assert sorted(c for c, t in shown.tiles.items() if t.words.startswith("cannot tell")) == cannot_tell
+    # each applicable criterion leads to its evidence in the report's run, the out-of-scope one to its definition
+    for criterion, tile in shown.tiles.items():
+        if criterion in out_of_scope:
+            assert tile.links == [f"/evaluations/measles/envelope/v1/criteria/{criterion}"]
+            continue
+        evidence, definition = tile.links
+        assert evidence == f"/evaluations/measles/workspace/criteria/{criterion}?run=1"
+        assert definition == f"/evaluations/measles/envelope/v1/criteria/{criterion}"
+        page = service.http.get(evidence, headers={"Accept": "text/html"})
+        assert page.status_code == 200 and f"Criterion {criterion}" in page.text, (evidence, page.status_code)
 
 
 def test_a_report_made_before_standings_shows_only_its_named_failed_and_untested_criteria(
