@@ -14,7 +14,7 @@ from ..core.config import Settings
 from ..composition import build_services
 from ..core.store import Store
 from . import body_limits, html, idempotency, lean_sparql, openapi, problems, routing_errors, security, sessions
-from .routers import comparisons, metrics, oidc, report_pages, sign_in
+from .routers import comparisons, metrics, oidc, report_pages, sign_in, workspace_operator
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
 from .routers import workspace_expert, workspace_expert_criteria
@@ -76,6 +76,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(report_pages.router)
     app.include_router(comparisons.router)
     app.include_router(metrics.router)
+    app.include_router(workspace_operator.router)
     app.include_router(workspace_expert.router)
     app.include_router(workspace_expert_criteria.router)
     app.include_router(resources.router)  # last: its catch-all dereferences every other path

@@ -68,7 +68,8 @@ def respond(request: Request, status: int, title: str, message: str, headers: di
     return response
 
 
-def _status_of(error: errors.ServiceError) -> int:
+def status_of(error: errors.ServiceError) -> int:
+    """The status an error is answered with (a page that shows it in a form answers with the same)."""
     for cls in type(error).__mro__:
         if cls in STATUS:
             return STATUS[cls]
@@ -76,7 +77,7 @@ def _status_of(error: errors.ServiceError) -> int:
 
 
 async def _service_error(request: Request, error: errors.ServiceError) -> Response:
-    status = _status_of(error)
+    status = status_of(error)
     title = type(error).__name__
     if isinstance(error, KnowledgeGraphInvalid):
         outcome = error.detail

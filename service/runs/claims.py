@@ -6,8 +6,8 @@ claim graph yet, or that the one it has, expired, is still the one read, and tha
 (a conditional write, :mod:`..core.commits`, which two runners writing at the same moment never both pass: 409
 inside, read again and retried), so two runners never hold the same probe and a recorded probe is never claimed
 again. A batch of claims is one write. A claim whose lease passed is taken over, so the probes of a runner that
-died are run by another once its leases lapse. The lease must outlast the runner's work on a batch
-(:func:`lease_for`).
+died are run by another once its leases lapse; a runner that stops on a failure hands its claims back at once
+(:func:`release`). The lease must outlast the runner's work on a batch (:func:`lease_for`).
 """
 
 from __future__ import annotations
@@ -94,6 +94,28 @@ def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, p
             continue
         return Claimed(tuple(free), recorded)
     return Claimed((), recorded)
+
+
+def release(graphs: GraphService, evaluation_id: str, run_number: int, run: str, claimant: str,
+            credential: Credential) -> int:
+    """Hand back ``claimant``'s live claims on the run's probes that have no case: a runner that stops on a failure
+    ends their leases now, so that a continuation runs those probes at once instead of waiting for the leases to
+    pass. Each claim is rewritten as expired on the condition that it is still the one read; how many were."""
+    at = now()
+    recorded = recorded_probes(graphs, run)
+    mine = [row for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})
+            if row["claimant"].value == claimant and row["probe"].value not in recorded
+            and not _expired(row["leaseExpires"].value, at)]
+    edits = []
+    for row in mine:
+        number = row["claim"].value.rsplit("/", 1)[-1]
+        ref = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/claims/{number}")
+        edits.append(GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, row["probe"].value, claimant, at),
+                               replace=True, expected_digest=row["digest"].value, batch_of=run,
+                               title=f"claim on probe {number} in run {run_number}, handed back"))
+    if edits:
+        graphs.apply_edits(edits, credential)
+    return len(edits)
 
 
 def _claim_edit(graphs: GraphService, evaluation_id: str, run_number: int, run: str, probe: Probe, claimant: str,

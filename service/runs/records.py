@@ -30,6 +30,7 @@ from ..envelope import get_evaluation, iris_for
 from ..plan.approval import plan_ref, require_approved_plan
 from ..plan.records import plan_size, probes_numbered
 from ..plan.model import Probe
+from ..scenarios.records import page_rows
 from . import rdf
 from .model import CaseTrace, ExecutionError, ExecutionSettings, TargetVersion, within_boundary
 
@@ -151,6 +152,31 @@ def _view(row: Row) -> RunView:
                    configuration=row["configuration"].value, settings=row["settings"].value,
                    started_by=row["startedBy"].value, started=row["started"].value, probes=int(row["probes"].value),
                    cases=int(row["cases"].value), traces=int(row["traces"].value), errors=int(row["errors"].value))
+
+
+@dataclass(frozen=True)
+class RunError:
+    """A case of a run whose reply never came, as recorded: kept apart from outcomes, never judged. ``kind`` is
+    the EPO class (``epo:Timeout``, ...), ``turn`` the user turn that failed, ``attempts`` the requests made for it,
+    ``status`` the HTTP status when the target answered one."""
+
+    case: str
+    probe: str
+    number: int
+    kind: str
+    message: str
+    attempts: int
+    turn: int
+    status: int | None
+
+
+def run_errors(graphs: GraphService, run: str, limit: int = 50, offset: int = 0) -> list[RunError]:
+    """A page of the run's execution errors in probe order (``queries/run-execution-errors.rq``); how many there
+    are in all is the run's :attr:`RunView.errors`. 400 for a page out of bounds."""
+    return [RunError(case=row["case"].value, probe=row["probe"].value, number=int(row["number"].value),
+                     kind=row["kind"].value, message=row["message"].value, attempts=int(row["attempts"].value),
+                     turn=int(row["turn"].value), status=int(row["status"].value) if "status" in row else None)
+            for row in page_rows(graphs, "run-execution-errors", {"run": NamedNode(run)}, limit, offset)]
 
 
 def recorded_probes(graphs: GraphService, run: str) -> dict[str, str]:

@@ -6,13 +6,15 @@ of the others (:mod:`.claims`: runner processes sharing the run through one stor
 the next while one runs, feeds their probes to :func:`.executor.execute_stream` as its workers free up, and hands
 finished cases to a writer thread that records them (:func:`.records.record_cases`: one transaction per write, a
 probe recorded meanwhile left out). A runner killed at any point loses at most the cases not yet written, whose
-claims lapse with their lease and which the next runner runs again; nothing is recorded twice. The target must be
-the run's version (409 naming both fingerprints): one run never mixes versions.
+claims lapse with their lease and which the next runner runs again; a runner that fails (a target's key missing)
+hands its claims back first, so that the run can be continued at once. Nothing is recorded twice. The target must
+be the run's version (409 naming both fingerprints): one run never mixes versions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import logging
 import queue
 import threading
 import time
@@ -26,7 +28,7 @@ from ..core.config import Credential
 from ..core.errors import Conflict
 from ..core.graphs import GraphService
 from ..plan.model import Probe
-from .claims import claim, lease_for, runner_id
+from .claims import claim, lease_for, release, runner_id
 from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
 from .records import RUNNERS, RunPlan, RunView, plan_probe_pages, record_cases, recorded_probes, run_view
@@ -51,6 +53,8 @@ per write, several times the work per case of writes gathered over this long (be
 
 WRITER_POLL_S = 0.02
 """How often the claimer looks whether the writer has caught up enough to claim another batch."""
+
+_LOG = logging.getLogger(__name__)
 
 Progress = Callable[[int, int], None]
 """Called with (cases recorded in this run so far, the plan's probes) after each write."""
@@ -87,13 +91,28 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     plan = _PlanReader(plan_probe_pages(graphs, evaluation_id, run.plan))
     writer = _Writer(graphs, evaluation_id, run_number, agent, run.cases, run.probes, on_progress,
                      RunPlan(run, MappingProxyType(plan.numbers)))
+    claimant = runner_id()
     writer.start()
     try:
-        ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, plan, done, target, settings, agent, writer,
-                                          limit, size, lease, poll_s))
-    finally:
-        writer.finish()
+        try:
+            ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, plan, done, target, settings, agent, writer,
+                                              limit, size, lease, poll_s, claimant))
+        finally:
+            writer.finish()
+    except BaseException:
+        _hand_back(graphs, evaluation_id, run, claimant, agent)
+        raise
     return Continued(ran, writer.recorded, run_view(graphs, evaluation_id, run_number))
+
+
+def _hand_back(graphs: GraphService, evaluation_id: str, run: RunView, claimant: str, agent: Credential) -> None:
+    """The claims of a runner that failed, handed back so that continuing the run need not wait for their leases;
+    when that fails too (the store is what failed), the leases lapse as they would for a runner that died."""
+    try:
+        release(graphs, evaluation_id, run.number, run.iri, claimant, agent)
+    except Exception:  # noqa: BLE001 - the runner's own failure is the one to raise
+        _LOG.warning("run %s: the claims of runner %s could not be handed back; they lapse with their leases",
+                     run.iri, claimant, exc_info=True)
 
 
 class _PlanReader:
@@ -128,11 +147,10 @@ class _PlanReader:
 
 async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, plan: _PlanReader, done: set[str],
                           target: Target, settings: ExecutionSettings, agent: Credential, writer: _Writer,
-                          limit: int | None, size: int, lease: timedelta | None, poll_s: float) -> int:
+                          limit: int | None, size: int, lease: timedelta | None, poll_s: float, claimant: str) -> int:
     """Read the plan, claim batches and run their probes as workers free up, until no probe is pending (or
     ``limit`` were claimed); the probes this runner ran. ``done``: the probes recorded when the run was read, to
     which the claims add those other runners record meanwhile. Every case goes to ``writer`` as it finishes."""
-    claimant = runner_id()
     taken: set[str] = set()  # claimed by this call: never claimed or run again by it, whatever its lease says
     ready: asyncio.Queue[Conversation | None] = asyncio.Queue()
 

@@ -26,9 +26,9 @@ from service.core.errors import Conflict, Unprocessable
 from service.core.store import EmbeddedStore
 from service.runs.demo import DEMO_RELEASE, DEMO_VERSION
 from service.runs.model import CaseTrace, ExecutionSettings, Exchange, Turn
-from service.runs.records import record_cases, start_run
+from service.runs.records import record_cases, run_view, start_run
 from service.runs.runner import continue_run
-from service.runs.targets import OpenAICompatible
+from service.runs.targets import MissingCredential, OpenAICompatible
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore, restored
 from ..plan.test_pinned_inputs import select
@@ -217,6 +217,28 @@ def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Ser
     assert {(r["kind"].rsplit("/", 1)[-1], r.get("status"), r["attempts"]) for r in rows} == {(kind, status, attempts)}
     assert not select(approved, f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
         SELECT ?response WHERE {{ GRAPH ?case {{ ?case epo:inRun <{run.iri}> . ?response a epo:Response }} }}""")
+
+
+def test_a_runner_that_fails_hands_its_claims_back_so_the_run_continues_at_once(
+        approved: Service, closed_port_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A runner stopped by its target's missing key hands back the claims it took (each lease ended, none left for
+    the next runner to wait out); continued with the key, the run gets every case (execution errors: nothing
+    listens at the target's port)."""
+    graphs = graphs_over(approved.store)
+    operator = Credential(agent=OPERATOR, roles=frozenset({"evaluation_operator"}))
+    monkeypatch.delenv("CAIE_TEST_RUNNER_KEY", raising=False)
+    target = OpenAICompatible(closed_port_url, "bednets-bot 9", api_key_env="CAIE_TEST_RUNNER_KEY")
+    settings = ExecutionSettings(concurrency=2, timeout_s=5.0, retries=0)
+    run = start_run(graphs, ID, 1, target.version, settings, operator, outside_boundary="a target that is down")
+    with pytest.raises(MissingCredential, match="CAIE_TEST_RUNNER_KEY"):
+        continue_run(graphs, ID, run.number, target, settings, operator)
+    claims = graphs.rows("run-claims", {"run": NamedNode(run.iri), "catalog": graphs.catalog_graph})
+    assert claims and all(datetime.fromisoformat(c["leaseExpires"].value) <= datetime.now(UTC) for c in claims)
+    assert run_view(graphs, ID, run.number).cases == 0
+
+    monkeypatch.setenv("CAIE_TEST_RUNNER_KEY", "k")
+    done = continue_run(graphs, ID, run.number, target, settings, operator)
+    assert (done.ran, done.run.cases, done.run.errors) == (PROBES, PROBES, PROBES)
 
 
 def test_a_run_and_its_cases_dereference_for_people_and_rdf_clients(approved: Service) -> None:

@@ -10,9 +10,9 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.auth import require
-from ...core.config import Credential
+from ...core.config import Credential, Settings
 from ...core.graphs import GraphService
-from ...runs.jobs import Job, TargetSpec, build_target
+from ...runs.jobs import Job, Jobs, TargetSpec, build_target
 from ...runs.model import ExecutionSettings
 from ...runs.records import RUNNERS, RunView, list_runs, run_view, start_run
 from ...runs.runner import continue_run, require_version
@@ -45,16 +45,33 @@ def _launch(graphs: GraphService, jobs: JobsDep, evaluation_id: str, view: RunVi
                                                               execution, agent, on_progress=progress))
 
 
-@router.post("/runs", status_code=202,
-             summary="Start a run of an approved plan against a target (evaluation operator); it runs in the background")
-async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
-                   agent: CredentialDep) -> JSONResponse:
+async def start_job(graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, body: RunBody,
+                    agent: Credential | None) -> tuple[RunView, Job]:
+    """Run ``body``'s plan against its target as a background job, for the REST route and the operator's page alike:
+    403 unless an evaluation operator, 422 for a target the deployment does not allow, 409 for a plan not approved."""
     operator = require(agent, *RUNNERS)
     target = build_target(_spec(body.target), settings.run_target_allowlist, settings.key_envs)
     execution = _settings(body.settings)
     view = await run_in_threadpool(lambda: start_run(graphs, evaluation_id, body.plan, target.version, execution, operator,
                                                      outside_boundary=body.outside_boundary))
-    job = _launch(graphs, jobs, evaluation_id, view, target, execution, operator)
+    return view, _launch(graphs, jobs, evaluation_id, view, target, execution, operator)
+
+
+async def continue_job(graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
+                       body: ContinueBody, agent: Credential | None) -> tuple[RunView, Job]:
+    """Continue run ``number`` where it stopped as a background job (REST route and page): its probes with no case
+    yet, against the same target version (409 naming both fingerprints otherwise)."""
+    operator = require(agent, *RUNNERS)
+    target = build_target(_spec(body.target), settings.run_target_allowlist, settings.key_envs)
+    view = require_version(await run_in_threadpool(run_view, graphs, evaluation_id, number), target)
+    return view, _launch(graphs, jobs, evaluation_id, view, target, _settings(body.settings), operator)
+
+
+@router.post("/runs", status_code=202,
+             summary="Start a run of an approved plan against a target (evaluation operator); it runs in the background")
+async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
+                   agent: CredentialDep) -> JSONResponse:
+    view, job = await start_job(graphs, jobs, settings, evaluation_id, body, agent)
     location = f"/evaluations/{evaluation_id}/runs/{view.number}"
     return JSONResponse(run_json(view, job), status_code=202, headers={"Location": location})
 
@@ -63,10 +80,7 @@ async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: J
              summary="Continue a run where it stopped, with the same target version (evaluation operator)")
 async def continue_existing(evaluation_id: str, number: int, body: ContinueBody, graphs: GraphsDep, jobs: JobsDep,
                             settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
-    operator = require(agent, *RUNNERS)
-    target = build_target(_spec(body.target), settings.run_target_allowlist, settings.key_envs)
-    view = require_version(await run_in_threadpool(run_view, graphs, evaluation_id, number), target)
-    job = _launch(graphs, jobs, evaluation_id, view, target, _settings(body.settings), operator)
+    view, job = await continue_job(graphs, jobs, settings, evaluation_id, number, body, agent)
     return JSONResponse(run_json(view, job), status_code=202,
                         headers={"Location": f"/evaluations/{evaluation_id}/runs/{number}"})
 

@@ -1,0 +1,243 @@
+"""The evaluation operator's pages (issue 24 §5): an evaluation's runs with a form that starts one from an approved
+plan (``/evaluations/{id}/workspace/runs``), and one run's live progress, its execution errors and a form that
+continues it (``/evaluations/{id}/workspace/runs/{n}``).
+
+Both forms call what the REST routes call (:func:`.runs.start_job`, :func:`.runs.continue_job`) with the signed-in
+person's credential, after validating the same request bodies (:class:`..models.RunBody`, :class:`..models.ContinueBody`):
+the role, the target allow-list, the variables a key may be read from, the plan's approval and the version boundary
+are checked there, never here. A refusal shows the form again with the reason and the refusal's status. A key is
+never asked for: a target names the environment variable that holds it, among those the deployment lists.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Form, Request
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from pydantic import BaseModel, ValidationError
+from starlette.concurrency import run_in_threadpool
+
+from ...core.config import Settings
+from ...core.errors import Forbidden, ServiceError, Unauthenticated
+from ...core.people import Person
+from ...core.graphs import GraphService
+from ...envelope import get_evaluation
+from ...plan.records import list_plans
+from ...runs.jobs import Job, Jobs
+from ...runs.records import RUNNERS, RunView, list_runs, run_errors, run_view
+from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep
+from ..html import render
+from ..models import ContinueBody, RunBody
+from ..problems import status_of
+from ..sessions import FormWriter, PagePerson
+from .runs import continue_job, start_job
+
+router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", tags=["workspace"], include_in_schema=False)
+
+ERRORS_PAGE = 50
+"""Execution errors listed per page of a run."""
+CONTINUABLE = ("demo", "openai-compatible")
+"""The adapters a run can be continued with over REST (an imported run has nothing left to run)."""
+NOTICES = {"started": "The run started: it runs in the background, and this page follows it.",
+           "continued": "The run continues where it stopped: it runs in the background, and this page follows it."}
+LABELS = {"plan": "Plan", "kind": "Target", "baseUrl": "Endpoint URL", "model": "Model", "system": "System name",
+          "systemInstructions": "System instructions", "apiKeyEnv": "Key variable", "outsideBoundary": "Outside the boundary",
+          "concurrency": "Conversations at once", "ratePerSecond": "Requests a second at most",
+          "timeoutSeconds": "Timeout (seconds)", "retries": "Retries", "backoffSeconds": "Backoff (seconds)"}
+"""Each request field by the label its form control has, for naming what a refused form got wrong."""
+
+
+class SettingsForm(BaseModel):
+    """The execution settings as a form sends them: text, blank for the default."""
+
+    concurrency: str = ""
+    rate_per_second: str = ""
+    timeout_seconds: str = ""
+    retries: str = ""
+    backoff_seconds: str = ""
+
+    def body(self) -> dict[str, str]:
+        sent = {"concurrency": self.concurrency, "ratePerSecond": self.rate_per_second,
+                "timeoutSeconds": self.timeout_seconds, "retries": self.retries, "backoffSeconds": self.backoff_seconds}
+        return {name: value.strip() for name, value in sent.items() if value.strip()}
+
+
+class StartForm(SettingsForm):
+    """The "Start a run" form as sent."""
+
+    plan: str = ""
+    kind: str = "demo"
+    base_url: str = ""
+    model: str = ""
+    system: str = ""
+    system_instructions: str = ""
+    api_key_env: str = ""
+    outside_boundary: str = ""
+
+    def body(self) -> dict[str, Any]:  # type: ignore[override]
+        """The REST route's body: the demonstration chatbot takes no address, an endpoint its fields filled in."""
+        target: dict[str, str] = {"kind": self.kind}
+        if self.kind != "demo":
+            given = {"baseUrl": self.base_url, "model": self.model, "system": self.system,
+                     "systemInstructions": self.system_instructions, "apiKeyEnv": self.api_key_env}
+            target |= {name: value.strip() for name, value in given.items() if value.strip()}
+        out: dict[str, Any] = {"plan": self.plan.strip(), "target": target, "settings": super().body()}
+        return out | ({"outsideBoundary": self.outside_boundary.strip()} if self.outside_boundary.strip() else {})
+
+
+class ContinueForm(SettingsForm):
+    """The Retry form as sent: the target is the run's own, only where its key is read from is chosen."""
+
+    api_key_env: str = ""
+
+
+def _refusal(error: ValidationError) -> str:
+    """What a form got wrong, each field named by its label."""
+    def where(location: tuple[int | str, ...]) -> str:
+        named = [LABELS[str(part)] for part in location if str(part) in LABELS]
+        return named[-1] if named else ".".join(str(part) for part in location) or "the form"
+    return "; ".join(f"{where(e['loc'])}: {e['msg']}" for e in error.errors())
+
+
+def _frame(graphs: GraphService, evaluation_id: str) -> dict[str, str]:
+    """What the workspace frame shows (workspace/evaluation.html); 404 for no such evaluation."""
+    return {"evaluation_id": evaluation_id, "evaluation_title": get_evaluation(graphs, evaluation_id).scope.title,
+            "current": "runs"}
+
+
+def may_run(person: Person | None) -> bool:
+    """Whether the domain would let this person start or continue a run (it checks again when they do)."""
+    return person is not None and bool(person.roles & {*RUNNERS, "admin"})
+
+
+def state_of(view: RunView, job: Job | None) -> Literal["running", "finished", "failed", "stopped"]:
+    """A run as an operator follows it: its job running in this service, every probe with its case, its job failed
+    (the reason in ``job.error``), or stopped short of its plan with nothing running it here."""
+    if job is not None and job.state == "running":
+        return "running"
+    if view.done:
+        return "finished"
+    return "failed" if job is not None and job.state == "failed" else "stopped"
+
+
+def _target(view: RunView) -> dict[str, Any]:
+    return json.loads(view.configuration)
+
+
+def _run_row(view: RunView, job: Job | None) -> dict[str, Any]:
+    return {"view": view, "job": job, "state": state_of(view, job), "target": _target(view)}
+
+
+def _listing(graphs: GraphService, jobs: Jobs, evaluation_id: str, offer: bool) -> dict[str, Any]:
+    """The runs page's reads: the evaluation, its runs, and (for whom may start one) its plans, approved now or not."""
+    frame = _frame(graphs, evaluation_id)
+    runs = [_run_row(view, jobs.get(view.iri)) for view in list_runs(graphs, evaluation_id)]
+    plans = list_plans(graphs, evaluation_id) if offer else []
+    return frame | {"runs": runs, "approved": [p for p in plans if p.approval.approved],
+                    "unapproved": [p for p in plans if not p.approval.approved]}
+
+
+def _runs_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str,
+               person: Person | None, form: StartForm, error: str | None = None, status: int = 200) -> HTMLResponse:
+    offer = may_run(person)
+    found = _listing(graphs, jobs, evaluation_id, offer)
+    html = render("workspace/operator_runs.html", title=f"Runs: {found['evaluation_title']}",
+                  link=request.app.state.publisher.local_href, offer=offer, form=form, error=error,
+                  key_envs=settings.key_envs, allowlist=settings.run_target_allowlist, **found)
+    return HTMLResponse(html, status_code=status)
+
+
+@router.get("/runs", response_class=HTMLResponse)
+async def runs_page(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
+                    _: ReaderDep, person: PagePerson, plan: int | None = None) -> HTMLResponse:
+    form = StartForm(plan=str(plan) if plan else "")
+    return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form)
+
+
+@router.post("/runs")
+async def start(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
+                person: FormWriter, form: Annotated[StartForm, Form()]) -> Response:
+    try:
+        body = RunBody.model_validate(form.body())
+        view, _ = await start_job(graphs, jobs, settings, evaluation_id, body, person.credential)
+    except ValidationError as invalid:
+        return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form,
+                                       _refusal(invalid), 422)
+    except (Unauthenticated, Forbidden):
+        raise
+    except ServiceError as refused:
+        return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form,
+                                       refused.message, status_of(refused))
+    return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{view.number}?done=started", status_code=303)
+
+
+def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
+              person: Person | None, page: int, form: ContinueForm | None = None, error: str | None = None,
+              status: int = 200, notice: str | None = None) -> HTMLResponse:
+    frame = _frame(graphs, evaluation_id)
+    view = run_view(graphs, evaluation_id, number)
+    job = jobs.get(view.iri)
+    errors = run_errors(graphs, view.iri, ERRORS_PAGE, (page - 1) * ERRORS_PAGE) if view.errors else []
+    target = _target(view)
+    html = render("workspace/operator_run.html", title=f"Run {number}: {frame['evaluation_title']}",
+                  link=request.app.state.publisher.local_href, scripts=["run-progress.js"], view=view, job=job,
+                  state=state_of(view, job), target=target, settings=json.loads(view.settings), errors=errors,
+                  page=page, pages=-(-view.errors // ERRORS_PAGE), offer=may_run(person),
+                  continuable=target.get("adapter") in CONTINUABLE, form=form or _continue_defaults(view),
+                  key_envs=settings.key_envs, error=error, notice=notice,
+                  run_json=f"/evaluations/{evaluation_id}/runs/{number}",
+                  plan_number=int(view.plan.rsplit("/", 1)[-1]), **frame)
+    return HTMLResponse(html, status_code=status)
+
+
+def _continue_defaults(view: RunView) -> ContinueForm:
+    """The Retry form filled in with the settings the run was started with."""
+    recorded: Mapping[str, Any] = json.loads(view.settings)
+    return ContinueForm(concurrency=str(recorded.get("concurrency", "")), retries=str(recorded.get("retries", "")),
+                        timeout_seconds=str(recorded.get("timeout_s", "")), backoff_seconds=str(recorded.get("backoff_s", "")),
+                        rate_per_second="" if recorded.get("rate_per_s") is None else str(recorded["rate_per_s"]))
+
+
+@router.get("/runs/{number}", response_class=HTMLResponse)
+async def run_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
+                   settings: SettingsDep, _: ReaderDep, person: PagePerson, page: int = 1,
+                   done: str | None = None) -> HTMLResponse:
+    return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person,
+                                   max(page, 1), notice=NOTICES.get(done or ""))
+
+
+def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
+    """The continuation's body: the run's own target as its recorded configuration states it (so the same version,
+    never one typed again), with the key variable and the settings from the form."""
+    recorded = _target(view)
+    target: dict[str, Any] = {"kind": recorded["adapter"]}
+    if recorded["adapter"] != "demo":
+        target |= {"baseUrl": recorded["endpoint"], "model": recorded["model_release"], "system": recorded["system"],
+                   "parameters": recorded["parameters"]}
+        if recorded.get("system_instructions"):
+            target["systemInstructions"] = recorded["system_instructions"]
+        if form.api_key_env.strip():
+            target["apiKeyEnv"] = form.api_key_env.strip()
+    return {"target": target, "settings": form.body()}
+
+
+@router.post("/runs/{number}/continuation")
+async def continuation(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
+                       settings: SettingsDep, person: FormWriter, form: Annotated[ContinueForm, Form()]) -> Response:
+    view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
+    try:
+        body = ContinueBody.model_validate(continuation_body(view, form))
+        await continue_job(graphs, jobs, settings, evaluation_id, number, body, person.credential)
+    except ValidationError as invalid:
+        refusal, status = _refusal(invalid), 422
+    except (Unauthenticated, Forbidden):
+        raise
+    except ServiceError as refused:
+        refusal, status = refused.message, status_of(refused)
+    else:
+        return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{number}?done=continued", status_code=303)
+    return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person, 1, form,
+                                   refusal, status)
