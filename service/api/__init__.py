@@ -18,6 +18,7 @@ from .routers import comparisons, metrics, oidc, report_pages, sign_in, workspac
 from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
 from .routers import workspace_expert, workspace_expert_criteria
+from .routers import workspace_home, workspace_reports
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -76,6 +77,8 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(report_pages.router)
     app.include_router(comparisons.router)
     app.include_router(metrics.router)
+    app.include_router(workspace_home.router)
+    app.include_router(workspace_reports.router)
     app.include_router(workspace_operator.router)
     app.include_router(workspace_expert.router)
     app.include_router(workspace_expert_criteria.router)

@@ -188,12 +188,6 @@ def catalog_page(entries: list[CatalogEntry], base_url: str, *, page: int = 1, p
                    documented={kind.value for kind in DOCUMENTED})
 
 
-def home_page(base_url: str, entries: list[CatalogEntry]) -> str:
-    """Where to start: what the service holds and where to look."""
-    documented = [e for e in entries if e.kind in DOCUMENTED and not e.batch_of]
-    return render("home.html", title="Home", base_url=base_url, entries=entries, documented=documented)
-
-
 def query_page(initial: str = "") -> str:
     """The query page: an editor, the examples (every published query among them) and a results area."""
     chosen = initial or examples()[0].text

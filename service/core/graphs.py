@@ -336,6 +336,10 @@ class GraphService(BatchAppends):
         """The catalog record of the graph named ``iri`` (e.g. one a record pinned), if it exists."""
         return self._catalog.entry(NamedNode(iri))
 
+    def find_graphs(self, iris: Sequence[str]) -> dict[str, CatalogEntry]:
+        """The catalog records of those of the graphs named ``iris`` that exist, by IRI, in one read."""
+        return self._catalog.entries_of([NamedNode(iri) for iri in iris])
+
     def entry(self, ref: GraphRef) -> CatalogEntry:
         entry = self._catalog.entry(ref.iri)
         if entry is None:

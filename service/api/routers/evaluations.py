@@ -21,7 +21,7 @@ from ...envelope import approvals
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import Unprocessable
-from ...core.formats import JSON, base_type, negotiate, rdf_format_for
+from ...core.formats import HTML, JSON, base_type, negotiate, rdf_format_for
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
@@ -34,7 +34,8 @@ from ..models import (
 )
 from ..envelope_json import content_json, scope_json
 from ..rdf_response import context_iri, rdf_response
-from .resources import linked_data, wants_json
+from .resources import OFFERED, linked_data
+from .workspace_home import evaluation_page
 from ..shapes import approval_json, envelope_status_json, envelope_summary_json, evaluation_summary_json
 
 router = APIRouter(tags=["evaluations"])
@@ -109,7 +110,10 @@ async def put_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep
 @router.get("/evaluations/{evaluation_id}", summary="An evaluation: JSON, its record graph as RDF, or a page")
 async def get_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
                          _: ReaderDep) -> Response:
-    if not wants_json(request):  # the evaluation's IRI is also its graph's: the record and its catalog entry
+    wanted = negotiate(request.headers.get("accept"), [JSON, *OFFERED])
+    if wanted == HTML:  # a browser gets the evaluation's overview in the workspace
+        return await evaluation_page(request, graphs, evaluation_id)
+    if wanted != JSON:  # the evaluation's IRI is also its graph's: the record and its catalog entry
         return await linked_data(request)
     evaluation = await run_in_threadpool(envelope.get_evaluation, graphs, evaluation_id)
     return _json(_evaluation_json(evaluation), _context(settings))

@@ -19,6 +19,8 @@ from ...reports.page import report_page
 from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
 from ..html import render
+from ..sessions import page_person
+from ..signing import signing
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["reports"])
 
@@ -43,17 +45,22 @@ FORMAT = {"percent": percent, "exact": exact, "outcome": tail, "short": tail}
 
 
 async def report_page_response(request: Request, graphs: GraphService, evaluation_id: str, number: int,
-                               reader: Credential | None) -> HTMLResponse:
-    """Report ``number``'s page; also what its IRI could answer a browser with (routers/reports.py)."""
+                               reader: Credential | None, *, refused: str | None = None, error: str | None = None,
+                               comment: str = "", status: int = 200) -> HTMLResponse:
+    """Report ``number``'s page; also what its IRI could answer a browser with (routers/reports.py). With the
+    sign-off forms the signed-in person may use, and a form's refusal (``refused``: which; ``error``: why)."""
     page = await computed(request, reader, lambda: report_page(graphs, evaluation_id, number))
+    forms = signing(evaluation_id, page.report, page_person(), request.query_params.get("done"), refused, error,
+                    comment)
     report_path = f"/evaluations/{evaluation_id}/reports/{number}"
     identifiers = {state.criterion: state.identifier for state in page.criteria}
     html = render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
                    link=request.app.state.publisher.local_href, path=report_path, scripts=["alternates.js"],
                    page=page, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
                    run_path=f"/evaluations/{evaluation_id}/runs/{page.report.basis.run.rsplit('/', 1)[-1]}",
-                   identifiers=identifiers, fitness=FITNESS.get(tail(page.report.statement.fitness), "—"), **FORMAT)
-    return HTMLResponse(html, headers={"Vary": "Accept"})
+                   identifiers=identifiers, fitness=FITNESS.get(tail(page.report.statement.fitness), "—"),
+                   signing=forms, reports_path=f"/evaluations/{evaluation_id}/workspace/reports", **FORMAT)
+    return HTMLResponse(html, status_code=status, headers={"Vary": "Accept"})
 
 
 @router.get("/reports/{number}/page", response_class=HTMLResponse,

@@ -1,4 +1,5 @@
-"""Dereferencing every published IRI: ``/``, the published JSON-LD contexts, and any other path (the catch-all).
+"""Dereferencing every published IRI: the published JSON-LD contexts, and any other path (the catch-all); the home
+page ``/`` is the workspace's (:mod:`.workspace_home`).
 
 Content negotiation gives HTML to browsers and Turtle, JSON-LD (compacted with the published context),
 N-Triples or RDF/XML to RDF clients, with ``Vary: Accept``; anything else is 406. Which IRI a path names is
@@ -17,7 +18,7 @@ from .. import html
 from ...core.errors import NotFound
 from ...core.formats import HTML, JSON, negotiate
 from ...publishing import Publisher
-from ..deps import GraphsDep, ReaderDep
+from ..deps import ReaderDep
 from .pages import term_doc
 from ..rdf_response import CONTEXTS, JSON_LD, context_iri, rdf_response
 
@@ -46,12 +47,6 @@ async def linked_data(request: Request, path: str | None = None) -> Response:
     triples = await run_in_threadpool(publisher.document, description)
     # pyld's compaction takes a while on a large graph: off the event loop, like the reads.
     return await run_in_threadpool(rdf_response, triples, wanted, None, context_iri(request.app.state.settings.base_url))
-
-
-@router.get("/", summary="Home page", response_class=HTMLResponse)
-async def home(request: Request, graphs: GraphsDep, _: ReaderDep) -> HTMLResponse:
-    entries = await run_in_threadpool(graphs.catalog)
-    return HTMLResponse(html.home_page(request.app.state.settings.base_url, entries))
 
 
 @router.get("/contexts/{name}", summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, "
