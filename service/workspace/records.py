@@ -26,7 +26,7 @@ from ..envelope.model import EnvelopeStatus
 from ..judgments.agreement import Said, envelope_threshold, instant
 from ..judgments.attestations import attestations
 from ..runs.records import RunView, list_runs
-from ..scope.model import EvaluationSummary
+from ..scope.model import EnvelopeSummary, EvaluationSummary
 from ..scope.records import list_evaluations
 from .annotation import annotate_path, owed_by_run
 from .cases import run_cases
@@ -41,7 +41,9 @@ UNATTESTED = "determined, not attested"
 
 
 @dataclass(frozen=True)
-class _Plan:
+class PlanState:
+    """A plan of the current envelope content, approved or not as the record states it."""
+
     iri: str
     number: int
     approved: bool
@@ -67,7 +69,7 @@ class Standing:
     """The envelope's assessments, read while it is not signed off; ``None`` otherwise or without an envelope."""
     unassessed_dso: str | None
     """The DSO whose present content no appropriateness assessment names, if any."""
-    plans: tuple[_Plan, ...] = ()
+    plans: tuple[PlanState, ...] = ()
     runs: tuple[RunView, ...] = ()
     reports: tuple[_Report, ...] = ()
     to_attest: dict[str, dict[str, str]] = field(default_factory=dict)
@@ -98,15 +100,10 @@ def standing(graphs: GraphService, summary: EvaluationSummary) -> Standing:
     envelope = summary.envelope
     if envelope is None:
         return Standing(summary, Stage.SCOPED, None, unassessed)
-    if not any(r["item"].value == envelope.iri and r["envelopeDigest"].value == envelope.digest
-               and r["outcome"].value == PASSED for r in _kind(rows, "envelope-sign-off")):
+    if not _signed_off(rows, envelope):
         status = envelope_status(graphs, summary.id)
         return Standing(summary, Stage.ENVELOPE_DRAFTED if status.missing else Stage.ENVELOPE_ASSESSED, status, unassessed)
-    approvals = {(r["item"].value, r["planDigest"].value) for r in _kind(rows, "plan-approval")
-                 if r["envelopeDigest"].value == envelope.digest and r["outcome"].value == PASSED}
-    plans = tuple(_Plan(r["item"].value, _number(r["item"].value),
-                        "planDigest" in r and (r["item"].value, r["planDigest"].value) in approvals)
-                  for r in _kind(rows, "plan") if r["envelopeDigest"].value == envelope.digest)
+    plans = _plans(rows, envelope)
     current = {p.iri for p in plans}
     runs = tuple(run for run in list_runs(graphs, summary.id) if run.plan in current)
     signed = {r["item"].value for r in _kind(rows, "report-sign-off")}
@@ -117,6 +114,30 @@ def standing(graphs: GraphService, summary: EvaluationSummary) -> Standing:
     to_attest = {run: _to_attest(graphs, summary.id, run, by_criterion) for run, by_criterion in latest.items()}
     return Standing(summary, _stage(plans, runs, reports, to_attest), None, unassessed, plans, runs, reports,
                     to_attest, needing)
+
+
+def current_plans(graphs: GraphService, summary: EvaluationSummary) -> tuple[PlanState, ...]:
+    """The plans made on the evaluation's current envelope content, each approved or not as the record states it
+    (none before the envelope's sign-off): its milestones alone are read, not the plans' content, so that a page can
+    offer the approved ones at once; running one recomputes the digests (:func:`..plan.approval.require_approved_plan`)."""
+    rows = graphs.rows("workspace-milestones", {"evaluation": NamedNode(summary.iri)})
+    envelope = summary.envelope
+    return _plans(rows, envelope) if envelope is not None and _signed_off(rows, envelope) else ()
+
+
+def _signed_off(rows: list[Row], envelope: EnvelopeSummary) -> bool:
+    return any(r["item"].value == envelope.iri and r["envelopeDigest"].value == envelope.digest
+               and r["outcome"].value == PASSED for r in _kind(rows, "envelope-sign-off"))
+
+
+def _plans(rows: list[Row], envelope: EnvelopeSummary) -> tuple[PlanState, ...]:
+    """The plans made on ``envelope``'s recorded digest, each approved when an approval names its recorded digest
+    and that envelope digest."""
+    approvals = {(r["item"].value, r["planDigest"].value) for r in _kind(rows, "plan-approval")
+                 if r["envelopeDigest"].value == envelope.digest and r["outcome"].value == PASSED}
+    return tuple(PlanState(r["item"].value, _number(r["item"].value),
+                           "planDigest" in r and (r["item"].value, r["planDigest"].value) in approvals)
+                 for r in _kind(rows, "plan") if r["envelopeDigest"].value == envelope.digest)
 
 
 def _kind(rows: list[Row], kind: str) -> list[Row]:
@@ -168,7 +189,7 @@ def _to_attest(graphs: GraphService, evaluation_id: str, run: str, latest: dict[
     return out
 
 
-def _stage(plans: tuple[_Plan, ...], runs: tuple[RunView, ...], reports: tuple[_Report, ...],
+def _stage(plans: tuple[PlanState, ...], runs: tuple[RunView, ...], reports: tuple[_Report, ...],
            to_attest: dict[str, dict[str, str]]) -> Stage:
     """The furthest stage a record with a signed-off envelope has reached (docs/workspace.md, "Stages")."""
     run = max(runs, key=lambda r: r.number, default=None)

@@ -21,13 +21,14 @@ from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Settings
-from ...core.errors import Forbidden, ServiceError, Unauthenticated
+from ...core.errors import Forbidden, NotFound, ServiceError, Unauthenticated
 from ...core.people import Person
 from ...core.graphs import GraphService
-from ...envelope import get_evaluation
-from ...plan.records import list_plans
 from ...runs.jobs import Job, Jobs
 from ...runs.records import RUNNERS, RunView, list_runs, run_errors, run_view
+from ...scope.model import EvaluationSummary
+from ...scope.records import list_evaluations
+from ...workspace.records import current_plans
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep
 from ..html import render
 from ..models import ContinueBody, RunBody
@@ -102,10 +103,17 @@ def _refusal(error: ValidationError) -> str:
     return "; ".join(f"{where(e['loc'])}: {e['msg']}" for e in error.errors())
 
 
-def _frame(graphs: GraphService, evaluation_id: str) -> dict[str, str]:
-    """What the workspace frame shows (workspace/evaluation.html); 404 for no such evaluation."""
-    return {"evaluation_id": evaluation_id, "evaluation_title": get_evaluation(graphs, evaluation_id).scope.title,
-            "current": "runs"}
+def _summary(graphs: GraphService, evaluation_id: str) -> EvaluationSummary:
+    """The evaluation as listed (its title, its current envelope); 404 for no such evaluation."""
+    found = next((s for s in list_evaluations(graphs) if s.id == evaluation_id), None)
+    if found is None:
+        raise NotFound(f"no evaluation {evaluation_id!r}: GET /evaluations lists them")
+    return found
+
+
+def _frame(summary: EvaluationSummary) -> dict[str, str]:
+    """What the workspace frame shows (workspace/evaluation.html)."""
+    return {"evaluation_id": summary.id, "evaluation_title": summary.title, "current": "runs"}
 
 
 def may_run(person: Person | None) -> bool:
@@ -132,12 +140,13 @@ def _run_row(view: RunView, job: Job | None) -> dict[str, Any]:
 
 
 def _listing(graphs: GraphService, jobs: Jobs, evaluation_id: str, offer: bool) -> dict[str, Any]:
-    """The runs page's reads: the evaluation, its runs, and (for whom may start one) its plans, approved now or not."""
-    frame = _frame(graphs, evaluation_id)
+    """The runs page's reads: the evaluation, its runs, and (for whom may start one) the plans of its current envelope
+    content, approved or not as the record states it (starting one recomputes the digests)."""
+    summary = _summary(graphs, evaluation_id)
     runs = [_run_row(view, jobs.get(view.iri)) for view in list_runs(graphs, evaluation_id)]
-    plans = list_plans(graphs, evaluation_id) if offer else []
-    return frame | {"runs": runs, "approved": [p for p in plans if p.approval.approved],
-                    "unapproved": [p for p in plans if not p.approval.approved]}
+    plans = current_plans(graphs, summary) if offer else ()
+    return _frame(summary) | {"runs": runs, "approved": [p for p in plans if p.approved],
+                              "unapproved": [p for p in plans if not p.approved]}
 
 
 def _runs_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str,
@@ -177,7 +186,7 @@ async def start(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: J
 def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
               person: Person | None, page: int, form: ContinueForm | None = None, error: str | None = None,
               status: int = 200, notice: str | None = None) -> HTMLResponse:
-    frame = _frame(graphs, evaluation_id)
+    frame = _frame(_summary(graphs, evaluation_id))
     view = run_view(graphs, evaluation_id, number)
     job = jobs.get(view.iri)
     errors = run_errors(graphs, view.iri, ERRORS_PAGE, (page - 1) * ERRORS_PAGE) if view.errors else []
