@@ -19,6 +19,7 @@ from .routers import (agreement, evaluations, graph_store, graphs, health, impor
                       pages, plans, records, reports, resources, run_imports, runs, sparql)
 from .routers import workspace_expert, workspace_expert_criteria
 from .routers import workspace_home, workspace_reports
+from .routers import workspace_annotator
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:
@@ -80,6 +81,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     app.include_router(workspace_home.router)
     app.include_router(workspace_reports.router)
     app.include_router(workspace_operator.router)
+    app.include_router(workspace_annotator.router)
     app.include_router(workspace_expert.router)
     app.include_router(workspace_expert_criteria.router)
     app.include_router(resources.router)  # last: its catch-all dereferences every other path
