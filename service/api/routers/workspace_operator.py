@@ -190,10 +190,10 @@ def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Sett
     view = run_view(graphs, evaluation_id, number)
     job = jobs.get(view.iri)
     errors = run_errors(graphs, view.iri, ERRORS_PAGE, (page - 1) * ERRORS_PAGE) if view.errors else []
-    target = _target(view)
+    target, state = _target(view), state_of(view, job)
     html = render("workspace/operator_run.html", title=f"Run {number}: {frame['evaluation_title']}",
-                  link=request.app.state.publisher.local_href, scripts=["run-progress.js"], view=view, job=job,
-                  state=state_of(view, job), target=target, settings=json.loads(view.settings), errors=errors,
+                  link=request.app.state.publisher.local_href, scripts=["run-progress.js"] if state == "running" else [],
+                  view=view, job=job, state=state, target=target, settings=json.loads(view.settings), errors=errors,
                   page=page, pages=-(-view.errors // ERRORS_PAGE), offer=may_run(person),
                   continuable=target.get("adapter") in CONTINUABLE, form=form or _continue_defaults(view),
                   key_envs=settings.key_envs, error=error, notice=notice,
