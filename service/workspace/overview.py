@@ -3,8 +3,9 @@
 
 The overview is what the evaluation's IRI dereferences to, read through the same domain functions the REST routes
 use: the scope and envelope from the record's head graph (:func:`service.envelope.get_evaluation`), the envelope's
-assessments (:func:`service.envelope.approvals.envelope_status`, the sign-off's who and when from the approvals), the
-stage (:func:`.records.standing`), and the plans, runs and reports, each a record of its own with its own IRI.
+assessments (:func:`service.envelope.approvals.envelope_status`; the sign-off's who and when,
+``queries/envelope-sign-offs.rq``), the stage (:func:`.records.standing`, whose milestones also give each plan's
+approval and each report's state), the plans (``queries/plans.rq``) and runs, each a record with its own IRI.
 
 A report's state is read from the record (made, signed off, accepted) and checked cheaply: the catalog digests of
 the graphs it was computed from against the digests it states. A graph changed since means the report no longer
@@ -21,14 +22,14 @@ from pyoxigraph import NamedNode
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
 from ..envelope import get_evaluation
-from ..envelope.approvals import envelope_status, records
-from ..envelope.model import ApprovalRecord, EnvelopeStatus, Evaluation
+from ..envelope.approvals import envelope_status
+from ..envelope.model import EnvelopeStatus, Evaluation
 from ..reports.model import Report
 from ..reports.records import list_reports
 from ..runs.records import RunView, list_runs
 from ..scope.records import list_evaluations
 from .model import Stage
-from .records import standing
+from .records import Standing, standing
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,14 @@ class PlanRow:
     created_by: str
     created: str
     approved: bool | None
+
+
+@dataclass(frozen=True)
+class SignOffRow:
+    """Who signed an envelope version off (their agent IRI) and when (``queries/envelope-sign-offs.rq``)."""
+
+    agent: str
+    at: str
 
 
 @dataclass(frozen=True)
@@ -63,14 +72,20 @@ class EvaluationDetail:
     assessments and sign-off, and every plan, run and report of the record (of earlier envelope content too)."""
 
     evaluation: Evaluation
-    stage: Stage
+    standing: Standing
+    """Where the record stands (:func:`.records.standing`): its stage, and what the waiting items rest on."""
     status: EnvelopeStatus | None
     """The current envelope's assessments (``None`` before an envelope)."""
-    sign_off: ApprovalRecord | None
+    sign_off: SignOffRow | None
     """The organizational expert's sign-off naming the current envelope's digest, if given."""
     plans: tuple[PlanRow, ...]
     runs: tuple[RunView, ...]
+    """Every run of the record (the standing's are those on plans of the current envelope content)."""
     reports: tuple[ReportRow, ...]
+
+    @property
+    def stage(self) -> Stage:
+        return self.standing.stage
 
     @property
     def relevance(self) -> dict[str, int]:
@@ -88,10 +103,10 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
     evaluation = get_evaluation(graphs, evaluation_id)
     status = envelope_status(graphs, evaluation_id) if evaluation.envelope else None
     sign_off = None
-    if status is not None and status.signed_off:
-        sign_off = next((r for r in reversed(records(graphs, evaluation.iri)) if r.kind == "envelope-sign-off"
-                         and r.subject == status.envelope and r.envelope_digest == status.digest
-                         and r.outcome == "passed"), None)
+    if status is not None and status.signed_off:  # who signed this content off, and when
+        sign_off = next((SignOffRow(r["agent"].value, r["time"].value)
+                         for r in reversed(graphs.rows("envelope-sign-offs", {"evaluation": NamedNode(evaluation.iri)}))
+                         if r["envelope"].value == status.envelope and r["digest"].value == status.digest), None)
     found = standing(graphs, summary)
     approved = {p.iri: p.approved for p in found.plans}
     plans = tuple(PlanRow(r["plan"].value, int(r["plan"].value.rsplit("/", 1)[-1]),
@@ -100,8 +115,7 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
                   for r in graphs.rows("plans", {"evaluation": NamedNode(evaluation.iri)}))
     reports = tuple(ReportRow(r.iri, r.number, r.run, "final" if r.accepted else "signed" if r.signed_off else "draft")
                     for r in found.reports)
-    return EvaluationDetail(evaluation, found.stage, status, sign_off, plans, tuple(list_runs(graphs, evaluation_id)),
-                            reports)
+    return EvaluationDetail(evaluation, found, status, sign_off, plans, tuple(list_runs(graphs, evaluation_id)), reports)
 
 
 @dataclass(frozen=True)

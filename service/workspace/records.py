@@ -230,9 +230,16 @@ def waiting_for(graphs: GraphService, agent: str, roles: frozenset[str], languag
     all): per evaluation by identifier, then role (:data:`ROLES` order), then the kind's own order. ``languages``
     (BCP 47 tags; ``None``: not declared) and ``expertise`` (concept, dimension or category IRIs; empty: none
     declared) narrow the cases waiting for an annotator (:func:`_annotator`)."""
-    held = frozenset(ROLES) if ADMIN in roles else roles & frozenset(ROLES)
     return [item for summary in list_evaluations(graphs)
-            for item in _waiting(graphs, standing(graphs, summary), held, agent, languages, expertise)]
+            for item in waiting_here(graphs, standing(graphs, summary), agent, roles, languages, expertise)]
+
+
+def waiting_here(graphs: GraphService, found: Standing, agent: str, roles: frozenset[str],
+                 languages: frozenset[str] | None, expertise: frozenset[str]) -> list[WaitingItem]:
+    """What waits for ``agent`` in the one evaluation ``found`` is the standing of, as :func:`waiting_for` lists it
+    (a page that read the standing already reads it once)."""
+    held = frozenset(ROLES) if ADMIN in roles else roles & frozenset(ROLES)
+    return _waiting(graphs, found, held, agent, languages, expertise)
 
 
 def _waiting(graphs: GraphService, found: Standing, roles: frozenset[str], agent: str | None,

@@ -19,7 +19,7 @@ from ...core.people import Person
 from ...publishing.ontology_docs import DOCUMENTED
 from ...workspace import Waiting, WaitingItem, evaluations_for, waiting_for
 from ...workspace.overview import evaluation_detail
-from ...workspace.records import ROLES
+from ...workspace.records import ROLES, waiting_here
 from ..deps import GraphsDep, ReaderDep
 from ..html import render
 from ..sessions import PagePerson, page_person
@@ -46,8 +46,12 @@ def waiting_of(graphs: GraphService, person: Person | None) -> list[WaitingItem]
     every language (docs/workspace.md, "The annotator queue")."""
     if person is None:
         return []
-    return waiting_for(graphs, person.agent, person.roles, frozenset(person.languages) or None,
-                       frozenset(person.expertise))
+    return waiting_for(graphs, person.agent, person.roles, *_declared(person))
+
+
+def _declared(person: Person) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """The languages (``None``: none declared) and expertise an annotator's cases are offered by."""
+    return frozenset(person.languages) or None, frozenset(person.expertise)
 
 
 def _home(request: Request, graphs: GraphService, person: Person | None) -> str:
@@ -69,13 +73,13 @@ async def home(request: Request, graphs: GraphsDep, _: ReaderDep, person: PagePe
 
 def _overview(request: Request, graphs: GraphService, evaluation_id: str, person: Person | None) -> str:
     found = evaluation_detail(graphs, evaluation_id)
-    waiting = [item for item in waiting_of(graphs, person) if item.evaluation == evaluation_id]
+    waiting = waiting_here(graphs, found.standing, person.agent, person.roles, *_declared(person)) if person else []
     path = f"/evaluations/{evaluation_id}"
     return render("workspace/home_overview.html", title=found.evaluation.scope.title,
                   link=request.app.state.publisher.local_href, path=path, scripts=["alternates.js"],
                   evaluation_id=evaluation_id, evaluation_title=found.evaluation.scope.title, current="overview",
                   found=found, waiting=waiting, person=person, steps=STEPS, evaluation_path=path,
-                  agent_iri=graphs.agent_iri, outcome_words=ASSESSED, state_words=STATES, **FORMAT)
+                  outcome_words=ASSESSED, state_words=STATES, **FORMAT)
 
 
 async def evaluation_page(request: Request, graphs: GraphService, evaluation_id: str) -> HTMLResponse:
