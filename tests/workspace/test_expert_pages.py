@@ -2,28 +2,27 @@
 domain at each stage its experts act in: a drafted envelope, a plan made, a run judged. People sign in through the
 form; each action a page offers is checked against what the REST routes then return. A person whose roles do not
 allow an action is not shown its form and gets 403 for posting it anyway; a form without the session's CSRF token
-gets 403; a refused form comes back with the message and the values sent, under the refusal's status.
+gets 403; a refused form comes back with the message and the values sent, under the refusal's status. The same pages
+in a browser: test_expert_pages_browser.py.
 """
 
 from __future__ import annotations
 
 import json
 import re
-from html import unescape
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
+from html import unescape
 
 import httpx
 import pytest
 from markupsafe import escape
-from playwright.sync_api import Page, ViewportSize
 
 from service.api import create_app
 
 from ..api.workspace import Visitor, hidden, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, restored, settings_for
 from ..judgments.test_judgments_api import judged  # noqa: F401
-from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
 from ..plan.test_second_domain_plan import ID, domain_json, load_domain, planned  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
 
@@ -319,96 +318,3 @@ def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_t
         assert (old["current"], new["current"], new["supersedes"], new["reason"], new["outcome"]) == (
             False, True, first["attestation"], "misread the question", "inapplicable")
 
-
-# ------------------------------------------------------------------------------------------------ in a browser
-
-
-def open_signed_in(new_page: Callable[[ViewportSize], Page], url: str, agent: str, path: str) -> Page:
-    """A laptop page signed in through the sign-in form, on ``path``."""
-    browser = new_page(LAPTOP)
-    browser.goto(f"{url}/sign-in?next={path}")
-    browser.fill("#username", agent)
-    browser.fill("#password", next(p["password"] for p in PEOPLE if p["agent"] == agent))
-    with browser.expect_navigation():
-        browser.keyboard.press("Enter")
-    assert browser.url == f"{url}{path}"
-    return browser
-
-
-def checked(browser: Page, name: str) -> None:
-    """axe-core, labels and the width on a laptop and a phone; the screenshots kept."""
-    assert_accessible(browser)
-    assert_labelled(browser)
-    assert_fits_width(browser)
-    keep_screenshot(browser, name)
-    browser.set_viewport_size(PHONE)
-    assert_fits_width(browser)
-    keep_screenshot(browser, f"{name}-phone")
-    browser.set_viewport_size(LAPTOP)
-
-
-def test_the_envelope_page_in_a_browser(drafted: Service, app_slot: tuple,
-                                        new_page: Callable[[ViewportSize], Page]) -> None:
-    with people_site(drafted, app_slot) as url:
-        browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/envelope")
-        checked(browser, "expert-envelope")
-        form = browser.locator(f"#relevance-{CRITERIA[0]} form")
-        form.get_by_label("relevant", exact=True).check()
-        form.get_by_label(f"Note on {CRITERIA[0]}").fill("hanging is what protects")
-        with browser.expect_navigation():
-            form.get_by_role("button").click()
-        assert browser.locator(".notice").inner_text() == f"Recorded: the relevance of {CRITERIA[0]}."
-        assert approvals(drafted)[0]["comment"] == "hanging is what protects"
-
-
-def test_the_scenarios_page_in_a_browser(planned: Service, app_slot: tuple,  # noqa: F811
-                                         new_page: Callable[[ViewportSize], Page]) -> None:
-    with people_site(planned, app_slot) as url:
-        browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/scenarios")
-        checked(browser, "expert-scenarios")
-        browser.get_by_label("Status").select_option("blocked")
-        with browser.expect_navigation():
-            browser.get_by_role("button", name="Show").click()
-        assert browser.locator(".blocked").count() > 0 and browser.locator("form.act").count() == 0
-
-
-def test_the_plan_pages_in_a_browser(planned: Service, app_slot: tuple,  # noqa: F811
-                                     new_page: Callable[[ViewportSize], Page]) -> None:
-    with people_site(planned, app_slot) as url:
-        browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/plans")
-        checked(browser, "expert-plans")
-        with browser.expect_navigation():
-            browser.get_by_role("link", name="Plan 1", exact=True).click()
-        checked(browser, "expert-plan")
-        with browser.expect_navigation():
-            browser.get_by_role("button", name="Approve plan 1 as shown here").click()
-        assert browser.locator(".notice").inner_text() == "Recorded: the plan's approval."
-        assert planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()["approved"]
-
-
-def test_the_criteria_pages_in_a_browser_attesting_with_the_keyboard(judged: Service, app_slot: tuple,  # noqa: F811
-                                                                     new_page: Callable[[ViewportSize], Page]) -> None:
-    with people_site(judged, app_slot) as url:
-        browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/criteria")
-        checked(browser, "expert-criteria")
-        with browser.expect_navigation():
-            browser.get_by_role("link", name="hanging", exact=True).click()
-        checked(browser, "expert-criterion")
-        form = browser.locator("#attest")
-        form.get_by_label("cannot tell").focus()
-        browser.keyboard.press("Space")  # the outcome
-        browser.keyboard.press("Tab")
-        browser.keyboard.press("Space")  # the evidence: sufficient, then the next one down
-        browser.keyboard.press("ArrowDown")
-        browser.keyboard.press("Tab")
-        browser.keyboard.press("Space")  # the test: appropriate
-        browser.keyboard.press("Tab")
-        browser.keyboard.type("Two replies only: too few to tell.")
-        browser.keyboard.press("Tab")
-        with browser.expect_navigation():
-            browser.keyboard.press("Enter")
-        assert browser.locator(".notice").inner_text() == "Recorded: the attestation."
-        (made,) = attestations(judged)
-        assert (made["outcome"], made["sufficiency"], made["appropriateness"], made["rationale"]) == (
-            "cantTell", "Insufficient", "Appropriate", "Two replies only: too few to tell.")
-        checked(browser, "expert-criterion-attested")
