@@ -39,7 +39,7 @@ from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
 from ..html import render
 from ..models import AppropriatenessBody, ExclusionBody, PlanApprovalBody, RelevanceBody, SignOffBody
-from ..problems import STATUS
+from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", include_in_schema=False)
@@ -145,7 +145,7 @@ async def act(request: Request, form: str, body: type[BaseModel], labels: Mappin
     except ValidationError as error:
         return await build(Refusal(form, _message(error, labels), values), 422)
     except ServiceError as error:
-        status = next((STATUS[cls] for cls in type(error).__mro__ if cls in STATUS), 500)
+        status = status_of(error)
         if isinstance(error, Unauthenticated) or status >= 500:
             raise
         return await build(Refusal(form, error.message, values), status)
