@@ -3,9 +3,11 @@
 
 The overview is what the evaluation's IRI dereferences to, read through the same domain functions the REST routes
 use: the scope and envelope from the record's head graph (:func:`service.envelope.get_evaluation`), the envelope's
-assessments (:func:`service.envelope.approvals.envelope_status`; the sign-off's who and when,
-``queries/envelope-sign-offs.rq``), the stage (:func:`.records.standing`, whose milestones also give each plan's
-approval and each report's state), the plans (``queries/plans.rq``) and runs, each a record with its own IRI.
+assessments while it is not signed off (:func:`service.envelope.approvals.envelope_status`, which the stage reads)
+and, once it is, who signed it off and when (``queries/workspace-envelope-sign-off.rq``), the stage
+(:func:`.records.standing`, whose milestones also give each plan's approval and each report's state), the plans
+(``queries/plans.rq``) and runs, each a record with its own IRI. Every read starts from the evaluation's milestones
+or a record's own IRI, so none costs the record's determinations.
 
 A report's state is read from the record (made, signed off, accepted) and checked cheaply: the catalog digests of
 the graphs it was computed from against the digests it states. A graph changed since means the report no longer
@@ -22,7 +24,6 @@ from pyoxigraph import NamedNode
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
 from ..envelope import get_evaluation
-from ..envelope.approvals import envelope_status
 from ..envelope.model import EnvelopeStatus, Evaluation
 from ..reports.model import Report
 from ..reports.records import list_reports
@@ -74,10 +75,8 @@ class EvaluationDetail:
     evaluation: Evaluation
     standing: Standing
     """Where the record stands (:func:`.records.standing`): its stage, and what the waiting items rest on."""
-    status: EnvelopeStatus | None
-    """The current envelope's assessments (``None`` before an envelope)."""
     sign_off: SignOffRow | None
-    """The organizational expert's sign-off naming the current envelope's digest, if given."""
+    """The organizational expert's sign-off naming the current envelope's digest, once given."""
     plans: tuple[PlanRow, ...]
     runs: tuple[RunView, ...]
     """Every run of the record (the standing's are those on plans of the current envelope content)."""
@@ -86,6 +85,11 @@ class EvaluationDetail:
     @property
     def stage(self) -> Stage:
         return self.standing.stage
+
+    @property
+    def status(self) -> EnvelopeStatus | None:
+        """The current envelope's assessments while it is not signed off (a sign-off needs every one of them)."""
+        return self.standing.status
 
     @property
     def relevance(self) -> dict[str, int]:
@@ -101,13 +105,13 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
     if summary is None:
         raise NotFound(f"no evaluation {evaluation_id!r}: GET /evaluations lists them")
     evaluation = get_evaluation(graphs, evaluation_id)
-    status = envelope_status(graphs, evaluation_id) if evaluation.envelope else None
-    sign_off = None
-    if status is not None and status.signed_off:  # who signed this content off, and when
-        sign_off = next((SignOffRow(r["agent"].value, r["time"].value)
-                         for r in reversed(graphs.rows("envelope-sign-offs", {"evaluation": NamedNode(evaluation.iri)}))
-                         if r["envelope"].value == status.envelope and r["digest"].value == status.digest), None)
     found = standing(graphs, summary)
+    sign_off = None
+    if summary.envelope is not None and found.status is None:  # signed off: by whom, when
+        rows = graphs.rows("workspace-envelope-sign-off", {"evaluation": NamedNode(evaluation.iri),
+                                                           "envelope": NamedNode(summary.envelope.iri)})
+        sign_off = next((SignOffRow(r["agent"].value, r["time"].value) for r in reversed(rows)
+                         if r["digest"].value == summary.envelope.digest), None)
     approved = {p.iri: p.approved for p in found.plans}
     plans = tuple(PlanRow(r["plan"].value, int(r["plan"].value.rsplit("/", 1)[-1]),
                           r["strategy"].value.rsplit("/", 1)[-1], int(r["probes"].value), r["envelope"].value,
@@ -115,7 +119,7 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
                   for r in graphs.rows("plans", {"evaluation": NamedNode(evaluation.iri)}))
     reports = tuple(ReportRow(r.iri, r.number, r.run, "final" if r.accepted else "signed" if r.signed_off else "draft")
                     for r in found.reports)
-    return EvaluationDetail(evaluation, found, status, sign_off, plans, tuple(list_runs(graphs, evaluation_id)), reports)
+    return EvaluationDetail(evaluation, found, sign_off, plans, tuple(list_runs(graphs, evaluation_id)), reports)
 
 
 @dataclass(frozen=True)

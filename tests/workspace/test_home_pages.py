@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from html import unescape
 
 from pyld import jsonld
 from playwright.sync_api import Page, ViewportSize
@@ -141,13 +142,9 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
         assert (by_id(text, "requirements"), by_id(text, "criteria"), by_id(text, "in-scope")) == (
             str(len(requirements)), str(len(criteria)), str(len(in_scope)))
 
-    # the approvals, plans, runs and reports: records of their own, as their REST routes list them
-    approvals = rest(example, f"{EVALUATION}/approvals")["approvals"]
-    (signed,) = [a for a in approvals if a["kind"] == "envelope-sign-off"]
+    # the sign-off, plans, runs and reports: records of their own, as their REST routes list them
+    (signed,) = [a for a in rest(example, f"{EVALUATION}/approvals")["approvals"] if a["kind"] == "envelope-sign-off"]
     assert by_id(text, "envelope-sign-off") == f"signed off by {signed['agent']}, {signed['time'][:16].replace('T', ' ')}"
-    relevance = {a["subject"]: a["outcome"] for a in approvals if a["kind"] == "relevance"}  # the latest of each
-    counts = [list(relevance.values()).count(o) for o in ("passed", "failed")]
-    assert by_id(text, "relevance") == f"{counts[0]} relevant, {counts[1]} not relevant, {len(criteria) - len(relevance)} not assessed"
     for plan in rest(example, f"{EVALUATION}/plans")["plans"]:
         row = re.search(rf'<tr><td><a href="{EVALUATION}/workspace/plans/{plan["number"]}">.*?</tr>', text, re.S)
         assert row and f'href="{EVALUATION}/plans/{plan["number"]}"' in row.group(0)
@@ -158,6 +155,23 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
         assert f'<a href="{EVALUATION}/reports/{report["number"]}/page">Report {report["number"]}</a>' in text
         assert {"final": "accepted: final"}[report["status"]] in text
     assert "accepted step 6 of 6: report" in by_id(text, "stage")
+
+    # a new envelope version, not signed off: its assessments as the envelope's status states them
+    assert example.http.post(f"{EVALUATION}/envelope/versions", headers=example.auth("theo")).status_code == 201
+    status = rest(example, f"{EVALUATION}/envelope")["status"]
+    text = example.http.get(EVALUATION, headers=HTML).text
+    assert by_id(text, "envelope-version") == f"version {status['version']}" == "version 2"
+    assert by_id(text, "envelope-digest") == status["digest"]
+    given = list(status["relevance"].values())
+    assert by_id(text, "relevance") == (f"{given.count('passed')} relevant, {given.count('failed')} not relevant, "
+                                        f"{given.count(None)} not assessed")
+    words = {"passed": "appropriate", "failed": "not appropriate", None: "not assessed"}
+    assert (by_id(text, "dso-appropriateness"), by_id(text, "appropriateness")) == (
+        words[status["dsoAppropriateness"]], words[status["appropriateness"]])
+    missing = text[text.index('id="envelope-missing"'):]
+    assert [unescape(gap) for gap in re.findall(r"<li>(.*?)</li>", missing[:missing.index("</ul>")])] == (
+        status["missingForSignOff"])
+    assert "envelope drafted step 2 of 6: envelope" in by_id(text, "stage")
 
 
 def test_the_home_and_the_overview_in_a_browser(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:  # noqa: F811
