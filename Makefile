@@ -18,9 +18,17 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/caie serve --data-dir $(DATA) --port $(PORT) --examples
 
-# Page tests drive a real Chromium (Debian's package); install it when it is missing.
+# Page tests drive a real Chromium (Debian's package) with Playwright (a [test] extra, launched on it: no browser
+# download); install it when it is missing.
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+# What the page tests inject into pages: axe-core, pinned in tests/js/package-lock.json (npm ci; node_modules is not
+# committed). Node.js and npm from Debian when they are missing.
+JS_STAMP := tests/js/node_modules/.package-lock.json
+$(JS_STAMP): tests/js/package.json tests/js/package-lock.json
+	@command -v npm >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq nodejs npm >/dev/null)
+	npm ci --prefix tests/js --no-audit --no-fund --silent
 
 # Remote-store tests also run on a real Virtuoso 7: Debian's binaries (virtuoso-t, isql-vt) at 7.2.5.1. Only the
 # -bin package: the full virtuoso-opensource-7 would also register and start a system-wide server on 1111/8890;
@@ -30,7 +38,7 @@ virtuoso:
 
 # Two pytest workers (pytest-xdist), a test file each at a time: the machine has two cores and many tests wait on
 # servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per worker.
-test: $(STAMP) browser virtuoso
+test: $(STAMP) browser $(JS_STAMP) virtuoso
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # Whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple
@@ -54,4 +62,4 @@ bench-sparql: $(STAMP) wrk
 	$(BIN)/python bench/sparql_load.py
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis
+	rm -rf $(VENV) .pytest_cache .hypothesis tests/js/node_modules test-artifacts

@@ -39,6 +39,8 @@ from service.core.memo import CACHE_DIR_ENV
 
 from .servers import AppSlot, VirtuosoServer, app_server, oxigraph_server, virtuoso_server
 
+pytest_plugins = ["tests.pages_browser"]  # the browser fixtures and page checks (Playwright on Debian's Chromium)
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 BASE_URL = "http://caie.test/"

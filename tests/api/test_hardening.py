@@ -13,7 +13,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable
@@ -21,14 +20,15 @@ from pathlib import Path
 
 import httpx
 import pytest
+from playwright.sync_api import Page, expect
 from pyoxigraph import Quad
 
 from service.api import create_app
 from service.core.config import Settings
 from service.plan.testplan import create_plan
 
-from ..browser import FLAGS, chromium
 from ..conftest import REPO, ROLES, Service, settings_for
+from ..pages_browser import console_errors
 from ..plan.test_plans_api import PLAN, make_plan, signed  # noqa: F401
 from ..servers import wait_until_up, app_server, free_port
 from ..test_cli import data_dir_with_worked_example, worked_example_quads  # noqa: F401
@@ -172,20 +172,15 @@ def test_only_http_iris_become_links_and_every_answer_has_the_policy(service: Se
     assert "default-src 'none'" in docs.headers["content-security-policy"]  # Swagger UI ships in a package (no CDN)
 
 
-def console_of(url: str) -> str:
-    """What Chromium logged while rendering ``url`` (a CSP violation is logged there)."""
-    with tempfile.TemporaryDirectory(prefix="caie-chromium-") as profile:
-        result = subprocess.run([chromium(), *FLAGS, f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
-                                 "--dump-dom", url], capture_output=True, text=True, timeout=60, check=True)
-    return result.stderr
-
-
 @EMBEDDED_ONLY
-def test_pages_render_in_a_browser_without_breaking_their_policy(service: Service) -> None:
+def test_pages_render_in_a_browser_without_breaking_their_policy(service: Service, browser_page: Page) -> None:
+    """A script or style the policy blocked is a console error, which fails the test (tests/pages_browser.py)."""
     page_with_unsafe_links(service)
     for path in ("/thing", "/graphs", "/"):
-        log = console_of(service.url + path)
-        assert "Content Security Policy" not in log and "Refused" not in log, log
+        browser_page.goto(service.url + path)
+        expect(browser_page.locator("h1")).to_be_visible()
+        assert browser_page.evaluate("getComputedStyle(document.body).maxWidth") != "none"  # the stylesheet applied
+        assert console_errors(browser_page) == [], path
 
 
 # ------------------------------------------------------------------------------ the plan budget limit

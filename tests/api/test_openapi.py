@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from playwright.sync_api import Page, expect
 
 from service.api.openapi import NEGOTIATED, RAW_BODIES
 
-from ..browser import Browser
 from ..conftest import Service
+from ..pages_browser import keep_screenshot
 
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
@@ -145,11 +146,8 @@ def test_docs_render_from_local_assets_only(service: Service) -> None:
 
 
 def test_swagger_ui_renders_every_operation_in_chromium_without_console_errors(
-        service: Service, tmp_path: Path) -> None:
-    with Browser() as browser:
-        browser.open(f"{service.url}/docs")
-        operations = browser.wait_for("document.querySelectorAll('.opblock').length")
-        assert operations == sum(len(item) for item in _document(service)["paths"].values())
-        assert browser.evaluate("!!document.querySelector('.btn.authorize')")  # the bearer scheme, to log in with
-        browser.screenshot(tmp_path / "docs.png")
-        browser.check()  # no CSP violation, failed load or script error
+        service: Service, browser_page: Page) -> None:
+    browser_page.goto(f"{service.url}/docs")
+    expect(browser_page.locator(".opblock")).to_have_count(sum(len(item) for item in _document(service)["paths"].values()))
+    expect(browser_page.locator(".btn.authorize")).to_be_visible()  # the bearer scheme, to log in with
+    keep_screenshot(browser_page, "docs")

@@ -26,7 +26,7 @@ from ..sessions import PagePerson, page_person
 from ..signing import STATES, may
 from .report_pages import FORMAT
 
-router = APIRouter(tags=["workspace"], include_in_schema=False)
+router = APIRouter(tags=["workspace"])  # the home stays in the API document, as it was
 
 ASSESSED = {"passed": "appropriate", "failed": "not appropriate", None: "not assessed"}
 """An appropriateness assessment's outcome in words."""
