@@ -161,8 +161,8 @@ class Camera:
             raise SystemExit(f"{agent} could not sign in: {page.inner_text('main')[:300]}")
 
     def take(self, shot: Shot, viewport: ViewportSize) -> None:
+        self.errors.clear()  # before signing in: an error on the sign-in page counts too
         page = self.page_for(shot.agent, viewport)
-        self.errors.clear()
         path = shot.path
         if shot.follow:
             self.visit(page, path, shot)
@@ -198,7 +198,7 @@ class Camera:
         size = target.stat().st_size
         if size > MAX_BYTES:
             self.problems.append(f"{shot.name}: {size:,} bytes, over {MAX_BYTES:,}")
-        print(f"  {target.relative_to(REPO)}  {viewport['width']}x{height}  {size // 1000} kB")
+        print(f"  {target.name}  {viewport['width']}x{height}  {size // 1000} kB")
 
 
 def main() -> int:
@@ -212,7 +212,7 @@ def main() -> int:
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="caie-screenshots-") as scratch:
         data_dir = args.data_dir or Path(scratch)
-        print(f"serving the worked example from {data_dir} (caie serve --examples) ...")
+        print(f"serving the worked example from {data_dir} (caie serve --examples); PNGs to {OUT.relative_to(REPO)}/")
         with serving(data_dir, args.port or free_port()) as url, sync_playwright() as playwright:
             print(f"  ready after {time.monotonic() - started:.0f} s at {url}")
             people = json.loads((data_dir / "people.json").read_text(encoding="utf-8"))
