@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed
 DATA   ?= ./data
 PORT   ?= 8000
 
-.PHONY: run test test-engines test-hostile bench bench-sparql wrk browser virtuoso clean
+.PHONY: run screenshots test test-engines test-hostile bench bench-sparql wrk browser virtuoso clean
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 $(STAMP): pyproject.toml
@@ -17,6 +17,11 @@ $(STAMP): pyproject.toml
 
 run: $(STAMP)
 	$(BIN)/caie serve --data-dir $(DATA) --port $(PORT) --examples
+
+# The workspace pages' screenshots in docs/images/workspace/ (docs/workspace.md): the worked example served as by
+# `make run`, in a temporary directory, each page opened in Chromium by the person who acts there; about 4 minutes.
+screenshots: $(STAMP) browser
+	$(BIN)/python docs/screenshots.py
 
 # Page tests drive a real Chromium (Debian's package) with Playwright (a [test] extra, launched on it: no browser
 # download); install it when it is missing.
