@@ -25,6 +25,7 @@ from ..reports.model import SignOff as ReportSignOff, Verification as ReportVeri
 from ..reports.model import tail as report_tail
 from ..runs.jobs import Job
 from ..runs.records import RunView
+from ..runs.retries import RetryView
 from ..scenarios.model import Page, RecordedExclusion, ReviewedScenario, RuleBlocking, RuleCount
 from ..scope.model import EvaluationSummary
 
@@ -174,10 +175,16 @@ def run_json(view: RunView, job: Job | None) -> JSON:
         "targetFingerprint": view.fingerprint, "targetConfiguration": json.loads(view.configuration),
         "settings": json.loads(view.settings), "startedBy": view.started_by, "started": view.started,
         "probes": view.probes, "cases": view.cases, "traces": view.traces, "executionErrors": view.errors,
-        "done": view.done,
+        "attempts": view.attempts, "done": view.done,
         "job": None if job is None else {"state": job.state, "started": job.started.isoformat(),
                                          "ended": job.ended.isoformat() if job.ended else None, "error": job.error},
     }
+
+
+def retry_json(view: RetryView) -> JSON:
+    """A retry of a run's execution errors as recorded: who, when, how, and what its attempts came to."""
+    return {"retry": view.iri, "number": view.number, "by": view.by, "at": view.at, "settings": json.loads(view.settings),
+            "attempts": view.attempts, "traces": view.traces, "executionErrors": view.attempts - view.traces}
 
 
 def attestation_json(view: AttestationView) -> JSON:

@@ -9,6 +9,7 @@ into :mod:`.model` values. The review of scenarios is :mod:`service.scenarios.re
 from __future__ import annotations
 
 import uuid
+from collections.abc import Iterable
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -136,7 +137,8 @@ def plan_size(graphs: GraphService, evaluation_id: str, number: int) -> int:
     return int(counted[0]["probes"].value)
 
 
-def probes_numbered(graphs: GraphService, evaluation_id: str, number: int, numbers: range) -> tuple[Probe, ...]:
+def probes_numbered(graphs: GraphService, evaluation_id: str, number: int,
+                    numbers: Iterable[int]) -> tuple[Probe, ...]:
     """The probes of plan ``number`` numbered ``numbers``, in number order, each asked for by its IRI: a page whose
     cost does not grow with the plan (a listing's page groups and orders the whole plan first)."""
     plan = plan_iri_for(graphs, evaluation_id, number)

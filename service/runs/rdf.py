@@ -14,6 +14,14 @@ latency, attempts, tokens) and responses, and either a trace (answered to the en
     <case/turns/1> a epo:Turn ; epo:inConversation <case> ; epo:turnIndex 1 ; epo:inputText "…" ; …
     <case/responses/1> a epo:Response ; prov:wasGeneratedBy <case/turns/1> ; epo:responseText "…" ; …
     <case/trace> a epo:Trace ; epo:traceOf <case> ; epo:turnCount 1 ; epo:targetFingerprint "sha256:…" .
+
+A retry (:mod:`.retries`) is the graph ``{run}/retries/{k}``: who asked, when, with which settings. Each probe it
+sends again gets a new attempt, a case graph like any other, ``{run}/cases/{probe number}/attempts/{k}``, whose
+conversation also says which attempt it is, the case it retries and the retry that ran it::
+
+    <run/retries/1> a epo:Retry ; epo:retriedRun <run> ; prov:wasAssociatedWith <agent> ; prov:startedAtTime … .
+    <case/attempts/2> a epo:Conversation ; epo:inRun <run> ; epo:realizesProbe <probe> ; epo:attemptNumber 2 ;
+        epo:retries <case> ; epo:inRetry <run/retries/1> .
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ _PROV_ENDED_AT_TIME = NamedNode(PROV + "endedAtTime")
 _PROV_GENERATED_AT_TIME = NamedNode(PROV + "generatedAtTime")
 _PROV_STARTED_AT_TIME = NamedNode(PROV + "startedAtTime")
 _PROV_WAS_GENERATED_BY = NamedNode(PROV + "wasGeneratedBy")
+_PROV_WAS_ASSOCIATED_WITH = NamedNode(PROV + "wasAssociatedWith")
 _REALIZES_PROBE = NamedNode(EPO + "realizesProbe")
 _REQUEST_ATTEMPTS = NamedNode(EPO + "requestAttempts")
 _RESPONSE = NamedNode(EPO + "Response")
@@ -107,6 +116,22 @@ def source_triples(run: str, source: ImportSource) -> list[Triple]:
             Triple(node, NamedNode(RDFS + "label"), Literal(source.label)),
             Triple(node, NamedNode(DCTERMS + "format"), Literal(source.media_type)),
             Triple(node, NamedNode(EPO + "digest"), Literal(source.digest))]
+
+
+def retry_triples(retry: str, run: str, settings: ExecutionSettings, agent: str, started: datetime) -> list[Triple]:
+    """A retry's own graph: the run whose errors it sends again, how, by whom and since when."""
+    node = NamedNode(retry)
+    return [Triple(node, RDF_TYPE, NamedNode(EPO + "Retry")), Triple(node, NamedNode(EPO + "retriedRun"), NamedNode(run)),
+            Triple(node, NamedNode(EPO + "executionSettings"), Literal(settings_json(settings))),
+            Triple(node, _PROV_WAS_ASSOCIATED_WITH, NamedNode(agent)), Triple(node, _PROV_STARTED_AT_TIME, date_time(started))]
+
+
+def attempt_triples(attempt: str, number: int, retried: str, retry: str) -> list[Triple]:
+    """What a retried attempt's conversation says besides its case: which attempt it is, the case it retries (the
+    probe's attempt before, ended in an execution error) and the retry that ran it."""
+    node = NamedNode(attempt)
+    return [Triple(node, NamedNode(EPO + "attemptNumber"), integer(number)),
+            Triple(node, NamedNode(EPO + "retries"), NamedNode(retried)), Triple(node, NamedNode(EPO + "inRetry"), NamedNode(retry))]
 
 
 def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> list[Triple]:

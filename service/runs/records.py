@@ -5,8 +5,10 @@ reason otherwise), by an evaluation operator, and is pinned to one target versio
 run's graph and every case's, and a case from another version is refused (409 naming both). Cases are
 appended, never rewritten: each probe's case is its own graph (:mod:`.rdf`), written with a condition that
 the graph does not exist yet, so a probe recorded by a resumed run, by another runner process or by a
-replica is never recorded twice: :func:`record_cases` leaves it out and says so. Every read is a query in
-``queries/`` (``runs.rq``, ``run-recorded-probes.rq``).
+replica is never recorded twice: :func:`record_cases` leaves it out and says so. A probe whose case ended in an
+execution error may be retried (:mod:`.retries`): the retry is a new attempt, a case of the same run in a graph of
+its own, and every read that counts a run's cases counts each probe's latest attempt. Every read is a query in
+``queries/`` (``runs.rq``, ``run-recorded-probes.rq``, ``run-execution-errors.rq``).
 """
 
 from __future__ import annotations
@@ -56,12 +58,21 @@ class RunView:
     started: str
     probes: int
     cases: int
+    """The probes with a case (each counted once, however often it was retried)."""
     traces: int
     errors: int
+    """The probes whose latest attempt ended in an execution error."""
+    attempts: int
+    """Every case recorded, retried attempts included."""
 
     @property
     def done(self) -> bool:
         return self.cases >= self.probes
+
+    @property
+    def retried(self) -> int:
+        """The attempts a later one retried: each ended in an execution error, which stays in the record."""
+        return self.attempts - self.cases
 
 
 @dataclass(frozen=True)
@@ -145,20 +156,30 @@ def run_view(graphs: GraphService, evaluation_id: str, number: int) -> RunView:
     return _view(rows[0])
 
 
+def require_fingerprint(run: RunView, version: TargetVersion) -> RunView:
+    """``run``, when ``version`` is its target version; 409 naming both fingerprints otherwise."""
+    if version.fingerprint != run.fingerprint:
+        raise Conflict(f"run {run.number} is pinned to target version {run.fingerprint}, not "
+                       f"{version.fingerprint}: one run never mixes target versions; start a new run for this one")
+    return run
+
+
 def _view(row: Row) -> RunView:
     iri = row["run"].value
     return RunView(iri=iri, number=int(iri.rsplit("/", 1)[-1]), plan=row["plan"].value,
                    plan_digest=row["planDigest"].value, fingerprint=row["fingerprint"].value,
                    configuration=row["configuration"].value, settings=row["settings"].value,
                    started_by=row["startedBy"].value, started=row["started"].value, probes=int(row["probes"].value),
-                   cases=int(row["cases"].value), traces=int(row["traces"].value), errors=int(row["errors"].value))
+                   cases=int(row["cases"].value), traces=int(row["traces"].value), errors=int(row["errors"].value),
+                   attempts=int(row["attempts"].value))
 
 
 @dataclass(frozen=True)
 class RunError:
     """A case of a run whose reply never came, as recorded: kept apart from outcomes, never judged. ``kind`` is
     the EPO class (``epo:Timeout``, ...), ``turn`` the user turn that failed, ``attempts`` the requests made for it,
-    ``status`` the HTTP status when the target answered one."""
+    ``status`` the HTTP status when the target answered one; ``attempt`` which attempt at the probe the case was (1
+    for the first), ``retried_by`` the later attempt that retried it (``None`` while it is the probe's latest)."""
 
     case: str
     probe: str
@@ -168,19 +189,25 @@ class RunError:
     attempts: int
     turn: int
     status: int | None
+    attempt: int
+    retried_by: str | None
 
 
-def run_errors(graphs: GraphService, run: str, limit: int = 50, offset: int = 0) -> list[RunError]:
-    """A page of the run's execution errors in probe order (``queries/run-execution-errors.rq``); how many there
-    are in all is the run's :attr:`RunView.errors`. 400 for a page out of bounds."""
+def run_errors(graphs: GraphService, run: str, limit: int = 50, offset: int = 0, *, latest: bool = True) -> list[RunError]:
+    """A page of the run's execution errors in probe order (``queries/run-execution-errors.rq``): those of the
+    probes' latest attempts (how many: :attr:`RunView.errors`), or with ``latest=False`` those a later attempt
+    retried (:attr:`RunView.retried`). 400 for a page out of bounds."""
+    bindings = {"run": NamedNode(run), "latest": Literal(latest)}
     return [RunError(case=row["case"].value, probe=row["probe"].value, number=int(row["number"].value),
                      kind=row["kind"].value, message=row["message"].value, attempts=int(row["attempts"].value),
-                     turn=int(row["turn"].value), status=int(row["status"].value) if "status" in row else None)
-            for row in page_rows(graphs, "run-execution-errors", {"run": NamedNode(run)}, limit, offset)]
+                     turn=int(row["turn"].value), status=int(row["status"].value) if "status" in row else None,
+                     attempt=int(row["attempt"].value),
+                     retried_by=row["retriedBy"].value if "retriedBy" in row else None)
+            for row in page_rows(graphs, "run-execution-errors", bindings, limit, offset)]
 
 
 def recorded_probes(graphs: GraphService, run: str) -> dict[str, str]:
-    """Probe IRI to the EPO class of its recorded case's end (``epo:Trace`` or ``epo:ExecutionError``)."""
+    """Probe IRI to the EPO class of its latest recorded case's end (``epo:Trace`` or ``epo:ExecutionError``)."""
     return {row["probe"].value: row["outcome"].value for row in graphs.rows("run-recorded-probes", {"run": NamedNode(run)})}
 
 
@@ -236,22 +263,29 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
     if foreign:
         raise Conflict(f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
                        f"{', '.join(foreign)} belong to another run (one run never mixes target versions)")
-    pending, already = list(results), []
+    edits = _case_edits(graphs, evaluation_id, run_number, run.iri, results, numbers)
+    written = write_absent(graphs, edits, agent, f"run {run_number}")
+    return Recorded(tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value in written),
+                    tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value not in written))
+
+
+def write_absent(graphs: GraphService, edits: Sequence[GraphEdit], agent: Credential, what: str) -> set[str]:
+    """Write ``edits``, each a new graph written only if still absent, in one transaction; a graph written meanwhile
+    (by another runner, or before a restart) is left out and the others written. The IRIs of the graphs written."""
+    pending = list(edits)
     for _ in range(5):
         if not pending:
-            return Recorded((), tuple(already))
-        edits = _case_edits(graphs, evaluation_id, run_number, run.iri, pending, numbers)
+            return set()
         try:
-            graphs.apply_edits(edits, agent)
-        except StaleWrite as stale:  # recorded meanwhile (another runner, or before a restart): leave them out
-            recorded = set(stale.graphs)
-            already += [r.probe for r, edit in zip(pending, edits) if edit.ref.iri.value in recorded]
-            pending = [r for r, edit in zip(pending, edits) if edit.ref.iri.value not in recorded]
+            graphs.apply_edits(pending, agent)
+        except StaleWrite as stale:  # recorded meanwhile: leave them out
+            taken = set(stale.graphs)
+            pending = [edit for edit in pending if edit.ref.iri.value not in taken]
             continue
         except ConcurrentWrite:
             continue  # another runner was writing one of these at the same moment: try again
-        return Recorded(tuple(r.probe for r in pending), tuple(already))
-    raise Conflict(f"run {run_number}: too many concurrent writes of the same cases; retry")
+        return {edit.ref.iri.value for edit in pending}
+    raise Conflict(f"{what}: too many concurrent writes of the same cases; retry")
 
 
 def _probe_problems(results: Sequence[CaseTrace | ExecutionError], numbers: Mapping[str, int], plan: str,

@@ -25,13 +25,13 @@ from types import MappingProxyType
 
 from ..core.auth import require
 from ..core.config import Credential
-from ..core.errors import Conflict
 from ..core.graphs import GraphService
 from ..plan.model import Probe
 from .claims import claim, lease_for, release, runner_id
 from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
-from .records import RUNNERS, RunPlan, RunView, plan_probe_pages, record_cases, recorded_probes, run_view
+from .records import (RUNNERS, RunPlan, RunView, plan_probe_pages, record_cases, recorded_probes, require_fingerprint,
+                      run_view)
 from .targets import Target
 
 WRITE_BATCH = 128
@@ -202,10 +202,7 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
 
 def require_version(run: RunView, target: Target) -> RunView:
     """``run``, when ``target`` is its version; 409 naming both fingerprints otherwise."""
-    if target.version.fingerprint != run.fingerprint:
-        raise Conflict(f"run {run.number} is pinned to target version {run.fingerprint}, not "
-                       f"{target.version.fingerprint}: one run never mixes target versions; start a new run for this one")
-    return run
+    return require_fingerprint(run, target.version)
 
 
 class _Writer(threading.Thread):

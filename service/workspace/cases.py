@@ -1,7 +1,8 @@
 """A run's cases as the workspace reads them (``queries/workspace-run-cases.rq``), and who reads which language.
 
 A run's cases never change once recorded and are only ever added, so the listing is kept per graph service by the
-run and its count of cases (:class:`~service.runs.records.RunView`): a page reads it once per new case.
+run and its count of attempts (:class:`~service.runs.records.RunView`): a page reads it once per new case, and again
+after a retry, whose new attempt replaces the probe's errored case in the listing (each probe's latest attempt).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ def run_cases(graphs: GraphService, run: RunView) -> tuple[RunCase, ...]:
     """Every case of ``run``, by probe number."""
     with _KEPT_LOCK:
         kept = _KEPT.setdefault(graphs, Recent(32))
-    key = (run.iri, run.cases)
+    key = (run.iri, run.attempts)
     found = kept.get(key)
     if found is None:
         found = tuple(RunCase(row["case"].value, row["probe"].value, int(row["number"].value),

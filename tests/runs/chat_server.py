@@ -11,7 +11,9 @@ no choice, ``not-json`` sends HTML; ``bad-request`` answers 400 and echoes the A
 ``whoami`` answers the SHA-256 of the bearer token it got. As a model judge
 (:mod:`service.judgments.model_judge`'s prompt): ``judge-ok`` answers a strict verdict, passed, quoting the first
 words of the reply it was asked about (cantTell, quoting nothing, on an empty reply); ``judge-garbled`` answers
-prose. ``GET /stats/{behaviour}`` reports the most
+prose. A model named ``outage-…`` is down for every other conversation (by its opening turn, in the order they
+first arrive: 503) until ``POST /recover/{model}``, then answers like ``echo`` (a target that fails some probes and
+recovers, for retrying execution errors). ``GET /stats/{behaviour}`` reports the most
 requests of that behaviour in flight at once, ``GET /asked/{behaviour}`` how many requests ended with each
 last user turn. ``POST /json/ask`` is a non-OpenAI JSON endpoint, and
 ``/demo`` serves the demonstration chatbot (:func:`service.runs.demo.demo_app`).
@@ -44,6 +46,9 @@ most_in_flight: Counter[str] = Counter()
 seen_turns: Counter[str] = Counter()
 asked: dict[str, Counter[str]] = {}
 """Per behaviour, how many requests ended with each last user turn (runners sharing a run must ask each once)."""
+outages: dict[str, dict[str, bool]] = {}
+"""Per ``outage-…`` model, per opening turn, whether its conversation fails while the outage lasts."""
+recovered: set[str] = set()
 
 
 def _echo(messages: list[dict[str, Any]]) -> JSONResponse:
@@ -81,6 +86,11 @@ async def chat_completions(request: Request) -> Any:
 
 
 def _answer(behaviour: str, messages: list[dict[str, Any]], authorization: str) -> Any:
+    if behaviour.startswith("outage") and behaviour not in recovered:
+        seen = outages.setdefault(behaviour, {})
+        opening = next(m["content"] for m in messages if m["role"] == "user")
+        if seen.setdefault(opening, len(seen) % 2 == 0):
+            return PlainTextResponse("service unavailable", status_code=503)
     if behaviour in ("flaky", "throttled"):
         seen_turns[messages[-1]["content"]] += 1
         if seen_turns[messages[-1]["content"]] == 1 and behaviour == "flaky":
@@ -135,6 +145,11 @@ async def asked_counts(request: Request) -> JSONResponse:
     return JSONResponse(dict(asked.get(request.path_params["behaviour"], Counter())))
 
 
+async def recover(request: Request) -> PlainTextResponse:
+    recovered.add(request.path_params["model"])
+    return PlainTextResponse("recovered")
+
+
 async def health(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
@@ -144,6 +159,7 @@ app = Starlette(routes=[
     Route("/json/ask", json_ask, methods=["POST"]),
     Route("/stats/{behaviour}", stats),
     Route("/asked/{behaviour}", asked_counts),
+    Route("/recover/{model}", recover, methods=["POST"]),
     Route("/health", health),
     Mount("/demo", demo_app()),
 ])

@@ -1,5 +1,5 @@
 """Step 4 over REST: start a run of an approved plan against a target as a background job, follow its
-progress, continue it after an interruption, and list the evaluation's runs."""
+progress, continue it after an interruption, retry its execution errors, and list the evaluation's runs."""
 
 from __future__ import annotations
 
@@ -15,11 +15,12 @@ from ...core.graphs import GraphService
 from ...runs.jobs import Job, Jobs, TargetSpec, build_target
 from ...runs.model import ExecutionSettings
 from ...runs.records import RUNNERS, RunView, list_runs, run_view, start_run
+from ...runs.retries import list_retries, retry_errors, retryable
 from ...runs.runner import continue_run, require_version
 from ...runs.targets import Target
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep, credential
 from ..models import ContinueBody, DemoTargetBody, OpenAITargetBody, RunBody, RunSettingsBody
-from ..shapes import run_json
+from ..shapes import retry_json, run_json
 from .resources import linked_data, wants_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["runs"])
@@ -67,6 +68,20 @@ async def continue_job(graphs: GraphService, jobs: Jobs, settings: Settings, eva
     return view, _launch(graphs, jobs, evaluation_id, view, target, _settings(body.settings), operator)
 
 
+async def retry_job(graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
+                    body: ContinueBody, agent: Credential | None) -> tuple[RunView, Job]:
+    """Retry run ``number``'s execution errors as a background job (REST route and page): each probe whose latest
+    case ended in one gets a new attempt against the same target version (:func:`...runs.retries.retry_errors`).
+    Refused before any job starts: 403 unless an evaluation operator, 404, 422 for a target the deployment does not
+    allow, 409 for another target version or for no execution error to retry, 409 while a job runs the run here."""
+    operator = require(agent, *RUNNERS)
+    target = build_target(_spec(body.target), settings.run_target_allowlist, settings.key_envs)
+    execution = _settings(body.settings)
+    view, _ = await run_in_threadpool(retryable, graphs, evaluation_id, number, target.version, operator)
+    return view, jobs.start(view.iri, lambda progress: retry_errors(graphs, evaluation_id, number, target, execution,
+                                                                    operator, on_progress=progress))
+
+
 @router.post("/runs", status_code=202,
              summary="Start a run of an approved plan against a target (evaluation operator); it runs in the background")
 async def post_run(evaluation_id: str, body: RunBody, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
@@ -83,6 +98,23 @@ async def continue_existing(evaluation_id: str, number: int, body: ContinueBody,
     view, job = await continue_job(graphs, jobs, settings, evaluation_id, number, body, agent)
     return JSONResponse(run_json(view, job), status_code=202,
                         headers={"Location": f"/evaluations/{evaluation_id}/runs/{number}"})
+
+
+@router.post("/runs/{number}/retries", status_code=202,
+             summary="Send the probes whose latest case ended in an execution error again, to the same target version, "
+                     "each as a new attempt (evaluation operator)")
+async def post_retry(evaluation_id: str, number: int, body: ContinueBody, graphs: GraphsDep, jobs: JobsDep,
+                     settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+    view, job = await retry_job(graphs, jobs, settings, evaluation_id, number, body, agent)
+    return JSONResponse(run_json(view, job), status_code=202,
+                        headers={"Location": f"/evaluations/{evaluation_id}/runs/{number}"})
+
+
+@router.get("/runs/{number}/retries", summary="A run's retries, oldest first: who asked, when, the attempts recorded")
+async def get_retries(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
+    retries = await run_in_threadpool(list_retries, graphs, view.iri)
+    return JSONResponse({"run": view.iri, "retries": [retry_json(retry) for retry in retries]})
 
 
 @router.get("/runs", summary="The evaluation's runs, oldest first, each with how far it got")
