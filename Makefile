@@ -46,10 +46,11 @@ virtuoso:
 test: $(STAMP) browser $(JS_STAMP) virtuoso
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
-# Whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple
-# write, kill -9 mid-write): about 2 minutes, apart from `make test` to keep it under 420 s.
+# Every test on a remote store (oxigraph serve and Virtuoso: the `store` fixture's remote parameters) and the
+# whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple write,
+# kill -9 mid-write): apart from `make test` to keep it under 420 s; CI runs both (.ci/run).
 test-engines: $(STAMP) virtuoso
-	$(BIN)/pytest -q -m engines
+	$(BIN)/pytest -q -n 2 --dist loadfile -m engines
 
 # Every attack of issue 23 against a live `caie serve` (tests/hostile, docs/protection.md "Hostile tests"), /health
 # timed throughout: a few minutes, apart from `make test` to keep it under 420 s.

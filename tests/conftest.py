@@ -118,6 +118,17 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.definition.add_marker(pytest.mark.parametrize("store", list(marker.args), indirect=True))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test on a remote store (``oxigraph serve`` or Virtuoso) is an engine test: it runs with ``make
+    test-engines``, which CI runs after ``make test`` (docs/stores.md), so ``make test`` keeps its 420 s on the
+    embedded store. First, so that ``-m`` selects by it."""
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is not None and callspec.params.get("store") in ("remote", "virtuoso"):
+            item.add_marker(pytest.mark.engines)
+
+
 class VirtuosoStore(RemoteStore):
     """The remote backend on the session's Virtuoso, as an operator configures it for Virtuoso's packaged limits:
     ``row_cap`` its ``ResultSetMaxRows`` (10,000). ``system_graphs`` are the graphs the fresh database held
