@@ -8,9 +8,9 @@ free port), signs each role's demo person in through the real ``/sign-in`` form 
 each page, at most ``MAX_HEIGHT`` pixels of it, to ``docs/images/workspace/<page>.png``.
 
 It fails (exit status 1, each problem named) when a page answers other than 200, lands somewhere else (a sign-in
-asked for), logs a console error or an uncaught exception, or makes a PNG larger than ``MAX_BYTES``. About four
+asked for), logs a console error or an uncaught exception, or makes a PNG larger than ``MAX_BYTES``. About three
 minutes on two busy cores, most of it loading the worked example. ``--data-dir DIR --port N`` keep the store for the
-next run, which then starts in seconds (with the same port: the record's IRIs name it).
+next run, which then starts in about 20 s (with the same port: the record's IRIs name it).
 """
 
 from __future__ import annotations
