@@ -1,17 +1,20 @@
 """The evaluation operator's pages (issue 24 §5), over real HTTP as a signed-in person's browser sends them: a run
 started from the runs page is the person's in the REST record; an unapproved plan is not offered and is refused by
 the domain when posted anyway; a target the deployment does not allow is refused in the form; a run whose job
-failed shows why, its Retry continues it, and its execution errors are listed as the record holds them; a person
-without the role, and a form without its CSRF token, get 403. Then in Chromium: the run's page follows the run to
-its end without a reload, and both pages pass axe, labels, console and width checks on a laptop and a phone.
+failed shows why, its Retry continues it, and its execution errors are listed as the record holds them; a run whose
+target failed some probes has them retried from its page once the target recovers, the earlier errors still listed;
+a person without the role, and a form without its CSRF token, get 403. Then in Chromium: the run's page follows the
+run to its end without a reload, and both pages pass axe, labels, console and width checks on a laptop and a phone.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import secrets
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 
 import httpx
@@ -20,22 +23,25 @@ from playwright.sync_api import Page, ViewportSize, expect
 
 from service.api import create_app
 from service.core.config import Credential
-from service.runs.demo import DEMO_VERSION
+from service.runs.demo import DEMO_VERSION, DemoChatbot
 from service.runs.model import ExecutionError, ExecutionSettings
 from service.runs.records import plan_probes, record_cases, start_run
+from service.runs.retries import retry_errors
 
 from ..api.workspace import Visitor, hidden, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, settings_for
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
+from ..runs.conftest import chat_server  # noqa: F401
 from ..runs.test_run_record import PROBES, approved  # noqa: F401
 from ..servers import AppSlot, free_port
 
 pytestmark = EMBEDDED_ONLY  # the pages call the runs domain, whose store transport tests/runs covers
-PASSWORDS = {"theo": "theo's long password", "annie": "annie's long password"}
+PASSWORDS = {"theo": "theo's long password", "annie": "annie's long password", "vera": "vera's long password"}
 PEOPLE = [{"agent": "theo", "username": "theo", "password": PASSWORDS["theo"], "roles": ["evaluation_operator"],
            "name": "Theo Operator"},
-          {"agent": "annie", "username": "annie", "password": PASSWORDS["annie"], "roles": ["domain_expert"]}]
+          {"agent": "annie", "username": "annie", "password": PASSWORDS["annie"], "roles": ["domain_expert"]},
+          {"agent": "vera", "username": "vera", "password": PASSWORDS["vera"], "roles": ["viewer"]}]
 KEY_ENV = "CAIE_TEST_OPERATOR_TARGET_KEY"
 RUNS = f"/evaluations/{ID}/workspace/runs"
 THEO = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
@@ -187,8 +193,56 @@ def test_a_failed_run_shows_why_retry_continues_it_and_its_execution_errors_are_
              r["attempts"]["value"]) for r in recorded)
         assert [int(number) for _, number, *_ in rows] == list(range(1, PROBES + 1))
         assert {kind for _, _, kind, *_ in rows} == {"TargetUnreachable"} and all(down in m for *_, m, _, _ in rows)
-        assert "Execution errors (6)" in shown and "start a new run of plan 1" in shown
+        assert "Execution errors (6)" in shown and "Retry the 6 execution errors</button>" in shown
         assert "sk-operator-test-secret" not in shown + json.dumps(run)
+
+
+RETRIED_ROW = re.compile(r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><td><a [^>]*>(\w+)</a></td><td>([^<]*)</td>\s*'
+                         r'<td class="number">(\d+)</td><td><a href="([^"]+)"[^>]*>attempt 2</a></td></tr>')
+
+
+def test_a_target_that_failed_some_probes_has_them_retried_from_the_run_page_and_the_earlier_errors_stay(
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], chat_server: str) -> None:  # noqa: F811
+    """A chat server down for every other conversation (503) leaves 3 execution errors; a viewer sees them and no
+    form, and is refused; without its CSRF token the form is refused; once the server recovers, the operator's Retry
+    gives each a new attempt, answered, and the page lists the earlier attempts with their errors, linked to the new."""
+    model, chat = f"outage-{secrets.token_hex(4)}", f"{chat_server}/v1"
+    with pages(approved, app_slot, tokens, run_target_allowlist=[chat]) as url, signed_in(url, "theo") as theo:
+        started = theo.post(RUNS, data=start_form(theo.get(RUNS).text, kind="openai-compatible", base_url=chat,
+                                                  model=model, outside_boundary="a test server with an outage",
+                                                  retries="0", concurrency="2"))
+        assert started.status_code == 303, shown_error(started.text)
+        assert job_ended(url, 1)["executionErrors"] == 3
+        shown = theo.get(f"{RUNS}/1").text
+        assert "Execution errors (3)" in shown and "Retry the 3 execution errors</button>" in shown
+        assert "Retried (" not in shown and len(ERROR_ROW.findall(shown)) == 3
+        with signed_in(url, "vera") as vera:
+            seen = vera.get(f"{RUNS}/1").text
+            assert "Execution errors (3)" in seen and "Retry the" not in seen and "<form class=\"run-form\"" not in seen
+            assert vera.post(f"{RUNS}/1/retries", data={"csrf_token": hidden(seen, "csrf_token")}).status_code == 403
+        assert theo.post(f"{RUNS}/1/retries", data={"retries": "0"}).status_code == 403
+        assert httpx.get(f"{url}/evaluations/{ID}/runs/1/retries").json()["retries"] == []
+
+        assert httpx.post(f"{chat_server}/recover/{model}").status_code == 200
+        retried = theo.post(f"{RUNS}/1/retries", data={"csrf_token": hidden(shown, "csrf_token", "run-form"),
+                                                       "retries": "0", "concurrency": "2"})
+        assert retried.status_code == 303 and retried.headers["location"] == f"{RUNS}/1?done=retried"
+        assert "The retry started" in theo.get(retried.headers["location"]).text
+        run = job_ended(url, 1)
+        assert (run["job"]["state"], run["cases"], run["traces"], run["executionErrors"], run["attempts"]) == (
+            "finished", PROBES, PROBES, 0, PROBES + 3)
+
+        shown = theo.get(f"{RUNS}/1").text
+        assert "Execution errors (0)" in shown and "Retried (3)" in shown and "nothing is left to run" in shown
+        assert re.search(r'>Retry 1</a></td><td><a [^>]*>theo</a></td>\s*<td><time[^>]*>[^<]+</time></td>'
+                         r'<td class="number">3</td>\s*<td class="number">3</td><td class="number">0</td>', shown)
+        rows = RETRIED_ROW.findall(shown)
+        assert [(kind, attempt) for _, _, kind, _, attempt, _ in rows] == [("TargetHttpError", "1")] * 3
+        assert all("503" in message and later == f"{case}/attempts/2" for case, _, _, message, _, later in rows)
+
+        assert '<form class="run-form"' not in shown  # nothing left to retry: posted anyway, the domain says why
+        again = theo.post(f"{RUNS}/1/retries", data={"csrf_token": hidden(shown, "csrf_token"), "retries": "0"})
+        assert again.status_code == 409 and "no execution error to retry" in shown_error(again.text)
 
 
 def test_a_person_without_the_role_sees_no_form_and_is_refused_and_a_form_needs_its_csrf_token(
@@ -247,16 +301,21 @@ def test_the_run_page_follows_the_run_to_its_end_in_the_browser_on_a_laptop_and_
         assert laptop.text_content("#run-cases") == str(PROBES) and laptop.get_attribute("#run-progress", "value") == str(PROBES)
         checked(laptop, "operator-run-finished")
 
-        # a run with execution errors, recorded as a runner records them, for the widest table on a phone
+        # a run with execution errors, recorded as a runner records them, for the widest tables on a phone: four
+        # retried (answered), then two more (the run's latest errors, with the retry form)
         run = start_run(graphs, ID, 1, DEMO_VERSION, ExecutionSettings(), THEO)
         errors = [ExecutionError(probe=p.iri, target=DEMO_VERSION.fingerprint, kind="http_status", status=503, turn=1,
                                  attempts=3, message=f"POST https://chat.example.org/v1/chat/completions answered 503: "
                                                      f"{'upstream overloaded ' * 6}")
-                  for p in plan_probes(graphs, ID, run.plan)[:4]]
-        record_cases(graphs, ID, run.number, errors, THEO)
+                  for p in plan_probes(graphs, ID, run.plan)]
+        record_cases(graphs, ID, run.number, errors[:4], THEO)
+        with ThreadPoolExecutor(1) as thread:  # off Playwright's event loop: a retry runs its own
+            thread.submit(retry_errors, graphs, ID, run.number, DemoChatbot(), ExecutionSettings(), THEO).result()
+        record_cases(graphs, ID, run.number, errors[4:], THEO)
         phone = new_page(PHONE)
         sign_in_page(phone, url, "theo", f"{RUNS}/{run.number}")
-        assert phone.locator("table.errors tbody tr").count() == 4 and phone.text_content("#run-state") == "stopped"
+        assert phone.locator("table.errors:not(.retried) tbody tr").count() == 2
+        assert phone.locator("table.retried tbody tr").count() == 4 and phone.text_content("#run-state") == "finished"
         checked(phone, "operator-run-errors-phone")
         phone.goto(f"{url}{RUNS}")
         checked(phone, "operator-runs-phone")

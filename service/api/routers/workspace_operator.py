@@ -1,9 +1,10 @@
 """The evaluation operator's pages (issue 24 §5): an evaluation's runs with a form that starts one from an approved
-plan (``/evaluations/{id}/workspace/runs``), and one run's live progress, its execution errors and a form that
-continues it (``/evaluations/{id}/workspace/runs/{n}``).
+plan (``/evaluations/{id}/workspace/runs``), and one run's live progress, its execution errors, its retries and the
+earlier attempts they retried, and a form that continues it or retries its errors (``/evaluations/{id}/workspace/runs/{n}``).
 
-Both forms call what the REST routes call (:func:`.runs.start_job`, :func:`.runs.continue_job`) with the signed-in
-person's credential, after validating the same request bodies (:class:`..models.RunBody`, :class:`..models.ContinueBody`):
+The forms call what the REST routes call (:func:`.runs.start_job`, :func:`.runs.continue_job`, :func:`.runs.retry_job`)
+with the signed-in person's credential, after validating the same request bodies (:class:`..models.RunBody`,
+:class:`..models.ContinueBody`):
 the role, the target allow-list, the variables a key may be read from, the plan's approval and the version boundary
 are checked there, never here. A refusal shows the form again with the reason and the refusal's status. A key is
 never asked for: a target names the environment variable that holds it, among those the deployment lists.
@@ -12,7 +13,7 @@ never asked for: a target names the environment variable that holds it, among th
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, Request
@@ -20,12 +21,13 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ValidationError
 from starlette.concurrency import run_in_threadpool
 
-from ...core.config import Settings
+from ...core.config import Credential, Settings
 from ...core.errors import Forbidden, NotFound, ServiceError, Unauthenticated
 from ...core.people import Person
 from ...core.graphs import GraphService
 from ...runs.jobs import Job, Jobs
 from ...runs.records import RUNNERS, RunView, list_runs, run_errors, run_view
+from ...runs.retries import list_retries
 from ...scope.model import EvaluationSummary
 from ...scope.records import list_evaluations
 from ...workspace.records import current_plans
@@ -34,16 +36,22 @@ from ..html import render
 from ..models import ContinueBody, RunBody
 from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
-from .runs import continue_job, start_job
+from .runs import continue_job, retry_job, start_job
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", tags=["workspace"], include_in_schema=False)
+
+RunAction = Callable[[GraphService, Jobs, Settings, str, int, ContinueBody, Credential | None],
+                     Awaitable[tuple[RunView, Job]]]
+"""What the Retry form calls: :func:`.runs.continue_job` or :func:`.runs.retry_job`."""
 
 ERRORS_PAGE = 50
 """Execution errors listed per page of a run."""
 CONTINUABLE = ("demo", "openai-compatible")
 """The adapters a run can be continued with over REST (an imported run has nothing left to run)."""
 NOTICES = {"started": "The run started: it runs in the background, and this page follows it.",
-           "continued": "The run continues where it stopped: it runs in the background, and this page follows it."}
+           "continued": "The run continues where it stopped: it runs in the background, and this page follows it.",
+           "retried": "The retry started: the probes whose latest attempt ended in an execution error are sent again "
+                      "in the background, and this page follows it."}
 LABELS = {"plan": "Plan", "kind": "Target", "baseUrl": "Endpoint URL", "model": "Model", "system": "System name",
           "systemInstructions": "System instructions", "apiKeyEnv": "Key variable", "outsideBoundary": "Outside the boundary",
           "concurrency": "Conversations at once", "ratePerSecond": "Requests a second at most",
@@ -90,7 +98,8 @@ class StartForm(SettingsForm):
 
 
 class ContinueForm(SettingsForm):
-    """The Retry form as sent: the target is the run's own, only where its key is read from is chosen."""
+    """The Retry form as sent (to continue the run or to retry its errors): the target is the run's own, only where
+    its key is read from is chosen."""
 
     api_key_env: str = ""
 
@@ -185,16 +194,21 @@ async def start(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: J
 
 def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
               person: Person | None, page: int, form: ContinueForm | None = None, error: str | None = None,
-              status: int = 200, notice: str | None = None) -> HTMLResponse:
+              status: int = 200, notice: str | None = None, retried_page: int = 1) -> HTMLResponse:
     frame = _frame(_summary(graphs, evaluation_id))
     view = run_view(graphs, evaluation_id, number)
     job = jobs.get(view.iri)
     errors = run_errors(graphs, view.iri, ERRORS_PAGE, (page - 1) * ERRORS_PAGE) if view.errors else []
+    retried = (run_errors(graphs, view.iri, ERRORS_PAGE, (retried_page - 1) * ERRORS_PAGE, latest=False)
+               if view.retried else [])
     target, state = _target(view), state_of(view, job)
     html = render("workspace/operator_run.html", title=f"Run {number}: {frame['evaluation_title']}",
                   link=request.app.state.publisher.local_href, scripts=["run-progress.js"] if state == "running" else [],
                   view=view, job=job, state=state, target=target, settings=json.loads(view.settings), errors=errors,
-                  page=page, pages=-(-view.errors // ERRORS_PAGE), offer=may_run(person),
+                  page=page, pages=-(-view.errors // ERRORS_PAGE), retried=retried, retried_page=retried_page,
+                  retried_pages=-(-view.retried // ERRORS_PAGE),
+                  retries=list_retries(graphs, view.iri),
+                  offer=may_run(person),
                   continuable=target.get("adapter") in CONTINUABLE, form=form or _continue_defaults(view),
                   key_envs=settings.key_envs, error=error, notice=notice,
                   run_json=f"/evaluations/{evaluation_id}/runs/{number}",
@@ -212,10 +226,10 @@ def _continue_defaults(view: RunView) -> ContinueForm:
 
 @router.get("/runs/{number}", response_class=HTMLResponse)
 async def run_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
-                   settings: SettingsDep, _: ReaderDep, person: PagePerson, page: int = 1,
+                   settings: SettingsDep, _: ReaderDep, person: PagePerson, page: int = 1, retried: int = 1,
                    done: str | None = None) -> HTMLResponse:
     return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person,
-                                   max(page, 1), notice=NOTICES.get(done or ""))
+                                   max(page, 1), notice=NOTICES.get(done or ""), retried_page=max(retried, 1))
 
 
 def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
@@ -236,10 +250,23 @@ def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
 @router.post("/runs/{number}/continuation")
 async def continuation(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
                        settings: SettingsDep, person: FormWriter, form: Annotated[ContinueForm, Form()]) -> Response:
+    return await _run_form(continue_job, "continued", evaluation_id, number, request, graphs, jobs, settings, person, form)
+
+
+@router.post("/runs/{number}/retries")
+async def retries(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
+                  settings: SettingsDep, person: FormWriter, form: Annotated[ContinueForm, Form()]) -> Response:
+    return await _run_form(retry_job, "retried", evaluation_id, number, request, graphs, jobs, settings, person, form)
+
+
+async def _run_form(act: RunAction, done: str, evaluation_id: str, number: int, request: Request, graphs: GraphService,
+                    jobs: Jobs, settings: Settings, person: Person, form: ContinueForm) -> Response:
+    """The Retry form sent to continue the run or retry its errors (``act``, the REST route's function, with the
+    person's credential): 303 to the run's page saying so (``done``), or the page again with the refusal."""
     view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
     try:
         body = ContinueBody.model_validate(continuation_body(view, form))
-        await continue_job(graphs, jobs, settings, evaluation_id, number, body, person.credential)
+        await act(graphs, jobs, settings, evaluation_id, number, body, person.credential)
     except ValidationError as invalid:
         refusal, status = _refusal(invalid), 422
     except (Unauthenticated, Forbidden):
@@ -247,6 +274,6 @@ async def continuation(evaluation_id: str, number: int, request: Request, graphs
     except ServiceError as refused:
         refusal, status = refused.message, status_of(refused)
     else:
-        return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{number}?done=continued", status_code=303)
+        return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{number}?done={done}", status_code=303)
     return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person, 1, form,
                                    refusal, status)
