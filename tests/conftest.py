@@ -118,14 +118,20 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     metafunc.definition.add_marker(pytest.mark.parametrize("store", list(marker.args), indirect=True))
 
 
+ENGINE_FIXTURES = frozenset({"remote_url", "virtuoso"})
+"""The session's ``oxigraph serve`` and Virtuoso: a test using either is an engine test."""
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """A test on a remote store (``oxigraph serve`` or Virtuoso) is an engine test: it runs with ``make
-    test-engines``, which CI runs after ``make test`` (docs/stores.md), so ``make test`` keeps its 420 s on the
-    embedded store. First, so that ``-m`` selects by it."""
+    """A test on a remote store (the ``store`` fixture's ``remote`` or ``virtuoso`` parameter, or the session's
+    servers themselves) is an engine test: it runs with ``make test-engines``, which CI runs after ``make test``
+    (docs/stores.md), so ``make test`` keeps its 420 s on the embedded store. A test that starts an engine of its
+    own says so with ``pytest.mark.engines``. First, so that ``-m`` selects by the mark."""
     for item in items:
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and callspec.params.get("store") in ("remote", "virtuoso"):
+        on_remote = callspec is not None and callspec.params.get("store") in ("remote", "virtuoso")
+        if on_remote or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.engines)
 
 

@@ -41,6 +41,10 @@ apart) to be caught in the middle; each load also costs its replica, and the fin
 all of them, so no more."""
 
 
+ENGINES = pytest.mark.engines
+"""The replicas' tests on ``oxigraph serve`` (``make test-engines``); the in-process one stays in ``make test``."""
+
+
 @pytest.fixture
 def store_url() -> Iterator[str]:
     """A fresh ``oxigraph serve`` of its own: these tests kill and pause replicas writing to it."""
@@ -83,6 +87,7 @@ def lapsed(lease: dict[str, str]) -> bool:
     return datetime.fromisoformat(lease["leaseUntil"]) < datetime.now(timezone.utc)
 
 
+@ENGINES
 def test_kill_9_mid_load_leaves_no_partial_graph_and_a_leased_load_survives_restart(
         store_url: str, tokens: dict[str, str]) -> None:
     store = remote_store(store_url)
@@ -161,6 +166,7 @@ def append_one(n: int, replicas: tuple[Replica, Replica], scenarios: list[str]) 
     return ("relevance", answer.json()["@id"], conflicts) if relevance else ("exclusion", answer.json()["exclusion"], conflicts)
 
 
+@ENGINES
 def test_two_replicas_appending_at_once_lose_nothing(store_url: str, tokens: dict[str, str],
                                                     spec_quads: list[Quad]) -> None:  # noqa: F811
     store = remote_store(store_url)

@@ -161,6 +161,7 @@ def test_store_answers_keep_their_meaning(status: int, text: str, kind: type[Exc
     store.close()
 
 
+@pytest.mark.engines  # its own oxigraph serve
 def test_a_stopped_store_is_unavailable() -> None:
     with oxigraph_server() as url:
         store = store_at(url)
