@@ -54,7 +54,8 @@ def test_every_named_parameter_is_used_and_can_be_bound(name: str) -> None:
     pyoxigraph.Store().query(bound)
 
 
-@pytest.mark.parametrize(("listing", "count"), [("scenarios", "scenario-count"), ("probes", "probe-count")])
+@pytest.mark.parametrize(("listing", "count"), [("scenarios", "scenario-count"), ("scenario-order", "scenario-count"),
+                                                  ("probes", "probe-count")])
 def test_a_listing_and_its_count_filter_alike(listing: str, count: str) -> None:
     """The total a page reports must count what the pages list: both files hold the same FILTERs."""
     def filters(name: str) -> list[str]:

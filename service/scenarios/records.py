@@ -1,7 +1,7 @@
 """Reading step 3's review: the derived scenarios of an evaluation, eligible or blocked (with why), filtered
 and paged, and how many each consistency rule blocked.
 
-Every listing, filter, count and page is a published query (``queries/scenarios.rq``,
+Every listing, filter, count and page is a published query (``queries/scenarios.rq``, ``scenario-order.rq``,
 ``scenario-count.rq``, ``blocked-scenarios-by-rule.rq``) run with bound parameters; this module only
 checks the parameters and turns rows into :mod:`.model` values. The scenarios live in the evaluation's
 review graph ``{base}evaluations/{id}/scenarios``; exclusions in the record's exclusion batches.
@@ -87,7 +87,8 @@ def recorded_facet_properties(graphs: GraphService, graph: NamedNode) -> dict[st
 
 def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule: str | None,
              facets: Mapping[str, str] | None) -> dict[str, Term]:
-    """The parameters of ``scenarios.rq`` and ``scenario-count.rq``, each checked (400 naming what is wrong)."""
+    """The parameters of ``scenarios.rq``, ``scenario-order.rq`` and ``scenario-count.rq``, each checked (400 naming
+    what is wrong)."""
     bindings: dict[str, Term] = {"graph": review_graph(graphs, evaluation_id).iri}
     if status is not None:
         try:
@@ -137,8 +138,12 @@ def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | No
     check_page(limit, offset)
     bindings = _filters(graphs, evaluation_id, status, rule, facets)
     total = int(graphs.rows("scenario-count", bindings)[0]["scenarios"].value)
-    rows = page_rows(graphs, "scenarios", bindings, limit, offset)
-    return Page(tuple(_scenario(row) for row in rows), total, limit, offset)
+    # The page's scenarios by index first (scenario-order.rq), then only their rows: ordering every scenario's whole
+    # row to keep a page took 1.5 s on the worked example's 805 scenarios, this 80 ms.
+    order = [row["scenario"] for row in page_rows(graphs, "scenario-order", bindings, limit, offset)]
+    rows = {row["scenario"].value: row for row in graphs.rows_over("scenarios", ("graph", "scenario"),
+                                                                   [(bindings["graph"], s) for s in order])}
+    return Page(tuple(_scenario(rows[s.value]) for s in order if s.value in rows), total, limit, offset)
 
 
 def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[RuleCount]:
