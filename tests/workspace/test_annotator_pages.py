@@ -31,6 +31,7 @@ from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width,
 from ..servers import AppSlot
 from ..test_cli import worked_example_quads  # noqa: F401
 from ..test_envelope import spec_quads  # noqa: F401
+from .by_keyboard import determine_cases, sign_in
 from .test_annotation import tags
 
 pytestmark = EMBEDDED_ONLY  # the pages call the workspace and judgments domains, whose store transport is tested there
@@ -195,15 +196,6 @@ def test_refusals_without_the_role_without_the_token_and_without_an_outcome(site
     assert determinations(site, "vera") == determinations(site, "ada") == []
 
 
-def sign_in_page(page: Page, url: str, agent: str, next_path: str) -> None:
-    page.goto(f"{url}/sign-in?next={next_path}")
-    page.fill("#username", agent)
-    page.fill("#password", PASSWORDS[agent])
-    with page.expect_navigation():
-        page.keyboard.press("Enter")
-    assert page.url == f"{url}{next_path}"
-
-
 def checked(page: Page, name: str) -> None:
     assert_accessible(page)
     assert_labelled(page)
@@ -215,45 +207,28 @@ def typed(number: int) -> str:
     return f"Skips the question first, so it fails; checked by ada ({number})."
 
 
-def value(page: Page) -> int:
-    return int(page.get_attribute("#annotation-progress", "value") or -1)
-
-
 def test_an_annotator_determines_three_cases_with_the_keyboard(site: Service,
                                                                new_page: Callable[[ViewportSize], Page]) -> None:
     laptop = new_page(LAPTOP)
-    sign_in_page(laptop, site.url, "ada", QUEUE)
+    sign_in(laptop, site.url, "ada", PASSWORDS["ada"], QUEUE)
     assert laptop.is_visible("#shortcuts")  # the script shows the legend of its shortcuts
     checked(laptop, "annotator-queue")
     with laptop.expect_navigation():
         laptop.keyboard.press("s")
     checked(laptop, "annotator-case")
 
-    cases: list[str] = []
-    for made in range(20):  # a case's waiting criteria one by one, until three cases are done
-        here, before = laptop.url.split("?")[0], value(laptop)
-        laptop.keyboard.press("f")
-        laptop.keyboard.press("r")
-        rationale = typed(made)  # its letters include every shortcut's: none acts while typing
-        laptop.keyboard.type(rationale)
-        assert laptop.evaluate("document.activeElement.value") == rationale and laptop.url.split("?")[0] == here
-        laptop.keyboard.press("Escape")
-        assert laptop.evaluate("document.activeElement.value") == "failed"  # back on the outcome it chose
-        with laptop.expect_navigation():
-            laptop.keyboard.press("Enter")
-        assert value(laptop) == before + 1 and "Recorded: your determination" in laptop.text_content(".confirmation")
-        if laptop.url.split("?")[0] != here:
-            cases.append(here)
-        if len(cases) == 3:
-            break
-    assert len(set(cases)) == 3
+    # a case's waiting criteria one by one, until three cases are done; each rationale typed holds every
+    # shortcut's letter: none acts while typing
+    made = determine_cases(laptop, 3, lambda _: "f", typed)
+    cases = list(dict.fromkeys(d.case for d in made))
+    assert len(cases) == 3
     mine = determinations(site, "ada")
     assert sorted((d["outcome"], d["rationale"]) for d in mine) == sorted(
-        (EARL + "failed", typed(n)) for n in range(made + 1))
+        (EARL + "failed", typed(n)) for n in range(len(made)))
     checked(laptop, "annotator-case-after")
 
     phone = new_page(PHONE)
-    sign_in_page(phone, site.url, "ada", cases[0].removeprefix(site.url))
+    sign_in(phone, site.url, "ada", PASSWORDS["ada"], cases[0].removeprefix(site.url))
     assert phone.locator(".badge.done").count() >= 1  # the case ada determined, seen on a phone
     checked(phone, "annotator-case-phone")
     phone.goto(f"{site.url}{QUEUE}")
