@@ -56,10 +56,19 @@ def _content(graphs: GraphService, evaluation_id: str, number: int) -> tuple[Gra
     return ref, plan_digest(triples), recorded, envelope, entry.digest
 
 
-def _input_reasons(graphs: GraphService, plan: str) -> list[str]:
+def input_reasons(graphs: GraphService, plan: str) -> list[str]:
     """Why the plan no longer rests on its inputs: one reason per pinned graph whose digest changed."""
     return [f"an input of the plan changed after it was made: {change.describe()}"
             for change in changed_since(graphs, recorded_pins(graphs, plan))]
+
+
+@dataclass(frozen=True)
+class EnvelopeState:
+    """The current envelope version as an approval is weighed against it: its digest and whether it is signed off."""
+
+    version: int
+    digest: str
+    signed_off: bool
 
 
 def plan_status(graphs: GraphService, evaluation_id: str, number: int) -> PlanApprovalStatus:
@@ -68,17 +77,26 @@ def plan_status(graphs: GraphService, evaluation_id: str, number: int) -> PlanAp
     state = read_state(graphs, evaluation_id)
     status, plan = state.status, ref.iri.value
     found = tuple(r for r in records(graphs, state.iris.evaluation) if r.kind == "plan-approval" and r.subject == plan)
+    envelope = EnvelopeState(status.version, status.digest, status.signed_off)
+    return assess(plan, digest, recorded, planned_on, envelope, found, input_reasons(graphs, plan))
+
+
+def assess(plan: str, digest: str, recorded: str | None, planned_on: str | None, envelope: EnvelopeState,
+           found: tuple[ApprovalRecord, ...], changed: list[str]) -> PlanApprovalStatus:
+    """Whether ``plan``, whose content digests to ``digest``, is approved on ``envelope``, given its approvals
+    ``found`` and why its inputs no longer hold (``changed``), and if not why: :func:`plan_status`, and the
+    workspace's pages with the recorded digests standing for the recomputed ones (:mod:`service.workspace.plans`)."""
     reasons = []
     if recorded != digest:
         reasons.append(f"the plan's content was changed after it was made: it records digest {recorded}, "
                        f"its stored triples now digest to {digest}")
-    if not status.signed_off:
-        reasons.append(f"envelope v{status.version} (digest {status.digest}) is not signed off")
-    if planned_on != status.digest:
-        reasons.append(f"the plan was made on envelope digest {planned_on}, the current envelope v{status.version} "
-                       f"has digest {status.digest}: make a plan for it")
-    reasons += _input_reasons(graphs, plan)
-    valid = [r for r in found if r.outcome == "passed" and r.plan_digest == digest and r.envelope_digest == status.digest]
+    if not envelope.signed_off:
+        reasons.append(f"envelope v{envelope.version} (digest {envelope.digest}) is not signed off")
+    if planned_on != envelope.digest:
+        reasons.append(f"the plan was made on envelope digest {planned_on}, the current envelope v{envelope.version} "
+                       f"has digest {envelope.digest}: make a plan for it")
+    reasons += changed
+    valid = [r for r in found if r.outcome == "passed" and r.plan_digest == digest and r.envelope_digest == envelope.digest]
     if not valid:
         reasons.append("no domain expert approved this content of the plan" if found
                        else "no domain expert has approved the plan")
@@ -108,7 +126,7 @@ def approve_plan(graphs: GraphService, evaluation_id: str, number: int, credenti
     if planned_on != status.digest:
         raise Conflict(f"plan {number} was made on envelope digest {planned_on}, not on the current envelope "
                        f"v{status.version} (digest {status.digest}): make a plan for it")
-    if changed := _input_reasons(graphs, ref.iri.value):
+    if changed := input_reasons(graphs, ref.iri.value):
         raise Conflict(f"plan {number} cannot be approved: " + "; ".join(changed), detail=changed)
     plan = NamedNode(ref.iri.value)
     return append_approval(graphs, state, agent, "plan-approval", plan.value, True, comment,

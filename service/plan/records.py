@@ -9,7 +9,7 @@ into :mod:`.model` values. The review of scenarios is :mod:`service.scenarios.re
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -25,7 +25,7 @@ from ..core.store import Row, Term
 from ..envelope import iris_for
 from ..scenarios.model import Exclusion, Page, RecordedExclusion
 from ..scenarios.records import check_page, page_rows
-from .approval import plan_status
+from .approval import PlanApprovalStatus, plan_status
 from .model import CriterionAllocation, PlanView, Probe
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from .rdf import probe_iri
@@ -70,7 +70,12 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, re
     return RecordedExclusion(node.value, iri, Exclusion(reason.strip(), agent.value, when))
 
 
-def _plan_view(graphs: GraphService, evaluation_id: str, row: Row) -> PlanView:
+Approval = Callable[[Row], PlanApprovalStatus]
+"""Whether a plan is approved, from its row of ``queries/plans.rq``: by default :func:`.approval.plan_status`, from the
+plan's and the envelope's content; the workspace's pages weigh the recorded digests (:mod:`service.workspace.plans`)."""
+
+
+def _plan_view(graphs: GraphService, evaluation_id: str, row: Row, approval: Approval | None = None) -> PlanView:
     plan = row["plan"].value
     number = int(plan.rsplit("/", 1)[-1])
     allocation = tuple(
@@ -86,26 +91,26 @@ def _plan_view(graphs: GraphService, evaluation_id: str, row: Row) -> PlanView:
         envelope=row["envelope"].value, envelope_digest=row["envelopeDigest"].value,
         created_by=row["createdBy"].value, created=row["created"].value,
         allocation=allocation, probes=int(row["probes"].value),
-        approval=plan_status(graphs, evaluation_id, number),
+        approval=approval(row) if approval else plan_status(graphs, evaluation_id, number),
         without_templates=tuple(r["language"].value
                                 for r in graphs.rows("plan-languages-without-templates", {"plan": NamedNode(plan)})),
     )
 
 
-def plan_view(graphs: GraphService, evaluation_id: str, number: int) -> PlanView:
+def plan_view(graphs: GraphService, evaluation_id: str, number: int, approval: Approval | None = None) -> PlanView:
     """A plan: strategy, budget, seed, frame sizes, allocation per criterion, whether it is approved now."""
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
     plan = plan_iri_for(graphs, evaluation_id, number)
     rows = graphs.rows("plans", {"evaluation": evaluation, "plan": plan})
     if not rows:
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
-    return _plan_view(graphs, evaluation_id, rows[0])
+    return _plan_view(graphs, evaluation_id, rows[0], approval)
 
 
-def list_plans(graphs: GraphService, evaluation_id: str) -> list[PlanView]:
+def list_plans(graphs: GraphService, evaluation_id: str, approval: Approval | None = None) -> list[PlanView]:
     """Every plan of the evaluation, oldest first."""
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
-    return [_plan_view(graphs, evaluation_id, row) for row in graphs.rows("plans", {"evaluation": evaluation})]
+    return [_plan_view(graphs, evaluation_id, row, approval) for row in graphs.rows("plans", {"evaluation": evaluation})]
 
 
 def _criterion_filter(criterion: str) -> dict[str, Term]:

@@ -35,9 +35,10 @@ from ...plan.records import exclude_scenario, list_plans, plan_size, plan_view, 
 from ...scenarios.model import Page, ScenarioStatus
 from ...scenarios.records import blocking_summary, list_scenarios
 from ...workspace.envelope_review import envelope_review
+from ...workspace.plans import recorded_approval
 from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
-from ..html import render
+from ..html import distinct_names, render
 from ..models import AppropriatenessBody, ExclusionBody, PlanApprovalBody, RelevanceBody, SignOffBody
 from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
@@ -220,8 +221,10 @@ def scenarios_page(at: Frame, status: str | None, rule: str | None, number: int,
     def read() -> dict[str, object]:
         found = list_scenarios(at.graphs, at.evaluation_id, status=status, rule=rule, limit=SCENARIOS_PER_PAGE,
                                offset=(number - 1) * SCENARIOS_PER_PAGE)
-        return {"scenarios": found, "rules": blocking_summary(at.graphs, at.evaluation_id), "status": status,
-                "rule": rule, "number": number, "statuses": [s.value for s in ScenarioStatus],
+        rules = blocking_summary(at.graphs, at.evaluation_id)
+        # each rule by its label, told apart where two share it (a DSO's blocking class and the shape restating it)
+        return {"scenarios": found, "rules": rules, "names": distinct_names({r.rule: r.label for r in rules}),
+                "status": status, "rule": rule, "number": number, "statuses": [s.value for s in ScenarioStatus],
                 "page_href": lambda _, n: "?" + urlencode(_listing(status, rule, n)),
                 "filter_href": lambda **chosen: "?" + urlencode(_listing(**{"status": status, "rule": rule, **chosen}))}
 
@@ -258,12 +261,13 @@ async def get_plans(evaluation_id: str, request: Request, graphs: GraphsDep, rea
                     person: PagePerson) -> HTMLResponse:
     at = Frame(request, graphs, evaluation_id, reader, person)
     return await at.render("plans", "workspace/expert_plans.html", "Plans",
-                           lambda: {"plans": list_plans(graphs, evaluation_id)})
+                           lambda: {"plans": list_plans(graphs, evaluation_id,
+                                                        recorded_approval(graphs, evaluation_id))})
 
 
 def plan_page(at: Frame, number: int, probe_page: int, done: str | None = None) -> Build:
     def read() -> dict[str, object]:
-        view = plan_view(at.graphs, at.evaluation_id, number)
+        view = plan_view(at.graphs, at.evaluation_id, number, recorded_approval(at.graphs, at.evaluation_id))
         size = plan_size(at.graphs, at.evaluation_id, number)
         offset = (probe_page - 1) * PROBES_PER_PAGE
         shown = probes_numbered(at.graphs, at.evaluation_id, number,
