@@ -20,6 +20,7 @@ Helpers, each given a page:
   viewport's width); a failure names the outermost elements that stick out.
 - :func:`axe`: axe-core's violations; :func:`assert_accessible` fails on a serious or critical one, naming each
   rule and the elements it found.
+- :func:`assert_words_whole`: no word in a table heading or cell is split across lines (IRIs and code aside).
 - :func:`assert_labelled`: every form control (input, select, textarea; not hidden or a button) has a label,
   ``aria-label`` or ``aria-labelledby``.
 - :func:`keep_screenshot`: a full-page PNG under ``test-artifacts/`` (``CAIE_TEST_ARTIFACTS`` moves it), kept
@@ -152,6 +153,34 @@ def assert_fits_width(page: Page) -> None:
     found = page.evaluate(_OVERFLOW, width)
     assert found["scrollWidth"] <= width, (
         f"{page.url} is {found['scrollWidth']} px wide on a {width} px screen: {', '.join(found['wide'])}")
+
+
+_BROKEN_WORDS = """skip => {
+  const broken = [];
+  for (const cell of document.querySelectorAll('th, td')) {
+    const text = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+    for (let node = text.nextNode(); node; node = text.nextNode()) {
+      if (node.parentElement.closest(skip)) continue;
+      for (const word of node.data.matchAll(/[\\p{L}\\p{N}]{2,}/gu)) {
+        const range = document.createRange();
+        range.setStart(node, word.index);
+        range.setEnd(node, word.index + word[0].length);
+        if ([...range.getClientRects()].filter(r => r.width > 0).length > 1) broken.push(word[0]);
+      }
+    }
+  }
+  return broken;
+}"""
+UNBROKEN_EXCEPT = ".iri, code, a.iri-text"
+"""What may break anywhere: an IRI, a path or a digest, which has no place to break at (style.css)."""
+
+
+def assert_words_whole(page: Page) -> None:
+    """No word in a table's headings or cells is split across lines (an IRI or code aside): each word (letters and
+    digits) renders on one line. A column squeezed to a letter's width (``overflow-wrap: anywhere`` on cells) splits
+    "Proposed" into "Pr/op/os/ed" while the page has room to spare."""
+    broken = page.evaluate(_BROKEN_WORDS, UNBROKEN_EXCEPT)
+    assert not broken, f"words split across lines in tables on {page.url}: {', '.join(broken[:10])}"
 
 
 def axe(page: Page) -> list[dict[str, Any]]:

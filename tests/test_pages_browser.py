@@ -15,8 +15,8 @@ from playwright.sync_api import Page, Route, ViewportSize
 
 from service.api.html import CONTENT_SECURITY_POLICY
 
-from .pages_browser import (ARTIFACTS_ENV, PHONE, assert_accessible, assert_fits_width, assert_labelled, axe,
-                            console_errors, keep_screenshot)
+from .pages_browser import (ARTIFACTS_ENV, PHONE, assert_accessible, assert_fits_width, assert_labelled,
+                            assert_words_whole, axe, console_errors, keep_screenshot)
 
 SITE = "http://pages.test"
 HEAD = '<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width,initial-scale=1">' \
@@ -78,6 +78,17 @@ def test_a_page_wider_than_the_screen_names_what_sticks_out(new_page: Callable[[
                    "'<table class=\"wide\"><tr><td>' + 'x'.repeat(120) + '</td></tr></table>')")
     with pytest.raises(AssertionError, match=r"on a 390 px screen: table\.wide \(right edge"):
         assert_fits_width(phone)
+
+
+def test_a_word_split_across_lines_in_a_table_is_named_and_an_iri_may_break(browser_page: Page) -> None:
+    serve(browser_page, '<table><tr><th>Proposed</th><td><span class="iri">https://w3id.org/ob-caie/epo/x</span>'
+                        '</td></tr></table>')
+    assert_words_whole(browser_page)
+    # the column squeezed as overflow-wrap: anywhere let it be (set through the CSSOM, which the policy allows)
+    browser_page.evaluate("for (const e of document.querySelectorAll('th, td span')) e.style.overflowWrap = 'anywhere';"
+                          "document.querySelector('table').style.width = '1rem'")
+    with pytest.raises(AssertionError, match=r"split across lines in tables on .*: Proposed\n"):
+        assert_words_whole(browser_page)
 
 
 def test_a_screenshot_is_kept_where_the_variable_says(browser_page: Page, tmp_path: Path,

@@ -1,7 +1,8 @@
 """The worked example's report page, its failure-point map and the evaluation's own page in a real Chromium
 (tests/pages_browser.py), on a 1280-pixel laptop screen and a 390-pixel phone (issue 24): none needs scrolling
-sideways (a wide table scrolls in its own box), axe-core finds no serious or critical violation (links in text are
-told apart by more than colour), and no page logs an error. Each page's screenshot is kept as a test artifact."""
+sideways (a wide table scrolls in its own box), no word in a table is split across lines, axe-core finds no serious
+or critical violation (links in text are told apart by more than colour), and no page logs an error. Each page's
+screenshot is kept as a test artifact."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from playwright.sync_api import Page, ViewportSize
 from pyoxigraph import Quad
 
 from ..conftest import EMBEDDED_ONLY, Service, restore
-from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, keep_screenshot
+from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_words_whole, keep_screenshot
 from ..test_cli import worked_example_quads  # noqa: F401 - the fixture
 from ..test_envelope import spec_quads  # noqa: F401 - the fixture it starts from
 
@@ -32,6 +33,7 @@ def test_the_report_its_map_and_the_evaluation_fit_the_screen_and_pass_axe(
         assert answer is not None and answer.status == 200, path
         keep_screenshot(page, f"{name}-{screen['width']}")
         assert_fits_width(page)
+        assert_words_whole(page)
         assert_accessible(page)
     # the map is reached from the report page by its link
     page.goto(f"{service.url}{PAGES['report']}")

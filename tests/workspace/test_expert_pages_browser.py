@@ -1,7 +1,8 @@
 """The domain expert's workspace pages in Chromium (tests/pages_browser.py), one test per page on the bed-nets record
 test_expert_pages.py builds: axe-core finds no serious or critical violation, every control is labelled, the page
-fits a 1280-pixel laptop and a 390-pixel phone, nothing logs an error; the page's action is taken as a person
-takes it (the attestation with the keyboard alone) and the record shows it. Screenshots are kept as artifacts.
+fits a 1280-pixel laptop and a 390-pixel phone with no word in a table split across lines, nothing logs an error; the
+page's action is taken as a person takes it (the attestation with the keyboard alone) and the record shows it.
+Screenshots are kept as artifacts.
 """
 
 from __future__ import annotations
@@ -12,7 +13,8 @@ from playwright.sync_api import Page, ViewportSize
 
 from ..conftest import EMBEDDED_ONLY, Service
 from ..judgments.test_judgments_api import judged  # noqa: F401
-from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
+from ..pages_browser import (LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, assert_words_whole,
+                             keep_screenshot)
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
 from .test_expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestations, drafted, people_site  # noqa: F401
@@ -32,13 +34,15 @@ def open_signed_in(new_page: Callable[[ViewportSize], Page], url: str, agent: st
 
 
 def checked(browser: Page, name: str) -> None:
-    """axe-core, labels and the width on a laptop and a phone; the screenshots kept."""
+    """axe-core, labels, the width and whole words in tables on a laptop and a phone; the screenshots kept."""
     assert_accessible(browser)
     assert_labelled(browser)
     assert_fits_width(browser)
+    assert_words_whole(browser)
     keep_screenshot(browser, name)
     browser.set_viewport_size(PHONE)
     assert_fits_width(browser)
+    assert_words_whole(browser)
     keep_screenshot(browser, f"{name}-phone")
     browser.set_viewport_size(LAPTOP)
 
