@@ -41,6 +41,18 @@ _ENV = Environment(loader=PackageLoader("service.api", "templates"), autoescape=
                    trim_blocks=True, lstrip_blocks=True)
 _ENV.globals.update(csrf_field=csrf_field, csrf_token=csrf_token, visit=visit)  # who is signed in: base.html, forms
 
+
+def thousands(count: int) -> str:
+    """A count as the pages print it, its thousands separated: ``{{ n|thousands }}``.
+
+    >>> thousands(130636800), thousands(300)
+    ('130,636,800', '300')
+    """
+    return f"{count:,}"
+
+
+_ENV.filters["thousands"] = thousands
+
 _INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances",
                     RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties",
                     RDFS + "isDefinedBy": "Terms it defines"}
