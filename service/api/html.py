@@ -7,7 +7,9 @@ Only http(s) IRIs and paths on this site become links: the record holds IRIs any
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import re
+from collections.abc import Callable, Mapping, Sequence
+from os.path import commonprefix
 from pathlib import Path
 from urllib.parse import urlencode
 
@@ -67,6 +69,44 @@ def compact(iri: str) -> str:
         if iri.startswith(namespace) and "/" not in iri[len(namespace):]:
             return f"{prefix}:{iri[len(namespace):]}"
     return iri
+
+
+def _segments(iri: str) -> list[str]:
+    return [part for part in re.split(r"[/#]", iri) if part]
+
+
+def distinct_names(labels: Mapping[str, str | None]) -> dict[str, str]:
+    """What a page calls each IRI of a list (its label, given as ``None`` when it has none): the label, else
+    ``prefix:local``, else its last segment; where two would read the same, each followed by the segments of its IRI
+    that tell it apart from the others of that name, its namespace's own ones.
+
+    >>> names = distinct_names({"https://w3id.org/x/dso/ve/InfantAsker": "infant asker",
+    ...                         "https://w3id.org/x/shapes/sc/InfantAsker": "infant asker",
+    ...                         "http://www.w3.org/2000/01/rdf-schema#label": None})
+    >>> sorted(names.values())
+    ['infant asker (dso/ve)', 'infant asker (shapes/sc)', 'rdfs:label']
+    """
+    def plain(iri: str) -> str:
+        short = compact(iri)
+        return short if short != iri else (_segments(iri) or [iri])[-1]
+
+    named = {iri: label or plain(iri) for iri, label in labels.items()}
+    sharing: dict[str, list[str]] = {}
+    for iri, name in named.items():
+        sharing.setdefault(name, []).append(iri)
+    for name, iris in sharing.items():
+        if len(iris) < 2:
+            continue
+        parts = [_segments(iri) for iri in iris]
+        common = len(commonprefix(parts))
+        rests = [segments[common:] for segments in parts]
+        # the segments all end with go too, but each keeps one
+        same_end = min(len(commonprefix([rest[::-1] for rest in rests])), min(map(len, rests)) - 1)
+        told = ["/".join(rest[:len(rest) - same_end]) for rest in rests]
+        unique = len(set(told)) == len(told) and all(told)
+        for iri, apart in zip(iris, told):
+            named[iri] = f"{name} ({apart if unique else iri})"
+    return named
 
 
 def safe_href(href: str | None) -> str | None:

@@ -79,10 +79,12 @@ class ReviewedScenario:
 
 @dataclass(frozen=True)
 class RuleCount:
-    """How many reviewed scenarios a rule blocked (``rule`` is ``epo:EligibleScenario`` for the eligible ones)."""
+    """How many reviewed scenarios a rule blocked (``rule`` is ``epo:EligibleScenario`` for the eligible ones), and
+    the rule's label when the store has one."""
 
     rule: str
     scenarios: int
+    label: str | None = None
 
 
 @dataclass(frozen=True)

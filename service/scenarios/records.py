@@ -147,9 +147,11 @@ def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | No
 
 
 def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[RuleCount]:
-    """How many reviewed scenarios each rule blocked, and how many are eligible (``epo:EligibleScenario``)."""
+    """How many reviewed scenarios each rule blocked, and how many are eligible (``epo:EligibleScenario``), each
+    rule with its label when the store has one."""
     rows = graphs.rows("blocked-scenarios-by-rule", {"graph": review_graph(graphs, evaluation_id).iri})
-    return [RuleCount(row["rule"].value, int(row["scenarios"].value)) for row in rows]
+    return [RuleCount(row["rule"].value, int(row["scenarios"].value), row["label"].value if row.get("label") else None)
+            for row in rows]
 
 
 def frame_blocking(graphs: GraphService, plan: str) -> list[RuleBlocking]:

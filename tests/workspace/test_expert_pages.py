@@ -23,8 +23,12 @@ from service.api import create_app
 from ..api.workspace import Visitor, hidden, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, restored, settings_for
 from ..judgments.test_judgments_api import judged  # noqa: F401
-from ..plan.test_second_domain_plan import ID, domain_json, load_domain, planned  # noqa: F401
+from ..plan.test_second_domain_plan import DOMAIN, ID, domain_json, load_domain, planned  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
+from ..test_cli import worked_example_quads  # noqa: F401 - the fixture example starts from
+from ..test_envelope import spec_quads  # noqa: F401 - the fixture worked_example_quads starts from
+from .example_pages import EVALUATION, example  # noqa: F401 - example: the fixture
+from .example_pages import signed_in as example_signed_in
 
 pytestmark = EMBEDDED_ONLY  # what the pages show is how a record reads, not the store's transport
 PEOPLE = [
@@ -171,11 +175,15 @@ def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an
     with people_site(planned, app_slot) as url, signed_in(url, "vera") as vera:
         html = page(vera, f"{listing}?status=blocked")
         assert f"1–{len(blocked['items'])} of {blocked['total']}" in html
-        for item in blocked["items"]:  # each with the rule that blocked it and its message, as the REST listing has it
+        names = by_rule(html)
+        summary = planned.http.get(f"{rest}/summary").json()["rules"]
+        assert [(rule, count) for rule, (_, count) in names.items()] == [
+            (r["rule"], r["scenarios"]) for r in summary if not r["rule"].endswith("EligibleScenario")]
+        for item in blocked["items"]:  # each with the rules that blocked it, named as above, and its messages
             shown = html[html.index(f'id="exclude-{item["scenario"].rsplit("/", 1)[-1]}"'):]
             shown = shown[:shown.index("</li>")]
-            assert [r.rsplit("/", 1)[-1].rsplit("#", 1)[-1] for r in item["blockedBy"]] == re.findall(
-                r'Blocked by <a [^>]*>([^<]+)</a>', shown)
+            assert [(rule, names[rule][0]) for rule in item["blockedBy"]] == re.findall(
+                r'Blocked by <a [^>]*title="([^"]+)"[^>]*>([^<]+)</a>', shown)
             assert all(escape(message) in shown for message in item["messages"]) and item["messages"]
         assert forms(html) == []
         key = eligible[0]["scenario"].rsplit("/", 1)[-1]
@@ -202,6 +210,29 @@ def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an
         (excluded,) = [s for s in planned.http.get(rest, params={"limit": 1000}).json()["items"] if s["excluded"]]
         assert (excluded["scenario"], excluded["excluded"]["reason"], excluded["excluded"]["by"]) == (
             eligible[0]["scenario"], "nets are not given to infants alone", f"{BASE_URL}agents/annie")
+
+
+def by_rule(html: str) -> dict[str, tuple[str, int]]:
+    """The scenarios page's "By rule" list: each blocking rule's IRI (the link's title) to its name and count."""
+    listed = html[html.index('<ul class="rules">'):]
+    found = re.findall(r'<a href="[^"]*" title="([^"]+)">blocked by ([^<]+)</a>:\s*([\d,]+)</li>',
+                       listed[:listed.index("</ul>")])
+    return {rule: (unescape(name), int(count.replace(",", ""))) for rule, name, count in found}
+
+
+def test_two_rules_sharing_a_label_read_apart_on_the_worked_examples_scenarios_page(example: Service) -> None:
+    """The worked example's DSO blocking class ve:InfantAsker and the shape restating it, sc:InfantAsker, are both
+    labelled "infant asker" and block the same scenarios: each is named by its label and the namespace that tells
+    them apart, and no two rules read the same."""
+    with example_signed_in(example.url, "annie") as annie:
+        names = by_rule(page(annie, f"{EVALUATION}/workspace/scenarios"))
+    summary = example.http.get(f"{EVALUATION}/scenarios/summary").json()["rules"]
+    assert {rule: count for rule, (_, count) in names.items()} == {
+        r["rule"]: r["scenarios"] for r in summary if not r["rule"].endswith("EligibleScenario")}
+    assert len({name for name, _ in names.values()}) == len(names)
+    asker = {rule.rsplit("/", 2)[-2]: name for rule, (name, _) in names.items() if rule.endswith("/InfantAsker")}
+    assert asker == {"vaccine-education": "infant asker (dso/vaccine-education)",
+                     "scenario-consistency": "infant asker (shapes/scenario-consistency)"}
 
 
 def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: Service,  # noqa: F811
