@@ -1,8 +1,10 @@
 """What the domain expert and the organizational expert read to assess and sign off an envelope (docs/workspace.md,
 "Domain expert"): its requirements and criteria as a tree, and for the DSO, each criterion and the envelope the
-latest assessment of their present content, as :mod:`service.envelope.approvals` records and counts them.
+latest assessment of their present content, as :mod:`service.envelope.approvals` records and counts them; once it is
+signed off, whether the DSO changed since.
 
-One read of the record's approvals (``queries/approvals.rq``) and the envelope's status; no determination.
+One read of the record's approvals (``queries/approvals.rq``), the envelope's status and, once it is signed off, the
+sign-off's pinned inputs (``pinned-inputs.rq``); no determination.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ from ..core.errors import NotFound
 from ..core.graphs import GraphService
 from ..envelope import Envelope, envelope_at, get_evaluation, iris_for
 from ..envelope.approvals import envelope_status, records
-from ..envelope.model import ApprovalRecord
+from ..envelope.inputs import changed_since, governing_sign_off, recorded_pins
+from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from .model import Assessed, EnvelopeReview, RequirementNode
 
 
@@ -51,4 +54,13 @@ def envelope_review(graphs: GraphService, evaluation_id: str) -> EnvelopeReview:
     status = envelope_status(graphs, evaluation_id)
     return EnvelopeReview(iris.evaluation, dso, dso_assessed, envelope, status, _tree(envelope, found, status.digest),
                           _assessed(found, "appropriateness", envelope.iri, status.digest),
-                          _assessed(found, "envelope-sign-off", envelope.iri, status.digest))
+                          _assessed(found, "envelope-sign-off", envelope.iri, status.digest),
+                          _dso_changed(graphs, found, status, dso))
+
+
+def _dso_changed(graphs: GraphService, found: list[ApprovalRecord], status: EnvelopeStatus, dso: str) -> bool:
+    """Whether the DSO's digest is not the one the sign-off that froze the envelope pinned (a sign-off made before
+    inputs were pinned names none: not known to have changed)."""
+    sign_off = governing_sign_off(found, status)
+    pins = [pin for pin in recorded_pins(graphs, sign_off.iri) if pin.graph == dso] if sign_off else []
+    return bool(changed_since(graphs, pins))

@@ -322,3 +322,6 @@ class EnvelopeReview:
     tree: tuple[RequirementNode, ...]
     appropriateness: Assessed
     sign_off: Assessed
+    dso_changed: bool = False
+    """Whether the DSO's present content is not the one the envelope's sign-off pinned (``False`` before it): then an
+    assessment of it counts toward the next version's sign-off."""

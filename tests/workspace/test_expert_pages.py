@@ -162,6 +162,25 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             assert posted(dana, f"{envelope}/sign-off", {"comment": ""}).status_code == 303
             html = page(dana, envelope)
             assert "signed off</a></strong> by dana" in html
+            assert forms(html) == []  # a second sign-off of the same content would change nothing
+        assert drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]["signedOff"] is True
+
+        # Frozen: a relevance or appropriateness assessment would name v1's digest and change nothing, so no form
+        # offers one; the DSO's names the DSO's content and counts toward the next version, and its form says so.
+        with signed_in(url, "annie") as annie:
+            html = unescape(page(annie, envelope))
+            assert forms(html) == [f"{envelope}/dso-appropriateness"]
+            assert "change neither its sign-off nor the plans made on it" in html
+            assert "changes nothing for v1: it names the DSO's present content" in html
+            added = "<https://example.org/dso/bednets/Changed> a <http://www.w3.org/2002/07/owl#Class> .\n"
+            changed = drafted.http.put("/graphs/dso/bednets", content=(DOMAIN / "dso.ttl").read_bytes() + added.encode(),
+                                       headers={"Content-Type": "text/turtle", **drafted.auth("admin")})
+            assert changed.status_code in (200, 201), changed.text
+            html = unescape(page(annie, envelope))
+            assert "The DSO changed after envelope v1 was signed off" in html
+            assert forms(html) == [f"{envelope}/dso-appropriateness"]
+            assert posted(annie, f"{envelope}/dso-appropriateness",
+                          {"appropriate": "true", "rationale": "still models nets"}).status_code == 303
         assert drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]["signedOff"] is True
 
 
