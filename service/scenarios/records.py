@@ -150,8 +150,11 @@ def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[RuleCount
     """How many reviewed scenarios each rule blocked, and how many are eligible (``epo:EligibleScenario``), each
     rule with its label when the store has one."""
     rows = graphs.rows("blocked-scenarios-by-rule", {"graph": review_graph(graphs, evaluation_id).iri})
-    return [RuleCount(row["rule"].value, int(row["scenarios"].value), row["label"].value if row.get("label") else None)
-            for row in rows]
+    # The labels asked for the few rules at once (labels.rq): joined to every scenario's row in the count, the same
+    # lookup took 25 ms where the count takes 5 (worked example, 805 scenarios, 18 rules).
+    labels = {row["resource"].value: row["label"].value
+              for row in graphs.rows_over("labels", ("resource",), [(row["rule"],) for row in rows])}
+    return [RuleCount(row["rule"].value, int(row["scenarios"].value), labels.get(row["rule"].value)) for row in rows]
 
 
 def frame_blocking(graphs: GraphService, plan: str) -> list[RuleBlocking]:
