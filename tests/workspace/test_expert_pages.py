@@ -172,8 +172,8 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             assert forms(html) == [f"{envelope}/dso-appropriateness"]
             assert "change neither its sign-off nor the plans made on it" in html
             assert "changes nothing for v1: it names the DSO's present content" in html
-            added = "<https://example.org/dso/bednets/Changed> a <http://www.w3.org/2002/07/owl#Class> .\n"
-            changed = drafted.http.put("/graphs/dso/bednets", content=(DOMAIN / "dso.ttl").read_bytes() + added.encode(),
+            added = b"<https://example.org/dso/bednets/Changed> a <http://www.w3.org/2002/07/owl#Class> .\n"
+            changed = drafted.http.put("/graphs/dso/bednets", content=(DOMAIN / "dso.ttl").read_bytes() + added,
                                        headers={"Content-Type": "text/turtle", **drafted.auth("admin")})
             assert changed.status_code in (200, 201), changed.text
             html = unescape(page(annie, envelope))
