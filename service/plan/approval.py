@@ -96,7 +96,8 @@ def assess(plan: str, digest: str, recorded: str | None, planned_on: str | None,
         reasons.append(f"the plan was made on envelope digest {planned_on}, the current envelope v{envelope.version} "
                        f"has digest {envelope.digest}: make a plan for it")
     reasons += changed
-    valid = [r for r in found if r.outcome == "passed" and r.plan_digest == digest and r.envelope_digest == envelope.digest]
+    valid = [r for r in found
+             if r.outcome == "passed" and r.plan_digest == digest and r.envelope_digest == envelope.digest]
     if not valid:
         reasons.append("no domain expert approved this content of the plan" if found
                        else "no domain expert has approved the plan")

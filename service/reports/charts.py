@@ -1,7 +1,8 @@
 """A report's charts, drawn on the server as SVG with matplotlib (its SVG backend: no CDN, no script).
 
-Pure functions from plain values to an SVG document: coverage by requirement, the outcome distribution (by
-count and by weight) and probe pass rates with their confidence intervals. Coverage and performance are
+Pure functions from plain values to an SVG document, each kept in process by the values it was drawn from:
+coverage by requirement, the outcome distribution (by count and by weight) and probe pass rates with their
+confidence intervals. Coverage and performance are
 separate charts, never one, as the method requires. Text stays text (``svg.fonttype: none``), so a chart is
 small and its labels can be searched; ids are salted with a constant and the date is left out, so equal
 values give byte-equal charts. Pages show a chart as an ``<img>`` (:func:`data_uri`): matplotlib styles its
@@ -14,17 +15,21 @@ from __future__ import annotations
 import base64
 import io
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
-from typing import TYPE_CHECKING
+from functools import wraps
+from typing import TYPE_CHECKING, ParamSpec
+
+from ..core.memo import Recent
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 Number = Fraction | Decimal | float | int
+P = ParamSpec("P")
 
 OUTCOMES = ("passed", "failed", "cantTell")
 COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "cantTell": "#8d6e00", "uncovered": "#d0d5dd",
@@ -55,6 +60,34 @@ class Interval:
     n: int
     lower: float
     upper: float
+
+
+_DRAWN: Recent[tuple[str, str], str] = Recent(64)
+"""Charts drawn, by function and values: equal values give byte-equal charts, so one drawn is never stale, and
+drawing a report page's three took 1 to 3 s of matplotlib on each request."""
+
+
+def _values(value: object) -> str:
+    """What a chart is drawn from, exactly: a mapping by its sorted items, every number by its ``repr``
+    (``Decimal('1.0')`` and ``1.0`` are equal, yet may be written differently on a chart)."""
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{key!r}: {_values(item)}" for key, item in sorted(value.items())) + "}"
+    if isinstance(value, (list, tuple)):
+        return "(" + ", ".join(_values(item) for item in value) + ")"
+    return repr(value)
+
+
+def _kept(draw: Callable[P, str]) -> Callable[P, str]:
+    """``draw``, its SVG kept by the values it was given (:data:`_DRAWN`)."""
+    @wraps(draw)
+    def kept(*args: P.args, **kwargs: P.kwargs) -> str:
+        key = (draw.__name__, _values((args, kwargs)))
+        found = _DRAWN.get(key)
+        if found is None:
+            found = draw(*args, **kwargs)
+            _DRAWN.put(key, found)
+        return found
+    return kept
 
 
 @contextmanager
@@ -108,6 +141,7 @@ def _percent_axis(axes: object, label: str) -> None:
     axes.spines[["top", "right"]].set_visible(False)  # type: ignore[attr-defined]
 
 
+@_kept
 def coverage_by_requirement(rows: Sequence[RequirementCoverage]) -> str:
     """One bar per requirement: the covered weight over the applicable weight of its criteria."""
     with _drawing():
@@ -128,6 +162,7 @@ def coverage_by_requirement(rows: Sequence[RequirementCoverage]) -> str:
         return _svg(figure)
 
 
+@_kept
 def outcome_distribution(counts: Mapping[str, int], weights: Mapping[str, Number]) -> str:
     """Two stacked bars, by count and by weight, of the covered criteria's outcomes (each sums to 1)."""
     with _drawing():
@@ -155,6 +190,7 @@ def outcome_distribution(counts: Mapping[str, int], weights: Mapping[str, Number
         return _svg(figure)
 
 
+@_kept
 def pass_rates(rows: Sequence[Interval], level: float) -> str:
     """Each criterion's probe pass rate as a point, with its confidence interval as a bar through it."""
     with _drawing():
