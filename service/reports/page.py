@@ -9,17 +9,13 @@ report's date and run, so they add up to the report's figures.
 
 from __future__ import annotations
 
-import hashlib
-import threading
 from collections import defaultdict
 from dataclasses import dataclass, replace
 from decimal import Decimal
-from weakref import WeakKeyDictionary
 
 from pyoxigraph import Literal, NamedNode
 
 from ..core.graphs import GraphService
-from ..core.memo import Recent
 from ..core.namespaces import XSD
 from ..core.store import Row
 from ..envelope import iris_for
@@ -28,6 +24,7 @@ from ..scenarios.records import frame_blocking
 from . import charts
 from .identity import CriterionState, criterion_states
 from .model import Report, tail
+from .kept import kept
 from .records import get_report
 
 
@@ -157,34 +154,12 @@ def _drill(graphs: GraphService, report: Report, criteria: tuple[CriterionState,
         for requirement, states in requirements.items())
 
 
-_KEPT: WeakKeyDictionary[GraphService, Recent[tuple[str, int, str], ReportPage]] = WeakKeyDictionary()
-"""Pages read, per graph service (one per store), by evaluation, report and the record's state."""
-_KEPT_LOCK = threading.Lock()
-
-
-def record_state(graphs: GraphService, evaluation: str) -> str:
-    """A digest of every graph of the evaluation's record with its catalog digest (``queries/record-graphs.rq``):
-    any write to the record through the service (a batch appended, a graph replaced) gives another."""
-    rows = graphs.rows("record-graphs", {"catalog": graphs.catalog_graph, "record": NamedNode(evaluation)})
-    listed = "\n".join(sorted(f"{row['graph'].value} {row['digest'].value}" for row in rows))
-    return hashlib.sha256(listed.encode()).hexdigest()
-
-
 def report_page(graphs: GraphService, evaluation_id: str, number: int) -> ReportPage:
-    """The page of report ``number`` of the evaluation (404 if there is none), kept in process by the record's state
-    (:func:`record_state`): reading it costs about 0.7 s at 100,000 determinations (its cases, their determinations,
-    the failures' traces), the state 40 to 60 ms. Kept only when the state read after reading the page is the one
-    read before, so a write in between keeps nothing. The plan's blocking, which reads rule labels outside the
-    record, is read afresh each time (10 ms)."""
+    """The page of report ``number`` of the evaluation (404 if there is none), kept by the record's state
+    (:mod:`.kept`): reading it costs about 0.7 s at 100,000 determinations (its cases, their determinations, the
+    failures' traces). The plan's blocking, which reads rule labels outside the record, is read afresh (10 ms)."""
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    with _KEPT_LOCK:
-        kept = _KEPT.setdefault(graphs, Recent(8))
-    state = record_state(graphs, evaluation)
-    found = kept.get((evaluation, number, state))
-    if found is None:
-        found = _read(graphs, evaluation_id, number)
-        if record_state(graphs, evaluation) == state:
-            kept.put((evaluation, number, state), found)
+    found = kept(graphs, evaluation, ("page", number), lambda: _read(graphs, evaluation_id, number))
     return replace(found, blocking=tuple(frame_blocking(graphs, found.report.basis.plan)))
 
 

@@ -79,15 +79,20 @@ def compute_figures(graphs: GraphService, evaluation_id: str, run: RunView, as_o
                             agreements=evidence.agreements(graphs, evaluation_id, scope, as_of))
 
 
+def record_digests(graphs: GraphService, evaluation: str) -> dict[str, str]:
+    """Every graph of the evaluation's record with its catalog digest (``queries/record-graphs.rq``)."""
+    rows = graphs.rows("record-graphs", {"catalog": graphs.catalog_graph, "record": NamedNode(evaluation)})
+    return {row["graph"].value: row["digest"].value for row in rows}
+
+
 def snapshots(graphs: GraphService, evaluation: str, run: RunView) -> tuple[Digested, ...]:
     """The graphs a report reads, with their catalog digests: the head, the run's plan, the run and its cases,
-    the judgment batches (``queries/record-graphs.rq``)."""
+    the judgment batches (:func:`record_digests`)."""
     def read(graph: str) -> bool:
         return (graph in (evaluation, run.plan, run.iri) or graph.startswith(f"{run.iri}/cases/")
                 or graph.startswith(f"{evaluation}/judgments/"))
-    rows = graphs.rows("record-graphs", {"catalog": graphs.catalog_graph, "record": NamedNode(evaluation)})
-    return tuple(sorted((Digested(row["graph"].value, row["digest"].value) for row in rows if read(row["graph"].value)),
-                        key=lambda d: d.name))
+    return tuple(sorted((Digested(graph, digest) for graph, digest in record_digests(graphs, evaluation).items()
+                         if read(graph)), key=lambda d: d.name))
 
 
 def _scope(graphs: GraphService, evaluation_id: str) -> ScopeFacts:

@@ -26,7 +26,8 @@ from ..core.graphs import GraphService
 from ..envelope import get_evaluation
 from ..envelope.model import EnvelopeStatus, Evaluation
 from ..reports.model import Report
-from ..reports.records import list_reports
+from ..reports.kept import kept
+from ..reports.records import list_reports, record_digests
 from ..runs.records import RunView, list_runs
 from ..scope.records import list_evaluations
 from .model import Stage
@@ -137,8 +138,7 @@ class ReportState:
 
 def report_states(graphs: GraphService, evaluation_id: str) -> list[ReportState]:
     """The evaluation's reports, oldest first, each with the graphs changed since it was made."""
-    get_evaluation(graphs, evaluation_id)  # 404 for no such evaluation
-    reports = list_reports(graphs, evaluation_id)
-    digests = graphs.find_graphs(sorted({s.name for r in reports for s in r.snapshots}))
-    return [ReportState(r, tuple(s.name for s in r.snapshots
-                                 if (e := digests.get(s.name)) is None or e.digest != s.digest)) for r in reports]
+    evaluation = get_evaluation(graphs, evaluation_id).iri  # 404 for no such evaluation
+    digests = record_digests(graphs, evaluation)  # a report reads graphs of its record alone
+    reports = kept(graphs, evaluation, ("reports",), lambda: list_reports(graphs, evaluation_id), digests)
+    return [ReportState(r, tuple(s.name for s in r.snapshots if digests.get(s.name) != s.digest)) for r in reports]
