@@ -124,6 +124,7 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     import uvicorn
 
     from .api.head_limit import bounded_httptools
+    from .workspace.judged import warm
 
     stopping: threading.Event = app.state.stopping
     # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load);
@@ -144,6 +145,9 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
+            # Each evaluation's determinations read once now rather than by the first page (12 s at 100,000).
+            threading.Thread(target=warm, args=(app.state.graphs, stopping), name="caie workspace warm-up",
+                             daemon=True).start()
             if lane is not None:  # connections the fronts hand over, served as uvicorn serves those it accepts
                 lane.attach(asyncio.get_running_loop(), functools.partial(
                     config.http_protocol_class, config=config, server_state=self.server_state, app_state=self.lifespan.state))

@@ -9,11 +9,14 @@ number (one catalog lookup) and those batches' determinations. What is kept per 
 each determiner's latest word on each reply and the latest of all; and per unit (criterion and reply) what agreement
 with people compares (:class:`~service.judgments.agreement.LatestWords`).
 The record read is checked on every use by the catalog digest of the last batch read: another store, or a record
-rebuilt behind the service, starts the reading again.
+rebuilt behind the service, starts the reading again. ``caie serve`` reads every evaluation once at startup, in the
+background (:func:`warm`), so that the first page after a restart does not wait for it (a page asked for meanwhile
+waits for that evaluation's reading, never reads it twice).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -28,6 +31,8 @@ from ..core.store import Row
 from ..envelope import JudgeAgreement
 from ..judgments.agreement import HumanAgreement, LatestWords, Said, instant
 from ..judgments.model import AUTOMATIC, MANUAL
+
+_log = logging.getLogger(__name__)
 
 BATCHES_PER_REQUEST = 8
 """Judgments batches read in one request: a batch holds up to a few thousand determinations, and a remote store
@@ -151,3 +156,19 @@ def judged(graphs: GraphService, evaluation_id: str) -> Iterator[Judged]:
     with index.lock:
         index._refresh(graphs, record)
         yield index
+
+
+def warm(graphs: GraphService, stopping: threading.Event) -> None:
+    """Read every evaluation once, until ``stopping`` is set: what ``caie serve`` runs in a background thread at
+    startup. A failure is logged and left to the pages, which would meet it as they read."""
+    from ..scope.records import list_evaluations  # the scope's listing imports nothing of the workspace
+
+    try:
+        for summary in list_evaluations(graphs):
+            if stopping.is_set():
+                return
+            with judged(graphs, summary.id):
+                pass
+    except Exception as error:  # noqa: BLE001 - logged; a page reading the record reports it to its reader
+        if not stopping.is_set():
+            _log.warning("reading the evaluations' determinations at startup failed: %s", error)
