@@ -66,8 +66,10 @@ def determine_cases(page: Page, cases: int, key: Callable[[str], str], rationale
         assert page.evaluate("document.activeElement.value") == text and _address(page) == here
         page.keyboard.press("Escape")
         assert page.evaluate("document.activeElement.value") == OUTCOMES[letter]  # back on the outcome it chose
-        with page.expect_navigation():
+        with page.expect_navigation() as navigation:
             page.keyboard.press("Enter")
+        answer = navigation.value
+        assert answer is not None and answer.ok, f"{answer and answer.status} from {page.url} after Enter"
         assert progress_value(page) == before + 1
         assert "Recorded: your determination" in (page.text_content(".confirmation") or "")
         made.append(Determined(here, criterion, OUTCOMES[letter], text))
