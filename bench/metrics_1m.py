@@ -38,7 +38,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import httpx
 from pyoxigraph import NamedNode
@@ -124,10 +124,11 @@ def process_cpu(pid: int) -> Callable[[], float]:
     return read
 
 
-def serve(directory: Path) -> tuple[subprocess.Popen[bytes], str]:
+def serve(directory: Path, log: IO[bytes] | None = None) -> tuple[subprocess.Popen[bytes], str]:
+    """``caie serve`` on ``directory`` at a free port; its standard error to ``log`` when given."""
     port = free_port()
     server = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--data-dir", str(directory),
-                               "--base-url", BASE, "--port", str(port)], stdout=subprocess.DEVNULL,
+                               "--base-url", BASE, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=log,
                               cwd=Path(__file__).resolve().parents[1])
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
