@@ -109,6 +109,11 @@ def distinct_names(labels: Mapping[str, str | None]) -> dict[str, str]:
     return named
 
 
+_UNSAFE = re.compile(r"[\x00-\x20\x7f]")
+"""Whitespace and control characters: a regular expression, not a loop over characters (a report page checks 7,000
+links, 90 ms of its rendering as a loop)."""
+
+
 def safe_href(href: str | None) -> str | None:
     """``href`` if following it can only load a page: an http(s) IRI, or a path on this site; else ``None``.
 
@@ -118,7 +123,7 @@ def safe_href(href: str | None) -> str | None:
     >>> safe_href("https://w3id.org/ob-caie/epo/Probe"), safe_href("/epo"), safe_href("javascript:alert(1)")
     ('https://w3id.org/ob-caie/epo/Probe', '/epo', None)
     """
-    if not href or any(ord(char) <= 0x20 or ord(char) == 0x7F for char in href):
+    if not href or _UNSAFE.search(href):
         return None
     if href.startswith("/"):
         return None if href.startswith(("//", "/\\")) else href
