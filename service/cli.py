@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import gc
 import json
 import os
 import secrets
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 
     from rich.progress import TaskID
 
+    from .core.graphs import GraphService
     from .core.guarded.fastlane import FastLane
 
 DEMO_ROLES = {
@@ -113,6 +115,18 @@ def _fast_lane(app: FastAPI, config: uvicorn.Config, listener: socket.socket) ->
                     ready_deadline_s=settings.front_ready_deadline_s)
 
 
+def _warm(graphs: GraphService, stopping: threading.Event) -> None:
+    """Each evaluation's determinations read once at startup rather than by the first page (12 s at 100,000), then
+    everything the process holds so far frozen out of the garbage collector's full passes (``gc.freeze``): with the
+    100,000 read, a full pass took 200-250 ms in the middle of a page, 40 ms after. A frozen object is still freed
+    when its last reference goes; only a cycle among frozen objects is never collected (they live as long as the
+    process anyway)."""
+    from .workspace.judged import warm
+
+    warm(graphs, stopping)
+    gc.freeze()
+
+
 def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     """uvicorn, ending within a few seconds of SIGTERM or SIGINT even during long work.
 
@@ -124,7 +138,6 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     import uvicorn
 
     from .api.head_limit import bounded_httptools
-    from .workspace.judged import warm
 
     stopping: threading.Event = app.state.stopping
     # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load);
@@ -145,8 +158,7 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
-            # Each evaluation's determinations read once now rather than by the first page (12 s at 100,000).
-            threading.Thread(target=warm, args=(app.state.graphs, stopping), name="caie workspace warm-up",
+            threading.Thread(target=_warm, args=(app.state.graphs, stopping), name="caie workspace warm-up",
                              daemon=True).start()
             if lane is not None:  # connections the fronts hand over, served as uvicorn serves those it accepts
                 lane.attach(asyncio.get_running_loop(), functools.partial(
