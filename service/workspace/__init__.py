@@ -11,10 +11,10 @@ from .cases import reads
 from .evidence import criterion_evidence
 from .model import (CaseView, CriterionEvidence, CriterionOnCase, CriterionText, EvaluationOverview, Queue, QueueItem,
                     ReferenceFact, Stage, Verdict, Waiting, WaitingItem)
-from .records import evaluations_for, waiting_for
+from .records import evaluations_for, standings, waiting_for
 
 __all__ = [
     "CaseView", "CriterionEvidence", "CriterionOnCase", "CriterionText", "EvaluationOverview", "Queue", "QueueItem",
     "ReferenceFact", "Stage", "Verdict", "Waiting", "WaitingItem", "annotation_queue", "case_view", "criterion_evidence",
-    "evaluations_for", "reads", "waiting_for",
+    "evaluations_for", "reads", "standings", "waiting_for",
 ]

@@ -10,6 +10,8 @@ and what waits for the signed-in person there (docs/workspace.md, "Home").
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
@@ -17,9 +19,9 @@ from starlette.concurrency import run_in_threadpool
 from ...core.graphs import GraphService
 from ...core.people import Person
 from ...publishing.ontology_docs import DOCUMENTED
-from ...workspace import Waiting, WaitingItem, evaluations_for, waiting_for
+from ...workspace import Waiting, WaitingItem, evaluations_for, standings, waiting_for
 from ...workspace.overview import evaluation_detail
-from ...workspace.records import ROLES, waiting_here
+from ...workspace.records import ROLES, Standing, waiting_here
 from ..deps import GraphsDep, ReaderDep
 from ..html import render
 from ..sessions import PagePerson, page_person
@@ -41,12 +43,12 @@ STEPS = ("scope", "envelope", "derive", "run", "determine and attest", "report")
 """The lifecycle's six steps (DESIGN.md), which a stage belongs to (:attr:`service.workspace.Stage.step`)."""
 
 
-def waiting_of(graphs: GraphService, person: Person | None) -> list[WaitingItem]:
-    """What waits for ``person`` in every evaluation (nothing for nobody): languages they declared none of are
-    every language (docs/workspace.md, "The annotator queue")."""
+def waiting_of(graphs: GraphService, person: Person | None, read: Sequence[Standing]) -> list[WaitingItem]:
+    """What waits for ``person`` in every evaluation (nothing for nobody), from the :func:`standings` ``read``:
+    languages they declared none of are every language (docs/workspace.md, "The annotator queue")."""
     if person is None:
         return []
-    return waiting_for(graphs, person.agent, person.roles, *_declared(person))
+    return waiting_for(graphs, person.agent, person.roles, *_declared(person), read)
 
 
 def _declared(person: Person) -> tuple[frozenset[str] | None, frozenset[str]]:
@@ -56,9 +58,10 @@ def _declared(person: Person) -> tuple[frozenset[str] | None, frozenset[str]]:
 
 def _home(request: Request, graphs: GraphService, person: Person | None) -> str:
     agent, roles = (person.agent, person.roles) if person else ("", frozenset[str]())
-    evaluations = evaluations_for(graphs, agent, roles)
+    read = standings(graphs)  # once for both
+    evaluations = evaluations_for(graphs, agent, roles, read)
     waiting: dict[str, list[WaitingItem]] = {}
-    for item in waiting_of(graphs, person):
+    for item in waiting_of(graphs, person, read):
         waiting.setdefault(item.evaluation, []).append(item)
     documented = [e for kind in DOCUMENTED for e in graphs.catalog(kind) if not e.batch_of]
     return render("workspace/home_index.html", title="Home", link=request.app.state.publisher.local_href,
