@@ -6,6 +6,11 @@ STAMP  := $(VENV)/.installed
 DATA   ?= ./data
 PORT   ?= 8000
 
+# Python keeps its compiled bytecode (__pycache__) even where the environment says not to (PYTHONDONTWRITEBYTECODE=1
+# on this project's machines): otherwise every test worker, `caie` subprocess and served front compiles the service
+# and its libraries from source again, about 3 s of a core each (docs/performance.md, "Test suite wall time").
+unexport PYTHONDONTWRITEBYTECODE
+
 .PHONY: run screenshots test test-engines test-hostile bench bench-sparql wrk browser virtuoso clean
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).

@@ -54,11 +54,14 @@ def approved(planned: Service, snapshots: dict) -> Service:  # noqa: F811
 
 
 def finished(service: Service, number: int) -> dict:
-    """Run ``number`` once its job is no longer running (polled: the job runs in the background)."""
-    for _ in range(600):
+    """Run ``number`` once its job has finished (polled: the job runs in the background); a failed job fails the
+    test with its error."""
+    deadline = time.monotonic() + 300  # generous: a busy two-core machine runs the demo slowly
+    while time.monotonic() < deadline:
         run = service.http.get(f"/evaluations/{ID}/runs/{number}").json()
-        if run["job"] is None or run["job"]["state"] != "running":
+        if run["job"] is None or run["job"]["state"] == "finished":
             return run
+        assert run["job"]["state"] == "running", f"run {number}'s job failed: {run['job']}"
         time.sleep(0.05)
     raise AssertionError(f"run {number} still running: {run}")
 
