@@ -10,9 +10,11 @@ recorded as their agent. docs/workspace-sign-in.md.
 
 from __future__ import annotations
 
+import hmac
 import json
 import re
 import secrets
+import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -27,6 +29,29 @@ from .config import Credential, Settings
 from .errors import Misconfigured
 
 AGENT_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$"
+_PROCESS_KEY = secrets.token_bytes(32)
+_hashed: dict[bytes, str] = {}
+_hashed_lock = threading.Lock()
+_HASHED_LIMIT = 1024
+
+
+def _encoded(hasher: PasswordHasher, password: str | None = None) -> str:
+    """``password`` hashed by ``hasher`` (``None``: a random one, the stand-in an unknown username is checked
+    against), once per process for each password and hasher parameters: a people list read again (each app the
+    process builds, a restarted reader) costs no argon2 run, about a quarter second of a core each. The memo is
+    keyed by an HMAC under a key of this process only, so no password is kept, even in memory."""
+    parameters = repr((hasher.time_cost, hasher.memory_cost, hasher.parallelism, hasher.hash_len, hasher.salt_len,
+                       hasher.type)).encode()
+    secret = b"\x00stand-in" if password is None else b"\x01" + password.encode()
+    tag = hmac.digest(_PROCESS_KEY, parameters + secret, "sha256")
+    with _hashed_lock:
+        if (found := _hashed.get(tag)) is not None:
+            return found
+    encoded = hasher.hash(secrets.token_urlsafe(16) if password is None else password)
+    with _hashed_lock:
+        if len(_hashed) >= _HASHED_LIMIT:
+            _hashed.clear()
+        return _hashed.setdefault(tag, encoded)
 
 
 @dataclass(frozen=True)
@@ -124,7 +149,7 @@ def _problem(error: Mapping[str, Any]) -> str:
 def _person(entry: _Entry, hasher: PasswordHasher, where: str) -> Person:
     encoded = entry.password_hash
     if entry.password is not None:
-        encoded = hasher.hash(entry.password.get_secret_value())
+        encoded = _encoded(hasher, entry.password.get_secret_value())
     elif encoded is not None:
         try:
             hasher.check_needs_rehash(encoded)  # parses it: a hash argon2 cannot read fails here, not at sign-in
@@ -160,7 +185,7 @@ class People:
         self._by_subject = {p.oidc_subject: p for p in self.all if p.oidc_subject is not None}
         self._by_agent = {p.agent: p for p in self.all}
         # Verified against when the username is unknown, so that an unknown name costs what a known one does.
-        self._dummy = self._hasher.hash(secrets.token_urlsafe(16))
+        self._dummy = _encoded(self._hasher) if self._by_username else None
 
     @classmethod
     def parse(cls, entries: object, hasher: PasswordHasher | None = None) -> People:
@@ -204,8 +229,11 @@ class People:
     def verify(self, username: str, password: str) -> Person | None:
         """The person if ``password`` is theirs; ``None`` otherwise, at about the same cost whether the name is known."""
         person = self._by_username.get(username.casefold())
+        against = person.password_hash if person and person.password_hash else self._dummy
+        if against is None:  # no one here signs in with a password
+            return None
         try:
-            self._hasher.verify(person.password_hash if person and person.password_hash else self._dummy, password)
+            self._hasher.verify(against, password)
         except (VerificationError, InvalidHashError):
             return None
         return person
