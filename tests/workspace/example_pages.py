@@ -18,7 +18,7 @@ from pyoxigraph import Quad
 from service.api import create_app
 from service.core.store import Store
 
-from ..api.workspace import Visitor, visitor
+from ..api.workspace import Visitor, quick_hashes, visitor
 from ..conftest import ROLES, Service, restore, settings_for
 from ..servers import AppSlot
 
@@ -36,7 +36,7 @@ def example(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
     """The worked example (accepted, report 1 final) served with :data:`PEOPLE`; the REST client has the tokens."""
     restore(store, worked_example_quads)
     slot, url = app_slot
-    app = create_app(settings_for(tokens, people=json.dumps(PEOPLE)), store)
+    app = create_app(settings_for(tokens, people=json.dumps(quick_hashes(PEOPLE))), store)
     with slot.serving(app), httpx.Client(base_url=url, timeout=300.0) as http:
         yield Service(http, store, tokens, url)
 

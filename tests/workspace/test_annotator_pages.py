@@ -25,7 +25,7 @@ from service.core.namespaces import EARL
 from service.core.store import Store
 from service.workspace import annotation_queue
 
-from ..api.workspace import Visitor, hidden, shown_error, visitor
+from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, restore, settings_for
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
 from ..servers import AppSlot
@@ -55,7 +55,7 @@ def site(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
     """The worked example served with :data:`PEOPLE`, who sign in."""
     restore(store, worked_example_quads)
     slot, url = app_slot
-    app = create_app(settings_for(tokens, people=json.dumps(PEOPLE)), store)
+    app = create_app(settings_for(tokens, people=json.dumps(quick_hashes(PEOPLE))), store)
     with slot.serving(app), httpx.Client(base_url=url, timeout=300.0) as http:
         yield Service(http, store, tokens, url)
 

@@ -20,7 +20,7 @@ from markupsafe import escape
 
 from service.api import create_app
 
-from ..api.workspace import Visitor, hidden, shown_error, visitor
+from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, restored, settings_for
 from ..judgments.test_judgments_api import judged  # noqa: F401
 from ..plan.test_second_domain_plan import DOMAIN, ID, domain_json, load_domain, planned  # noqa: F401
@@ -64,7 +64,7 @@ def people_site(service: Service, app_slot: tuple) -> Iterator[str]:
     """The service over ``service``'s store with :data:`PEOPLE` who sign in and the deployment's supersede role;
     ``service.http`` (bearer tokens) reaches the same app."""
     slot, url = app_slot
-    settings = settings_for(service.tokens, people=json.dumps(PEOPLE), supersede_role=SUPERSEDE_ROLE)
+    settings = settings_for(service.tokens, people=json.dumps(quick_hashes(PEOPLE)), supersede_role=SUPERSEDE_ROLE)
     with slot.serving(create_app(settings, service.store)):
         yield url
 

@@ -28,7 +28,7 @@ from service.runs.model import ExecutionError, ExecutionSettings
 from service.runs.records import plan_probes, record_cases, start_run
 from service.runs.retries import retry_errors
 
-from ..api.workspace import Visitor, hidden, shown_error, visitor
+from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, settings_for
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
@@ -52,7 +52,7 @@ def pages(service: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str
     """The service over ``service``'s store with :data:`PEOPLE` who sign in and the deployment's ``overrides``
     (allow-list, key variables); yields its URL and waits for the runs it started."""
     slot, url = app_slot
-    app = create_app(settings_for(tokens, people=json.dumps(PEOPLE), **overrides), service.store)
+    app = create_app(settings_for(tokens, people=json.dumps(quick_hashes(PEOPLE)), **overrides), service.store)
     try:
         with slot.serving(app):
             yield url
