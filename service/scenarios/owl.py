@@ -25,6 +25,7 @@ from rdflib.collection import Collection
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
 from rdflib.term import Node
 
+from ..core.validation import closure_graph
 from .facets import Facet
 from .reference import close, disjoint_message, functional_message, nothing_message
 
@@ -87,7 +88,7 @@ class OwlSchema:
 
     def closure(self, data: Iterable[tuple[Node, Node, Node]]) -> Graph:
         """OWL 2 RL closure (owlrl, the rules of :func:`.reference.close`) of the prepared schema plus ``data``."""
-        graph = Graph()
+        graph = closure_graph()
         graph += self.triples
         graph += data
         return close(graph)

@@ -36,7 +36,7 @@ from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS, SH
 from rdflib.term import Node
 
-from ..core.validation import run_pyshacl
+from ..core.validation import closure_graph, run_pyshacl
 from .facets import EPO, Facet, describe, person_iri, subject_iri
 from .rules import owner_map
 from .space import FacetSpace
@@ -182,7 +182,7 @@ class ReferenceSpec:
         with _CLOSED_LOCK:
             found = _CLOSED.get(key)
         if found is None:
-            found = Graph()
+            found = closure_graph()
             found += self.source
             size = -1
             while size != len(found):  # to a fixpoint: owlrl may add a few triples on a rerun
@@ -234,7 +234,7 @@ class ReferenceSpec:
         return self._owl(ids, by_id, owner)
 
     def _owl(self, ids: list[int], by_id: dict[int, list[Triple]], owner: dict[Node, int]) -> dict[int, set[Block]]:
-        graph = Graph()
+        graph = closure_graph()
         graph += self.closed
         for i in ids:
             graph += by_id[i]
