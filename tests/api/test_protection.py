@@ -8,6 +8,7 @@ limit, as docs/protection.md tells operators to run it, so a runaway the service
 from __future__ import annotations
 
 import os
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ import pytest
 from pyoxigraph import Quad
 
 from service.api import create_app
+from service.core.guarded.workers import IDLE_EXIT_S
 
 from ..conftest import Service, restored, settings_for
 from ..servers import AppSlot, children, oxigraph_server
@@ -187,6 +189,28 @@ def test_a_query_whose_client_leaves_is_stopped(guarded: Service, app_slot: tupl
             time.sleep(0.05)
         assert not own_children() & workers, "the query went on after its client left"
         assert service.http.get("/sparql", params={"query": LOOKUP}, headers=JSON).status_code == 200
+
+
+@pytest.mark.parametrize("store", ["embedded"], indirect=True)
+def test_a_query_worker_holds_none_of_the_service_process_pipes(
+        guarded: Service, app_slot: tuple[AppSlot, str]) -> None:
+    """A subprocess the service's process started before a query worker was forked (``cat`` here; Playwright's
+    driver in the page tests) ends when the process closes its input, while the worker lives on: a worker that
+    kept a copy of the pipe's write end would hold the subprocess open until the worker's idle exit."""
+    reader = subprocess.Popen(["cat"], stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    try:
+        with limited(guarded, app_slot, query_time_limit_s=3600) as service:  # a new app: its workers fork now
+            known = own_children()
+            assert service.http.get("/sparql", params={"query": LOOKUP}, headers=JSON).status_code == 200
+            workers = own_children() - known
+            assert workers, "no query worker was forked for the query"
+            assert reader.stdin is not None
+            reader.stdin.close()
+            assert reader.wait(timeout=IDLE_EXIT_S / 2) == 0
+            assert own_children() & workers, "the query worker was gone before the subprocess ended"
+    finally:
+        reader.kill()
+        reader.wait()
 
 
 def test_an_answer_over_the_size_limit_is_an_error_not_a_cut_answer(guarded: Service) -> None:

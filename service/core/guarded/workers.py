@@ -46,11 +46,9 @@ _POLL_S = 0.05
 _HEADER = struct.Struct("!cQ")
 _CHUNK = 1 << 20
 _REQUEST, _ANSWER, _ERROR = b"Q", b"A", b"E"
-_PARENT_FDS: set[int] = set()
-"""The parent's ends of every worker's pipes: each new child closes them, so a worker sees end-of-file when
-the service goes away, even while other workers live."""
 FORKING = threading.Lock()
-"""One fork at a time in the process, so every child knows the pipes of all workers forked before it."""
+"""One fork at a time in the process: the query workers and the fast lane's fronts fork with the store's writes
+paused, and take this lock first."""
 
 
 class WorkerDied(Exception):
@@ -98,15 +96,21 @@ def _vm_size() -> int:
 
 
 def close_inherited(*keep: int) -> None:
-    """Close the parent's sockets (a connection a worker held open would never end for its client, and a client
-    closing it would not be seen to go) and the pipes of the other workers. The store's own files stay open."""
+    """Close the parent's sockets and pipes, all but ``keep`` and the standard streams. A connection a worker held
+    open would never end for its client, and a client closing it would not be seen to go; a pipe's write end held
+    here would keep its reader (another worker, a subprocess of the service) from seeing end-of-file when the
+    service closes it. The store's own files stay open."""
     for name in os.listdir("/proc/self/fd"):
         fd = int(name)
         try:
-            if fd not in keep and (fd in _PARENT_FDS or stat.S_ISSOCK(os.fstat(fd).st_mode)):
+            if fd > 2 and fd not in keep and _is_channel(os.fstat(fd).st_mode):
                 os.close(fd)
         except OSError:  # the directory listing's own descriptor, gone by now
             pass
+
+
+def _is_channel(mode: int) -> bool:
+    return stat.S_ISSOCK(mode) or stat.S_ISFIFO(mode)
 
 
 def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int) -> NoReturn:
@@ -186,7 +190,6 @@ class Worker:
             os.kill(self.pid, signal.SIGKILL)
             self.status = os.waitpid(self.pid, 0)[1]
         for fd in (self.requests, self.replies):
-            _PARENT_FDS.discard(fd)
             os.close(fd)
 
     def _read(self, size: int, limits: QueryLimits) -> bytes:
@@ -299,7 +302,6 @@ class WorkerPool:
                 os.close(parent_requests)
                 os.close(parent_replies)
                 _serve(store, child_requests, child_replies, self._memory_bytes)
-            _PARENT_FDS.update((parent_requests, parent_replies))
         os.close(child_requests)
         os.close(child_replies)
         return Worker(pid, parent_requests, parent_replies, generation)
