@@ -238,6 +238,7 @@ def assess_relevance(graphs: GraphService, evaluation_id: str, criterion_id: str
     criterion = f"{state.status.envelope}/criteria/{criterion_id}"
     if not state.index.has_type(criterion, EPO + "AcceptanceCriterion"):
         raise NotFound(f"the current envelope of evaluation {evaluation_id!r} has no criterion {criterion_id!r}")
+    _refuse_when_frozen(graphs, state, f"the relevance of criterion {criterion_id!r}")
     return append_approval(graphs, state, agent, "relevance", criterion, relevant, rationale,
                            [(EPO + "approves", NamedNode(criterion))])
 
@@ -248,8 +249,22 @@ def assess_appropriateness(graphs: GraphService, evaluation_id: str, appropriate
     agent = require(credential, "domain_expert")
     state = read_state(graphs, evaluation_id)
     env = state.status.envelope
+    _refuse_when_frozen(graphs, state, "the envelope's appropriateness")
     return append_approval(graphs, state, agent, "appropriateness", env, appropriate, rationale,
                            [(EPO + "approves", NamedNode(env))])
+
+
+def _refuse_when_frozen(graphs: GraphService, state: RecordState, what: str) -> None:
+    """409 once the current envelope version is signed off: its relevance, appropriateness and sign-off are the
+    ones it was signed off with. A later assessment would name the same frozen digest and change what
+    GET …/envelope reports for it, while the sign-off and the plans made on it stand."""
+    status = state.status
+    frozen_by = inputs.governing_sign_off(records(graphs, state.iris.evaluation), status) if status.signed_off else None
+    if frozen_by is not None:
+        raise Conflict(
+            f"envelope v{status.version} of evaluation {state.iris.evaluation_id!r} was signed off by {frozen_by.agent} "
+            f"at {frozen_by.time.isoformat()}: it is frozen, so {what} is not recorded. A change needs a new version "
+            f"(POST /evaluations/{state.iris.evaluation_id}/envelope/versions), assessed and signed off afresh")
 
 
 def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Credential | None,
@@ -259,8 +274,8 @@ def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Cred
     The sign-off records the digest and modification time of the DSO, each knowledge graph and each
     scenario shapes graph as they are now (:mod:`.inputs`), and holds only while they stay so until it is
     written. 409 naming what is missing, a graph of the scope that does not exist, or, for an envelope
-    already signed off, any input changed since: a new envelope version pins new inputs, a repeated
-    sign-off does not.
+    already signed off, any input changed since (a new envelope version pins new inputs) or else the sign-off
+    that froze it: one sign-off per version.
     """
     agent = require(credential, "organizational_expert")
     state = read_state(graphs, evaluation_id)
@@ -273,6 +288,7 @@ def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Cred
     first = inputs.governing_sign_off(records(graphs, state.iris.evaluation), status)
     if first is not None:
         inputs.require_unchanged(graphs, evaluation_id, status, first, current, "sign the envelope off again")
+        _refuse_when_frozen(graphs, state, "another sign-off")
     return append_approval(graphs, state, agent, "envelope-sign-off", status.envelope, True, comment,
                            [(EPO + "approvesEnvelope", NamedNode(status.envelope))], guards=inputs.guards(pins),
                            parts=lambda approval: inputs.pin_triples(approval, pins))

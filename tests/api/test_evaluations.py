@@ -249,12 +249,19 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     assert snapshot(loaded.store) == before
     assert loaded.http.put(f"{url}/envelope", json=example_envelope(), headers=loaded.auth("theo")).status_code == 200
 
+    # Signed off, the version is frozen: no second sign-off, no later relevance or appropriateness assessment
+    # (each would name the frozen digest and change what GET …/envelope says of it, the sign-off standing).
     records = loaded.http.get(f"{url}/approvals").json()["approvals"]
-    second = loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("dana"))
-    assert second.status_code == 201
+    before = snapshot(loaded.store)
+    for path, body in [("envelope/sign-off", {}), ("criteria/c01/relevance", {"relevant": False, "rationale": "late"}),
+                       ("envelope/appropriateness", {"appropriate": False, "rationale": "second thoughts"})]:
+        refused = loaded.http.post(f"{url}/{path}", json=body, headers=loaded.auth("dana" if "sign" in path else "annie"))
+        assert refused.status_code == 409, (path, refused.text)
+        assert "signed off by dana" in refused.json()["detail"] and "envelope/versions" in refused.json()["detail"]
+    assert snapshot(loaded.store) == before
+    assert loaded.http.get(f"{url}/envelope").json()["status"] == env["status"]
     after = loaded.http.get(f"{url}/approvals").json()["approvals"]
-    assert after[: len(records)] == records and len(after) == len(records) + 1
-    assert [r["kind"] for r in after].count("envelope-sign-off") == 2
+    assert after == records and [r["kind"] for r in after].count("envelope-sign-off") == 1
     assert len(records) == 1 + len(example_envelope()["criteria"]) + 1 + 1
     assert (records[0]["kind"], records[0]["subject"], records[0]["envelopeDigest"]) == (
         "dso-appropriateness", BASE_URL + "graphs/dso/vaccine-education", None)
@@ -263,7 +270,7 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     graph = rdflib.Graph().parse(data=turtle, format="turtle")
     sign_offs = set(graph.subjects(rdflib.RDF.type, EPO.EnvelopeSignOff))
     earl = rdflib.Namespace("http://www.w3.org/ns/earl#")
-    assert len(sign_offs) == 2
+    assert len(sign_offs) == 1
     for record in sign_offs:
         assert graph.value(record, earl.assertedBy) == rdflib.URIRef(BASE_URL + "agents/dana")
         assert graph.value(graph.value(record, earl.result), earl.outcome) == earl.passed

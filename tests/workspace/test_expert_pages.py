@@ -165,12 +165,12 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             assert forms(html) == []  # a second sign-off of the same content would change nothing
         assert drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]["signedOff"] is True
 
-        # Frozen: a relevance or appropriateness assessment would name v1's digest and change nothing, so no form
-        # offers one; the DSO's names the DSO's content and counts toward the next version, and its form says so.
+        # Frozen: the domain refuses a relevance or appropriateness assessment of v1, so no form offers one; the
+        # DSO's names the DSO's content and counts toward the next version, and its form says so.
         with signed_in(url, "annie") as annie:
             html = unescape(page(annie, envelope))
             assert forms(html) == [f"{envelope}/dso-appropriateness"]
-            assert "change neither its sign-off nor the plans made on it" in html
+            assert "are the ones it was signed off with: no further one is recorded" in html
             assert "changes nothing for v1: it names the DSO's present content" in html
             added = b"<https://example.org/dso/bednets/Changed> a <http://www.w3.org/2002/07/owl#Class> .\n"
             changed = drafted.http.put("/graphs/dso/bednets", content=(DOMAIN / "dso.ttl").read_bytes() + added,

@@ -160,7 +160,7 @@ def _approval(record: approvals.ApprovalRecord, settings: SettingsDep, evaluatio
 
 
 @router.post("/evaluations/{evaluation_id}/criteria/{criterion_id}/relevance", status_code=201,
-             summary="The domain expert assesses a criterion's relevance (append-only)")
+             summary="The domain expert assesses a criterion's relevance (append-only; 409 once the envelope is signed off)")
 async def assess_relevance(evaluation_id: str, criterion_id: str, body: RelevanceBody, graphs: GraphsDep,
                            settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     record = await run_in_threadpool(approvals.assess_relevance, graphs, evaluation_id, criterion_id, body.relevant,
@@ -178,7 +178,7 @@ async def assess_dso_appropriateness(evaluation_id: str, body: AppropriatenessBo
 
 
 @router.post("/evaluations/{evaluation_id}/envelope/appropriateness", status_code=201,
-             summary="The domain expert assesses the envelope's appropriateness (append-only)")
+             summary="The domain expert assesses the envelope's appropriateness (append-only; 409 once it is signed off)")
 async def assess_appropriateness(evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep,
                                  settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
     record = await run_in_threadpool(approvals.assess_appropriateness, graphs, evaluation_id, body.appropriate,
@@ -187,7 +187,8 @@ async def assess_appropriateness(evaluation_id: str, body: AppropriatenessBody, 
 
 
 @router.post("/evaluations/{evaluation_id}/envelope/sign-off", status_code=201,
-             summary="The organizational expert signs the envelope off, freezing it (409 naming what is missing)")
+             summary="The organizational expert signs the envelope off, freezing it "
+                     "(409 naming what is missing, or the sign-off that froze it)")
 async def sign_off(evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep,
                    body: SignOffBody | None = None) -> JSONResponse:
     comment = body.comment if body else None
