@@ -11,6 +11,7 @@ number of distinct opening turns among its eligible scenarios, checked against e
 from __future__ import annotations
 
 from collections import defaultdict
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -66,12 +67,17 @@ def test_every_probe_exercises_exactly_the_criteria_its_scenario_triggers(planne
         assert any(row["bears"] == "true" for row in found if criterion(row["criterion"]) == crit), crit
 
 
+@cache
+def template_file(language: str) -> Graph:
+    """A language's template file, parsed once: :func:`stating` reads it for every probe and concept."""
+    return Graph().parse(REPO / "ontologies" / "templates" / f"{language}.ttl")
+
+
 def stating(text: str, language: str, concept: str) -> bool:
     """Whether an opening turn says ``concept`` (a DSO term), by the texts the language's template file gives it:
     what a reader of the turn sees, independent of the scenario facts the plan was made from."""
-    templates = Graph().parse(REPO / "ontologies" / "templates" / f"{language}.ttl")
     said = [str(o) for p in ("openingText", "openingTextAboutOther")
-            for o in templates.objects(URIRef(concept), URIRef(EPO + p))]
+            for o in template_file(language).objects(URIRef(concept), URIRef(EPO + p))]
     assert said, f"the {language} templates have no text for {concept}"
     return any(phrase in text for phrase in said)
 
