@@ -35,6 +35,7 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS, XSD
 from rdflib.term import Node
 
 from . import rdflib_terms  # noqa: F401 - owlrl's and pySHACL's term lookups as plain attributes
+from . import pyshacl_checks  # noqa: F401 - pySHACL checks each SPARQL constraint's text once
 from . import memo
 from .digest import graph_digest
 from .namespaces import SHAPES, VOID
