@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -17,13 +18,14 @@ from decimal import Decimal
 
 import pytest
 import rdflib
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
 
 from service import envelope
 from service.envelope import approvals
 from service.api.models import EnvelopeBody, EvaluationBody
-from service.core.bootstrap import load_spec_files
+from service.core.bootstrap import load_spec_files, spec_files
 from service.core.config import Credential
+from service.core.memo import kept
 from service.envelope.checks import requirement_cycles
 from service.envelope import rdf, scope_rdf
 from service.envelope.rdf import envelope_triples, envelope_digest
@@ -63,13 +65,25 @@ def snapshot(store: Store) -> Counter:
     return Counter(tuple(term(row[k]) for k in ("s", "p", "o", "g")) for row in store.select(ALL_QUADS))
 
 
-@functools.cache
-def _specification() -> tuple[Quad, ...]:
+def _load_specification() -> bytes:
     scratch = EmbeddedStore()
     load_spec_files(graphs_over(scratch, BASE_URL))
-    quads = tuple(dump(scratch))
+    nquads = serialize(dump(scratch), format=RdfFormat.N_QUADS)
     scratch.close()
-    return quads
+    return nquads
+
+
+@functools.cache
+def _specification() -> tuple[Quad, ...]:
+    # Loaded once per test run, not once per xdist worker: kept in the run's cache directory (tests/conftest.py) by
+    # the digest of the files. A load records its time and random commit ids in the catalog, so two processes'
+    # loads differ, and what is kept by these quads' digest (the worked example, tests/test_cli.py) was built again
+    # in every worker.
+    digest = hashlib.sha256()
+    for spec in spec_files():
+        digest.update(spec.path.read_bytes())
+    key = digest.hexdigest()[:16]
+    return tuple(parse(kept("specification", key, _load_specification, bytes), format=RdfFormat.N_QUADS))
 
 
 @pytest.fixture(scope="session")
