@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
+from pyoxigraph import NamedNode, Quad, RdfFormat, Store as OxStore, parse, serialize
 
 from service.core.config import Credential
 from service.core.errors import BadRequest, Forbidden, Unprocessable
@@ -20,7 +20,7 @@ from service.core.store import EmbeddedStore
 from service.judgments.human_steps import import_steps, read_steps
 from service.worked_example import load_worked_example
 
-from .conftest import REPO, dump, graphs_over, restore
+from .conftest import REPO, graphs_over, restore
 from .test_envelope import example_envelope, load_spec, spec_quads  # noqa: F401
 
 BASE = "http://caie.test/"
@@ -29,7 +29,10 @@ BASE = "http://caie.test/"
 def _build_worked_example(spec: tuple[Quad, ...]) -> bytes:
     scratch = EmbeddedStore()
     assert load_worked_example(load_spec(scratch, list(spec)))  # it loads into a store holding only the spec files
-    nquads = serialize(dump(scratch), format=RdfFormat.N_QUADS)
+    assert not scratch.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: the copy would miss it"
+    # each graph as the store writes it out: 0.25 s of CPU, where dump() builds a row per quad first (2.8 s)
+    graphs = [row["g"] for row in scratch.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")]
+    nquads = b"".join(scratch.export_graph(graph, RdfFormat.N_QUADS) for graph in graphs)  # type: ignore[arg-type]
     scratch.close()
     return nquads
 
@@ -51,10 +54,12 @@ def worked_example_quads(spec_quads: list[Quad]) -> list[Quad]:  # noqa: F811
 
 
 def data_dir_with_worked_example(path: Path, quads: list[Quad]) -> Path:
-    """``path`` as a ``--data-dir`` (an on-disk embedded store) holding ``quads``."""
-    store = EmbeddedStore(path)
-    restore(store, quads)
-    store.close()
+    """``path`` as a ``--data-dir`` (an on-disk embedded store) holding ``quads``, written by pyoxigraph's bulk
+    loader: no process has the directory open yet, and one transaction took three times the CPU (3.4 s against 1)."""
+    store = OxStore(str(path))
+    store.bulk_extend(quads)
+    store.flush()
+    del store  # closed: the command opens it next
     return path
 
 
@@ -166,13 +171,21 @@ def test_the_experts_steps_come_from_the_shipped_file_and_name_their_cases(worke
     store.close()
 
 
+SIZES = "SELECT ?g (COUNT(*) AS ?n) WHERE { { ?s ?p ?o } UNION { GRAPH ?g { ?s ?p ?o } } } GROUP BY ?g"
+"""How many quads each graph of a store holds (the default graph's row without ``?g``)."""
+
+
+def _sizes(store: EmbeddedStore) -> dict[str, int]:
+    return {row["g"].value if "g" in row else "": int(row["n"].value) for row in store.select(SIZES)}
+
+
 def test_the_importer_refuses_what_it_cannot_stand_behind(worked_example_quads: list[Quad]) -> None:
     """Another person's lines are refused (403), a quote that is not the reply's text, an unknown criterion or probe
     are named by line (422), a file that is not JSON Lines is a 400; and nothing is recorded on any refusal."""
     store = EmbeddedStore()
     restore(store, worked_example_quads)
     graphs = graphs_over(store, BASE)
-    before = len(dump(store))
+    before = _sizes(store)
     theo = Credential(agent="theo", name="theo", roles=frozenset({"domain_expert"}))
     line = {"kind": "determination", "by": "annie", "probe": 38, "criterion": "c06", "outcome": "failed",
             "quote": "a dose of measles vaccine", "rationale": "offers 'a dose of measles vaccine' to a pregnant woman"}
@@ -187,5 +200,5 @@ def test_the_importer_refuses_what_it_cannot_stand_behind(worked_example_quads: 
     assert "is not in the reply to turn 1 of probe 38" in refused.value.detail[0]
     with pytest.raises(BadRequest, match="line 1 is not JSON"):
         read_steps(b"kind,by\ndetermination,annie\n", "jsonl")
-    assert len(dump(store)) == before
+    assert _sizes(store) == before
     store.close()

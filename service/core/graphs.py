@@ -17,7 +17,6 @@ from enum import Enum
 
 from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 
-from . import validation
 from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .config import Credential
 from .appends import BatchAppends
@@ -294,6 +293,8 @@ class GraphService(BatchAppends):
             raise Unprocessable("a shapes graph must declare at least one sh:NodeShape or sh:PropertyShape")
         if ref.kind is not GraphKind.KG:
             return None
+        from . import validation  # owlrl and pySHACL imported by the first KG write, not by every reader (`caie query`)
+
         dso_entry = self._dso_for(content, dso)
         outcome = validation.validate_kg(
             to_rdflib(content),

@@ -31,8 +31,6 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from decimal import Decimal
 
-import krippendorff
-import numpy as np
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
@@ -140,6 +138,9 @@ def agreement(graphs: GraphService, evaluation_id: str, criterion: str | None = 
         where[key] = (row["probe"].value, row["run"].value, int(row["turn"].value))
     units = tuple(AgreementUnit(key[0], key[1], *where[key], outcomes=tuple(sorted(outcomes)))
                   for key, outcomes in cells.items())
+    import krippendorff  # with numpy, a fifth of a second: imported by the first measure, not by every importer
+    import numpy as np
+
     counts = np.array([[sum(1 for _, o in unit.outcomes if o == value) for value in EARL_OUTCOMES] for unit in units],
                       dtype=float).reshape(len(units), len(EARL_OUTCOMES))
     totals = tuple((value, int(total)) for value, total in zip(EARL_OUTCOMES, counts.sum(axis=0), strict=True))
@@ -349,6 +350,9 @@ def coefficient(measure: AgreementMeasure, compared: list[tuple[str, str]]) -> t
     if reason:
         return None, reason.replace("determined by two or more people", "determined by the judge and a person")
     if measure is AgreementMeasure.KRIPPENDORFF_ALPHA:
+        import krippendorff  # as in the reliability above: on first use
+        import numpy as np
+
         codes = np.array([[EARL_OUTCOMES.index(a) for a, _ in compared], [EARL_OUTCOMES.index(b) for _, b in compared]],
                          dtype=float)
         return float(krippendorff.alpha(reliability_data=codes, level_of_measurement="nominal")), None

@@ -16,15 +16,17 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..core.catalog import now
 from ..core.errors import Conflict, ServiceError, TooManyRequests, Unprocessable
 from ..core.outbound import refusal
 from .demo import DemoChatbot
 from .model import Boundary
-from .runner import Continued, Progress
 from .targets import OpenAICompatible, Target
+
+if TYPE_CHECKING:  # the runner (and the plan and scenario records under it) only when a job runs: `caie load` does not
+    from .runner import Continued, Progress
 
 JobState = Literal["running", "finished", "failed"]
 

@@ -9,6 +9,7 @@ review graph ``{base}evaluations/{id}/scenarios``; exclusions in the record's ex
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from pathlib import Path
 from urllib.parse import unquote
@@ -32,10 +33,13 @@ MAX_OFFSET = 2**53 - 1
 MAX_FACETS = 4
 """How many facet filters one listing takes (``queries/scenarios.rq`` has four facet parameters)."""
 
+
+@functools.cache
 def _bundled_facet_properties() -> dict[str, str]:
     """Facet names the listing shows (a facet property's local name, or the EPO property's) to the property
     IRI, from the facet declarations of the DSOs the repository ships (``ontologies/dso/*.ttl``); a facet of
-    another DSO is named by its property IRI."""
+    another DSO is named by its property IRI. Read on first use, not on import: every process importing the
+    records (each ``caie`` command) paid the parse."""
     out: dict[str, str] = {}
     for path in sorted((Path(__file__).resolve().parents[2] / "ontologies" / "dso").glob("*.ttl")):
         for spec in read_specs(Graph().parse(path)):
@@ -43,10 +47,6 @@ def _bundled_facet_properties() -> dict[str, str]:
                 out[str(spec.dso_property).rsplit("/", 1)[-1]] = str(spec.dso_property)
             out[str(spec.epo_property).rsplit("/", 1)[-1]] = str(spec.epo_property)
     return out
-
-
-FACET_PROPERTIES: dict[str, str] = _bundled_facet_properties()
-"""Facet names, as the listing shows them (the property's local name), to the property IRI they stand for."""
 
 
 def check_page(limit: int, offset: int) -> None:
@@ -71,7 +71,7 @@ def facet_property(name: str, recorded: Mapping[str, str] | None = None) -> Name
     """The property a facet filter names: a facet name the listing shows (``hasVaccinationStatus``: a property's
     local name, among ``recorded``, the evaluation's own facet properties, or the bundled DSOs'), or a property
     IRI; 400 for anything else."""
-    known = {**FACET_PROPERTIES, **(recorded or {})}
+    known = {**_bundled_facet_properties(), **(recorded or {})}
     if name in known:
         return NamedNode(known[name])
     if ":" in name:
