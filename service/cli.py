@@ -20,7 +20,6 @@ from typing import TYPE_CHECKING
 
 from .cli_reports import add_commands as add_report_commands
 from .cli_runs import add_command as add_run_command
-from .composition import Services, build_services
 from .core.config import Settings
 from .core.memo import CACHE_DIR_ENV
 from .core.errors import ServiceError
@@ -31,6 +30,7 @@ if TYPE_CHECKING:
 
     from rich.progress import TaskID
 
+    from .composition import Services
     from .core.graphs import GraphService
     from .core.guarded.fastlane import FastLane
 
@@ -234,7 +234,7 @@ def load(args: argparse.Namespace) -> int:
     from .core.graphs import WriteMode
 
     settings = _settings(args)
-    services = build_services(settings)
+    services = _open_services(args, settings)
     try:
         graphs = services.graphs
         graph = args.graph.removeprefix(settings.base_url).removeprefix("graphs/")  # an IRI, or KIND/ID
@@ -252,7 +252,7 @@ def load(args: argparse.Namespace) -> int:
 def query(args: argparse.Namespace) -> int:
     from .core.formats import GRAPH_FORMATS, RESULT_FORMATS
     from .core.sparql import has_dataset_clause, query_form
-    services = build_services(_settings(args))
+    services = _open_services(args)
     store = services.store
     try:
         text = Path(args.query[1:]).read_text(encoding="utf-8") if args.query.startswith("@") else args.query
@@ -290,8 +290,12 @@ class StageProgress:
         self._progress.update(self._tasks[stage], completed=done, total=total)
 
 
-def _open_services(args: argparse.Namespace) -> Services:
-    return build_services(_settings(args))
+def _open_services(args: argparse.Namespace, settings: Settings | None = None) -> Services:
+    """The store the arguments name and the services over it (``settings``: :func:`_settings` of ``args``)."""
+    # imported here: `caie validate` and `--help` open no store, and the store's modules are a third of a second
+    from .composition import build_services
+
+    return build_services(settings if settings is not None else _settings(args))
 
 
 def derive(args: argparse.Namespace) -> int:
