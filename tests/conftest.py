@@ -52,7 +52,6 @@ ROLES = {
     "vera": ["viewer"],
     "nora": ["annotator"],
 }
-ALL_QUADS = "SELECT ?s ?p ?o ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
 def shared_path(*parts: str) -> Path:
@@ -250,10 +249,12 @@ def dump(store: Store) -> list[Quad]:
     On Virtuoso (no separate default graph: a query with no dataset reads every graph) each of the test's graphs
     is read whole, past its ``ResultSetMaxRows``; its own graphs are left out."""
     if isinstance(store, VirtuosoStore):
-        return [Quad(t.subject, t.predicate, t.object, graph)
-                for graph in store.test_graphs() for t in store.graph_triples(graph)]
-    assert not store.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: a snapshot would miss it"
-    return [Quad(r["s"], r["p"], r["o"], r["g"]) for r in store.select(ALL_QUADS)]  # type: ignore[arg-type]
+        graphs = store.test_graphs()
+    else:
+        assert not store.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: a snapshot would miss it"
+        # each graph read whole (a store's own read): rows of a SELECT over every quad cost 6 times as much
+        graphs = [row["g"] for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")]  # type: ignore[misc]
+    return [Quad(t.subject, t.predicate, t.object, graph) for graph in graphs for t in store.graph_triples(graph)]
 
 
 def restore(store: Store, quads: Sequence[Quad]) -> None:

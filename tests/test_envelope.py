@@ -34,7 +34,7 @@ from service.core.graphs import GraphService, WriteMode
 from service.core.namespaces import CAIE_EPO, EARL, EPO
 from service.core.store import EmbeddedStore, Store
 
-from .conftest import ALL_QUADS, BASE_URL, REPO, ROLES, dump, graphs_over, restore, shared_path
+from .conftest import BASE_URL, REPO, ROLES, dump, graphs_over, restore, shared_path
 
 ALSO_VIRTUOSO = pytest.mark.backends("embedded", "remote", "virtuoso")
 """For the test that writes an evaluation's scope, envelope versions, rewrites, assessments and sign-off and reads
@@ -62,7 +62,7 @@ def snapshot(store: Store) -> Counter:
     def term(t: object) -> str:
         return "_:b" if isinstance(t, BlankNode) else str(t)
 
-    return Counter(tuple(term(row[k]) for k in ("s", "p", "o", "g")) for row in store.select(ALL_QUADS))
+    return Counter((term(q.subject), term(q.predicate), term(q.object), term(q.graph_name)) for q in dump(store))
 
 
 def _load_specification() -> bytes:
