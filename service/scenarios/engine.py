@@ -12,11 +12,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import cached_property
 
+import pyoxigraph as ox
 from rdflib import Graph
 from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
-from ..core.validation import run_pyshacl
+from ..core.validation import ox_quads, run_pyshacl
 from .facets import Facet, Schema, read_nodes
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
@@ -69,11 +70,16 @@ class Context:
         return ReferenceSpec(self.dso, self.kgs, self.shapes, self.facets, self.criteria, self.space)
 
 
-def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], use_shapes: Sequence[str] | None = None
-              ) -> list[tuple[Node, str, str]]:
-    """pySHACL over DSO + KGs + ``data`` (asserted): (focus node, rule IRI, message) per violation."""
-    data = [*(t for g in (ctx.dso, *ctx.kgs) for t in g), *data]
-    report = run_pyshacl(data, ctx.shapes, use_shapes)
+def base_quads(ctx: Context) -> list[ox.Quad]:
+    """DSO + KGs as the quads every :func:`run_shacl` loads: converted once for a compile's many runs."""
+    return ox_quads(t for g in (ctx.dso, *ctx.kgs) for t in g)
+
+
+def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], base: Sequence[ox.Quad],
+              use_shapes: Sequence[str] | None = None) -> list[tuple[Node, str, str]]:
+    """pySHACL over DSO + KGs (``base``: :func:`base_quads`) + ``data`` (asserted): (focus node, rule IRI,
+    message) per violation."""
+    report = run_pyshacl(data, ctx.shapes, use_shapes, base)
     out = []
     for result in report.subjects(RDF.type, SH.ValidationResult):
         if report.value(result, SH.resultSeverity) != SH.Violation:

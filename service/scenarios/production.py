@@ -21,10 +21,11 @@ from itertools import product
 from math import prod
 from types import MappingProxyType
 
+import pyoxigraph as ox
 from rdflib import URIRef
 from rdflib.term import Node
 
-from .engine import Block, Context, probe_triples, run_shacl
+from .engine import Block, Context, base_quads, probe_triples, run_shacl
 from .facets import describe, person_iri, subject_iri
 from .reference import reference_check, scenario_iri
 from .rules import ROUTING, Rule
@@ -185,9 +186,10 @@ class Production:
         tables: list[tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]], str | None]] = []
         if owl_sets:
             tables += self._owl_tables(owl_sets)
+        base = base_quads(ctx) if any(r.iri not in self._shape_cache for r in rules) else []
         for rule in rules:
             if rule.iri not in self._shape_cache:
-                self._shape_cache[rule.iri] = self._shape_tables(rule)
+                self._shape_cache[rule.iri] = self._shape_tables(rule, base)
             tables += self._shape_cache[rule.iri]
         for comp in self.components:
             _fill_component(comp, [t for t in tables if set(t[0]) <= set(comp.facets)])
@@ -259,8 +261,9 @@ class Production:
         self.global_blocks = tuple(sorted(global_blocks))
         return [(g, table, None) for g, table in by_group.values()]
 
-    def _shape_tables(self, rule: Rule) -> list:
-        """One shape rule over its own facets' combinations (a routing rule: once per criterion)."""
+    def _shape_tables(self, rule: Rule, base: Sequence[ox.Quad]) -> list:
+        """One shape rule over its own facets' combinations (a routing rule: once per criterion), with DSO + KGs
+        as ``base`` (:func:`.engine.base_quads`)."""
         ctx = self.ctx
         pos = ctx.space.position
         out = []
@@ -280,7 +283,7 @@ class Production:
                     where[URIRef(probe)] = (criterion, combo, s)
         tables: dict[str | None, dict[tuple[int, ...], list[Block]]] = {c: {} for c in criteria}
         if combos and criteria:
-            for focus, rule_iri, message in run_shacl(ctx, data, [rule.iri]):
+            for focus, rule_iri, message in run_shacl(ctx, data, base, [rule.iri]):
                 if focus in where and rule_iri == rule.iri:
                     criterion, combo, s = where[focus]
                     tables[criterion].setdefault(combo, []).append(Block(rule_iri, message.replace(s, _HOLE)))
