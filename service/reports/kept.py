@@ -24,6 +24,8 @@ T = TypeVar("T")
 _KEPT: WeakKeyDictionary[GraphService, Recent[tuple[Hashable, ...], Any]] = WeakKeyDictionary()
 """Per graph service (one per store): values by what they are, the evaluation and the record's state."""
 _LOCK = threading.Lock()
+KEEP = 64
+"""Values kept per store: each report's page and drill-down, each criterion evidence page read (small)."""
 
 
 def record_state(digests: Mapping[str, str]) -> str:
@@ -37,7 +39,7 @@ def kept(graphs: GraphService, evaluation: str, what: tuple[Hashable, ...], read
     """``read()``, kept by ``what`` it is and the state of ``evaluation``'s record (its IRI); ``digests``: the
     record's graph digests when the caller has just read them."""
     with _LOCK:
-        memo = _KEPT.setdefault(graphs, Recent(16))
+        memo = _KEPT.setdefault(graphs, Recent(KEEP))
     state = record_state(record_digests(graphs, evaluation) if digests is None else digests)
     key = (evaluation, *what, state)
     found = memo.get(key)

@@ -10,6 +10,7 @@ report's date and run, so they add up to the report's figures.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from decimal import Decimal
 
@@ -154,12 +155,14 @@ def _drill(graphs: GraphService, report: Report, criteria: tuple[CriterionState,
         for requirement, states in requirements.items())
 
 
-def report_page(graphs: GraphService, evaluation_id: str, number: int) -> ReportPage:
+def report_page(graphs: GraphService, evaluation_id: str, number: int,
+                digests: Mapping[str, str] | None = None) -> ReportPage:
     """The page of report ``number`` of the evaluation (404 if there is none), kept by the record's state
-    (:mod:`.kept`): reading it costs about 0.7 s at 100,000 determinations (its cases, their determinations, the
-    failures' traces). The plan's blocking, which reads rule labels outside the record, is read afresh (10 ms)."""
+    (:mod:`.kept`; ``digests``: the record's graph digests when the caller has just read them): reading it costs
+    about 0.7 s at 100,000 determinations (its cases, their determinations, the failures' traces). The plan's
+    blocking, which reads rule labels outside the record, is read afresh (10 ms)."""
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    found = kept(graphs, evaluation, ("page", number), lambda: _read(graphs, evaluation_id, number))
+    found = kept(graphs, evaluation, ("page", number), lambda: _read(graphs, evaluation_id, number), digests)
     return replace(found, blocking=tuple(frame_blocking(graphs, found.report.basis.plan)))
 
 
