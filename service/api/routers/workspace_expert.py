@@ -40,6 +40,7 @@ from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
 from ..html import distinct_names, render
 from ..models import AppropriatenessBody, ExclusionBody, PlanApprovalBody, RelevanceBody, SignOffBody
+from ..form_refusals import field_errors
 from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
 
@@ -125,11 +126,6 @@ def writer_frame(request: Request, graphs: GraphService, evaluation_id: str, per
     return Frame(request, graphs, evaluation_id, person.credential, person)
 
 
-def _message(error: ValidationError, labels: Mapping[str, str]) -> str:
-    return "; ".join(f"{labels.get(str(e['loc'][0]), str(e['loc'][0])) if e['loc'] else 'the form'}: {e['msg']}"
-                     for e in error.errors(include_url=False))
-
-
 async def act(request: Request, form: str, body: type[BaseModel], labels: Mapping[str, str],
               action: Callable[[Any], object], build: Build, back: str, given: Mapping[str, str] | None = None,
               anchor: str | None = None) -> Response:
@@ -144,7 +140,7 @@ async def act(request: Request, form: str, body: type[BaseModel], labels: Mappin
         parsed = body.model_validate({**(given or {}), **{name: value for name, value in values.items() if value.strip()}})
         await run_in_threadpool(action, parsed)
     except ValidationError as error:
-        return await build(Refusal(form, _message(error, labels), values), 422)
+        return await build(Refusal(form, field_errors(error, labels), values), 422)
     except ServiceError as error:
         status = status_of(error)
         if isinstance(error, Unauthenticated) or status >= 500:

@@ -18,11 +18,11 @@ from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential, Settings
-from ...core.errors import Forbidden, NotFound, ServiceError, Unauthenticated
+from ...core.errors import NotFound
 from ...core.people import Person
 from ...core.graphs import GraphService
 from ...runs.jobs import Job, Jobs
@@ -32,9 +32,9 @@ from ...scope.model import EvaluationSummary
 from ...scope.records import list_evaluations
 from ...workspace.records import current_plans
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep
+from ..form_refusals import Refused, attempt
 from ..html import render
 from ..models import ContinueBody, RunBody
-from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
 from .runs import continue_job, retry_job, start_job
 
@@ -104,14 +104,6 @@ class ContinueForm(SettingsForm):
     api_key_env: str = ""
 
 
-def _refusal(error: ValidationError) -> str:
-    """What a form got wrong, each field named by its label."""
-    def where(location: tuple[int | str, ...]) -> str:
-        named = [LABELS[str(part)] for part in location if str(part) in LABELS]
-        return named[-1] if named else ".".join(str(part) for part in location) or "the form"
-    return "; ".join(f"{where(e['loc'])}: {e['msg']}" for e in error.errors())
-
-
 def _summary(graphs: GraphService, evaluation_id: str) -> EvaluationSummary:
     """The evaluation as listed (its title, its current envelope); 404 for no such evaluation."""
     found = next((s for s in list_evaluations(graphs) if s.id == evaluation_id), None)
@@ -178,18 +170,16 @@ async def runs_page(evaluation_id: str, request: Request, graphs: GraphsDep, job
 @router.post("/runs")
 async def start(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
                 person: FormWriter, form: Annotated[StartForm, Form()]) -> Response:
-    try:
-        body = RunBody.model_validate(form.body())
-        view, _ = await start_job(graphs, jobs, settings, evaluation_id, body, person.credential)
-    except ValidationError as invalid:
+    async def act() -> tuple[RunView, Job]:
+        return await start_job(graphs, jobs, settings, evaluation_id, RunBody.model_validate(form.body()),
+                               person.credential)
+
+    started = await attempt(act, LABELS)
+    if isinstance(started, Refused):
         return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form,
-                                       _refusal(invalid), 422)
-    except (Unauthenticated, Forbidden):
-        raise
-    except ServiceError as refused:
-        return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form,
-                                       refused.message, status_of(refused))
-    return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{view.number}?done=started", status_code=303)
+                                       started.message, started.status)
+    return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{started[0].number}?done=started",
+                            status_code=303)
 
 
 def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
@@ -264,16 +254,13 @@ async def _run_form(act: RunAction, done: str, evaluation_id: str, number: int, 
     """The Retry form sent to continue the run or retry its errors (``act``, the REST route's function, with the
     person's credential): 303 to the run's page saying so (``done``), or the page again with the refusal."""
     view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
-    try:
+
+    async def run_act() -> tuple[RunView, Job]:
         body = ContinueBody.model_validate(continuation_body(view, form))
-        await act(graphs, jobs, settings, evaluation_id, number, body, person.credential)
-    except ValidationError as invalid:
-        refusal, status = _refusal(invalid), 422
-    except (Unauthenticated, Forbidden):
-        raise
-    except ServiceError as refused:
-        refusal, status = refused.message, status_of(refused)
-    else:
+        return await act(graphs, jobs, settings, evaluation_id, number, body, person.credential)
+
+    acted = await attempt(run_act, LABELS)
+    if not isinstance(acted, Refused):
         return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{number}?done={done}", status_code=303)
     return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person, 1, form,
-                                   refusal, status)
+                                   acted.message, acted.status)

@@ -16,23 +16,22 @@ from typing import Annotated
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
-from ...core.errors import Forbidden, ServiceError, Unauthenticated
 from ...core.graphs import GraphService
 from ...core.people import Person
 from ...envelope import get_evaluation
-from ...reports.model import Verification
+from ...reports.model import Report, Verification
 from ...reports.records import REPORTERS, get_report, make_report
 from ...reports.signoffs import sign
 from ...reports.verify import verify
 from ...runs.records import list_runs
 from ...workspace.overview import report_states
 from ..deps import GraphsDep, ReaderDep
+from ..form_refusals import Refused, attempt
 from ..html import render
 from ..models import ReportBody, ReportSignOffBody
-from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
 from ..signing import may
 from .report_pages import FITNESS, FORMAT, report_page_response
@@ -61,12 +60,6 @@ class ReportForm(BaseModel):
                 "recommendations": lines(self.recommendations)}
 
 
-def refusal(error: ValidationError) -> str:
-    """What a form got wrong, each field named by its label."""
-    return "; ".join(f"{LABELS.get(str(e['loc'][0]), 'the form') if e['loc'] else 'the form'}: {e['msg']}"
-                     for e in error.errors())
-
-
 def _listing(request: Request, graphs: GraphService, evaluation_id: str, person: Person | None, form: ReportForm,
              checked: int | None, made: int | None, error: str | None = None, status: int = 200) -> HTMLResponse:
     title = get_evaluation(graphs, evaluation_id).scope.title  # 404 for no such evaluation
@@ -92,18 +85,15 @@ async def reports_page(evaluation_id: str, request: Request, graphs: GraphsDep, 
 @router.post("")
 async def make(evaluation_id: str, request: Request, graphs: GraphsDep, person: FormWriter,
                form: Annotated[ReportForm, Form()]) -> Response:
-    try:
+    async def act() -> Report:
         body = ReportBody.model_validate(form.body())
-        report = await run_in_threadpool(make_report, graphs, evaluation_id, body.run, body.limitations,
-                                         body.recommendations, body.fitness, person.credential)
-    except ValidationError as invalid:
+        return await run_in_threadpool(make_report, graphs, evaluation_id, body.run, body.limitations,
+                                       body.recommendations, body.fitness, person.credential)
+
+    report = await attempt(act, LABELS)
+    if isinstance(report, Refused):
         return await run_in_threadpool(_listing, request, graphs, evaluation_id, person, form, None, None,
-                                       refusal(invalid), 422)
-    except (Unauthenticated, Forbidden):
-        raise
-    except ServiceError as refused:
-        return await run_in_threadpool(_listing, request, graphs, evaluation_id, person, form, None, None,
-                                       refused.message, status_of(refused))
+                                       report.message, report.status)
     made = report.number
     return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/reports?made={made}#report-{made}", status_code=303)
 
@@ -111,17 +101,14 @@ async def make(evaluation_id: str, request: Request, graphs: GraphsDep, person: 
 async def _sign(kind: str, evaluation_id: str, number: int, request: Request, graphs: GraphService, person: Person,
                 comment: str) -> Response:
     """Sign-off or acceptance through :func:`service.reports.signoffs.sign`, back to the report page."""
-    try:
+    async def act() -> object:
         body = ReportSignOffBody.model_validate({"comment": comment.strip() or None})
-        await run_in_threadpool(sign, graphs, evaluation_id, number, kind, body.comment, person.credential)
-    except ValidationError as invalid:
+        return await run_in_threadpool(sign, graphs, evaluation_id, number, kind, body.comment, person.credential)
+
+    signed = await attempt(act, LABELS)
+    if isinstance(signed, Refused):
         return await report_page_response(request, graphs, evaluation_id, number, person.credential, refused=kind,
-                                          error=refusal(invalid), comment=comment, status=422)
-    except (Unauthenticated, Forbidden):
-        raise
-    except ServiceError as refused:
-        return await report_page_response(request, graphs, evaluation_id, number, person.credential, refused=kind,
-                                          error=refused.message, comment=comment, status=status_of(refused))
+                                          error=signed.message, comment=comment, status=signed.status)
     back = f"/evaluations/{evaluation_id}/reports/{number}/page"
     return RedirectResponse(f"{back}?done={kind}#sign-offs", status_code=303)
 
