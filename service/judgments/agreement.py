@@ -388,7 +388,9 @@ def cases_needing_people(graphs: GraphService, evaluation_id: str, run_number: i
     """Run ``run_number``'s cases, per criterion its plan tests, that no person determined and no judge trusted
     alone did (``queries/cases-needing-people.rq``); 404 for no such run."""
     run = run_view(graphs, evaluation_id, run_number)
-    bindings = _bindings(graphs, evaluation_id, criterion=criterion) | {"ofRun": NamedNode(run.iri)}
+    # the query reads the evaluation from the run: Virtuoso refuses it with ?evaluation bound too (its header)
+    bindings = {name: term for name, term in _bindings(graphs, evaluation_id, criterion=criterion).items()
+                if name != "evaluation"} | {"ofRun": NamedNode(run.iri)}
     trusted = trusted_alone(graphs, evaluation_id)
     judged: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     by_person: set[tuple[str, str, str]] = set()
