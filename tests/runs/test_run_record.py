@@ -53,15 +53,21 @@ def approved(planned: Service, snapshots: dict) -> Service:  # noqa: F811
     return restored(planned, snapshots, "bed-nets evaluation with its plan approved", approve)
 
 
-def finished(service: Service, number: int) -> dict:
-    """Run ``number`` once its job has finished (polled: the job runs in the background); a failed job fails the
-    test with its error."""
+def finished(service: Service, number: int, traces: int | None = None) -> dict:
+    """Run ``number`` once the job this service started for it has finished (polled: the job runs in the
+    background); a failed job, or one that ended with other than ``traces`` traces, fails the test saying what the
+    job and the run record hold."""
     deadline = time.monotonic() + 300  # generous: a busy two-core machine runs the demo slowly
     while time.monotonic() < deadline:
         run = service.http.get(f"/evaluations/{ID}/runs/{number}").json()
-        if run["job"] is None or run["job"]["state"] == "finished":
+        job = run["job"]
+        assert job is not None, f"run {number} has no job in this service, though it was started here: {run}"
+        if job["state"] == "finished":
+            assert traces is None or run["traces"] == traces, (
+                f"run {number}'s job finished with {run['traces']} traces, not {traces}: job {job}; "
+                f"{run['cases']} cases, {run['errors']} errors, {run['probes']} probes")
             return run
-        assert run["job"]["state"] == "running", f"run {number}'s job failed: {run['job']}"
+        assert job["state"] == "running", f"run {number}'s job failed: {job}"
         time.sleep(0.05)
     raise AssertionError(f"run {number} still running: {run}")
 

@@ -92,7 +92,7 @@ def test_a_plan_that_assigns_probes_gives_each_annotator_their_own(planned: Serv
     posted(planned, "/plans/2/approval", {}, "annie")
     started = planned.http.post(f"/evaluations/{ID}/runs", json={"plan": 2, "target": DEMO}, headers=planned.auth("theo"))
     assert started.status_code == 202, started.text
-    assert finished(planned, 1)["traces"] == 4
+    finished(planned, 1, traces=4)
     listed = planned.http.get(f"/evaluations/{ID}/plans/2/probes", params={"limit": 100}).json()["items"]
     mine = {p["number"]: p for p in listed if p["assignedTo"] == f"{BASE_URL}agents/nora"}
     assert mine and len(mine) < len(listed)
