@@ -102,11 +102,13 @@ class AppSlot:
 
     @contextmanager
     def serving(self, app: ASGIApp) -> Iterator[None]:
-        self.app = app
+        """``app`` in the slot for the block; then the app served before (a test serving another app for a while,
+        over the same store, gives its own back)."""
+        previous, self.app = self.app, app
         try:
             yield
         finally:
-            self.app = None
+            self.app = previous
 
     async def __call__(self, scope: dict[str, Any], receive: Callable[..., Awaitable[Any]],
                        send: Callable[..., Awaitable[Any]]) -> None:
