@@ -132,18 +132,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         on_remote = callspec is not None and callspec.params.get("store") in ("remote", "virtuoso")
         if on_remote or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.engines)
-    # the longest modules first: pytest-xdist hands whole files out in this order, so the two workers end close
-    # together instead of one finishing a long module while the other is idle
-    items.sort(key=lambda item: LONGEST_FIRST.get(item.path.relative_to(REPO).as_posix(), len(LONGEST_FIRST)))
-
-
-LONGEST_FIRST = {path: rank for rank, path in enumerate((
-    # modules of `make test` taking 20 s or more in all, longest first: a fresh clone's quiet run at 07bd52e,
-    # per-test start and end times logged by each worker (docs/performance.md, "Test suite wall time")
-    "tests/api/test_hardening.py", "tests/api/test_openapi.py", "tests/workspace/test_report_signoff_pages.py",
-    "tests/workspace/test_end_to_end.py", "tests/workspace/test_annotator_pages.py", "tests/plan/test_openings.py",
-    "tests/plan/test_pinned_inputs.py", "tests/test_cli.py", "tests/api/test_sign_in.py",
-))}
 
 
 class VirtuosoStore(RemoteStore):
