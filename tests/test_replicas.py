@@ -31,7 +31,7 @@ from .api.test_evaluations import ID, create, sign_off
 from .conftest import BASE_URL, Service
 from .replicas import Replica, catalog_matches_store, poll, remote_store, replica
 from .servers import oxigraph_server
-from .test_envelope import agent, example_envelope, load_spec, spec_quads  # noqa: F401
+from .test_envelope import agent, load_spec, spec_quads  # noqa: F401
 
 CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
 BULK = {"bulk_threshold": 1000}
@@ -146,16 +146,16 @@ APPENDS = 200
 
 
 def append_one(n: int, replicas: tuple[Replica, Replica], scenarios: list[str]) -> tuple[str, str, int]:
-    """The ``n``-th append: a relevance assessment or a scenario exclusion, to replica ``n % 2``; its kind,
-    the IRI the service minted, and how many 409s the client met (and retried) first."""
+    """The ``n``-th append: an assessment of the DSO's appropriateness (the one approval a signed-off envelope
+    still takes) or a scenario exclusion, to replica ``n % 2``; its kind, the IRI the service minted, and how
+    many 409s the client met (and retried) first."""
     to = replicas[n % 2]
-    criteria = [c["id"] for c in example_envelope()["criteria"]]
-    relevance = (n // 2) % 2 == 0
+    assessment = (n // 2) % 2 == 0
     conflicts = 0
     while True:
-        if relevance:
-            answer = to.http.post(f"/evaluations/{ID}/criteria/{criteria[n % len(criteria)]}/relevance",
-                                  json={"relevant": n % 3 > 0, "rationale": f"assessment {n}"}, headers=to.auth("annie"))
+        if assessment:
+            answer = to.http.post(f"/evaluations/{ID}/dso/appropriateness",
+                                  json={"appropriate": n % 3 > 0, "rationale": f"assessment {n}"}, headers=to.auth("annie"))
         else:
             answer = to.http.post(f"/evaluations/{ID}/scenarios/{scenarios[n % len(scenarios)]}/exclusion",
                                   json={"reason": f"exclusion {n}"}, headers=to.auth("annie"))
@@ -163,7 +163,7 @@ def append_one(n: int, replicas: tuple[Replica, Replica], scenarios: list[str]) 
             break
         conflicts += 1  # a conflict changed nothing: the client sends it again, as the 409 says
     assert answer.status_code == 201, answer.text
-    return ("relevance", answer.json()["@id"], conflicts) if relevance else ("exclusion", answer.json()["exclusion"], conflicts)
+    return ("assessment", answer.json()["@id"], conflicts) if assessment else ("exclusion", answer.json()["exclusion"], conflicts)
 
 
 @ENGINES
@@ -184,7 +184,7 @@ def test_two_replicas_appending_at_once_lose_nothing(store_url: str, tokens: dic
         with ThreadPoolExecutor(8) as pool:
             sent = list(pool.map(lambda n: append_one(n, (one, two), scenarios), range(APPENDS)))
 
-        assessed = [iri for kind, iri, _ in sent if kind == "relevance"]
+        assessed = [iri for kind, iri, _ in sent if kind == "assessment"]
         excluded = [iri for kind, iri, _ in sent if kind == "exclusion"]
         assert len(set(assessed)) == len(assessed) == APPENDS // 2 and len(set(excluded)) == len(excluded) == APPENDS // 2
         for reader in (one, two):
