@@ -3,8 +3,9 @@ replies (issue 10 §4, docs/judgments.md). Recording them builds on this."""
 
 from .model import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, OUTCOMES, PASSED, SEMI_AUTO, Determination,
                     Judge, JudgingRule, Pattern, Pointer, ProbeContext)
-from .rules import CHECKS, judge, parse_rules, read_rules
+from .checks import GroundedCheck
+from .rules import judge, parse_rules, read_rules
 
-__all__ = ["AUTOMATIC", "CANT_TELL", "CHECKS", "FAILED", "INAPPLICABLE", "MANUAL", "OUTCOMES", "PASSED", "SEMI_AUTO",
-           "Determination", "Judge", "JudgingRule", "Pattern", "Pointer", "ProbeContext", "judge", "parse_rules",
-           "read_rules"]
+__all__ = ["AUTOMATIC", "CANT_TELL", "FAILED", "INAPPLICABLE", "MANUAL", "OUTCOMES", "PASSED", "SEMI_AUTO",
+           "Determination", "GroundedCheck", "Judge", "JudgingRule", "Pattern", "Pointer", "ProbeContext", "judge",
+           "parse_rules", "read_rules"]

@@ -1,24 +1,28 @@
-"""The grounded checks a judging rule can run (``epo:groundedCheck``): what a reply states, compared with the
-probe's country knowledge graph or the DSO. docs/judgments.md describes each.
+"""What a grounded check is (``epo:groundedCheck``, docs/judgments.md "The grounded checks"), and what every check
+reads a reply with: its clauses, its labels, the numbers it gives.
 
 A check reads the reply's clauses its rule selected (``epo:appliesWhen``) and says passed, failed (with the
 span of the wrong statement) or cantTell; it never guesses: alternatives or nothing stated say cantTell. The
 words it reads (units, ordinals, connectors) are the DSO's labels in the reply's language (:mod:`.vocabulary`);
 a reply in a language the DSO has no words for states nothing the check can read.
+
+Checks are plugins: each is a :class:`GroundedCheck` registered under the entry-point group ``caie.checks``
+(:mod:`.registry`), the engine's generic ones by its own ``pyproject.toml``, a domain's by its package.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal as TypingLiteral, Protocol
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF, RDFS
 from rdflib.term import Node
 
 from ..core.errors import Unprocessable
-from ..core.namespaces import DSO_VACCINE
+from ..core.namespaces import DSO_VACCINE, EPO
 from .expected import per_graphs
 from .model import CANT_TELL, FAILED, PASSED, JudgingRule, ProbeContext
 from .vocabulary import Quantity, Vocabulary, alternation, vocabulary
@@ -45,6 +49,36 @@ class Verdict:
     outcome: str
     rationale: str
     span: tuple[int, int] | None = None
+
+
+class CheckFunction(Protocol):
+    """A check's ruling on one reply: the reply's text, the clauses its rule selected, the rule, the probe's
+    context and the reply's language tag."""
+
+    def __call__(self, text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext,
+                 tag: str) -> Verdict: ...
+
+
+Need = TypingLiteral["groundedIn", "expectedFacts", "statedUnit", "affirmationCue", "negationCue"]
+"""The ``epo:`` properties of a judging rule a check may require (the rule is refused without them)."""
+
+
+@dataclass(frozen=True)
+class GroundedCheck:
+    """What a ``caie.checks`` entry point resolves to: one check kind, by the IRI rules name it with.
+
+    ``needs`` names each ``epo:`` property a rule running this check must state, with what it is for (the 422
+    refusing a rule without it says so): the engine checks them when it reads the rule, so the check itself may
+    rely on them.
+    """
+
+    iri: str
+    run: CheckFunction
+    needs: Mapping[Need, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not self.iri.startswith(("http://", "https://", "urn:")):
+            raise ValueError(f"a grounded check is named by an absolute IRI, not {self.iri!r}")
 
 
 _CLAUSE_END = re.compile(r"[.;!?।](?=\s|$)|\n")
@@ -258,3 +292,10 @@ def health_line(text: str, clauses: Sequence[Clause], rule: JudgingRule, context
         if (at := lowered.find(name.casefold())) >= 0:
             return Verdict(PASSED, f"the reply names {place.label}'s {name} ({iri})", (at, at + len(name)))
     return Verdict(CANT_TELL, f"the reply names no number and none of {place.label}'s health lines")
+
+
+SCHEDULE = GroundedCheck(EPO + "ScheduleCheck", schedule,
+                         {"statedUnit": "the unit concept of the ages it reads"})
+POST_EXPOSURE_WINDOW = GroundedCheck(EPO + "PostExposureWindowCheck", post_exposure_window,
+                                     {"groundedIn": "the post-exposure measure it checks"})
+HEALTH_LINE = GroundedCheck(EPO + "HealthLineCheck", health_line)

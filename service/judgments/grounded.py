@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from rdflib import Literal, URIRef
 from rdflib.term import Node
 
-from .checks import Clause, Verdict, digits, phone_numbers
+from ..core.namespaces import EPO
+from .checks import Clause, GroundedCheck, Verdict, digits, phone_numbers
 from .expected import Row, describe, expected_rows, labels
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
 from .vocabulary import alternation, vocabulary, words
@@ -173,3 +174,11 @@ def contraindication(text: str, clauses: Sequence[Clause], rule: JudgingRule, co
         return Verdict(PASSED, f"the reply advises against what the graph contraindicates: {facts}", against)
     return Verdict(CANT_TELL, f"the reply neither recommends nor advises against it in a clause the judge can read; "
                               f"contraindicated: {facts}")
+
+
+_FACTS = "the query whose rows it compares the reply with"
+STATED_QUANTITY = GroundedCheck(EPO + "StatedQuantityCheck", stated_quantity, {"expectedFacts": _FACTS})
+SERVICE_EXISTS = GroundedCheck(EPO + "ServiceExistsCheck", service_exists, {"expectedFacts": _FACTS})
+CONTRAINDICATION = GroundedCheck(EPO + "ContraindicationCheck", contraindication,
+                                 {"expectedFacts": _FACTS, "affirmationCue": "the concept of its recommendation words",
+                                  "negationCue": "the concept of its negation words"})

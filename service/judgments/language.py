@@ -19,7 +19,8 @@ from rdflib import Graph
 from rdflib.namespace import RDF
 
 from ..plan.openings import normal_tag
-from .checks import Clause, Verdict, country, ve
+from ..core.namespaces import EPO
+from .checks import Clause, GroundedCheck, Verdict, country, ve
 from .expected import per_graphs
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
 
@@ -100,3 +101,6 @@ def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, cont
         return Verdict(PASSED, f"the reply is in {expected.name.title()}, the question's language ({said})")
     return Verdict(FAILED, f"the question is in {expected.name.title()} ({context.language}), a language of "
                            f"{place.label}, but the reply is in {detection.name} ({said})", (0, len(text)))
+
+
+REPLY_LANGUAGE = GroundedCheck(EPO + "ReplyLanguageCheck", reply_language)

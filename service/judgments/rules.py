@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
@@ -25,25 +25,16 @@ from ..core.namespaces import EPO
 from ..core.rdf import from_rdflib, parse_triples, to_rdflib
 from ..plan.openings import normal_tag
 from ..runs.model import CaseTrace, Turn
-from . import checks, grounded, language
+from . import checks, language
 from .checks import Clause, Verdict
+from .registry import GROUP, installed
 from .expected import validate_query
 from .model import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, PASSED, Determination, Judge, JudgingRule,
                     Pattern, Pointer, ProbeContext)
 
-Check = Callable[[str, Sequence[Clause], JudgingRule, ProbeContext, str], Verdict]
-CHECKS: Mapping[str, Check] = {
-    EPO + "ScheduleCheck": checks.schedule,
-    EPO + "PostExposureWindowCheck": checks.post_exposure_window,
-    EPO + "HealthLineCheck": checks.health_line,
-    EPO + "ReplyLanguageCheck": language.reply_language,
-    EPO + "StatedQuantityCheck": grounded.stated_quantity,
-    EPO + "ServiceExistsCheck": grounded.service_exists,
-    EPO + "ContraindicationCheck": grounded.contraindication,
-}
-"""Every grounded check kind the software implements, by IRI; each is called with the reply, the clauses its
-rule selected, the rule, the probe's context and the reply's language tag."""
-_NEEDS_FACTS = {EPO + name for name in ("StatedQuantityCheck", "ServiceExistsCheck", "ContraindicationCheck")}
+_NEEDED_FIELDS = {"groundedIn": "grounded_in", "expectedFacts": "expected_facts", "statedUnit": "stated_unit",
+                  "affirmationCue": "affirmation_cues", "negationCue": "negation_cues"}
+"""Each rule property a check may need (:data:`.checks.Need`), to the field of :class:`JudgingRule` holding it."""
 
 _PATTERNS = {"appliesWhenAsked": "applies_when_asked", "appliesWhen": "applies_when",
              "requiresContent": "requires", "forbidsContent": "forbids"}
@@ -107,28 +98,25 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
     if name is None:
         raise ValueError("it needs an rdfs:label, the judge's name")
     check = _one(graph, node, "groundedCheck")
-    if check is not None and str(check) not in CHECKS:
-        raise ValueError(f"its epo:groundedCheck {check} is not a check kind this software has: "
-                         f"{', '.join(sorted(CHECKS))}")
+    known = installed()
+    if check is not None and str(check) not in known.checks:
+        raise ValueError(f"its epo:groundedCheck {check} is not a check kind installed here (no package registers "
+                         f"it under the entry-point group {GROUP}); installed: {known.describe()}")
     grounded_in = _one(graph, node, "groundedIn")
-    if str(check) == EPO + "PostExposureWindowCheck" and not isinstance(grounded_in, URIRef):
-        raise ValueError("epo:PostExposureWindowCheck needs epo:groundedIn, the post-exposure measure it checks")
+    if grounded_in is not None and not isinstance(grounded_in, URIRef):
+        raise ValueError(f"epo:groundedIn must be the IRI of a grading fact, not {grounded_in}")
     expected = tuple(sorted(str(value) for value in graph.objects(node, URIRef(EPO + "expectedFacts"))))
     for text in expected:
         if (problem := validate_query(text)) is not None:
             raise ValueError(problem)
-    if str(check) in _NEEDS_FACTS and not expected:
-        raise ValueError(f"{check} needs epo:expectedFacts, the query whose rows it compares the reply with")
     cues = {prop: tuple(sorted(str(value) for value in graph.objects(node, URIRef(EPO + prop))))
             for prop in ("affirmationCue", "negationCue")}
-    if str(check) == EPO + "ContraindicationCheck" and not all(cues.values()):
-        raise ValueError("epo:ContraindicationCheck needs epo:affirmationCue and epo:negationCue concepts")
     reach = _one(graph, node, "negationReach")
     if reach is not None and not (isinstance(reach, Literal) and str(reach).isdigit()):
         raise ValueError(f"epo:negationReach must be a whole number of words, not {reach}")
     stated_unit = _one(graph, node, "statedUnit")
-    if str(check) == EPO + "ScheduleCheck" and not isinstance(stated_unit, URIRef):
-        raise ValueError("epo:ScheduleCheck needs epo:statedUnit, the unit concept of the ages it reads")
+    if stated_unit is not None and not isinstance(stated_unit, URIRef):
+        raise ValueError(f"epo:statedUnit must be the IRI of a unit concept, not {stated_unit}")
     patterns = {field: tuple(_pattern(value, prop)
                              for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
                 for prop, field in _PATTERNS.items()}
@@ -136,12 +124,22 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
         raise ValueError("it judges nothing: it has no epo:requiresContent, epo:forbidsContent or epo:groundedCheck")
     declaration = graph.cbd(node)
     version = f"{__version__}+rule.{graph_digest(from_rdflib(declaration))[:16]}"
-    return JudgingRule(judge=Judge(str(node), "rule", name, version), criterion_id=str(criterion),
+    rule = JudgingRule(judge=Judge(str(node), "rule", name, version), criterion_id=str(criterion),
                        check=str(check) if check is not None else None,
                        grounded_in=str(grounded_in) if grounded_in is not None else None, expected_facts=expected,
                        affirmation_cues=cues["affirmationCue"], negation_cues=cues["negationCue"],
                        negation_reach=int(str(reach)) if reach is not None else None,
                        stated_unit=str(stated_unit) if stated_unit is not None else None, **patterns)
+    if rule.check is not None:
+        _needs(rule, known.checks[rule.check])
+    return rule
+
+
+def _needs(rule: JudgingRule, check: checks.GroundedCheck) -> None:
+    """A ValueError naming each property the rule's check needs and the rule does not state."""
+    missing = [f"epo:{prop}, {why}" for prop, why in check.needs.items() if not getattr(rule, _NEEDED_FIELDS[prop])]
+    if missing:
+        raise ValueError(f"its epo:groundedCheck {check.iri} needs " + "; and ".join(missing))
 
 
 # ------------------------------------------------------------------------------------------ judging
@@ -201,7 +199,7 @@ def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
             return Verdict(INAPPLICABLE, f"the reply does not touch the criterion (no clause matches {_sources(cues)})")
     verdicts = [*_content(rule, reply)]
     if rule.check is not None:
-        verdicts.append(CHECKS[rule.check](reply.text, clauses, rule, reply.context, reply.language))
+        verdicts.append(installed().checks[rule.check].run(reply.text, clauses, rule, reply.context, reply.language))
     for outcome in (FAILED, CANT_TELL, PASSED, INAPPLICABLE):  # the first outcome any part has decides
         chosen = [verdict for verdict in verdicts if verdict.outcome == outcome]
         if chosen:

@@ -225,7 +225,9 @@ def test_a_changed_rule_is_a_new_version_and_the_others_keep_theirs() -> None:
 
 
 @pytest.mark.parametrize(("body", "named"), [
-    ("epo:groundedCheck epo:TemperatureCheck", "epo/TemperatureCheck is not a check kind"),
+    ("epo:groundedCheck epo:TemperatureCheck", "epo/TemperatureCheck is not a check kind installed here (no package "
+                                               "registers it under the entry-point group caie.checks)"),
+    ("epo:groundedCheck epo:TemperatureCheck", "installed: https://w3id.org/ob-caie/epo/ContraindicationCheck (from ob-caie)"),
     ('epo:requiresContent "(call"@en', "is not a regular expression"),
     ("rdfs:comment \"nothing\"", "it judges nothing"),
     ("epo:groundedCheck epo:PostExposureWindowCheck", "needs epo:groundedIn"),
