@@ -15,6 +15,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict, deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..core.config import Settings
@@ -41,9 +42,11 @@ def _key(session_id: str) -> bytes:
 
 class Sessions:
     """Sessions by id, ended after ``session_idle_s`` without a request or ``session_max_age_s`` after sign-in;
-    at ``session_max_count`` a new one evicts the least recently used."""
+    at ``session_max_count`` a new one evicts the least recently used. ``clock`` (seconds, monotonic) is what
+    their ages are read from: tests move one forward instead of waiting."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         self.idle_s = settings.session_idle_s
         self.max_age_s = settings.session_max_age_s
         self.max_count = settings.session_max_count
@@ -55,7 +58,7 @@ class Sessions:
 
     def create(self, person: Person) -> tuple[str, Session]:
         """A new session for ``person``: its id (for the cookie only) and the session."""
-        now = time.monotonic()
+        now = self.clock()
         session_id = secrets.token_urlsafe(32)
         session = Session(person, secrets.token_urlsafe(32), now, now)
         with self._lock:
@@ -68,7 +71,7 @@ class Sessions:
         """The live session of ``session_id``, marked as seen now; ``None`` (and forgotten) once expired."""
         if not session_id:
             return None
-        key, now = _key(session_id), time.monotonic()
+        key, now = _key(session_id), self.clock()
         with self._lock:
             session = self._held.get(key)
             if session is None:
@@ -126,9 +129,11 @@ class SignInLimits:
     """Failed sign-ins per username and per client address within a sliding window; at the limit, refused.
 
     A success forgets only the failures of that username from that address, so signing in to one's own account
-    does not reset the counter of another username, or of another address trying this one."""
+    does not reset the counter of another username, or of another address trying this one. ``clock`` as for
+    :class:`Sessions`."""
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.clock = clock
         window = settings.sign_in_failure_window_s
         self._users = _Failures(settings.sign_in_max_failures, window)
         self._addresses = _Failures(settings.sign_in_max_failures_per_address, window)
@@ -136,14 +141,14 @@ class SignInLimits:
 
     def retry_after(self, username: str, address: str) -> int | None:
         """Seconds to wait before this username or address may try again; ``None`` if both may now."""
-        now = time.monotonic()
+        now = self.clock()
         with self._lock:
             waits = [w for w in (self._users.retry_after(username.casefold(), now),
                                  self._addresses.retry_after(address, now)) if w is not None]
         return max(waits) if waits else None
 
     def failed(self, username: str, address: str) -> None:
-        now, user = time.monotonic(), username.casefold()
+        now, user = self.clock(), username.casefold()
         with self._lock:
             self._users.add(user, address, now)
             self._addresses.add(address, user, now)

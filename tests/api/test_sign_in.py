@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -23,7 +22,7 @@ from service.core.store import Store
 
 from ..conftest import BASE_URL, settings_for
 from ..servers import AppSlot
-from .workspace import PASSWORDS, SAMPLE_FORM, SAMPLE_PAGE, hidden, served, shown_error, visitor
+from .workspace import PASSWORDS, ManualClock, SAMPLE_FORM, SAMPLE_PAGE, hidden, served, shown_error, visitor
 
 pytestmark = pytest.mark.backends("embedded")  # sign-in reads no store
 Slot = tuple[AppSlot, str]
@@ -151,21 +150,26 @@ def test_next_leads_only_to_a_path_on_this_site(store: Store, tokens: dict[str, 
 
 
 def test_a_session_ends_after_its_idle_time(store: Store, tokens: dict[str, str], app_slot: Slot) -> None:
-    with served(store, tokens, app_slot, session_idle_s=1.0) as url, visitor(url) as browser:
+    clock = ManualClock()
+    with served(store, tokens, app_slot, clock, session_idle_s=60.0) as url, visitor(url) as browser:
         browser.sign_in("ada", PASSWORDS["ada"])
         token = browser.csrf()
-        time.sleep(1.5)
+        clock.advance(59.0)
+        assert browser.get(SAMPLE_PAGE).text == "ada"  # seen within its idle time: alive, and seen again now
+        clock.advance(60.5)
         assert "Signed in as" not in browser.get("/graphs").text
         assert browser.post(SAMPLE_FORM, data={"csrf_token": token}).status_code == 401
 
 
 def test_a_session_ends_at_its_age_however_busy(store: Store, tokens: dict[str, str], app_slot: Slot) -> None:
-    with served(store, tokens, app_slot, session_max_age_s=1.5) as url, visitor(url) as browser:
+    clock = ManualClock()
+    with served(store, tokens, app_slot, clock, session_max_age_s=90.0, session_idle_s=60.0) as url, \
+            visitor(url) as browser:
         browser.sign_in("ada", PASSWORDS["ada"])
-        deadline = time.monotonic() + 2.0
-        while time.monotonic() < deadline:
-            browser.get(SAMPLE_PAGE)  # busy: never idle
-            time.sleep(0.2)
+        for _ in range(4):  # busy: never idle, seen every 20 s
+            clock.advance(20.0)
+            assert browser.get(SAMPLE_PAGE).text == "ada"
+        clock.advance(11.0)  # 91 s after sign-in
         assert browser.get(SAMPLE_PAGE).status_code == 303
 
 

@@ -66,11 +66,28 @@ def sample_routes(app: FastAPI) -> None:
     app.router.routes[:0] = router.routes
 
 
+class ManualClock:
+    """A monotonic clock that moves only when told: sessions' and sign-in limits' ages without waiting."""
+
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
 @contextmanager
-def served(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], **overrides: object) -> Iterator[str]:
-    """The service with :data:`PEOPLE` and the sample routes, over real HTTP; yields its URL."""
+def served(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], clock: ManualClock | None = None,
+           **overrides: object) -> Iterator[str]:
+    """The service with :data:`PEOPLE` and the sample routes, over real HTTP (its sessions and sign-in limits on
+    ``clock`` if given); yields its URL."""
     slot, url = app_slot
     app = create_app(settings_for(tokens, people=json.dumps(PEOPLE), **overrides), store)
+    if clock is not None:
+        app.state.workspace.sessions.clock = app.state.workspace.limits.clock = clock
     sample_routes(app)
     with slot.serving(app):
         yield url
