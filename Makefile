@@ -14,10 +14,12 @@ unexport PYTHONDONTWRITEBYTECODE
 .PHONY: run screenshots test test-engines test-hostile bench bench-sparql wrk browser virtuoso clean
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
-$(STAMP): pyproject.toml
+# The vaccine-education domain is a plugin package of its own (examples/vaccine, docs/architecture.md), installed
+# next to the engine: the worked example, its checks and its demonstration chatbot come from it.
+$(STAMP): pyproject.toml examples/vaccine/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]'
+	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]' -e examples/vaccine
 	touch $(STAMP)
 
 run: $(STAMP)

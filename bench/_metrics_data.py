@@ -57,11 +57,11 @@ from service.plan.approval import approve_plan
 from service.plan.openings import Opening
 from service.plan.testplan import PlannedProbe, PlanRequest, planning_input
 from service.runs import rdf as runs_rdf
-from service.runs.demo import DEMO_VERSION
+from caie_vaccine.demo import DEMO_VERSION
 from service.runs.model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TokenUsage, Turn
 from service.runs.records import start_run
 from service.scenarios.frame import FrameCounts
-from service.worked_example import ANNIE, DANA, EXAMPLE, THEO
+from caie_vaccine.worked_example import ANNIE, DANA, EXAMPLE, THEO
 
 BASE = "http://bench.test/"
 EVALUATION_ID = "metrics-1m"

@@ -10,7 +10,7 @@ exercises, cycled) and ``body`` (the four outcomes in turn), ``batch`` a request
 batch is checked and appended as the service appends any. Neither is measured.
 
 A store is named by a SHA-256 over its parameters and the files that decide what it holds (this file,
-``bench/determinations.py``, ``service/worked_example.py``, the example's data and judges, the RDF writers), so a
+``bench/determinations.py``, ``examples/vaccine/caie_vaccine/worked_example.py``, the example's data and judges, the RDF writers), so a
 change to any of them makes a new one; a store counts as made once its ``.ready`` file is written, last.
 """
 
@@ -34,10 +34,11 @@ from service.api import create_app  # noqa: E402
 from service.composition import build_services  # noqa: E402
 from service.core.bootstrap import load_spec_files  # noqa: E402
 from service.core.config import Settings  # noqa: E402
-from service.worked_example import EVALUATION_ID, load_worked_example  # noqa: E402
+from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = (Path(__file__), ROOT / "bench" / "determinations.py", ROOT / "service" / "worked_example.py",
+SOURCES = (Path(__file__), ROOT / "bench" / "determinations.py",
+           ROOT / "examples" / "vaccine" / "caie_vaccine" / "worked_example.py",
            *sorted((ROOT / "examples" / "measles").rglob("*.*")), *sorted((ROOT / "examples" / "judges").rglob("*.*")),
            *(ROOT / "service" / step / "rdf.py" for step in ("envelope", "plan", "runs", "judgments")))
 TOKEN = "bench-annie"

@@ -3,7 +3,7 @@
 Ours: ``POST /evaluations/measles/runs/1/determinations`` (the service's FastAPI app in process, through
 Starlette's test client: real routing, body validation, checks against the record and the append), in batches
 of ``--batch`` determinations by the domain expert on the worked example's run (made first, unmeasured:
-``service.worked_example``, on an on-disk embedded store). Each batch is checked against the record (the
+``caie_vaccine.worked_example``, on an on-disk embedded store). Each batch is checked against the record (the
 run's answered cases, the plan's criteria) and appended as one graph ``{evaluation}/judgments/{n}``, digested
 once. Baseline: the same determinations' triples written with one ``pyoxigraph.Store.extend`` per batch into an
 on-disk store: the floor of writing them at all, with no checks, digest or catalog. Printed: both rates, and
@@ -39,7 +39,7 @@ from service.judgments.model import MANUAL, Determination, Judge  # noqa: E402
 from service.judgments.rdf import determination_triples  # noqa: E402
 from service.judgments.records import answered_cases  # noqa: E402
 from service.runs.records import plan_probes, run_view  # noqa: E402
-from service.worked_example import EVALUATION_ID, load_worked_example  # noqa: E402
+from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example  # noqa: E402
 
 BASE = "http://bench.test/"
 TOKEN = "bench-annie"

@@ -65,11 +65,11 @@ def make_inputs(probes: int, store: Path, out: Path) -> None:
     from service.core.config import Settings
     from service.judgments.automated import probe_contexts
     from service.judgments.records import answered_cases
-    from service.runs.demo import DemoChatbot
+    from caie_vaccine.demo import DemoChatbot
     from service.runs.model import ExecutionSettings
     from service.runs.records import start_run
     from service.runs.runner import continue_run
-    from service.worked_example import EVALUATION_ID, THEO
+    from caie_vaccine.worked_example import EVALUATION_ID, THEO
 
     clock = time.perf_counter()
     services = build_services(Settings(data_dir=store))

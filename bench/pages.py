@@ -64,7 +64,7 @@ from service.composition import build_services  # noqa: E402
 from service.envelope import envelope_at, iris_for  # noqa: E402
 from service.runs.records import run_view  # noqa: E402
 from service.workspace.cases import reads, run_cases  # noqa: E402
-from service.worked_example import EVALUATION_ID  # noqa: E402
+from caie_vaccine.worked_example import EVALUATION_ID  # noqa: E402
 
 BUDGET_MS = 300
 TIMEOUT = -1

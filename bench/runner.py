@@ -5,7 +5,7 @@ Run: ``.venv/bin/python bench/runner.py [--probes 2000] [--concurrency 32] [--la
 The target is ``bench/latency_target.py``, an OpenAI-compatible endpoint (a bare HTTP/1.1 server on uvloop) in
 its own process on loopback that answers every request ``--latency`` seconds after it arrived, holding at most
 ``--concurrency`` at once (checked). The plan: the measles worked example
-(:func:`service.worked_example.load_worked_example`: scope, envelope, approvals) in an on-disk embedded store in
+(:func:`caie_vaccine.worked_example.load_worked_example`: scope, envelope, approvals) in an on-disk embedded store in
 a temporary directory, then a plan of ``--probes`` probes (highest weight first; each a conversation of an
 opening and its follow-ups) approved by the domain expert; this setup is timed apart and not measured.
 ``--store DIR`` keeps the store in ``DIR`` and reuses its plan on the next call (each call starts a new run of it).
@@ -53,7 +53,7 @@ from service.runs.model import CaseTrace, Conversation, ExecutionSettings  # noq
 from service.runs.records import plan_probes, recorded_probes, start_run  # noqa: E402
 from service.runs.runner import continue_run  # noqa: E402
 from service.runs.targets import OpenAICompatible  # noqa: E402
-from service.worked_example import ANNIE, EVALUATION_ID, THEO, load_worked_example  # noqa: E402
+from caie_vaccine.worked_example import ANNIE, EVALUATION_ID, THEO, load_worked_example  # noqa: E402
 from tests.servers import free_port, stop_process, wait_until_up  # noqa: E402
 
 PLAN_MARKER = "bench-runner-plan"

@@ -189,7 +189,7 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
 def serve(args: argparse.Namespace) -> int:
     from .api import create_app
     from .core.bootstrap import load_spec_files
-    from .worked_example import EVALUATION_ID, load_worked_example
+    from .core.plugins import worked_examples
 
     settings = _settings(args)
     if not args.base_url and "base_url" not in settings.model_fields_set:
@@ -200,18 +200,20 @@ def serve(args: argparse.Namespace) -> int:
     if args.examples and settings.data_dir and settings.people is None and settings.people_file is None:
         settings = settings.model_copy(update={"people_file": _demo_people(settings.data_dir)})
     app = create_app(settings)
+    examples = worked_examples() if args.examples else ()  # each installed domain package's (caie.examples)
     if args.examples:
         count = load_spec_files(app.state.graphs, print)
         print(f"specification files: {count} loaded, the rest unchanged")
-        load_worked_example(app.state.graphs, print)
+    for worked in examples:
+        worked.load(app.state.graphs, print)
     url = f"http://{args.host}:{args.port}"
     print(f"\nOB-CAIE is serving at {url}/  (store: {settings.store}, {settings.data_dir or 'in memory'})")
     print(f"  catalog      {url}/graphs")
     print(f"  EPO          {url}/epo   e.g. {url}/epo/AcceptanceCriterion")
     print(f"  SPARQL       {url}/sparql?query=...")
     print(f"  API docs     {url}/docs")
-    if args.examples:
-        example = f"{url}/evaluations/{EVALUATION_ID}"
+    for worked in examples:
+        example = f"{url}/evaluations/{worked.evaluation_id}"
         print(f"  example      {example}   (scope and envelope; {example}/envelope for its digest and sign-off)")
         print(f"  scenarios    {example}/scenarios?status=blocked   and   ?status=eligible")
         print(f"  plan         {example}/plans/1   and   {example}/plans/1/probes")
@@ -350,9 +352,10 @@ def validate(args: argparse.Namespace) -> int:
 
     from .api.shapes import validation_json
     from .core import validation
+    from .core.kg_shapes import kg_shapes, repository_shapes
 
     kg, dso = rdflib.Graph().parse(args.kg), rdflib.Graph().parse(args.dso)
-    outcome = validation.validate_kg(kg, dso, validation.default_kg_shapes())
+    outcome = validation.validate_kg(kg, dso, kg_shapes(dso, repository_shapes))  # the shapes the DSO declares
     print(json.dumps(validation_json(outcome), indent=2))
     return 0 if outcome.conforms else 1
 

@@ -18,7 +18,7 @@ from service.core.errors import BadRequest, Forbidden, Unprocessable
 from service.core.memo import kept
 from service.core.store import EmbeddedStore
 from service.judgments.human_steps import import_steps, read_steps
-from service.worked_example import load_worked_example
+from caie_vaccine.worked_example import load_worked_example
 
 from .conftest import REPO, graphs_over, restore
 from .test_envelope import example_envelope, load_spec, spec_quads  # noqa: F401

@@ -12,8 +12,9 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS
 from rdflib.term import Node
 
-from service.core.namespaces import DSO_VACCINE
-from service.core.validation import default_kg_shapes, load_shapes, validate_kg
+from caie_vaccine import VE as DSO_VACCINE
+from service.core.kg_shapes import kg_shapes as shapes_for, repository_shapes
+from service.core.validation import load_shapes, validate_kg
 
 ROOT = Path(__file__).resolve().parents[1]
 DSO_PATH = ROOT / "ontologies" / "dso" / "vaccine-education.ttl"
@@ -43,8 +44,9 @@ def dso() -> Graph:
 
 
 @pytest.fixture(scope="module")
-def kg_shapes() -> Graph:
-    return default_kg_shapes()
+def kg_shapes(dso: Graph) -> Graph:
+    """The generic KG shapes and those the DSO declares (epo:knowledgeGraphShapes), from the repository's files."""
+    return shapes_for(dso, repository_shapes)
 
 
 def kg_path(country: str) -> Path:

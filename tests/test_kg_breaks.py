@@ -12,7 +12,7 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, XSD
 from rdflib.term import Node
 
 from service.api.shapes import validation_json
-from service.core.namespaces import DSO_VACCINE
+from caie_vaccine import VE as DSO_VACCINE
 from service.core.validation import ValidationOutcome, validate_kg
 
 from .test_dso_kg import VE, dso, kg_ns, kg_shapes, load_kg  # noqa: F401 (dso, kg_shapes: fixtures)

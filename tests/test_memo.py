@@ -13,7 +13,8 @@ from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF
 
 from service.core.memo import CACHE_DIR_ENV
-from service.core.validation import default_kg_shapes, validate_kg
+from service.core.kg_shapes import kg_shapes, repository_shapes
+from service.core.validation import validate_kg
 
 ROOT = Path(__file__).resolve().parents[1]
 DSO_PATH = ROOT / "ontologies" / "dso" / "vaccine-education.ttl"
@@ -24,16 +25,18 @@ VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
 def test_a_kept_validation_serves_the_same_inputs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
     other = ("from pathlib import Path; from rdflib import Graph; "
-             "from service.core.validation import default_kg_shapes, validate_kg; "
-             f"print(validate_kg(Graph().parse({str(KG_PATH)!r}), Graph().parse({str(DSO_PATH)!r}), "
-             "default_kg_shapes()).conforms)")
+             "from service.core.kg_shapes import kg_shapes, repository_shapes; "
+             "from service.core.validation import validate_kg; "
+             f"dso = Graph().parse({str(DSO_PATH)!r}); "
+             f"print(validate_kg(Graph().parse({str(KG_PATH)!r}), dso, kg_shapes(dso, repository_shapes)).conforms)")
     ran = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env={**os.environ, CACHE_DIR_ENV: str(tmp_path)})
     assert ran.returncode == 0 and ran.stdout.strip() == "True", ran.stderr
     [kept] = tmp_path.glob("kg-validation/*.pickle")
     written = kept.stat().st_mtime_ns
 
-    dso, kg, shapes = Graph().parse(DSO_PATH), Graph().parse(KG_PATH), default_kg_shapes()
+    dso, kg = Graph().parse(DSO_PATH), Graph().parse(KG_PATH)
+    shapes = kg_shapes(dso, repository_shapes)
     assert validate_kg(kg, dso, shapes).conforms
     assert kept.stat().st_mtime_ns == written  # read, not validated and written again
 

@@ -3,7 +3,7 @@ over a real Virtuoso (:func:`tests.servers.virtuoso_server`, its packaged limits
 
 1. ``caie serve --examples`` on Virtuoso starts, and the worked example's envelope digest, plan allocation,
    frame sizes, plan digest and scenario counts equal those of the same example on the embedded store; so do
-   its steps 4 and 5 (``service/worked_example.py`` ``run_and_judge``): the run on the demonstration chatbot
+   its steps 4 and 5 (``examples/vaccine/caie_vaccine/worked_example.py`` ``run_and_judge``): the run on the demonstration chatbot
    (probes, cases, traces, execution errors), every determination (the rule judges' and the domain expert's:
    criterion, probe, turn, outcome, mode, judge, rationale) and the attestations (outcome, aggregated outcome,
    sufficiency, which is current, the one correction superseding the first).
@@ -45,7 +45,7 @@ from service.core.bootstrap import load_spec_files
 from service.core.digest import graph_digest
 from service.core.namespaces import CATALOG, OWL, RDF
 from service.core.store import RemoteStore
-from service.worked_example import EVALUATION_ID, load_worked_example
+from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
 
 from .conftest import BASE_URL, settings_for
 from .replicas import ServiceDidNotStart, ServiceProcess, poll, start_service, wait_for_service

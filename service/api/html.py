@@ -17,7 +17,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from ..core.catalog import CatalogEntry
-from ..core.namespaces import PREFIXES, RDF, RDFS, SKOS
+from ..core.namespaces import RDF, RDFS, SKOS
+from ..core.plugins import prefixes
 from ..publishing.ontology_docs import DOCUMENTED, Link, OntologyIndex, TermDoc
 from ..publishing.query_examples import examples
 from ..scenarios.model import Page
@@ -60,7 +61,7 @@ _INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances"
                     RDFS + "isDefinedBy": "Terms it defines"}
 
 
-_LONGEST_FIRST = sorted(PREFIXES.items(), key=lambda item: -len(item[1]))
+_LONGEST_FIRST = sorted(prefixes().items(), key=lambda item: -len(item[1]))
 
 
 def compact(iri: str) -> str:

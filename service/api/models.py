@@ -1,7 +1,7 @@
 """Request and response bodies of ``/evaluations``: pydantic models that map to :mod:`service.envelope`.
 
 Field names are those of the JSON-LD context ``/contexts/evaluation.jsonld``. IRIs may be written in
-full or as compact IRIs with the context's prefixes (``ve:Measles``, ``kg:kenya/country``); answers
+full or as compact IRIs with the context's prefixes (``kg:kenya/country``, or an installed domain's); answers
 use the compact form. Unknown fields are refused (422 naming them).
 """
 
@@ -31,11 +31,12 @@ from ..envelope import (
     UseBoundary,
     VersionBoundary,
 )
-from ..core.namespaces import DCTERMS, DSO_VACCINE, EARL, EPO, PROV, SKOS, VOCAB_BASE
+from ..core.namespaces import DCTERMS, EARL, EPO, PROV, SKOS, VOCAB_BASE
+from ..core.plugins import domain_prefixes
 from ..scenarios import Trigger
 
 CONTEXT_PREFIXES: dict[str, str] = {
-    "ve": DSO_VACCINE,
+    **domain_prefixes(),  # each installed domain package's, read once when the API is built
     "kg": VOCAB_BASE + "kg/",
     "epo": EPO,
     "skos": SKOS,
@@ -217,7 +218,7 @@ class RequirementBody(_Body):
 class TriggerBody(_Body):
     """A scenario fact that makes the criterion bear on a probe (docs/routing.md)."""
 
-    facet: Iri = Field(description="The DSO's scenario facet (an epo:ScenarioFacet), e.g. ve:PregnancyFacet.")
+    facet: Iri = Field(description="The DSO's scenario facet (an epo:ScenarioFacet).")
     values: list[Iri | bool] = Field(min_length=1, description=(
         "Values of the facet that meet the trigger (a narrower value meets it too); true or false for a boolean facet."))
 

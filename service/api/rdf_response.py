@@ -1,7 +1,7 @@
 """Serializing triples into an HTTP response in a negotiated RDF syntax; JSON-LD compacted with our context.
 
 The published JSON-LD context (``contexts/ob-caie.jsonld``, served at ``/contexts/ob-caie.jsonld``) names the
-namespaces of :data:`service.core.namespaces.PREFIXES`; a JSON-LD answer is compacted with it by pyld and
+namespaces of :func:`service.core.plugins.prefixes` (the engine's and each installed domain's); a JSON-LD answer is compacted with it by pyld and
 refers to it by IRI, so a client sees ``epo:Probe`` and ``rdfs:label`` instead of expanded full IRIs.
 """
 
@@ -16,7 +16,8 @@ from pyld import jsonld
 from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, serialize
 
 from ..core.formats import RDF_FORMATS
-from ..core.namespaces import PREFIXES
+from ..core.namespaces import RDF
+from ..core.plugins import domain_prefixes, prefixes
 
 JSON_LD = "application/ld+json"
 CONTEXTS = Path(__file__).resolve().parent / "contexts"
@@ -29,11 +30,27 @@ def context_iri(base_url: str) -> str:
 
 
 @cache
+def published_context(name: str) -> dict[str, object] | None:
+    """The JSON-LD context file ``name`` with every installed domain's prefixes added (``caie.prefixes``: the
+    files name the engine's only), or ``None`` when there is no such context."""
+    path = CONTEXTS / name
+    if path.parent != CONTEXTS or path.suffix != ".jsonld" or not path.is_file():
+        return None
+    document: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    terms = document["@context"]
+    assert isinstance(terms, dict)
+    document["@context"] = {**{k: v for k, v in terms.items() if k.startswith("@")}, **domain_prefixes(),
+                            **{k: v for k, v in terms.items() if not k.startswith("@")}}
+    return document
+
+
 def _context() -> dict[str, object]:
-    return json.loads((CONTEXTS / CONTEXT_NAME).read_text())
+    context = published_context(CONTEXT_NAME)
+    assert context is not None
+    return context
 
 
-_RDF_TYPE = PREFIXES["rdf"] + "type"
+_RDF_TYPE = RDF + "type"
 
 
 def _types_as_type(nodes: list[dict[str, object]]) -> list[dict[str, object]]:
@@ -64,7 +81,7 @@ def rdf_response(triples: list[Triple], media_type: str, graph: NamedNode | None
         body = serialize([Quad(t.subject, t.predicate, t.object, graph) if graph is not None
                           else Quad(t.subject, t.predicate, t.object) for t in triples], format=rdf_format)
     else:
-        body = serialize(triples, format=rdf_format, prefixes=PREFIXES)
+        body = serialize(triples, format=rdf_format, prefixes=prefixes())
     if rdf_format == RdfFormat.JSON_LD:
         body = compacted(body, context)
     return Response(body, media_type=media_type, headers={"Vary": "Accept"})

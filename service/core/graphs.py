@@ -294,13 +294,12 @@ class GraphService(BatchAppends):
         if ref.kind is not GraphKind.KG:
             return None
         from . import validation  # owlrl and pySHACL imported by the first KG write, not by every reader (`caie query`)
+        from .kg_shapes import kg_shapes, stored_shapes
 
         dso_entry = self._dso_for(content, dso)
-        outcome = validation.validate_kg(
-            to_rdflib(content),
-            to_rdflib(blank_skolems(self._store.graph_triples(NamedNode(dso_entry.graph)))),
-            validation.default_kg_shapes(),
-        )
+        dso_graph = to_rdflib(blank_skolems(self._store.graph_triples(NamedNode(dso_entry.graph))))
+        shapes = kg_shapes(dso_graph, stored_shapes(self))  # the generic ones and those the DSO declares
+        outcome = validation.validate_kg(to_rdflib(content), dso_graph, shapes)
         if not outcome.conforms:
             count = len(outcome.violations)
             first = outcome.violations[0].message if outcome.violations else "see the report"

@@ -13,7 +13,6 @@ EPO: Final = VOCAB_BASE + "epo/"
 EPO_ONTOLOGY: Final = VOCAB_BASE + "epo"
 CATALOG: Final = VOCAB_BASE + "catalog/"
 CATALOG_ONTOLOGY: Final = VOCAB_BASE + "catalog"
-DSO_VACCINE: Final = VOCAB_BASE + "dso/vaccine-education/"
 SHAPES: Final = VOCAB_BASE + "shapes/"
 
 CAIE_EPO: Final = "https://w3id.org/og-caie/epo#"
@@ -32,11 +31,10 @@ DCTERMS: Final = "http://purl.org/dc/terms/"
 VOID: Final = "http://rdfs.org/ns/void#"
 SD: Final = "http://www.w3.org/ns/sparql-service-description#"
 
-PREFIXES: Final[dict[str, str]] = {
+PREFIXES: Final[dict[str, str]] = {  # the engine's; a domain's come from its package (plugins.prefixes)
     "epo": EPO,
     "caie": CAIE_EPO,
     "cat": CATALOG,
-    "ve": DSO_VACCINE,
     "rdf": RDF,
     "rdfs": RDFS,
     "owl": OWL,

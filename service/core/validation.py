@@ -4,11 +4,11 @@ Two complementary checks run on a knowledge graph (KG):
 
 * SHACL, closed-world, over the asserted union KG + DSO (`SHACL`_ sections 2-5, SHACL-SPARQL section 5):
   ``shapes/kg-dso.ttl`` (generic: declared classes and properties, domain, range, functional properties,
-  disjointness, enumeration membership) and ``shapes/vaccine-education-kg.ttl`` (DSO-specific rules). KG
+  disjointness, enumeration membership) and the shapes the KG's DSO declares (:mod:`.kg_shapes`). KG
   nodes are marked with ``void:inDataset`` so that the shapes target them and never the DSO's own terms (see
   the header of ``shapes/kg-dso.ttl``).
 * OWL 2 RL, open-world, over the closure of KG + DSO computed by owlrl (`OWL 2 RL`_ rules, section 4.3):
-  inconsistencies (rule ``cls-nothing2`` via ``owl:Nothing`` memberships such as ``ve:ImmuneWithoutCause``,
+  inconsistencies (rule ``cls-nothing2`` via ``owl:Nothing`` memberships, a DSO's blocking classes,
   ``cax-dw``/``cax-adc`` for disjoint classes, ``eq-diff1``/``eq-diff2`` for functional properties that force
   two different individuals to be the same) become :class:`Violation` objects naming the axiom.
 
@@ -82,11 +82,6 @@ def load_shapes(*paths_or_graphs: str | Path | Graph) -> Graph:
     for item in paths_or_graphs:
         shapes += item if isinstance(item, Graph) else Graph().parse(str(item))
     return shapes
-
-
-def default_kg_shapes() -> Graph:
-    """The repository's KG shapes: ``shapes/kg-dso.ttl`` + ``shapes/vaccine-education-kg.ttl``."""
-    return load_shapes(SHAPES_DIR / "kg-dso.ttl", SHAPES_DIR / "vaccine-education-kg.ttl")
 
 
 def default_record_shapes() -> Graph:

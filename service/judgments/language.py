@@ -1,10 +1,10 @@
 """The reply's language, by lingua (``lingua-language-detector``, a detector no one here wrote), and
 ``epo:ReplyLanguageCheck``: a reply in the language the user wrote in, when that is one of the country's.
 
-lingua chooses among the languages of the probe's country (``ve:officialLanguage``, ``ve:majorLanguage``) and
-the probe's own that it knows: a handful of models, so detection is quick and tells English from Swahili
-reliably; a reply in a language outside that set is taken for the nearest of them, usually with low
-confidence. lingua has no Hausa, Igbo or Nigerian Pidgin: for those the check says cantTell.
+lingua chooses among the languages of the probe's place (by the properties the DSO's language facet reaches its
+values through, :mod:`.place`) and the probe's own that it knows: a handful of models, so detection is quick and
+tells English from Swahili reliably; a reply in a language outside that set is taken for the nearest of them,
+usually with low confidence. lingua has no Hausa, Igbo or Nigerian Pidgin: for those the check says cantTell.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from functools import lru_cache
 import langcodes
 from lingua import IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
 from rdflib import Graph
-from rdflib.namespace import RDF
 
 from ..plan.openings import normal_tag
 from ..core.namespaces import EPO
-from .checks import Clause, GroundedCheck, Verdict, country, ve
+from .checks import Clause, GroundedCheck, Verdict
 from .expected import per_graphs
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
+from .place import declared, find_place, place
 
 LEXVO = "http://lexvo.org/id/iso639-3/"
 MIN_CONFIDENCE = 0.7
@@ -53,18 +53,18 @@ def _lingua(alpha3: str) -> Language | None:
 
 
 def country_languages(context: ProbeContext) -> frozenset[str]:
-    """The ISO 639-3 codes of the country's official and major languages (none when the probe's knowledge graph
-    describes no one ``ve:Country``: another DSO's, whose replies are then read in the probe's language); read once
-    per graph."""
-    return per_graphs((context.country,), _country_languages)
+    """The ISO 639-3 codes of the languages of the probe's place (none when its knowledge graph describes no one
+    place of the DSO's place class, or the DSO names no language property: the replies are then read in the
+    probe's language); read once per graph."""
+    return per_graphs((context.dso, context.country), _country_languages)
 
 
-def _country_languages(graph: Graph) -> frozenset[str]:
-    if len(set(graph.subjects(RDF.type, ve("Country")))) != 1:
+def _country_languages(dso: Graph, graph: Graph) -> frozenset[str]:
+    found = find_place(dso, graph)
+    if isinstance(found, str):
         return frozenset()
-    node = country(graph).node
-    return frozenset(str(language).removeprefix(LEXVO) for prop in ("officialLanguage", "majorLanguage")
-                     for language in graph.objects(node, ve(prop)) if str(language).startswith(LEXVO))
+    return frozenset(str(language).removeprefix(LEXVO) for prop in declared(dso).language_properties
+                     for language in graph.objects(found.node, prop) if str(language).startswith(LEXVO))
 
 
 @lru_cache(maxsize=32)
@@ -85,10 +85,10 @@ def detect(text: str, context: ProbeContext) -> Detection | None:
 
 def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
     """``epo:ReplyLanguageCheck``: the reply is in the probe's language, if that is one of the country's."""
-    place, asked = country(context.country), _alpha3(context.language)
+    where, asked = place(context), _alpha3(context.language)
     if asked not in country_languages(context):
         return Verdict(INAPPLICABLE, f"the question's language ({context.language}) is not an official or major "
-                                     f"language of {place.label}")
+                                     f"language of {where.label}")
     expected = _lingua(asked)
     if expected is None:
         return Verdict(CANT_TELL, f"lingua cannot detect the question's language ({context.language})")
@@ -100,7 +100,7 @@ def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, cont
     if _alpha3(detection.tag) == asked:
         return Verdict(PASSED, f"the reply is in {expected.name.title()}, the question's language ({said})")
     return Verdict(FAILED, f"the question is in {expected.name.title()} ({context.language}), a language of "
-                           f"{place.label}, but the reply is in {detection.name} ({said})", (0, len(text)))
+                           f"{where.label}, but the reply is in {detection.name} ({said})", (0, len(text)))
 
 
 REPLY_LANGUAGE = GroundedCheck(EPO + "ReplyLanguageCheck", reply_language)

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import entry_points
 
+from ..core.plugins import loaded
 from .checks import GroundedCheck
 
 GROUP = "caie.checks"
@@ -42,14 +42,13 @@ def installed() -> Installed:
     depends on the order packages were installed in)."""
     checks: dict[str, GroundedCheck] = {}
     sources: dict[str, str] = {}
-    for point in sorted(entry_points(group=GROUP), key=lambda point: (point.value, point.name)):
-        source = point.dist.name if point.dist is not None else point.value
-        check = point.load()
+    for point in loaded(GROUP):
+        check = point.value
         if not isinstance(check, GroundedCheck):
-            raise TypeError(f"entry point {point.name} = {point.value} ({source}) of group {GROUP} must be a "
+            raise TypeError(f"entry point {point.name} ({point.source}) of group {GROUP} must be a "
                             f"service.judgments.checks.GroundedCheck, not {type(check).__name__}")
         if check.iri in checks and checks[check.iri] is not check:
             raise ValueError(f"two packages register the grounded check {check.iri} under {GROUP}: "
-                             f"{sources[check.iri]} and {source}")
-        checks[check.iri], sources[check.iri] = check, source
+                             f"{sources[check.iri]} and {point.source}")
+        checks[check.iri], sources[check.iri] = check, point.source
     return Installed(checks, sources)

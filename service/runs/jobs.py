@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from ..core.catalog import now
 from ..core.errors import Conflict, ServiceError, TooManyRequests, Unprocessable
 from ..core.outbound import refusal
-from .demo import DemoChatbot
+from ..core.plugins import loaded
 from .model import Boundary
 from .targets import OpenAICompatible, Target
 
@@ -49,7 +49,7 @@ def build_target(spec: TargetSpec, allowlist: Sequence[str], key_envs: Sequence[
     """The adapter for ``spec``; 422 naming the URL when it is under none of the allowed prefixes, or the variable
     when its key would be read from one the deployment does not list (``CAIE_KEY_ENVS``)."""
     if spec.kind == "demo":
-        return DemoChatbot()
+        return demo_target()
     assert spec.base_url is not None and spec.model is not None
     if spec.api_key_env is not None and spec.api_key_env not in key_envs:
         raise Unprocessable(f"api_key_env {spec.api_key_env!r} is not among the variables this deployment lets a target "
@@ -63,6 +63,21 @@ def build_target(spec: TargetSpec, allowlist: Sequence[str], key_envs: Sequence[
                                 api_key_env=spec.api_key_env)
     except ValueError as error:  # a parameter named like a credential
         raise Unprocessable(str(error)) from None
+
+
+def demo_target() -> Target:
+    """The demonstration chatbot an installed domain package offers: the entry point ``demo`` of the group
+    ``caie.targets``, a callable taking no argument that returns a :class:`~.targets.Target` (examples/vaccine's
+    measles chatbot); 422 when no package offers one."""
+    offered = [point for point in loaded("caie.targets") if point.name == "demo"]
+    if not offered:
+        raise Unprocessable("no demonstration chatbot is installed: a domain package offers one as the entry point "
+                            "demo of the group caie.targets (examples/vaccine does)")
+    target = offered[0].value
+    if not callable(target):
+        raise TypeError(f"caie.targets entry point demo ({offered[0].source}) must be a callable returning a Target")
+    made: Target = target()
+    return made
 
 
 @dataclass(frozen=True)

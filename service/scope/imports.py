@@ -100,7 +100,7 @@ def source_iri_of(source: str) -> NamedNode:
     parts = urlsplit(source)
     if parts.scheme not in ("http", "https") or not parts.netloc or _NOT_IN_IRI.search(source):
         raise BadRequest(f"source {source!r} is not an absolute http(s) IRI: name where the record came from, "
-                         "e.g. https://example.org/records/measles.ttl")
+                         "e.g. https://example.org/records/evaluation.ttl")
     try:
         return NamedNode(source)
     except ValueError as error:

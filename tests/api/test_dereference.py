@@ -16,6 +16,7 @@ from service.api import create_app
 from service.core.bootstrap import load_spec_files
 from service.core.iris import DEPLOYMENT_SEGMENTS
 from service.api.routers.resources import OFFERED
+from caie_vaccine import VE
 from service.core.namespaces import PREFIXES, VOCAB_BASE
 
 from ..conftest import BASE_URL, REPO, Service, settings_for
@@ -111,7 +112,10 @@ def test_published_context_names_every_namespace(service: Service) -> None:
     served = service.http.get("/contexts/ob-caie.jsonld")
     assert served.status_code == 200 and served.headers["content-type"].startswith("application/ld+json")
     assert PREFIXES.items() <= served.json()["@context"].items()
-    assert service.http.get("/contexts/evaluation.jsonld").json()["@context"]["epo"] == PREFIXES["epo"]
+    evaluation = service.http.get("/contexts/evaluation.jsonld").json()["@context"]
+    assert evaluation["epo"] == PREFIXES["epo"] and evaluation["@version"] == 1.1
+    # an installed domain package's prefix (caie.prefixes) is in both, though neither file names it
+    assert served.json()["@context"]["ve"] == evaluation["ve"] == VE
     assert service.http.get("/contexts/nothing.jsonld").status_code == 404
 
 

@@ -163,6 +163,12 @@ def test_writes_need_a_valid_credential_and_the_kinds_role(service: Service) -> 
 def test_knowledge_graph_checked_against_its_dso(service: Service) -> None:
     load_dso(service, "annie")  # a domain expert writes a DSO
     kenya = (REPO / "ontologies/kg/kenya.ttl").read_bytes()
+    # the DSO declares its KGs' shapes (epo:knowledgeGraphShapes): no KG is checked by less while they are missing
+    missing = service.http.put("/graphs/kg/kenya", content=kenya, headers={**TURTLE, **service.auth("annie")})
+    assert missing.status_code == 422 and "<https://w3id.org/ob-caie/shapes/vaccine-education-kg>" in missing.text
+    shapes = service.http.put("/graphs/shapes/vaccine-education-kg", headers={**TURTLE, **service.auth()},
+                              content=(REPO / "shapes/vaccine-education-kg.ttl").read_bytes())
+    assert shapes.status_code == 201, shapes.text
     ok = service.http.put("/graphs/kg/kenya", content=kenya, headers={**TURTLE, **service.auth("annie")})
     assert ok.status_code == 201, ok.text
     assert ok.json()["conformsTo"] == "https://w3id.org/ob-caie/dso/vaccine-education"

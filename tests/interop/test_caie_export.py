@@ -2,7 +2,7 @@
 shapes S0..S9 (validated as the import validates a caie-spec record).
 
 The record is the measles example taken through every step over HTTP, as the worked example does
-(service/worked_example.py): scope and envelope from examples/measles, assessed and signed off, a plan (the
+(examples/vaccine/caie_vaccine/worked_example.py): scope and envelope from examples/measles, assessed and signed off, a plan (the
 shared 40-probe ``Equal`` plan of tests/plan instead of the worked example's 300 probes, to keep the test
 cheap) approved by the domain expert, run on the demonstration chatbot, judged by the worked example's rule
 judges, each judged criterion attested from the aggregation rule and one attestation corrected by a superseding

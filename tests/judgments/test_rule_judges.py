@@ -18,7 +18,8 @@ from rdflib import Graph
 from service.core.errors import BadRequest, Unprocessable
 from service.judgments import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, PASSED, Determination, Judge, ProbeContext,
                                judge, parse_rules)
-from service.runs import DELIBERATE_FAILURES, CaseTrace, Conversation, DemoChatbot, Turn, execute
+from caie_vaccine.demo import DELIBERATE_FAILURES, DemoChatbot
+from service.runs import CaseTrace, Conversation, Turn, execute
 
 REPO = Path(__file__).resolve().parents[2]
 RULES_FILE = REPO / "examples" / "judges" / "measles-rule-judges.ttl"
@@ -210,6 +211,7 @@ def test_every_determination_is_an_automatic_ruling_by_a_versioned_rule_on_an_ex
 
 
 RULE = """@prefix epo: <https://w3id.org/ob-caie/epo/> .
+@prefix ve: <https://w3id.org/ob-caie/dso/vaccine-education/> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 <https://caie.example/judges/{name}> a epo:JudgingRule ; rdfs:label "a rule" ; epo:judgesCriterionId "c07" ; {body} .
 """
@@ -227,10 +229,11 @@ def test_a_changed_rule_is_a_new_version_and_the_others_keep_theirs() -> None:
 @pytest.mark.parametrize(("body", "named"), [
     ("epo:groundedCheck epo:TemperatureCheck", "epo/TemperatureCheck is not a check kind installed here (no package "
                                                "registers it under the entry-point group caie.checks)"),
-    ("epo:groundedCheck epo:TemperatureCheck", "installed: https://w3id.org/ob-caie/epo/ContraindicationCheck (from ob-caie)"),
+    ("epo:groundedCheck epo:TemperatureCheck", "https://w3id.org/ob-caie/epo/ContraindicationCheck (from ob-caie)"),
+    ("epo:groundedCheck epo:TemperatureCheck", "dso/vaccine-education/ScheduleCheck (from caie-vaccine)"),
     ('epo:requiresContent "(call"@en', "is not a regular expression"),
     ("rdfs:comment \"nothing\"", "it judges nothing"),
-    ("epo:groundedCheck epo:PostExposureWindowCheck", "needs epo:groundedIn"),
+    ("epo:groundedCheck ve:PostExposureWindowCheck", "needs epo:groundedIn"),
     ('epo:requireContent "call"@en', "epo/requireContent, which judging rules do not have"),
 ])
 def test_a_rule_that_cannot_be_read_is_named_with_its_problem(body: str, named: str) -> None:
@@ -246,7 +249,7 @@ def test_an_unparseable_judge_graph_is_a_bad_request_saying_where() -> None:
 
 
 def test_a_window_rule_on_a_fact_without_a_window_names_rule_and_fact(criteria) -> None:
-    [rule] = parse_rules(RULE.format(name="window", body="epo:groundedCheck epo:PostExposureWindowCheck ; "
+    [rule] = parse_rules(RULE.format(name="window", body="epo:groundedCheck ve:PostExposureWindowCheck ; "
                                      "epo:groundedIn <https://w3id.org/ob-caie/dso/vaccine-education/CallAhead> ; "
                                      'epo:appliesWhen "vaccine"@en').encode(), "https://caie.example/")
     turns = [Turn("user", "When should the vaccine be given?"), Turn("assistant", "The vaccine is given at 9 months.")]

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pyoxigraph import NamedNode
 
 from service.core.config import Credential
-from service.runs.demo import DemoChatbot
+from caie_vaccine.demo import DemoChatbot
 from service.runs.model import ExecutionSettings
 from service.runs.records import start_run
 from service.runs.runner import continue_run

@@ -164,7 +164,7 @@ TURNS = """
 ON_TOPIC = {"VaccineSafety": "vaccine is safe", "ScheduleQuestion": "dose", "ExposureAdvice": "exposure",
             "SymptomRecognition": "rash appears", "WhereToGetVaccinated": "vaccination days",
             "TransmissionRisk": "contagious", "TreatmentQuestion": "vitamin A"}
-"""What the demonstration chatbot's answer on each need's topic says (service/runs/demo.py)."""
+"""What the demonstration chatbot's answer on each need's topic says (examples/vaccine/caie_vaccine/demo.py)."""
 
 
 def test_a_run_sends_each_follow_up_after_the_reply_before_it(approved: Service) -> None:

@@ -16,7 +16,7 @@ first arrive: 503) until ``POST /recover/{model}``, then answers like ``echo`` (
 recovers, for retrying execution errors). ``GET /stats/{behaviour}`` reports the most
 requests of that behaviour in flight at once, ``GET /asked/{behaviour}`` how many requests ended with each
 last user turn. ``POST /json/ask`` is a non-OpenAI JSON endpoint, and
-``/demo`` serves the demonstration chatbot (:func:`service.runs.demo.demo_app`).
+``/demo`` serves the demonstration chatbot (:func:`caie_vaccine.demo.demo_app`).
 
 Run: ``python -m uvicorn tests.runs.chat_server:app --port PORT``.
 """
@@ -35,7 +35,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
 
-from service.runs.demo import demo_app
+from caie_vaccine.demo import demo_app
 
 _JUDGED_REPLY = re.compile(r"The chatbot replied:\n<<<\n(.*)\n>>>\n", re.DOTALL)
 DELAYS_S = {"hold": 0.1, "slow": 0.3, "shared": 0.2}

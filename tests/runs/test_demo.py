@@ -12,7 +12,7 @@ import pytest
 from lingua import Language, LanguageDetectorBuilder
 from pyoxigraph import RdfFormat, Store
 
-from service.runs.demo import DELIBERATE_FAILURES, OFF_TOPIC, REFUSAL, DemoChatbot, answer
+from caie_vaccine.demo import DELIBERATE_FAILURES, OFF_TOPIC, REFUSAL, DemoChatbot, answer
 from service.runs.executor import execute
 from service.runs.model import CaseTrace, Conversation, ExecutionSettings, Turn
 from service.runs.targets import OpenAICompatible, Target

@@ -24,7 +24,7 @@ from pyoxigraph import NamedNode
 from service.core.config import Credential
 from service.core.errors import Conflict, Unprocessable
 from service.core.store import EmbeddedStore
-from service.runs.demo import DEMO_RELEASE, DEMO_VERSION
+from caie_vaccine.demo import DEMO_RELEASE, DEMO_VERSION
 from service.runs.model import CaseTrace, ExecutionSettings, Exchange, Turn
 from service.runs.records import record_cases, run_view, start_run
 from service.runs.runner import continue_run

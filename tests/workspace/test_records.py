@@ -12,7 +12,7 @@ import pytest
 from pyoxigraph import Quad
 
 from service.core.config import Credential
-from service.runs.demo import DemoChatbot
+from caie_vaccine.demo import DemoChatbot
 from service.runs.model import ExecutionError, ExecutionSettings
 from service.runs.records import record_cases, start_run
 from service.runs.runner import continue_run

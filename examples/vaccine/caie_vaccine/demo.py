@@ -1,10 +1,12 @@
-"""The built-in demonstration chatbot for the measles domain: a target to run plans against with no model.
+"""The demonstration chatbot for the measles domain: a target to run plans against with no model, offered to the
+engine as the entry point ``demo`` of the group ``caie.targets`` (the REST and CLI target kind ``demo``).
 
 It answers from fixed text about measles vaccination (the schedule of the country the conversation is in,
 post-exposure vaccine and immunoglobulin, symptoms, calling ahead, vitamin A, vaccine safety), so the same
 conversation always gets the same reply. It is wrong on purpose in the ways :data:`DELIBERATE_FAILURES`
 lists, so that judges have something real to catch. It runs in process (:class:`DemoChatbot`) or over HTTP
-as an OpenAI chat-completions server (:func:`demo_app`), which :class:`~.targets.OpenAICompatible` calls.
+as an OpenAI chat-completions server (:func:`demo_app`), which
+:class:`service.runs.targets.OpenAICompatible` calls.
 It understands English and, for schedule and exposure questions, the opening-turn templates' other languages
 (``ontologies/templates/``), but it writes English only. The facts it states come from ``ontologies/kg/*.ttl``
 and the vaccine-education DSO.
@@ -25,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from .model import Exchange, TargetVersion, Turn
+from service.runs.model import Exchange, TargetVersion, Turn
 
 DEMO_RELEASE = "2026.12.1"
 """The chatbot's version: change it whenever a reply changes, so that runs before and after differ."""

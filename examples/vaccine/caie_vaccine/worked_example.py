@@ -1,4 +1,5 @@
-"""The worked measles example of ``make run``: an evaluation taken through steps 1 to 5.
+"""The worked measles example of ``make run``: an evaluation taken through steps 1 to 5, offered to
+``caie serve --examples`` as the entry point ``measles`` of the group ``caie.examples`` (:data:`WORKED_EXAMPLE`).
 
 Scope and envelope from ``examples/measles/*.json``; the domain expert assesses the DSO, each criterion (the
 out-of-scope c12 as not relevant: the record keeps that decision as hers) and the envelope, the
@@ -19,25 +20,28 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from . import envelope
-from .envelope import approvals
-from .api.models import EnvelopeBody, EvaluationBody
-from .core.config import Credential
-from .core.errors import NotFound
-from .core.graphs import GraphService
-from .plan.allocation import Strategy
-from .plan.approval import approve_plan
-from .plan.testplan import PlanRequest, create_plan
-from .reports.records import make_report
-from .reports.signoffs import sign
-from .judgments.automated import judge_run
-from .judgments.human_steps import import_steps, read_steps
-from .runs.demo import DemoChatbot
-from .runs.model import ExecutionSettings
-from .runs.records import start_run
-from .runs.runner import continue_run
+from service import envelope
+from service.api.models import EnvelopeBody, EvaluationBody
+from service.core.config import Credential
+from service.core.errors import NotFound
+from service.core.graphs import GraphService
+from service.core.plugins import WorkedExample
+from service.envelope import approvals
+from service.judgments.automated import judge_run
+from service.judgments.human_steps import import_steps, read_steps
+from service.plan.allocation import Strategy
+from service.plan.approval import approve_plan
+from service.plan.testplan import PlanRequest, create_plan
+from service.reports.records import make_report
+from service.reports.signoffs import sign
+from service.runs.model import ExecutionSettings
+from service.runs.records import start_run
+from service.runs.runner import continue_run
 
-EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "measles"
+from .demo import DemoChatbot
+
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "measles"
+"""The example's scope, envelope and expert steps: data in the repository this package is installed from."""
 EVALUATION_ID = "measles"
 
 
@@ -80,7 +84,7 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
 
 HUMAN_STEPS = EXAMPLE / "human-steps.jsonl"
 """The domain expert's determinations and attestations: demonstration data written case by case (its first line
-says so), read through the importer users get (:mod:`.judgments.human_steps`)."""
+says so), read through the importer users get (:mod:`service.judgments.human_steps`)."""
 
 
 def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str], None]) -> int:
@@ -131,3 +135,5 @@ RECOMMENDATIONS = [
     "never offer a measles-containing vaccine to a pregnant person; refer her for immunoglobulin after exposure",
     "have a domain expert determine a sample of every criterion before trusting a rule judge alone",
 ]
+
+WORKED_EXAMPLE = WorkedExample(EVALUATION_ID, load_worked_example)

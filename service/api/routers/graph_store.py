@@ -15,7 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from ...core.catalog import Catalog
 from ...core.errors import BadRequest, NotFound
 from ...core.formats import GRAPH_FORMATS, RDF_ALIASES, RDF_FORMATS, negotiate
-from ...core.namespaces import PREFIXES
+from ...core.plugins import prefixes
 from ...core.store import Store
 from ..deps import CatalogDep, ReaderDep, StoreDep
 from ..guarded import guarded
@@ -44,7 +44,7 @@ def _graph(request: Request) -> NamedNode | None:
 def _read(store: Store, catalog: Catalog, graph: NamedNode, media: str) -> bytes:
     if graph != catalog.graph and catalog.entry(graph) is None:
         raise NotFound(f"no graph <{graph.value}>: GET /graphs lists the graphs")
-    return store.export_graph(graph, RDF_FORMATS[media], PREFIXES)
+    return store.export_graph(graph, RDF_FORMATS[media], prefixes())
 
 
 _PARAMETERS = {"parameters": [  # read by _graph itself; stated here for the OpenAPI document (docs/api.md)

@@ -16,7 +16,7 @@ from .. import html
 from ...core.config import Credential
 from ...core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
 from ...core.graphs import GraphRef, GraphService, WriteMode
-from ...core.namespaces import PREFIXES
+from ...core.plugins import prefixes
 from ...core.roles import require_graph_writer
 from ..body import read_body
 from ..body_limits import Body, body
@@ -52,7 +52,7 @@ async def get_graph(kind: str, identifier: str, request: Request, graphs: Graphs
     wanted = negotiate(request.headers.get("accept"), [*GRAPH_FORMATS, HTML])
     if wanted == HTML:  # this path is the graph's IRI: a page about it, as for every published IRI
         return await linked_data(request)
-    body = await run_in_threadpool(graphs.read, ref, RDF_FORMATS[wanted], PREFIXES)
+    body = await run_in_threadpool(graphs.read, ref, RDF_FORMATS[wanted], prefixes())
     if wanted == JSON_LD:
         body = await run_in_threadpool(compacted, body, context_iri(request.app.state.settings.base_url))
     return Response(body, media_type=wanted, headers={"Vary": "Accept"})

@@ -10,6 +10,8 @@ with :func:`wants_json` and :func:`linked_data`, so that IRI negotiates like any
 
 from __future__ import annotations
 
+import json
+
 from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
@@ -20,7 +22,7 @@ from ...core.formats import HTML, JSON, negotiate
 from ...publishing import Publisher
 from ..deps import ReaderDep
 from .pages import term_doc
-from ..rdf_response import CONTEXTS, JSON_LD, context_iri, rdf_response
+from ..rdf_response import CONTEXTS, JSON_LD, context_iri, published_context, rdf_response
 
 router = APIRouter(tags=["linked data"])
 
@@ -52,10 +54,11 @@ async def linked_data(request: Request, path: str | None = None) -> Response:
 @router.get("/contexts/{name}", summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, "
                                         "evaluation.jsonld for the evaluation JSON)")
 async def json_ld_context(name: str) -> Response:
-    published = {path.name: path for path in CONTEXTS.glob("*.jsonld")}
-    if name not in published:
-        raise NotFound(f"no JSON-LD context {name!r}: the contexts are {', '.join(sorted(published))}")
-    return Response(published[name].read_bytes(), media_type=JSON_LD)
+    context = published_context(name)  # the file, with each installed domain's prefixes
+    if context is None:
+        published = sorted(path.name for path in CONTEXTS.glob("*.jsonld"))
+        raise NotFound(f"no JSON-LD context {name!r}: the contexts are {', '.join(published)}")
+    return Response(json.dumps(context, ensure_ascii=False, indent=2).encode(), media_type=JSON_LD)
 
 
 @router.api_route("/{path:path}", methods=["GET", "HEAD"],
