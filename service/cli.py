@@ -20,8 +20,6 @@ from typing import TYPE_CHECKING
 
 from .cli_reports import add_commands as add_report_commands
 from .cli_runs import add_command as add_run_command
-from .core.config import Settings
-from .core.memo import CACHE_DIR_ENV
 from .core.errors import ServiceError
 
 if TYPE_CHECKING:
@@ -30,7 +28,7 @@ if TYPE_CHECKING:
 
     from rich.progress import TaskID
 
-    from .composition import Services
+    from .core.config import Settings
     from .core.graphs import GraphService
     from .core.guarded.fastlane import FastLane
 
@@ -43,21 +41,6 @@ DEMO_ROLES = {
 }
 DEMO_LANGUAGES = {"ada": ["en", "fr"]}
 """The languages a demo person reads (an annotator's queue is assigned by them)."""
-
-
-def _settings(args: argparse.Namespace) -> Settings:
-    overrides: dict[str, object] = {}
-    if getattr(args, "data_dir", None):
-        overrides["data_dir"] = Path(args.data_dir)
-    if getattr(args, "base_url", None):
-        overrides["base_url"] = args.base_url
-    settings = Settings(**overrides)  # type: ignore[arg-type]
-    # Compiled scenario tables and KG validations outlive the process (keyed by content and code, so any data
-    # directory may share them): a restart does not compute them again. Not in the data directory, which is the
-    # store's own.
-    user_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    os.environ.setdefault(CACHE_DIR_ENV, str(user_cache / "ob-caie"))
-    return settings
 
 
 def _demo_tokens(data_dir: Path) -> Path:
@@ -188,10 +171,11 @@ def _run_until_signalled(app: FastAPI, host: str, port: int) -> None:
 
 def serve(args: argparse.Namespace) -> int:
     from .api import create_app
+    from .composition import command_settings
     from .core.bootstrap import load_spec_files
     from .core.plugins import worked_examples
 
-    settings = _settings(args)
+    settings = command_settings(args)
     if not args.base_url and "base_url" not in settings.model_fields_set:
         host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0", "::") else args.host
         settings = settings.model_copy(update={"base_url": f"http://{host}:{args.port}/"})
@@ -231,12 +215,13 @@ def serve(args: argparse.Namespace) -> int:
 
 def load(args: argparse.Namespace) -> int:
     from .api.shapes import catalog_entry_json
+    from .composition import command_services, command_settings
     from .core.bootstrap import SYSTEM
     from .core.formats import rdf_format_for_path
     from .core.graphs import WriteMode
 
-    settings = _settings(args)
-    services = _open_services(args, settings)
+    settings = command_settings(args)
+    services = command_services(args, settings)
     try:
         graphs = services.graphs
         graph = args.graph.removeprefix(settings.base_url).removeprefix("graphs/")  # an IRI, or KIND/ID
@@ -252,9 +237,10 @@ def load(args: argparse.Namespace) -> int:
 
 
 def query(args: argparse.Namespace) -> int:
+    from .composition import command_services
     from .core.formats import GRAPH_FORMATS, RESULT_FORMATS
     from .core.sparql import has_dataset_clause, query_form
-    services = _open_services(args)
+    services = command_services(args)
     store = services.store
     try:
         text = Path(args.query[1:]).read_text(encoding="utf-8") if args.query.startswith("@") else args.query
@@ -292,19 +278,12 @@ class StageProgress:
         self._progress.update(self._tasks[stage], completed=done, total=total)
 
 
-def _open_services(args: argparse.Namespace, settings: Settings | None = None) -> Services:
-    """The store the arguments name and the services over it (``settings``: :func:`_settings` of ``args``)."""
-    # imported here: `caie validate` and `--help` open no store, and the store's modules are a third of a second
-    from .composition import build_services
-
-    return build_services(settings if settings is not None else _settings(args))
-
-
 def derive(args: argparse.Namespace) -> int:
+    from .composition import command_services
     from .plan.testplan import planning_input
     from .scenarios.derive import derive as run_derivation
 
-    services = _open_services(args)
+    services = command_services(args)
     graphs = services.graphs
     try:
         with StageProgress() as progress:
@@ -327,11 +306,13 @@ def derive(args: argparse.Namespace) -> int:
 
 
 def plan(args: argparse.Namespace) -> int:
+    from .composition import command_services
     from .core.config import Credential
     from .plan.allocation import Strategy
-    from .plan.testplan import PlanRequest, create_plan
+    from .plan.model import PlanRequest
+    from .plan.testplan import create_plan
 
-    services = _open_services(args)
+    services = command_services(args)
     graphs = services.graphs
     operator = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
     try:

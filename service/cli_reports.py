@@ -16,12 +16,12 @@ CommandAdder = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
 
 def report(args: argparse.Namespace) -> int:
-    from .cli import _open_services
+    from .composition import command_services
     from .reports.model import canon, tail
     from .reports.records import make_report
 
     author = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
-    services = _open_services(args)
+    services = command_services(args)
     try:
         made = make_report(services.graphs, args.evaluation, args.run_number, args.limitation, args.recommendation,
                            args.fitness, author)
@@ -40,11 +40,11 @@ def report(args: argparse.Namespace) -> int:
 
 def verify(args: argparse.Namespace) -> int:
     from .api.shapes import verification_json
-    from .cli import _open_services
+    from .composition import command_services
     from .reports.records import get_report
     from .reports.verify import verify as verify_report
 
-    services = _open_services(args)
+    services = command_services(args)
     try:
         checked = verify_report(services.graphs, args.evaluation, get_report(services.graphs, args.evaluation, args.number))
     finally:
@@ -56,11 +56,11 @@ def verify(args: argparse.Namespace) -> int:
 def compare(args: argparse.Namespace) -> int:
     """Print the comparison's JSON (exit 0), or the incompatibilities that refuse it (exit 1)."""
     from .api.shapes import comparison_json
-    from .cli import _open_services
+    from .composition import command_services
     from .core.errors import Conflict
     from .reports.compare import compare as compare_reports, side
 
-    services = _open_services(args)
+    services = command_services(args)
     try:
         current = side(services.graphs, args.evaluation, args.number)
         found = compare_reports(args.kind, current, side(services.graphs, args.reference_evaluation, args.reference))

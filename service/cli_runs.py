@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from .cli import _open_services
+    from .composition import command_services
     from .runs.jobs import TargetSpec, build_target
     from .runs.model import ExecutionSettings
     from .runs.records import run_view, start_run
@@ -56,7 +56,7 @@ def run(args: argparse.Namespace) -> int:
         target = build_target(TargetSpec("demo"), [])
     settings = ExecutionSettings(concurrency=args.concurrency, timeout_s=args.timeout, retries=args.retries)
     operator = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
-    services = _open_services(args)
+    services = command_services(args)
     try:
         graphs = services.graphs
         view = (run_view(graphs, args.evaluation, args.run_number) if args.run_number

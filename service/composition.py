@@ -6,15 +6,22 @@ crash recovery included) and nothing else constructs a store or a service.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .core.catalog import Catalog
 from .core.config import Settings
 from .core.graphs import GraphService
+from .core.memo import CACHE_DIR_ENV
 from .core.rdf_limits import RdfLimits
 from .core.store import RemoteStore, Store, open_store
 from .publishing import Publisher
 from .runs.jobs import Jobs
+
+if TYPE_CHECKING:
+    import argparse
 
 
 @dataclass
@@ -52,3 +59,25 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
                           rdf_limits=RdfLimits.of(settings))
     return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), Jobs(settings.max_running_runs),
                     owns_store=owns)
+
+
+def command_settings(args: argparse.Namespace) -> Settings:
+    """The settings of a ``caie`` command: the environment's, with its ``--data-dir`` and ``--base-url`` over them."""
+    overrides: dict[str, object] = {}
+    if getattr(args, "data_dir", None):
+        overrides["data_dir"] = Path(args.data_dir)
+    if getattr(args, "base_url", None):
+        overrides["base_url"] = args.base_url
+    settings = Settings(**overrides)  # type: ignore[arg-type]
+    # Compiled scenario tables and KG validations outlive the process (keyed by content and code, so any data
+    # directory may share them): a restart does not compute them again. Not in the data directory, which is the
+    # store's own.
+    user_cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    os.environ.setdefault(CACHE_DIR_ENV, str(user_cache / "ob-caie"))
+    return settings
+
+
+def command_services(args: argparse.Namespace, settings: Settings | None = None) -> Services:
+    """The store a ``caie`` command's arguments name and the services over it (``settings``: those
+    :func:`command_settings` gives for ``args``, when the command has them already)."""
+    return build_services(settings if settings is not None else command_settings(args))

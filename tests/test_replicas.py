@@ -25,7 +25,8 @@ from service.core.errors import Conflict
 from service.core.namespaces import CATALOG, OWL, RDF
 from service.core.store import EmbeddedStore, Store
 from service.plan.allocation import Strategy
-from service.plan.testplan import PlanRequest, create_plan
+from service.plan.model import PlanRequest
+from service.plan.testplan import create_plan
 
 from .api.test_evaluations import ID, create, sign_off
 from .conftest import BASE_URL, Service

@@ -13,7 +13,7 @@ from typing import Any, Protocol, TypeVar
 from ..core.catalog import CatalogEntry
 from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
-from ..plan.approval import PlanApprovalStatus
+from ..plan.model import PlanApprovalStatus
 from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement, StoredReliability
 from ..judgments.attestations import AttestationView
 from ..metrics.model import (Coverage, DrillNode, EvaluationMetrics, Failure, FailureTrace, Gap, OutcomeDistribution,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING
 
 from pyoxigraph import Triple
 
@@ -17,9 +16,7 @@ from .catalog import Catalog, CatalogEntry, GraphKind
 from .commits import ConcurrentWrite, StaleWrite
 from .config import Credential
 from .errors import Conflict
-
-if TYPE_CHECKING:
-    from .graphs import GraphEdit, GraphRef
+from .graph_edits import GraphEdit, GraphRef
 
 
 class BatchAppends(ABC):
@@ -50,8 +47,6 @@ class BatchAppends(ABC):
         ``key`` defaults to the next number among the segment's batches; ``guards`` maps graph IRIs to the
         digests the caller's checks read (the append holds only while they are current).
         """
-        from .graphs import GraphEdit
-
         for _ in range(5):
             graph = self.member(record.kind, f"{record.identifier}/{segment}/{key}") if key else self.next_batch(record, segment)
             edit = GraphEdit(graph, insert=triples, title=title, batch_of=record.iri.value)

@@ -12,7 +12,7 @@ import threading
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
@@ -23,6 +23,7 @@ from .appends import BatchAppends
 from .commits import ConcurrentWrite, GraphWrite, commit, guard
 from .digest import blank_skolems, digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
+from .graph_edits import GraphEdit, GraphRef
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, skolemize, to_rdflib
 from .rdf_limits import DEFAULT_LIMITS, RdfLimits
@@ -42,31 +43,9 @@ class WriteMode(Enum):
 
 
 @dataclass(frozen=True)
-class GraphRef:
-    kind: GraphKind
-    identifier: str
-    iri: NamedNode
-
-
-@dataclass(frozen=True)
 class WriteResult:
     entry: CatalogEntry
     created: bool
-
-
-@dataclass
-class GraphEdit:
-    """One graph's part of a multi-graph write: triples to delete, then to insert (``replace`` drops it first)."""
-
-    ref: GraphRef
-    insert: list[Triple] = field(default_factory=list)
-    delete: list[Triple] = field(default_factory=list)
-    replace: bool = False
-    title: str | None = None
-    batch_of: str | None = None
-    expected_digest: str | None | object = ...
-    """The catalog digest the caller's decision rested on (``None``: the graph must not exist yet); left out
-    (``...``), the digest :meth:`GraphService.apply_edits` reads itself."""
 
 
 class KnowledgeGraphInvalid(Unprocessable):

@@ -22,19 +22,8 @@ from ..core.namespaces import EPO
 from ..envelope.approvals import append_approval, read_state, records
 from ..envelope.inputs import changed_since, recorded_pins
 from ..envelope.model import ApprovalRecord
+from .model import PlanApprovalStatus
 from .rdf import plan_digest
-
-
-@dataclass(frozen=True)
-class PlanApprovalStatus:
-    """Whether a plan is approved now; ``digest`` is recomputed from its stored triples."""
-
-    plan: str
-    digest: str
-    recorded_digest: str | None
-    approved: bool
-    reasons: tuple[str, ...]
-    approvals: tuple[ApprovalRecord, ...]
 
 
 def plan_ref(graphs: GraphService, evaluation_id: str, number: int) -> GraphRef:

@@ -1,4 +1,5 @@
-"""Step 3's test plans as typed values: a plan as recorded, its allocation per criterion, its probes.
+"""Step 3's test plans as typed values: a plan as recorded, its allocation per criterion, its probes; a request
+for a new plan and the probes :mod:`.testplan` plans for it.
 
 IRIs are absolute strings, times ``xsd:dateTime`` lexical forms. JSON shapes are in
 :mod:`service.api.shapes`; the reads that fill these are :mod:`.records`.
@@ -7,10 +8,22 @@ IRIs are absolute strings, times ``xsd:dateTime`` lexical forms. JSON shapes are
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:
-    from .approval import PlanApprovalStatus
+from ..envelope.model import ApprovalRecord
+from .allocation import Annotator, Strategy
+from .openings import Opening
+
+
+@dataclass(frozen=True)
+class PlanApprovalStatus:
+    """Whether a plan is approved now; ``digest`` is recomputed from its stored triples."""
+
+    plan: str
+    digest: str
+    recorded_digest: str | None
+    approved: bool
+    reasons: tuple[str, ...]
+    approvals: tuple[ApprovalRecord, ...]
 
 
 @dataclass(frozen=True)
@@ -75,3 +88,29 @@ class Probe:
     follow_ups: tuple[str, ...] = ()
     awaiting_native_review: bool = False
     """Its text comes from a template set no native speaker has reviewed (``epo:textReviewStatus``)."""
+
+
+@dataclass(frozen=True)
+class PlanRequest:
+    strategy: Strategy
+    budget: int
+    seed: int
+    annotators: tuple[Annotator, ...] = ()
+    review_sample: int = 500
+    """How many candidates (blocked or eligible) the derivation keeps for expert review."""
+
+
+@dataclass(frozen=True)
+class PlannedProbe:
+    number: int
+    scenario: int
+    """The scenario's index in this plan's frame (stable for the plan's pinned inputs only)."""
+    scenario_iri: str
+    """The scenario's identity, by content."""
+    criterion: str
+    exercises: tuple[str, ...]
+    opening: Opening
+    language: str | None
+    assigned_to: str | None
+    stratum: str | None = None
+    """The population stratum its asker was drawn from (strategy PopulationWeighted only)."""

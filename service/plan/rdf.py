@@ -24,7 +24,7 @@ from .allocation import Allocation
 
 if TYPE_CHECKING:
     from .openings import Opening
-    from .testplan import PlannedProbe, PlanRequest
+    from .model import PlannedProbe, PlanRequest
 
 
 

@@ -42,8 +42,9 @@ from ..scenarios.production import Production
 from ..scenarios.rules import ROUTING
 from ..scope.model import Stratum
 from . import rdf as plan_rdf
-from .allocation import Allocation, Annotator, CriterionDemand, Strategy, allocate
+from .allocation import Allocation, CriterionDemand, Strategy, allocate
 from .frames import prompt_frames
+from .model import PlannedProbe, PlanRequest
 from .openings import Opening, Openings, TemplateSet
 from .sampling import eligible_count, sample_scenarios
 from .strata import Box, boxes_for, require_disjoint, split
@@ -51,32 +52,6 @@ from .strata import Box, boxes_for, require_disjoint, split
 PLANNERS = ("evaluation_operator",)
 
 Progress = Callable[[str, int, int], None]
-
-
-@dataclass(frozen=True)
-class PlanRequest:
-    strategy: Strategy
-    budget: int
-    seed: int
-    annotators: tuple[Annotator, ...] = ()
-    review_sample: int = 500
-    """How many candidates (blocked or eligible) the derivation keeps for expert review."""
-
-
-@dataclass(frozen=True)
-class PlannedProbe:
-    number: int
-    scenario: int
-    """The scenario's index in this plan's frame (stable for the plan's pinned inputs only)."""
-    scenario_iri: str
-    """The scenario's identity, by content."""
-    criterion: str
-    exercises: tuple[str, ...]
-    opening: Opening
-    language: str | None
-    assigned_to: str | None
-    stratum: str | None = None
-    """The population stratum its asker was drawn from (strategy PopulationWeighted only)."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,8 @@ from __future__ import annotations
 from ..core.graphs import GraphService
 from ..core.store import Row
 from ..envelope.approvals import records
-from ..plan.approval import EnvelopeState, PlanApprovalStatus, assess, input_reasons, plan_status
+from ..plan.approval import EnvelopeState, assess, input_reasons, plan_status
+from ..plan.model import PlanApprovalStatus
 from ..plan.records import Approval
 from ..scope.records import list_evaluations
 

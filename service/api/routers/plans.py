@@ -16,8 +16,9 @@ from ...core.errors import BadRequest, Unprocessable
 from ...core.formats import HTML, JSON, negotiate
 from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
+from ...plan.model import PlanRequest
 from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
-from ...plan.testplan import PlanRequest, create_plan
+from ...plan.testplan import create_plan
 from ...scenarios.model import RuleBlocking
 from ...scenarios.records import MAX_OFFSET, blocking_summary, frame_blocking, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
