@@ -219,10 +219,15 @@ def assert_labelled(page: Page) -> None:
     assert not unlabelled, f"controls without a label on {page.url}:\n" + "\n".join(unlabelled)
 
 
-def keep_screenshot(page: Page, name: str) -> Path:
-    """A full-page PNG of ``page`` kept as a test artifact (``test-artifacts/NAME.png``, or under
-    ``$CAIE_TEST_ARTIFACTS``); its path."""
-    folder = Path(os.environ.get(ARTIFACTS_ENV) or REPO / "test-artifacts")
+def keep_screenshot(page: Page, name: str, *, always: bool = False) -> Path | None:
+    """A full-page PNG of ``page`` kept as a test artifact under ``$CAIE_TEST_ARTIFACTS`` when it is set
+    (``CAIE_TEST_ARTIFACTS=test-artifacts make test``), or under ``test-artifacts/`` when ``always`` (the end-to-end
+    walk's pages); its path, or ``None`` when not asked for. A screenshot proves nothing by itself (what a page must show is asserted on the page), and
+    each costs Chromium one to four seconds, so ``make test`` keeps only the end-to-end walk's."""
+    asked = os.environ.get(ARTIFACTS_ENV)
+    if not asked and not always:
+        return None
+    folder = Path(asked or REPO / "test-artifacts")
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
     # The viewport made as tall as the page, for one ordinary screenshot. Playwright 1.65's ``full_page=True`` (and

@@ -159,7 +159,7 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
     run1 = {a["criterion"].rsplit("/", 1)[-1]: a["outcome"] for a in get("/attestations")["attestations"]
             if a["current"] and a["run"].endswith("/runs/1")}
     dana = visit("dana", f"{EVALUATION}/reports/1/page")
-    keep_screenshot(dana, "e2e-01-report-1")
+    keep_screenshot(dana, "e2e-01-report-1", always=True)
     before = shown(dana)
     assert before == expected(run1, envelope) == at_sparql(url, get("/reports/1"))
 
@@ -170,15 +170,15 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
     with theo.expect_navigation():
         theo.get_by_role("button", name="Start the run").click()
     expect(theo.locator("#run-state")).to_have_text("finished", timeout=60_000)
-    keep_screenshot(theo, "e2e-02-run-2")
+    keep_screenshot(theo, "e2e-02-run-2", always=True)
     assert get("/runs/2")["startedBy"] == f"{BASE_URL}agents/theo"
 
     # 1. the annotator determines three cases of run 2 with the keyboard
     nora = visit("nora", f"{WORKSPACE}/annotate?run=2")
-    keep_screenshot(nora, "e2e-03-annotator-queue")
+    keep_screenshot(nora, "e2e-03-annotator-queue", always=True)
     with nora.expect_navigation():
         nora.keyboard.press("s")
-    keep_screenshot(nora, "e2e-04-annotator-case")
+    keep_screenshot(nora, "e2e-04-annotator-case", always=True)
     made = determine_cases(nora, 3, lambda identifier: ANNOTATOR_KEYS.get(identifier, "p"),
                            lambda n: f"Read reply by reply; verdict {n} of the end-to-end walk.")
     assert len({d.case for d in made}) == 3 and all("/annotate/2/" in d.case for d in made)
@@ -192,7 +192,7 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
 
     # 2. the domain expert attests c01 and c04 for run 2, then supersedes the attestation of c04
     annie = visit("annie", f"{WORKSPACE}/criteria?run=2")
-    keep_screenshot(annie, "e2e-05-criteria")
+    keep_screenshot(annie, "e2e-05-criteria", always=True)
     corrected, correction = CORRECTED
     for identifier, outcome in ATTESTED.items():  # the corrected one last: its page stays for the correction
         with annie.expect_navigation():
@@ -203,13 +203,13 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
                f"Attest {identifier} for run 2")
         expect(annie.locator(".notice")).to_have_text("Recorded: the attestation.")
         if identifier != corrected:
-            keep_screenshot(annie, f"e2e-06-criterion-{identifier}")
+            keep_screenshot(annie, f"e2e-06-criterion-{identifier}", always=True)
             with annie.expect_navigation():
                 annie.get_by_role("link", name="Every criterion of run 2").click()
     attest(annie, "#supersede", WORDS[correction], "insufficient", "Three conversations cannot show it passes.",
            f"Supersede the attestation of {corrected}")
     expect(annie.locator(".notice")).to_have_text("Recorded: the superseding attestation.")
-    keep_screenshot(annie, f"e2e-07-criterion-{corrected}-superseded")
+    keep_screenshot(annie, f"e2e-07-criterion-{corrected}-superseded", always=True)
     run2 = sorted((a for a in get("/attestations")["attestations"] if a["run"].endswith("/runs/2")),
                   key=lambda a: a["at"])
     assert [(a["criterion"].rsplit("/", 1)[-1], a["outcome"], a["expert"], a["current"]) for a in run2] == [
@@ -226,7 +226,7 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
     with theo.expect_navigation():
         theo.get_by_role("button", name="Make the report").click()
     expect(theo.locator("#made-notice")).to_contain_text("Report 2 is made, a draft")
-    keep_screenshot(theo, "e2e-08-reports")
+    keep_screenshot(theo, "e2e-08-reports", always=True)
 
     # 3. the domain expert signs it off and the organizational expert accepts it, each from what waits for them
     for person, waiting, button, notice in (
@@ -239,7 +239,7 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
         with person.expect_navigation():
             person.get_by_role("button", name=button).click()
         expect(person.locator("#signing-notice")).to_contain_text(notice)
-    keep_screenshot(dana, "e2e-09-report-2-accepted")  # both sign-offs on it
+    keep_screenshot(dana, "e2e-09-report-2-accepted", always=True)  # both sign-offs on it
     report = get("/reports/2")
     assert (report["status"], report["author"], report["signOff"]["agent"], report["acceptance"]["agent"]) == (
         "final", f"{BASE_URL}agents/theo", f"{BASE_URL}agents/annie", f"{BASE_URL}agents/dana")
