@@ -15,11 +15,12 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 # The vaccine-education domain is a plugin package of its own (examples/vaccine, docs/architecture.md), installed
-# next to the engine: the worked example, its checks and its demonstration chatbot come from it.
-$(STAMP): pyproject.toml examples/vaccine/pyproject.toml
+# next to the engine: the worked example, its checks and its demonstration chatbot come from it. The bed-nets test
+# domain's check plugin (tests/plugins/bednets) is installed too, so the tests judge through its entry point.
+$(STAMP): pyproject.toml examples/vaccine/pyproject.toml tests/plugins/bednets/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]' -e examples/vaccine
+	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]' -e examples/vaccine -e tests/plugins/bednets
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -2,7 +2,7 @@
 
 A check that compares a reply with "the country's" facts needs the one place the probe's knowledge graph
 describes. No code names its class: the DSO already says it in its facet declarations (docs/blocking.md,
-docs/domain.md "What a DSO declares for judging"). The facet whose ``epo:scenarioProperty`` is ``epo:country``
+docs/domain.md "What judging reads"). The facet whose ``epo:scenarioProperty`` is ``epo:country``
 takes its values from the place class (``epo:valuesFrom``), and each knowledge graph describes one such place;
 the facet whose ``epo:scenarioProperty`` is ``epo:language`` reaches its values from the place through the
 properties it names in ``epo:valuesPerKnowledgeGraphVia`` (the place's languages).

@@ -43,6 +43,7 @@ CHILD_PARENT = "https://example.org/shapes/bednets-consistency/ChildParent"
 CRITERION_NEED = {"hanging": BN.HowToHang, "washing": BN.Washing, "where": BN.WhereToGet}
 GRAPHS = {  # the /graphs resource of each domain file, as its author loads it (a KG names its DSO)
     "dso/bednets": "dso.ttl",
+    "shapes/bednets-kg": "shapes-kg.ttl",  # the KG shapes the DSO declares: loaded before its KG
     "kg/ghana?dso=bednets": "kg-ghana.ttl",
     "shapes/scenario-bednets-consistency": "scenario-consistency.ttl",
     "shapes/scenario-bednets-routing": "scenario-routing.ttl",
