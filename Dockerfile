@@ -7,7 +7,9 @@ COPY service ./service
 COPY ontologies ./ontologies
 COPY shapes ./shapes
 COPY queries ./queries
-RUN pip install --no-cache-dir -e . && useradd --system --uid 10001 caie && mkdir /data && chown caie /data
+# the worked example's data and the vaccine-education plugin package (checks, demonstration chatbot, the example)
+COPY examples ./examples
+RUN pip install --no-cache-dir -e . -e examples/vaccine && useradd --system --uid 10001 caie && mkdir /data && chown caie /data
 
 USER caie
 VOLUME ["/data"]
