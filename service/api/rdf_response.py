@@ -29,14 +29,21 @@ def context_iri(base_url: str) -> str:
     return f"{base_url}contexts/{CONTEXT_NAME}"
 
 
-@cache
 def published_context(name: str) -> dict[str, object] | None:
     """The JSON-LD context file ``name`` with every installed domain's prefixes added (``caie.prefixes``: the
     files name the engine's only), or ``None`` when there is no such context."""
-    path = CONTEXTS / name
-    if path.parent != CONTEXTS or path.suffix != ".jsonld" or not path.is_file():
-        return None
-    document: dict[str, object] = json.loads(path.read_text(encoding="utf-8"))
+    return _merged(name) if name in _published() else None
+
+
+@cache
+def _published() -> frozenset[str]:
+    return frozenset(path.name for path in CONTEXTS.glob("*.jsonld"))
+
+
+@cache
+def _merged(name: str) -> dict[str, object]:
+    """One published file, merged once (kept per file: names are checked against the files first)."""
+    document: dict[str, object] = json.loads((CONTEXTS / name).read_text(encoding="utf-8"))
     terms = document["@context"]
     assert isinstance(terms, dict)
     document["@context"] = {**{k: v for k, v in terms.items() if k.startswith("@")}, **domain_prefixes(),
