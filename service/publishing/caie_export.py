@@ -23,7 +23,7 @@ from decimal import Decimal
 from fractions import Fraction
 from pathlib import Path
 
-from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, Store, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Store, Triple
 
 from ..core import queries
 from ..core.namespaces import EARL, PROV, RDF, RDFS, SKOS, XSD
@@ -60,18 +60,18 @@ def text(value: str) -> Literal:
 
 def caie_record(quads: list[Quad], evaluation: NamedNode) -> list[Triple]:
     """The record (``export.record_quads``) in caie-spec's layout: the mapped chain plus the export's declarations."""
-    store = Store()
-    store.extend(Quad(q.subject, q.predicate, q.object, DefaultGraph()) for q in quads)
-    mapped = [t for t in store.query(bind(queries.load("transforms/caie-export"), {"evaluation": evaluation}))]
-    declared = _Declarations(evaluation, mapped, _figures(quads, evaluation)).triples()
+    record = Store()
+    record.bulk_extend(quads)  # the record's own named graphs, which the metric queries read
+    # the mapping reads the record as one graph: the union of its named graphs as the default graph
+    mapped = [t for t in record.query(bind(queries.load("transforms/caie-export"), {"evaluation": evaluation}),
+                                      use_default_graph_as_union=True)]
+    declared = _Declarations(evaluation, mapped, _figures(record, evaluation)).triples()
     everything = list(dict.fromkeys(mapped + declared))
     return everything + _membership(everything, NamedNode(evaluation.value + EXPORT_PATH))
 
 
-def _figures(quads: list[Quad], evaluation: NamedNode) -> tuple[Fraction, dict[str, Fraction]]:
+def _figures(record: Store, evaluation: NamedNode) -> tuple[Fraction, dict[str, Fraction]]:
     """Coverage and the outcome shares (by count of covered criteria) of the record, by our metric queries."""
-    record = Store()
-    record.extend(quads)  # the record's own named graphs, which the metric queries read
     [row] = record.query(bind(queries.load("coverage"), {"evaluation": evaluation}))  # type: ignore[misc]
     coverage = Fraction(Decimal(row["coveredWeight"].value)) / Fraction(Decimal(row["applicableWeight"].value))
     counts = {r["outcome"].value.rsplit("#", 1)[-1]: int(r["criteria"].value)
