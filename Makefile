@@ -11,7 +11,7 @@ PORT   ?= 8000
 # and its libraries from source again, about 3 s of a core each (docs/performance.md, "Test suite wall time").
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run screenshots test test-engines test-hostile bench bench-sparql wrk browser virtuoso clean
+.PHONY: run screenshots test test-engines test-hostile bench bench-sparql wrk browser strace virtuoso clean
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 # The vaccine-education domain is a plugin package of its own (examples/vaccine, docs/architecture.md), installed
@@ -36,6 +36,10 @@ screenshots: $(STAMP) browser
 browser:
 	@command -v chromium >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
+# strace holds fast-lane fronts before they are ready (tests/api/test_restart.py); install it when it is missing.
+strace:
+	@command -v strace >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq strace >/dev/null)
+
 # What the page tests inject into pages: axe-core, pinned in tests/js/package-lock.json (npm ci; node_modules is not
 # committed). Node.js and npm from Debian when they are missing.
 JS_STAMP := tests/js/node_modules/.package-lock.json
@@ -51,7 +55,7 @@ virtuoso:
 
 # Two pytest workers (pytest-xdist), a test file each at a time: the machine has two cores and many tests wait on
 # servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per worker.
-test: $(STAMP) browser $(JS_STAMP) virtuoso
+test: $(STAMP) browser strace $(JS_STAMP) virtuoso
 	$(BIN)/pytest -q -n 2 --dist loadfile
 
 # Every test on a remote store (oxigraph serve and Virtuoso: the `store` fixture's remote parameters) and the

@@ -17,6 +17,8 @@ from rdflib.namespace import OWL, RDF, RDFS
 from service.core.namespaces import CAIE_EPO, EPO, EPO_ONTOLOGY
 from service.core.namespaces import XSD as XSD_NS
 
+from .conftest import unavailable
+
 REPO = Path(__file__).resolve().parents[1]
 EPO_FILE = REPO / "ontologies" / "epo.ttl"
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
@@ -95,7 +97,7 @@ def epo() -> Graph:
 @pytest.fixture(scope="module")
 def caie() -> Graph:
     if not CAIE_EPO_FILE.is_file():
-        pytest.skip(f"caie-spec EPO not found at {CAIE_EPO_FILE}; the alignment tests need the shared interop folder")
+        unavailable(f"caie-spec EPO not found at {CAIE_EPO_FILE}; the alignment tests need the shared interop folder")
     g = Graph()
     g.parse(CAIE_EPO_FILE, format="turtle")
     return g
@@ -138,7 +140,7 @@ def test_parses_with_rdflib(epo: Graph) -> None:
 
 
 def test_parses_with_pyoxigraph(epo: Graph) -> None:
-    pyoxigraph = pytest.importorskip("pyoxigraph")
+    import pyoxigraph
     store = pyoxigraph.Store()
     store.load(path=str(EPO_FILE), format=pyoxigraph.RdfFormat.TURTLE)
     assert len(store) == len(epo)
@@ -297,7 +299,7 @@ def _value_for(epo: Graph, prop: URIRef, n: int) -> Literal | URIRef:
 def entailed(epo: Graph, caie: Graph) -> tuple[Graph, dict[URIRef, URIRef], dict[URIRef, tuple]]:
     """Both ontologies plus one individual per aligned class and one triple per aligned property, closed under
     OWL-RL once."""
-    owlrl = pytest.importorskip("owlrl")
+    import owlrl
     g = Graph()
     g += epo
     g += caie
@@ -316,7 +318,7 @@ def entailed(epo: Graph, caie: Graph) -> tuple[Graph, dict[URIRef, URIRef], dict
 
 
 def test_owlrl_entails_caie_classes_from_ours(epo: Graph, caie: Graph, entailed) -> None:
-    owlrl = pytest.importorskip("owlrl")
+    import owlrl
     g, individuals, _ = entailed
     onto = Graph()
     onto += epo
@@ -351,7 +353,7 @@ def test_owlrl_entails_caie_properties_from_ours(epo: Graph, entailed) -> None:
 
 def test_owlrl_entails_ours_from_caie_equivalents(epo: Graph) -> None:
     """The other way: a caie-spec criterion with a weight is, under OWL-RL, one of our criteria with our weight."""
-    owlrl = pytest.importorskip("owlrl")
+    import owlrl
     g = Graph()  # the alignment's equivalences alone: what entails our terms from theirs
     for predicate in (OWL.equivalentClass, OWL.equivalentProperty):
         g += epo.triples((None, predicate, None))
@@ -375,7 +377,7 @@ def test_alignment_is_consistent_under_owlrl(entailed) -> None:
 
 
 def test_jsonld_round_trip_via_pyld(epo: Graph) -> None:
-    jsonld = pytest.importorskip("pyld.jsonld")
+    from pyld import jsonld
     doc = json.loads(epo.serialize(format="json-ld"))
     nquads = jsonld.to_rdf(jsonld.expand(doc), {"format": "application/n-quads"})
     back = Graph()

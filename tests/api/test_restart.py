@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -155,7 +154,6 @@ def killed(pid: int) -> bool:
     return status["State"].startswith("Z") or bool(int(status["ShdPnd"], 16) & 1 << (signal.SIGKILL - 1))
 
 
-@pytest.mark.skipif(shutil.which("strace") is None, reason="needs strace, to hold fronts before they are ready")
 def test_a_front_not_ready_by_its_deadline_is_replaced_and_the_main_process_answers_meanwhile(tmp_path: Path) -> None:
     """Every front held before it is ready, as the inherited RocksDB mutex held them at 4c0fccf: strace holds the
     ``prctl`` that only fronts call for a minute. The main process answers meanwhile, and kills each front at its
