@@ -206,6 +206,13 @@ class VirtuosoServer:
     user: str
     password: str
     startup_s: float
+    directory: Path | None = None
+
+    def log_tail(self, lines: int = 40) -> str:
+        """The last lines of Virtuoso's own log (its errors, checkpoints, transaction kills): for a failure message."""
+        if self.directory is None or not (self.directory / "virtuoso.log").is_file():
+            return "(no Virtuoso log)"
+        return "\n".join((self.directory / "virtuoso.log").read_text(errors="replace").splitlines()[-lines:])
 
     @property
     def query_url(self) -> str:
@@ -286,7 +293,7 @@ def virtuoso_server() -> Iterator[VirtuosoServer]:
                     raise
                 time.sleep(0.1)
         server.isql(f"{_VIRTUOSO_GRANTS} USER_CHANGE_PASSWORD ('dba', 'dba', '{password}');")
-        yield VirtuosoServer(url, sql_port, "dba", password, time.monotonic() - started)
+        yield VirtuosoServer(url, sql_port, "dba", password, time.monotonic() - started, Path(directory))
     finally:
         stop_process(process, grace_s=30.0)  # SIGTERM is Virtuoso's clean shutdown
         log.close()

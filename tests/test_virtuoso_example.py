@@ -172,7 +172,7 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
             try:
                 service = wait_for_service(process, url, stderr_path, tokens, EXAMPLE_START_S)
             except ServiceDidNotStart as error:
-                failure = str(error)
+                failure = f"{error}\nVirtuoso's log, last lines:\n{virtuoso.log_tail()}"
             state = Started(virtuoso, store, log_dir, tokens, service, failure, embedded,
                             embedded_correction)
             yield state
