@@ -318,7 +318,8 @@ def plan(args: argparse.Namespace) -> int:
     try:
         request = PlanRequest(Strategy(args.strategy), args.budget, args.seed, review_sample=args.sample)
         with StageProgress() as progress:
-            summary = create_plan(graphs, args.evaluation, request, operator, progress)
+            summary = create_plan(graphs, args.evaluation, request, operator, progress,
+                                  max_budget=services.settings.max_plan_budget)
     finally:
         services.close()
     print(f"plan {summary.number}: {summary.iri}  digest {summary.digest}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import os
 import re
 import subprocess
 import sys
@@ -63,11 +64,12 @@ def data_dir_with_worked_example(path: Path, quads: list[Quad]) -> Path:
     return path
 
 
-def caie(*args: str, data: Path) -> subprocess.CompletedProcess[str]:
+def caie(*args: str, data: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "service.cli", *args]
     if args[0] != "validate":
         command += ["--data-dir", str(data), "--base-url", BASE]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO)
+    return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO,
+                          env={**os.environ, **(env or {})})
 
 
 def test_load_query_and_validate(tmp_path: Path) -> None:
@@ -93,7 +95,10 @@ def test_derive_and_plan(tmp_path: Path, worked_example_quads: list[Quad]) -> No
     total, eligible = re.search(r"candidates ([\d,]+)\s+eligible ([\d,]+)", derived.stdout).groups()
     assert int(total.replace(",", "")) > int(eligible.replace(",", "")) > 0
     assert "ImmuneWithoutCause" in derived.stdout or "blocked" in derived.stdout
-    planned = caie("plan", "measles", "--budget", "30", "--strategy", "Equal", "--agent", "theo", data=tmp_path)
+    plan = ("plan", "measles", "--budget", "30", "--strategy", "Equal", "--agent", "theo")
+    capped = caie(*plan, data=tmp_path, env={"CAIE_MAX_PLAN_BUDGET": "29"})  # the deployment's cap, as over HTTP
+    assert capped.returncode == 2 and "at most 29" in capped.stderr and "CAIE_MAX_PLAN_BUDGET" in capped.stderr
+    planned = caie(*plan, data=tmp_path)
     assert planned.returncode == 0, planned.stderr
     in_scope = sum(c.get("inScope", True) for c in example_envelope()["criteria"])
     assert "plan 2:" in planned.stdout and "sampling probes" in planned.stderr and f"{in_scope}/{in_scope}" in planned.stderr

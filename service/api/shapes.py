@@ -16,6 +16,7 @@ from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.model import PlanApprovalStatus
 from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement, StoredReliability
 from ..judgments.attestations import AttestationView
+from ..judgments.model import RecordedDetermination
 from ..metrics.model import (Coverage, DrillNode, EvaluationMetrics, Failure, FailureTrace, Gap, OutcomeDistribution,
                              PassRate, TraceLink)
 from ..plan.model import PlanView, Probe
@@ -196,6 +197,16 @@ def attestation_json(view: AttestationView) -> JSON:
         "determinations": list(view.determinations), "supersedes": view.supersedes, "reason": view.reason,
         "current": view.current,
     }
+
+
+def determination_json(d: RecordedDetermination) -> JSON:
+    # every value a string, as the listing gave the query's rows before it was typed (turn and pointer included)
+    shaped = {"determination": d.determination, "criterion": d.criterion, "probe": d.probe, "run": d.run,
+              "turn": str(d.turn), "outcome": d.outcome, "mode": d.mode, "judge": d.judge, "version": d.version,
+              "method": d.method, "rationale": d.rationale, "at": d.at}
+    if d.pointer is not None:
+        shaped["pointerStart"], shaped["pointerEnd"] = str(d.pointer[0]), str(d.pointer[1])
+    return {key: value for key, value in shaped.items() if value is not None}
 
 
 def _earl_name(iri: str) -> str:

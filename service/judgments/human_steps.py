@@ -138,7 +138,7 @@ def import_steps(graphs: GraphService, evaluation_id: str, run_number: int, foun
         raise Forbidden(f"the file records decisions by {', '.join(others)}, and it is imported by {credential.agent}: "
                         "each person imports their own")
     run = run_view(graphs, evaluation_id, run_number)
-    criteria = {iri.rsplit("/", 1)[-1]: iri for iri in plan_criteria(graphs, run.plan)}
+    criteria = plan_criteria(graphs, run.plan).by_identifier()
     cases = answered_cases(graphs, run.iri)
     rulings, problems = [], []
     for step in found.steps:

@@ -17,6 +17,7 @@ from typing import Literal
 from rdflib import Graph
 from rdflib.term import Node
 
+from ..core.errors import Unprocessable
 from ..core.namespaces import EARL
 
 PASSED = EARL + "passed"
@@ -96,6 +97,51 @@ class Determination:
             raise ValueError(f"the pointer is into turn {self.pointer.turn}, the determination on turn {self.turn}")
         if not self.rationale.strip():
             raise ValueError("a determination needs a rationale")
+
+
+@dataclass(frozen=True)
+class RecordedDetermination:
+    """A determination as the record holds it (``queries/determinations.rq``): the run and turn its response
+    belongs to, the judge's IRI and, for software, its version; ``pointer`` the characters it rests on."""
+
+    determination: str
+    criterion: str
+    probe: str
+    run: str
+    turn: int
+    outcome: str
+    mode: str
+    judge: str
+    version: str | None
+    method: str
+    rationale: str
+    pointer: tuple[int, int] | None
+    at: str
+
+
+@dataclass(frozen=True)
+class PlanCriteria:
+    """The criteria a plan tests (those it allocates probes to): each one's IRI to its ``dcterms:identifier``."""
+
+    identifiers: Mapping[str, str]
+
+    def __contains__(self, criterion: object) -> bool:
+        return criterion in self.identifiers
+
+    def by_identifier(self) -> dict[str, str]:
+        """Each criterion's identifier to its IRI."""
+        return {identifier: iri for iri, identifier in self.identifiers.items()}
+
+    def named(self, given: str) -> str:
+        """The criterion ``given`` names: an IRI as it is (checked where it is recorded), or an identifier among
+        the plan's (422 naming the plan's identifiers)."""
+        if given.startswith(("http://", "https://")):
+            return given
+        found = self.by_identifier().get(given)
+        if found is None:
+            known = ", ".join(sorted(self.identifiers.values()))
+            raise Unprocessable(f"no criterion {given!r} in the run's plan: it tests {known}")
+        return found
 
 
 @dataclass(frozen=True)

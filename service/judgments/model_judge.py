@@ -199,7 +199,7 @@ def _statements(graphs: GraphService, evaluation_id: str, plan: str,
                 criteria_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
     """Criterion IRI to its statement and expected result in the envelope version the plan was made on, for each
     identifier; 422 naming those the plan does not test."""
-    tested = {iri.rsplit("/", 1)[-1]: iri for iri in plan_criteria(graphs, plan)}
+    tested = plan_criteria(graphs, plan).by_identifier()
     unknown = [given for given in criteria_ids if given not in tested]
     if unknown or not criteria_ids:
         named = f"no criterion {', '.join(map(repr, unknown))} in the run's plan" if unknown else "name the criteria"

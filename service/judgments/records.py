@@ -9,7 +9,7 @@ with no trace in the run (an execution error is never judged), a turn the trace 
 is not one of the run's plan's, a pointer past the response. A batch is one graph ``{evaluation}/judgments/{n}``
 (:meth:`GraphService.append_numbered`), so recording costs O(batch) whatever the record's size, and nothing is
 ever rewritten: a correction is a new determination. Reads are ``queries/run-traces.rq`` and
-``queries/determinations.rq``.
+``queries/determinations.rq``; a plan's criteria, ``queries/plan-criteria.rq``.
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ from ..core.config import Credential
 from ..core.commits import WriteConflict
 from ..core.errors import Conflict, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.iris import named_node
 from ..core.roles import ANNOTATOR, DOMAIN_EXPERT
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
-from .model import MANUAL, Determination, Judge, Pointer
+from .model import MANUAL, Determination, Judge, PlanCriteria, Pointer, RecordedDetermination
 from .separation import NO_SEPARATION, Separation
 from .tallies import batch_tallies, recount_tallies
 
@@ -90,9 +91,33 @@ def answered_cases(graphs: GraphService, run: str) -> dict[str, Answered]:
     return {probe: Answered(probe, cases[probe], tuple(texts)) for probe, texts in turns.items()}
 
 
-def plan_criteria(graphs: GraphService, plan: str) -> frozenset[str]:
-    """The criteria a plan allocates probes to: the in-scope criteria of the envelope version it was made on."""
-    return frozenset(row["criterion"].value for row in graphs.rows("plan-traceability", {"plan": NamedNode(plan)}))
+def plan_criteria(graphs: GraphService, plan: str) -> PlanCriteria:
+    """The criteria a plan allocates probes to (the in-scope criteria of the envelope version it was made on), with
+    their identifiers (``queries/plan-criteria.rq``)."""
+    rows = graphs.rows("plan-criteria", {"plan": NamedNode(plan)})
+    return PlanCriteria({row["criterion"].value: row["identifier"].value for row in rows})
+
+
+def run_criterion(graphs: GraphService, evaluation_id: str, run_number: int, given: str) -> str:
+    """A criterion named by IRI or by identifier, among run ``run_number``'s plan's (422 naming an unknown one)."""
+    return plan_criteria(graphs, run_view(graphs, evaluation_id, run_number).plan).named(given)
+
+
+def determinations(graphs: GraphService, evaluation_id: str, *, criterion: str | None = None,
+                   run: str | None = None) -> list[RecordedDetermination]:
+    """The evaluation's determinations (``queries/determinations.rq``), of one criterion or one run when given
+    (IRIs; 400 naming one that is not)."""
+    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
+    for name, value, what in (("criterion", criterion, "the criterion"), ("ofRun", run, "the run")):
+        if value is not None:
+            bindings[name] = named_node(value, what)
+    return [RecordedDetermination(
+        determination=row["determination"].value, criterion=row["criterion"].value, probe=row["probe"].value,
+        run=row["run"].value, turn=int(row["turn"].value), outcome=row["outcome"].value, mode=row["mode"].value,
+        judge=row["judge"].value, version=row["version"].value if "version" in row else None,
+        method=row["method"].value, rationale=row["rationale"].value,
+        pointer=(int(row["pointerStart"].value), int(row["pointerEnd"].value)) if "pointerStart" in row else None,
+        at=row["at"].value) for row in graphs.rows("determinations", bindings)]
 
 
 def record_rulings(graphs: GraphService, evaluation_id: str, run_number: int, rulings: Sequence[Ruling],
@@ -187,7 +212,7 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
 
 
 def _problems(what: str, probe: str, criterion: str, turn: int, pointer_end: int | None, cases: dict[str, Answered],
-              criteria: frozenset[str]) -> list[str]:
+              criteria: PlanCriteria) -> list[str]:
     where = f"{what} (probe {probe}, criterion {criterion})"
     if criterion not in criteria:
         return [f"{where}: the criterion is not one the run's plan tests (an in-scope criterion of its envelope)"]

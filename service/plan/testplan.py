@@ -25,7 +25,7 @@ from rdflib.term import Node
 from ..envelope.approvals import read_state, records
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
-from ..core.config import Credential
+from ..core.config import Credential, Settings
 from ..envelope import get_evaluation, iris_for
 from ..envelope.inputs import Pin, current_inputs, governing_sign_off, guards, pin_triples, require_unchanged
 from ..envelope.model import Criterion, Envelope
@@ -195,10 +195,18 @@ def scenario_at(graphs: GraphService, evaluation_id: str, index: int) -> str:
     return scenario_iri(planning.evaluation, space.values(index))
 
 
+MAX_PLAN_BUDGET: int = Settings.model_fields["max_plan_budget"].default
+"""The budget cap of a caller that names none: the deployment's default (``CAIE_MAX_PLAN_BUDGET`` unset)."""
+
+
 def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
-                progress: Progress | None = None) -> PlanSummary:
-    """Derive, allocate, sample and store a new test plan (not yet approved)."""
+                progress: Progress | None = None, *, max_budget: int = MAX_PLAN_BUDGET) -> PlanSummary:
+    """Derive, allocate, sample and store a new test plan (not yet approved); 422 naming ``max_budget`` (the
+    settings' ``max_plan_budget``) when the request asks for more probes, before any derivation."""
     require(credential, *PLANNERS)
+    if request.budget > max_budget:
+        raise Unprocessable(f"budget: {request.budget:,} probes is more than one plan may have here "
+                            f"(at most {max_budget:,}, set by CAIE_MAX_PLAN_BUDGET)")
     report = progress or (lambda stage, done, total: None)
     report("deriving scenarios", 0, 1)
     planning = planning_input(graphs, evaluation_id, request.seed, request.review_sample)

@@ -7,41 +7,25 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 from fastapi.responses import JSONResponse
-from pyoxigraph import NamedNode
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
-from ...core.errors import Unprocessable, UnsupportedMediaType
-from ...core.graphs import GraphService
-from ...core.iris import named_node
+from ...core.errors import UnsupportedMediaType
 from ...core.namespaces import EARL
-from ...envelope import iris_for
 from ...judgments.attestations import AttestationView, attest, attestations
 from ...judgments.automated import judge_run
 from ...judgments.human_steps import MEDIA, Imported, import_steps, read_steps
-from ...judgments.records import Ruling, plan_criteria, record_rulings
+from ...judgments.records import Ruling, determinations, record_rulings, run_criterion
 from ...judgments.separation import Separation
-from ...runs.records import run_view
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
 from ..models import AttestationBody, DeterminationsBody
-from ..shapes import attestation_json
+from ..shapes import attestation_json, determination_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
-
-
-def run_criterion(graphs: GraphService, evaluation_id: str, run_number: int, given: str) -> str:
-    """A criterion named by IRI or by identifier, among the run's plan's (422 naming an unknown identifier)."""
-    if given.startswith(("http://", "https://")):
-        return given
-    known = plan_criteria(graphs, run_view(graphs, evaluation_id, run_number).plan)
-    found = [c for c in known if c.rsplit("/", 1)[-1] == given]
-    if not found:
-        raise Unprocessable(f"no criterion {given!r} in the run's plan: it tests {', '.join(sorted(c.rsplit('/', 1)[-1] for c in known))}")
-    return found[0]
 
 
 @router.post("/runs/{number}/determinations", status_code=201,
@@ -91,12 +75,8 @@ async def post_rule_judgments(evaluation_id: str, number: int, graphs: GraphsDep
 @router.get("/determinations", summary="The evaluation's determinations; filter by criterion IRI or run IRI")
 async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None,
                              run: str | None = None) -> JSONResponse:
-    bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
-    for name, value, what in (("criterion", criterion, "the criterion"), ("ofRun", run, "the run")):
-        if value is not None:
-            bindings[name] = named_node(value, what)
-    rows = await run_in_threadpool(graphs.rows, "determinations", bindings)
-    return JSONResponse({"determinations": [{key: row[key].value for key in row} for row in rows]})
+    found = await run_in_threadpool(lambda: determinations(graphs, evaluation_id, criterion=criterion, run=run))
+    return JSONResponse({"determinations": [determination_json(d) for d in found]})
 
 
 @router.post("/runs/{number}/attestations", status_code=201,

@@ -12,7 +12,7 @@ from starlette.concurrency import run_in_threadpool
 from ...plan import approval as plan_approval
 from ...core.auth import require
 from ...core.config import Credential
-from ...core.errors import BadRequest, Unprocessable
+from ...core.errors import BadRequest
 from ...core.formats import HTML, JSON, negotiate
 from ...core.iris import named_node, require_iri_text
 from ...plan.allocation import Annotator, Strategy
@@ -40,14 +40,12 @@ VARY = {"Vary": "Accept"}  # a plan's and the scenarios graph's IRIs negotiate: 
              summary="Derive scenarios and make a test plan (evaluation operator); stops if the client goes away")
 async def make_plan(evaluation_id: str, body: PlanBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep,
                     cancellation: CancellationDep) -> JSONResponse:
-    if body.budget > settings.max_plan_budget:
-        raise Unprocessable(f"budget: {body.budget:,} probes is more than one plan may have here "
-                            f"(at most {settings.max_plan_budget:,}, set by CAIE_MAX_PLAN_BUDGET)")
     request = PlanRequest(
         strategy=Strategy(body.strategy), budget=body.budget, seed=body.seed, review_sample=body.reviewSample,
         annotators=tuple(Annotator(a.agent, frozenset(a.expertise), a.capacity) for a in body.annotators),
     )
-    summary = await run_in_threadpool(create_plan, graphs, evaluation_id, request, require(agent), cancellation)
+    summary = await run_in_threadpool(create_plan, graphs, evaluation_id, request, require(agent), cancellation,
+                                      max_budget=settings.max_plan_budget)
     view = plan_json(await run_in_threadpool(plan_view, graphs, evaluation_id, summary.number))
     location = f"/evaluations/{evaluation_id}/plans/{summary.number}"
     return JSONResponse(view, status_code=201, headers={"Location": location})

@@ -18,6 +18,7 @@ from ...core.namespaces import EARL
 from ...core.people import Person
 from ...core.roles import DOMAIN_EXPERT
 from ...judgments.attestations import APPROPRIATENESS, SUFFICIENCY, AttestationView, attest
+from ...judgments.records import run_criterion
 from ...judgments.separation import Separation
 from ...scenarios.model import Page
 from ...workspace import criterion_evidence
@@ -25,7 +26,6 @@ from ...workspace.criteria import criteria_states
 from ..deps import GraphsDep, ReaderDep, SettingsDep
 from ..models import AttestationBody
 from ..sessions import FormWriter, PagePerson
-from .judgments import run_criterion
 from .workspace_expert import Build, Frame, PageNumber, Refusal, act, may, word
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", include_in_schema=False)
@@ -89,7 +89,7 @@ async def get_criterion(evaluation_id: str, identifier: str, request: Request, g
 async def _attest(evaluation_id: str, identifier: str, run: int, request: Request, graphs: GraphsDep,
                   settings: Settings, person: Person, form: str, labels: dict[str, str]) -> Response:
     """Attest (or supersede) as the REST route does: the criterion the path names, by its identifier among the run's
-    plan's (:func:`.judgments.run_criterion`)."""
+    plan's (:func:`service.judgments.records.run_criterion`)."""
     at = Frame(request, graphs, evaluation_id, person.credential, person)
 
     def record(body: AttestationBody) -> AttestationView:
