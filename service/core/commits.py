@@ -24,7 +24,7 @@ assumes no writer stalls that long between its check and its commit: one that di
 moment as a writer that took its graphs over.
 
 *New graphs on a store that runs a check and an insert with no write between them* (the embedded store's
-``load_if``: only its own process writes its directory, and every write takes one lock) need no intents: a
+``load_if``, declared by ``Store.checked_load``: only its own process writes its directory, and every write takes one lock) need no intents: a
 write that only adds new graphs (and guards others) reads the digests and intents under that lock and, if every
 graph is as expected and no other writer's intent is on them, inserts the content and the catalog entries in
 one transaction. A writer using the protocol above on the same graphs either marked them before that read (the
@@ -212,7 +212,7 @@ def _new_graphs_only(writes: Sequence[GraphWrite]) -> bool:
 
 
 def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], token: str) -> bool:
-    """The write of new graphs in one checked load, on a store that has ``load_if``; ``False`` when another
+    """The write of new graphs in one checked load, on a store with ``checked_load``; ``False`` when another
     writer's intent (live or expired) is on one of its graphs: the protocol then sorts it out.
 
     The content goes as N-Quads: each graph's triples serialized (in native code) with the graph's name put
@@ -231,7 +231,7 @@ def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], 
         _check(catalog, writes, rows, NamedNode(f"urn:uuid:{uuid.UUID(token)}"), datetime.now(timezone.utc))
         return not any(row["p"] != _DIGEST for row in rows)
 
-    return store.load_if(unmarked, b"".join(parts))  # type: ignore[attr-defined]
+    return store.load_if(unmarked, b"".join(parts))
 
 
 def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> str:
@@ -240,7 +240,7 @@ def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> st
     Raises :class:`StaleWrite` (nothing changed) when a graph's digest is no longer the one read, and
     :class:`ConcurrentWrite` (nothing changed) when other writers kept marking the same graphs.
     """
-    if hasattr(store, "load_if") and _new_graphs_only(writes):
+    if store.checked_load and _new_graphs_only(writes):
         token = uuid.uuid4().hex
         if _insert_new(store, catalog, writes, token):
             return token

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Union
+from typing import ClassVar, Union
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, RdfFormat, Triple
 
@@ -80,6 +80,15 @@ class StoreLimitExceeded(StoreUnavailable):
 
 class Store(ABC):
     """A SPARQL 1.1 dataset of named graphs."""
+
+    checked_load: ClassVar[bool] = False
+    """Whether :meth:`load_if` runs its check and its load with no other write between them: true only of a store
+    that one process alone writes (the embedded one); :mod:`service.core.commits` then needs no intents."""
+
+    def load_if(self, check: Callable[[], bool], nquads: bytes) -> bool:
+        """Load the N-Quads document ``nquads`` in one transaction if ``check()`` (a read of this store) says so;
+        whether it was loaded. Only where :attr:`checked_load` says the store can."""
+        raise NotImplementedError(f"a {type(self).__name__} cannot load under a check: see Store.checked_load")
 
     def attach_catalog(self, graph: NamedNode) -> None:
         """Name the deployment's catalog graph: a remote store then makes union queries over the catalogued

@@ -35,6 +35,8 @@ _GENERATION = struct.Struct("=Q")
 class EmbeddedStore(Store):
     """pyoxigraph ``Store`` in ``directory``, or in memory when ``directory`` is ``None``."""
 
+    checked_load = True  # every write of this process takes one lock, and only this process writes the directory
+
     def __init__(self, directory: Path | None = None) -> None:
         try:
             if directory is None:
