@@ -31,7 +31,7 @@ from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
 from .agreement import instant, trusted_alone
-from .model import AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, OUTCOMES, PASSED
+from .model import AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, OUTCOMES, PASSED, PlanCriteria
 from .records import plan_criteria
 from .separation import NO_SEPARATION, Separation
 
@@ -87,7 +87,8 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     run = run_view(graphs, evaluation_id, run_number)
     separation.require_apart_from_run(graphs, run, agent, "attest")
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    _check_values(graphs, evaluation_id, run.plan, criterion, outcome, rationale, sufficiency, appropriateness)
+    criteria = plan_criteria(graphs, run.plan)
+    _check_values(criteria, criterion, outcome, rationale, sufficiency, appropriateness)
     rows = graphs.rows("determinations", {"evaluation": NamedNode(evaluation), "criterion": NamedNode(criterion),
                                           "ofRun": NamedNode(run.iri)})
     if not rows:
@@ -108,7 +109,7 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
             (AGGREGATION, started_from),
             [row["determination"].value for row in rows], SUFFICIENCY[sufficiency], APPROPRIATENESS[appropriateness],
             graphs.agent_iri(agent.agent), at, supersedes, reason),
-        agent, title=f"judgments {{n}}: attestation of {criterion.rsplit('/', 1)[-1]} for run {run_number}")
+        agent, title=f"judgments {{n}}: attestation of {criteria.identifiers[criterion]} for run {run_number}")
     iri = f"{ref.iri.value}/attestations/1"
     return next(a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.iri == iri)
 
@@ -130,10 +131,10 @@ def counted(rows: list[Row], trusted: Collection[tuple[str, str, str]], criterio
                                           row["probe"].value in by_person, trusted, criterion)]
 
 
-def _check_values(graphs: GraphService, evaluation_id: str, plan: str, criterion: str, outcome: str, rationale: str,
-                  sufficiency: str, appropriateness: str) -> None:
+def _check_values(criteria: PlanCriteria, criterion: str, outcome: str, rationale: str, sufficiency: str,
+                  appropriateness: str) -> None:
     problems = []
-    if criterion not in plan_criteria(graphs, plan):
+    if criterion not in criteria:
         problems.append(f"{criterion} is not a criterion the run's plan tests (an in-scope criterion of its envelope)")
     if outcome not in OUTCOMES:
         problems.append(f"outcome {outcome!r} is not one of EARL's: {', '.join(sorted(OUTCOMES))}")

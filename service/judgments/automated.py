@@ -33,7 +33,7 @@ from ..runs.records import plan_probes, run_view
 from ..scenarios.facets import read_nodes, read_specs
 from .expected import rdflib_term
 from .model import JudgingRule, ProbeContext
-from .records import answered_cases, record_determinations
+from .records import answered_cases, plan_criteria, record_determinations
 from .rules import judge, read_rules
 
 EPO_COUNTRY = "https://w3id.org/ob-caie/epo/country"
@@ -85,6 +85,7 @@ def probe_contexts(graphs: GraphService, evaluation_id: str, plan: str,
     wanted = [probe for probe in plan_probes(graphs, evaluation_id, plan) if probes is None or probe.iri in probes]
     facts = probe_facts(graphs, evaluation_id, plan, dso, [probe.iri for probe in wanted])
     country_property = next((str(s.dso_property) for s in read_specs(dso) if str(s.epo_property) == EPO_COUNTRY), "")
+    identifiers = plan_criteria(graphs, plan).identifiers  # a rule names its criterion by dcterms:identifier
     contexts = {}
     for probe in wanted:
         tag = openings.tag(probe.language) if probe.language else None
@@ -92,7 +93,7 @@ def probe_contexts(graphs: GraphService, evaluation_id: str, plan: str,
         places = known.get(country_property, frozenset())
         country = next((kg for kg in kgs if any((place, None, None) in kg for place in places)), Graph())
         contexts[probe.iri] = ProbeContext(probe.iri, tag or "und", country, dso,
-                                           {criterion.rsplit("/", 1)[-1]: criterion for criterion in probe.exercises},
+                                           {identifiers[criterion]: criterion for criterion in probe.exercises},
                                            facts=known, others=tuple(kg for kg in kgs if kg is not country))
     return contexts
 

@@ -185,7 +185,7 @@ def reference(context: ProbeContext, criterion: str, rules: Sequence[JudgingRule
     lines = [f"scenario fact: {prop} = {value}" for prop, values in sorted(context.facts.items())
              for value in sorted(values)]
     for rule in rules:
-        if rule.criterion_id == criterion.rsplit("/", 1)[-1] and rule.expected_facts:
+        if context.criteria.get(rule.criterion_id) == criterion and rule.expected_facts:
             rows = describe(expected_rows(rule, context))
             lines.append(f"{rule.judge.name}: {rows or 'nothing applies to this probe'}")
     return "\n".join(lines) or "(nothing derived for this probe)"
