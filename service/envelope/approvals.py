@@ -28,7 +28,7 @@ from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
 from . import inputs
 from .model import ApprovalRecord, EnvelopeStatus
-from .rdf import Index, Iris, envelope_digest, epo, owned_by
+from .rdf import Index, Iris, envelope_digest, epo, identifier_of, owned_by
 from .records import _loaded, current_envelope_iri, graph_ref, load
 from .scope_rdf import read_scope
 
@@ -74,7 +74,7 @@ def _status(graphs: GraphService, iris: Iris, index: Index) -> EnvelopeStatus:
     digest = envelope_digest(env, [t for t in index.triples if owned_by(env, t)])
     found = records(graphs, iris.evaluation)
     relevance = {
-        c.rsplit("/", 1)[-1]: latest.outcome if (latest := _latest(found, "relevance", c, digest)) else None
+        identifier_of(index, c): latest.outcome if (latest := _latest(found, "relevance", c, digest)) else None
         for c in index.subjects(RDF + "type", EPO + "AcceptanceCriterion") if c.startswith(env + "/criteria/")
     }
     missing = []

@@ -286,6 +286,11 @@ class Index:
         return sorted(t.subject.value for t in self.triples if t.predicate.value == predicate and t.object.value == obj)
 
 
+def identifier_of(index: Index, node: str) -> str:
+    """A requirement's or criterion's ``dcterms:identifier``, as :func:`envelope_triples` wrote it."""
+    return index.one(node, DCTERMS + "identifier") or ""
+
+
 def tail(iri: str, prefix: str) -> str:
     return iri[len(prefix):] if iri.startswith(prefix) else iri.rsplit("/", 1)[-1]
 
@@ -305,13 +310,12 @@ def envelope_versions(iris: Iris, index: Index) -> list[str]:
 
 def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
     """The requirements and criteria of one envelope version."""
-    requirements_prefix, criteria_prefix = envelope_iri + "/requirements/", envelope_iri + "/criteria/"
     dimensions_prefix = envelope_iri + "/dimensions/"
     requirements = tuple(
         Requirement(
-            id=tail(r, requirements_prefix),
+            id=identifier_of(index, r),
             statement=index.one(r, EPO + "statement") or "",
-            parent=tail(p, requirements_prefix) if (p := index.one(r, EPO + "refines")) else None,
+            parent=identifier_of(index, p) if (p := index.one(r, EPO + "refines")) else None,
             concepts=tuple(index.all(r, EPO + "bearsOnConcept")),
         )
         for r in index.subjects(EPO + "partOfEnvelope", envelope_iri)
@@ -323,8 +327,8 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
             judge = tail(index.one(c, EPO + "judgedBy") or "", EPO)
             in_scope = index.term(c, EPO + "inScope")
             criteria.append(Criterion(
-                id=tail(c, criteria_prefix),
-                requirement=tail(r, requirements_prefix),
+                id=identifier_of(index, c),
+                requirement=identifier_of(index, r),
                 statement=index.one(c, EPO + "statement") or "",
                 expected_result=index.one(c, EPO + "expectedResult"),
                 weight=parse_decimal(index.one(c, EPO + "weight")),
