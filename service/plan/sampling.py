@@ -18,10 +18,10 @@ from ..scenarios.space import FacetSpace
 from ..scenarios.production import Production
 
 
-def criterion_stream(seed: int, criterion: str) -> random.Random:
-    """The random stream of a criterion (or of a named part of its frame), keyed by the plan's seed and the
-    criterion's identifier, not its IRI: the same seed draws the same probes under any deployment's base IRI."""
-    return random.Random(f"{seed}:{criterion.rsplit('/', 1)[-1]}")
+def criterion_stream(seed: int, name: str) -> random.Random:
+    """The random stream ``name`` (a criterion's identifier, or that and a part of its frame), keyed by the plan's
+    seed: named by identifier, not IRI, the same seed draws the same probes under any deployment's base IRI."""
+    return random.Random(f"{seed}:{name}")
 
 
 def sample_scenarios(
@@ -32,12 +32,13 @@ def sample_scenarios(
     count: int,
     seed: int,
     excluded: Set[int] = frozenset(),
-    stream: str | None = None,
+    *,
+    stream: str,
 ) -> list[int]:
     """``count`` distinct eligible scenario indices in the criterion's frame (or the part of it ``allowed`` says), in
-    draw order; ``stream`` names the random stream when it is not the criterion's own (a population stratum's)."""
+    draw order from the random stream ``stream`` (:func:`criterion_stream`)."""
     try:
-        return sample_eligible(production, count, criterion_stream(seed, stream or criterion), allowed, criterion, excluded)
+        return sample_eligible(production, count, criterion_stream(seed, stream), allowed, criterion, excluded)
     except NotEnoughEligible as exc:
         raise Unprocessable(f"only {exc.found} eligible scenarios can probe {criterion}, not {count}") from exc
 

@@ -229,6 +229,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}  # where a criterion's probes are drawn
     bearing = {c.iri: allowed_positions(context, c, defaults=False) for c in context.criteria}  # where it bears
     said: set[tuple[str, ...]] = set()
+    identifier = {iri: cid for cid, iri in criterion_iri.items()}  # each criterion's random streams are named by it
     by_population = request.strategy is Strategy.POPULATION_WEIGHTED
     if by_population:
         if not planning.population:
@@ -244,12 +245,14 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
         count = allocation.probes[demand.iri]
         if by_population:
             drawn = split(count, boxes_for(context, planning.evaluation, planning.population, allowed[demand.iri]),
-                          partial(_pick, context, production, say, request.seed, excluded, said, demand.iri), demand.iri)
+                          partial(_pick, context, production, say, request.seed, excluded, said, demand.iri,
+                                  identifier[demand.iri]), demand.iri)
             said |= {opening.conversation for _, (_, opening) in drawn}
             chosen, strata = [item for _, item in drawn], [box.iri for box, _ in drawn]
         else:
             def draw(n: int, iri: str = demand.iri) -> list[int]:
-                return sample_scenarios(context.space, production, allowed[iri], iri, n, request.seed, excluded)
+                return sample_scenarios(context.space, production, allowed[iri], iri, n, request.seed, excluded,
+                                        stream=identifier[iri])
 
             chosen = distinct_openings(draw, say, count, eligible[demand.iri], said, demand.iri)
             strata = [None] * len(chosen)
@@ -303,13 +306,14 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
 
 
 def _pick(context: Context, production: Production, say: Callable[[int], Opening | None], seed: int,
-          excluded: set[int], said: set[tuple[str, ...]], criterion: str, box: Box, count: int,
+          excluded: set[int], said: set[tuple[str, ...]], criterion: str, identifier: str, box: Box, count: int,
           taken: set[tuple[str, ...]]) -> list[tuple[int, Opening]]:
     """At most ``count`` of the criterion's scenarios from one population stratum (:func:`.strata.split`), with
-    conversations new to the plan and to ``taken`` (which gains them); the stratum's own random stream."""
+    conversations new to the plan and to ``taken`` (which gains them); the stratum's own random stream, named by the
+    criterion's ``identifier`` and the stratum's."""
     def draw(n: int) -> list[int]:
         return sample_scenarios(context.space, production, box.allowed, criterion, n, seed, excluded,
-                                stream=f"{criterion.rsplit('/', 1)[-1]} {box.stratum.id}")
+                                stream=f"{identifier} {box.stratum.id}")
 
     found = distinct_openings(draw, say, count, eligible_count(production, box.allowed, criterion), said | taken,
                               criterion, partial=True)

@@ -82,7 +82,8 @@ def test_the_routing_rule_keeps_children_from_the_hanging_criterion(derived) -> 
     child = next(s for s in derivation.scenarios if s.eligible and s.values["age"] == BN.Child
                  and s.values["need"] == BN.HowToHang)
     assert {b.rule for b in child.pair_blocks[HANGING.iri]} == {CHILD_FOR_HANGING}
-    drawn = sample_scenarios(ctx.space, production, allowed_positions(ctx, ctx.criteria[0]), HANGING.iri, 2, seed=3)
+    drawn = sample_scenarios(ctx.space, production, allowed_positions(ctx, ctx.criteria[0]), HANGING.iri, 2, seed=3,
+                             stream="hanging")
     assert len(set(drawn)) == 2 and all(i in {s.index for s in probes} for i in drawn)
 
 
