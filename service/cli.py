@@ -329,6 +329,19 @@ def plan(args: argparse.Namespace) -> int:
     return 0
 
 
+def init(args: argparse.Namespace) -> int:
+    from .scaffold import ScaffoldError, scaffold
+
+    try:
+        written = scaffold(args.domain, Path(args.directory or args.domain))
+    except ScaffoldError as error:
+        print(f"caie init: {error}", file=sys.stderr)
+        return 1
+    print("\n".join(str(path) for path in written))
+    print(f"next: edit them, then follow {written[-1]} (docs/new-domain.md explains each step)")
+    return 0
+
+
 def validate(args: argparse.Namespace) -> int:
     import rdflib
 
@@ -389,6 +402,11 @@ def parser() -> argparse.ArgumentParser:
 
     add_run_command(commands, with_store)
     add_report_commands(commands, with_store)
+
+    init_parser = commands.add_parser("init", help="scaffold a new domain's files in a folder (docs/new-domain.md)")
+    init_parser.add_argument("domain", help="the domain's name: lower-case letters, digits and '-'")
+    init_parser.add_argument("directory", nargs="?", help="the folder to write them in (default: DOMAIN)")
+    init_parser.set_defaults(run=init)
 
     validate_parser = commands.add_parser("validate", help="check a knowledge graph file against a DSO file")
     validate_parser.add_argument("kg")
