@@ -65,8 +65,8 @@ class BatchAppends(ABC):
         for _ in range(5):
             ref = self.next_batch(record, segment)
             try:
-                self.append(record, segment, build(ref), agent, key=ref.identifier.rsplit("/", 1)[-1],
-                            title=title.replace("{n}", ref.identifier.rsplit("/", 1)[-1]), guards=guards)
+                self.append(record, segment, build(ref), agent, key=ref.key,
+                            title=title.replace("{n}", ref.key), guards=guards)
             except (ConcurrentWrite, StaleWrite):
                 if self.find(ref) is None:
                     raise  # not the number: a guarded graph changed, which the caller must hear of

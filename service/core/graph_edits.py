@@ -14,7 +14,13 @@ from .catalog import GraphKind
 class GraphRef:
     kind: GraphKind
     identifier: str
+    """The graph's path under its kind (its catalog ``dcterms:identifier``), e.g. ``e1/judgments/3``."""
     iri: NamedNode
+
+    @property
+    def key(self) -> str:
+        """The last segment of :attr:`identifier`: a batch's number or key under its record."""
+        return self.identifier.rsplit("/", 1)[-1]
 
 
 @dataclass

@@ -199,7 +199,7 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
             continue
         edits = [GraphEdit(ref, insert=batch(ref) + (tallied[1] if tallied else []), expected_digest=None,
                            batch_of=record.iri.value,
-                           title=f"judgments {ref.identifier.rsplit('/', 1)[-1]}: {counted} on run {run_number}")]
+                           title=f"judgments {ref.key}: {counted} on run {run_number}")]
         try:
             graphs.apply_edits(edits + ([tallied[0]] if tallied else []), agent)
             break

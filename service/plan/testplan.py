@@ -275,7 +275,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     evaluation = planning.evaluation
     record = graphs.member(GraphKind.EVALUATION, evaluation_id)
     plan_graph = graphs.next_batch(record, "plans")
-    plan_iri, number = plan_graph.iri.value, int(plan_graph.identifier.rsplit("/", 1)[-1])
+    plan_iri, number = plan_graph.iri.value, int(plan_graph.key)
     activity = f"{plan_iri}/derivation"
     checked = tuple(sorted(rule.iri for rule in context.rules if rule.kind != ROUTING))
     content = plan_rdf.plan_triples(

@@ -153,7 +153,7 @@ def make_report(graphs: GraphService, evaluation_id: str, run_number: int, limit
     guarded = {d.name: d.digest for d in read if "/cases/" not in d.name}
     ref = graphs.append_numbered(graphs.member(GraphKind.EVALUATION, evaluation_id), "reports", build, agent,
                                  title=f"report {{n}} on run {run_number}", guards=guarded)
-    return get_report(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))  # as stored
+    return get_report(graphs, evaluation_id, int(ref.key))  # as stored
 
 
 def list_reports(graphs: GraphService, evaluation_id: str) -> list[Report]:

@@ -117,7 +117,7 @@ def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, versio
     except (ConcurrentWrite, StaleWrite):
         require_approved_plan(graphs, evaluation_id, plan_number)  # the plan changed meanwhile: say how
         raise
-    return run_view(graphs, evaluation_id, int(ref.identifier.rsplit("/", 1)[-1]))
+    return run_view(graphs, evaluation_id, int(ref.key))
 
 
 def boundary_triples(graphs: GraphService, evaluation_id: str, version: TargetVersion,
@@ -336,7 +336,7 @@ def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: i
     evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id)
     for _ in range(5):
         ref = graphs.next_batch(evaluation, "runs")
-        number = int(ref.identifier.rsplit("/", 1)[-1])
+        number = int(ref.key)
         run = ref.iri.value
         triples = rdf.run_triples(run, iris_for(graphs, evaluation_id).evaluation, status.plan, status.digest, version,
                                   None, graphs.agent_iri(agent.agent), now()) + rdf.source_triples(run, source)

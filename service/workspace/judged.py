@@ -118,7 +118,7 @@ class Judged:
         return pair is None or (not pair.people and not any((*judge, criterion) in trusted for judge in pair.judges))
 
     def _refresh(self, graphs: GraphService, record: GraphRef) -> None:
-        highest = int(graphs.next_batch(record, "judgments").identifier.rsplit("/", 1)[-1]) - 1
+        highest = int(graphs.next_batch(record, "judgments").key) - 1
         if self.read:
             last = graphs.find(_batch(graphs, record, self.read))
             if highest < self.read or last is None or last.digest != self.digest:
