@@ -296,7 +296,7 @@ def derive(args: argparse.Namespace) -> int:
     counts = derivation.counts
     print(f"candidates {counts.total:,}   eligible {counts.eligible:,}   blocked {counts.blocked:,}")
     for count in counts.per_criterion:
-        print(f"  {count.criterion.rsplit('/', 1)[-1]:<8} in frame {count.in_frame:>12,}   eligible {count.eligible:>12,}")
+        print(f"  {planning.identifiers[count.criterion]:<8} in frame {count.in_frame:>12,}   eligible {count.eligible:>12,}")
     blocked = [s for s in derivation.scenarios if not s.eligible]
     print(f"sample of {len(derivation.scenarios)} (seed {args.seed}): {len(blocked)} blocked")
     for scenario in blocked[: args.show]:
@@ -325,7 +325,7 @@ def plan(args: argparse.Namespace) -> int:
     print(f"plan {summary.number}: {summary.iri}  digest {summary.digest}")
     print(f"candidates {summary.total:,}   eligible {summary.eligible:,}")
     for criterion, probes in sorted(summary.allocation.probes.items(), key=lambda item: -item[1]):
-        print(f"  {criterion.rsplit('/', 1)[-1]:<8} {probes:>5} probes   eligible frame {summary.frames[criterion]:>12,}")
+        print(f"  {summary.identifiers[criterion]:<8} {probes:>5} probes   eligible frame {summary.frames[criterion]:>12,}")
     return 0
 
 

@@ -66,6 +66,8 @@ class PlanSummary:
     probes: tuple[PlannedProbe, ...]
     without_templates: tuple[str, ...]
     """The envelope's languages that have no opening-turn templates, so no probes."""
+    identifiers: dict[str, str]
+    """Each criterion's IRI to its identifier in the envelope."""
 
 
 def _graph(graphs: GraphService, ref: GraphRef) -> Graph:
@@ -125,6 +127,11 @@ class PlanningInput:
     """Languages of the envelope with no template set: left out of the frame, since no probe in them can be said."""
     population: tuple[Stratum, ...] = ()
     """The scope's user population (its strata), which strategy PopulationWeighted follows."""
+
+    @property
+    def identifiers(self) -> dict[str, str]:
+        """Each criterion's IRI to its identifier in the envelope (:attr:`criterion_iri` the other way)."""
+        return {iri: identifier for identifier, iri in self.criterion_iri.items()}
 
 
 def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int,
@@ -229,7 +236,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}  # where a criterion's probes are drawn
     bearing = {c.iri: allowed_positions(context, c, defaults=False) for c in context.criteria}  # where it bears
     said: set[tuple[str, ...]] = set()
-    identifier = {iri: cid for cid, iri in criterion_iri.items()}  # each criterion's random streams are named by it
+    identifier = planning.identifiers  # each criterion's random streams are named by it
     by_population = request.strategy is Strategy.POPULATION_WEIGHTED
     if by_population:
         if not planning.population:
@@ -302,7 +309,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
         guards={record.iri.value: planning.head_digest, **guards(planning.pins)},
     )
     return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
-                       frames, tuple(probes), planning.without_templates)
+                       frames, tuple(probes), planning.without_templates, identifier)
 
 
 def _pick(context: Context, production: Production, say: Callable[[int], Opening | None], seed: int,
