@@ -179,15 +179,15 @@ def serve(args: argparse.Namespace) -> int:
     if not args.base_url and "base_url" not in settings.model_fields_set:
         host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0", "::") else args.host
         settings = settings.model_copy(update={"base_url": f"http://{host}:{args.port}/"})
-    if args.examples and settings.data_dir and settings.tokens is None and settings.tokens_file is None:
+    # tokens, people and the engine's ontologies with or without --examples: a domain of one's own needs them too
+    if settings.data_dir and settings.tokens is None and settings.tokens_file is None:
         settings = settings.model_copy(update={"tokens_file": _demo_tokens(settings.data_dir)})
-    if args.examples and settings.data_dir and settings.people is None and settings.people_file is None:
+    if settings.data_dir and settings.people is None and settings.people_file is None:
         settings = settings.model_copy(update={"people_file": _demo_people(settings.data_dir)})
     app = create_app(settings)
     examples = worked_examples() if args.examples else ()  # each installed domain package's (caie.examples)
-    if args.examples:
-        count = load_spec_files(app.state.graphs, print)
-        print(f"specification files: {count} loaded, the rest unchanged")
+    count = load_spec_files(app.state.graphs, print, examples=args.examples)
+    print(f"specification files: {count} loaded, the rest unchanged")
     for worked in examples:
         worked.load(app.state.graphs, print)
     url = f"http://{args.host}:{args.port}"
@@ -367,7 +367,8 @@ def parser() -> argparse.ArgumentParser:
     serve_parser = with_store(commands.add_parser("serve", help="run the HTTP service"))
     serve_parser.add_argument("--host", default="127.0.0.1")
     serve_parser.add_argument("--port", type=int, default=8000)
-    serve_parser.add_argument("--examples", action="store_true", help="load the EPO, DSO, KGs and shapes (idempotent)")
+    serve_parser.add_argument("--examples", action="store_true",
+                              help="also load the vaccine-education domain and its worked example (idempotent)")
     serve_parser.set_defaults(run=serve)
 
     load_parser = with_store(commands.add_parser("load", help="load an RDF file into a named graph"))

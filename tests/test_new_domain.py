@@ -10,8 +10,12 @@ attested, reported, signed off, accepted and verified. The doc stays true becaus
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import shlex
+import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -26,7 +30,7 @@ from service.api import create_app
 from service.cli import main
 
 from .conftest import EMBEDDED_ONLY, REPO, Service, settings_for
-from .servers import AppSlot, app_server
+from .servers import AppSlot, app_server, free_port, stop_process, wait_until_up
 
 pytestmark = EMBEDDED_ONLY  # the domain's data drives the service; the store's transport is not the point
 DOMAIN = "kitchen-safety"
@@ -128,3 +132,33 @@ def test_caie_init_never_overwrites_a_file(tmp_path: Path, capsys) -> None:
     assert f"{tmp_path / 'judges.ttl'} already exists: nothing was written" in capsys.readouterr().err
     assert [p.name for p in tmp_path.iterdir()] == ["judges.ttl"]
     assert (tmp_path / "judges.ttl").read_text(encoding="utf-8") == "# mine\n"
+
+
+def test_caie_serve_without_examples_serves_the_epo_and_writes_tokens(tmp_path: Path) -> None:
+    """Section 2 of the doc: a plain ``caie serve --data-dir`` (no tokens configured) loads the EPO and the catalog
+    ontology, no domain, and writes the tokens file, whose tokens then write graphs."""
+    data, port = tmp_path / "data", free_port()
+    env = {k: v for k, v in os.environ.items() if k not in ("CAIE_TOKENS", "CAIE_TOKENS_FILE", "CAIE_PEOPLE", "CAIE_PEOPLE_FILE")}
+    log = (tmp_path / "serve.log").open("wb")
+    process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port)],
+                               cwd=REPO, stdout=log, stderr=subprocess.STDOUT, env={**env, "CAIE_FAST_LANE_PROCESSES": "0"})
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url + "/health", process, seconds=120)
+        tokens = json.loads((data / "tokens.json").read_text(encoding="utf-8"))
+        roles = {credential["agent"]: credential["roles"] for credential in tokens.values()}
+        assert roles == {"admin": ["admin"], "annie": ["domain_expert"], "theo": ["evaluation_operator"],
+                         "dana": ["organizational_expert"], "ada": ["annotator"]}, roles
+        catalog = httpx.get(f"{url}/graphs", headers={"Accept": "application/json"}).json()["graphs"]
+        assert sorted((g["kind"], g["identifier"]) for g in catalog) == [("ontologies", "catalog"), ("ontologies", "epo")]
+        term = httpx.get(f"{url}/epo/AcceptanceCriterion", headers={"Accept": "text/turtle"})
+        assert term.status_code == 200 and "AcceptanceCriterion" in term.text
+        admin = next(token for token, credential in tokens.items() if credential["agent"] == "admin")
+        folder = tmp_path / DOMAIN
+        assert main(["init", DOMAIN, str(folder)]) == 0
+        loaded = httpx.put(f"{url}/graphs/dso/{DOMAIN}", content=(folder / "dso.ttl").read_bytes(),
+                           headers={"Content-Type": "text/turtle", "Authorization": f"Bearer {admin}"})
+        assert loaded.status_code == 201, loaded.text
+    finally:
+        stop_process(process)
+        log.close()

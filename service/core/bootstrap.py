@@ -28,10 +28,16 @@ class SpecFile:
     path: Path
 
 
-def spec_files(root: Path = REPO) -> Iterator[SpecFile]:
-    """The repository's specification files, in load order (a KG needs its DSO first)."""
+def engine_files(root: Path = REPO) -> Iterator[SpecFile]:
+    """The engine's own ontologies, which every deployment serves: the EPO and the catalog's vocabulary."""
     yield SpecFile(GraphKind.ONTOLOGY, "epo", root / "ontologies" / "epo.ttl")
     yield SpecFile(GraphKind.ONTOLOGY, "catalog", root / "ontologies" / "catalog.ttl")
+
+
+def spec_files(root: Path = REPO) -> Iterator[SpecFile]:
+    """The repository's specification files, in load order (a KG needs its DSO first): the engine's, then the
+    vaccine-education domain's data (DSO, shapes, KGs, templates, judges) that ``caie serve --examples`` loads."""
+    yield from engine_files(root)
     for path in sorted((root / "ontologies" / "dso").glob("*.ttl")):
         yield SpecFile(GraphKind.DSO, path.stem, path)
     for path in sorted((root / "shapes").glob("*.ttl")):
@@ -44,10 +50,12 @@ def spec_files(root: Path = REPO) -> Iterator[SpecFile]:
         yield SpecFile(GraphKind.JUDGES, path.stem, path)
 
 
-def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda _: None) -> int:
-    """Load every specification file whose content differs from the stored graph; how many were loaded."""
+def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda _: None, *,
+                    examples: bool = True) -> int:
+    """Load every specification file (only the engine's without ``examples``) whose content differs from the stored
+    graph; how many were loaded."""
     loaded = 0
-    for spec in spec_files():
+    for spec in spec_files() if examples else engine_files():
         ref = graphs.ref(spec.kind.value, spec.identifier)
         data = spec.path.read_bytes()
         rdf_format = rdf_format_for_path(spec.path.name)
