@@ -270,6 +270,9 @@ class GraphService(BatchAppends):
             t.predicate.value == _TYPE and t.object.value.startswith(SH) for t in content
         ):
             raise Unprocessable("a shapes graph must declare at least one sh:NodeShape or sh:PropertyShape")
+        if ref.kind is GraphKind.JUDGES and not _names_its_dso(content):  # else it would judge for no DSO, unseen
+            raise Unprocessable("a judges graph must name the DSO its rules judge for: dcterms:conformsTo <DSO ontology "
+                                "IRI> on its dcat:Dataset node (docs/judgments.md \"Which DSO a judges graph serves\")")
         if ref.kind is not GraphKind.KG:
             return None
         from . import validation  # owlrl and pySHACL imported by the first KG write, not by every reader (`caie query`)
@@ -366,6 +369,15 @@ def _ontology_of(content: list[Triple]) -> str | None:
         if t.predicate.value == _TYPE and t.object.value == OWL + "Ontology" and isinstance(t.subject, NamedNode)
     )
     return ontologies[0] if ontologies else None
+
+
+def _names_its_dso(content: list[Triple]) -> bool:
+    """Whether a dcat:Dataset or owl:Ontology node of the graph declares ``dcterms:conformsTo`` an IRI
+    (``queries/judges-for-dso.rq`` reads the same)."""
+    declared = {t.subject for t in content
+                if t.predicate.value == _TYPE and t.object.value in (DCAT + "Dataset", OWL + "Ontology")}
+    return any(t.predicate.value == DCTERMS + "conformsTo" and t.subject in declared and isinstance(t.object, NamedNode)
+               for t in content)
 
 
 def _title_of(content: list[Triple], ref: GraphRef) -> str:

@@ -42,12 +42,13 @@ PROBES_PER_FACTS_QUERY = 100
 
 
 def judging_rules(graphs: GraphService, dso: NamedNode) -> tuple[JudgingRule, ...]:
-    """Every judging rule of the store's judges graphs but those made for another DSO than the graph ``dso``
-    (``queries/inputs-for-other-dsos.rq``); 422 naming a malformed one."""
-    foreign = {row["graph"].value for row in graphs.rows("inputs-for-other-dsos", {"dsoGraph": dso})}
+    """Every judging rule of the store's judges graphs made for the DSO graph ``dso`` (``dcterms:conformsTo`` its
+    ontology, ``queries/judges-for-dso.rq``): a judges graph naming no DSO judges for none; 422 naming a malformed
+    rule."""
+    ours = {row["graph"].value for row in graphs.rows("judges-for-dso", {"dsoGraph": dso})}
     rules: list[JudgingRule] = []
     for entry in graphs.catalog(GraphKind.JUDGES):
-        if entry.graph not in foreign:
+        if entry.graph in ours:
             rules += read_rules(to_rdflib(graphs.triples(graphs.ref(GraphKind.JUDGES.value, entry.identifier))))
     return tuple(rules)
 
