@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 from ... import envelope
 from ...scope import records as scope_records
 from ...envelope import approvals
+from ...envelope.unread import sign_off_reporting_unread
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import Unprocessable
@@ -192,8 +193,9 @@ async def assess_appropriateness(evaluation_id: str, body: AppropriatenessBody, 
 async def sign_off(evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep,
                    body: SignOffBody | None = None) -> JSONResponse:
     comment = body.comment if body else None
-    record = await run_in_threadpool(approvals.sign_off_envelope, graphs, evaluation_id, agent, comment)
-    return _approval(record, settings, evaluation_id)
+    record, unread = await run_in_threadpool(sign_off_reporting_unread, graphs, evaluation_id, agent, comment)
+    return _json({**approval_json(record), "warnings": [graph.describe() for graph in unread]}, _context(settings), 201,
+                 f"/evaluations/{evaluation_id}/approvals")
 
 
 @router.get("/evaluations/{evaluation_id}/approvals", summary="Every approval of the evaluation, oldest first")

@@ -13,11 +13,13 @@ from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from .. import html
+from ...core.catalog import GraphKind
 from ...core.config import Credential
 from ...core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
 from ...core.graphs import GraphRef, GraphService, WriteMode
 from ...core.plugins import prefixes
 from ...core.roles import require_graph_writer
+from ...envelope.unread import unread_graphs
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
@@ -28,6 +30,8 @@ from ..shapes import catalog_entry_json
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
 TitleQuery = Annotated[str | None, Query(max_length=500, description="Title for the catalog; defaults to the graph's own.")]
+READ_BY_RULE = (GraphKind.SHAPES, GraphKind.JUDGES)
+"""The kinds a reader takes up only when named or declared as it expects (docs/new-domain.md "Graphs nothing reads")."""
 DsoQuery = Annotated[str | None, Query(description="Identifier of the DSO graph a knowledge graph is checked against.")]
 
 
@@ -71,8 +75,11 @@ async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep
     rdf_format = rdf_format_for(request.headers.get("content-type"))
     data = await read_body(request, settings, Body.FILE)
     result = await run_in_threadpool(graphs.write, ref, data, rdf_format, agent, mode=mode, title=title, dso=dso)
+    # a shapes or judges graph no derivation, KG load or judging reads is said so now, not found out from a plan
+    unread = await run_in_threadpool(unread_graphs, graphs, [result.entry.graph]) if ref.kind in READ_BY_RULE else []
     location = f"/graphs/{kind}/{identifier}"
-    return JSONResponse(catalog_entry_json(result.entry), status_code=201 if result.created else 200, headers={"Location": location})
+    return JSONResponse({**catalog_entry_json(result.entry), "warnings": [graph.describe() for graph in unread]},
+                        status_code=201 if result.created else 200, headers={"Location": location})
 
 
 @router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new); never an evaluation graph", status_code=201)
