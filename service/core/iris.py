@@ -100,6 +100,13 @@ def graph_iri(base: str, kind: str, identifier: str) -> str:
     return f"{base}{GRAPHS_SEGMENT}/{kind}/{identifier}"
 
 
+def minted_number(iri: str) -> int:
+    """The number a numbered IRI the deployment mints ends with (``…/{segment}/{n}``: a plan, run, report or retry
+    batch, a probe, a scenario trigger). The records state no number of their own (adding one would change their
+    digests), so the layout is read back here, in one place, as :func:`graph_iri` and the batches write it."""
+    return int(iri.rsplit("/", 1)[-1])
+
+
 def is_deployment_path(path: str) -> bool:
     """Whether a request path (without its leading '/') names an IRI under the deployment's base."""
     return path.split("/", 1)[0] in DEPLOYMENT_SEGMENTS

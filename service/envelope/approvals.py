@@ -181,7 +181,8 @@ def _append(graphs: GraphService, iris: Iris, head_digest: str, agent: Credentia
             parts: Callable[[str], list[Triple]] | None) -> ApprovalRecord:
     """:func:`append_approval` for a record read as ``iris`` with head digest ``head_digest``; ``envelope`` is
     the envelope digest the approval names (``None``: it is not about the envelope)."""
-    node = NamedNode(iris.under(f"approvals/{uuid.uuid4().hex}"))
+    key = uuid.uuid4().hex
+    node = NamedNode(iris.under(f"approvals/{key}"))
     result, who = NamedNode(node.value + "#result"), NamedNode(iris.agent(agent.agent))
     time = now()
     triples = [
@@ -206,7 +207,7 @@ def _append(graphs: GraphService, iris: Iris, head_digest: str, agent: Credentia
     if comment:
         triples.append(Triple(result, NamedNode(EARL + "info"), Literal(comment)))
     record = graph_ref(graphs, iris.evaluation_id)
-    graphs.append(record, "approvals", triples, agent, key=node.value.rsplit("/", 1)[-1],
+    graphs.append(record, "approvals", triples, agent, key=key,
                   title=f"{kind} by {agent.agent}", guards={record.iri.value: head_digest, **(guards or {})})
     return ApprovalRecord(node.value, kind, subject, agent.agent, time, "passed" if outcome else "failed",
                           comment or None, envelope,

@@ -20,7 +20,7 @@ from decimal import Decimal, InvalidOperation
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.digest import canonical_literals, graph_digest
-from ..core.iris import graph_iri
+from ..core.iris import graph_iri, minted_number
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, SKOS, XSD
 from ..scenarios.reference import Trigger, trigger_iri
 from .model import AgreementMeasure, Criterion, Envelope, EnvelopeContent, Judge, JudgeAgreement, Requirement
@@ -119,7 +119,7 @@ def add_triggers(b: Builder, owner: str, link: str, triggers: Iterable[Trigger])
 def read_triggers(index: Index, owner: str, link: str) -> tuple[Trigger, ...]:
     """The scenario facts :func:`add_triggers` wrote, in order."""
     return tuple(Trigger(index.one(t, EPO + "onFacet") or "", tuple(index.all(t, EPO + "triggerValue")))
-                 for t in sorted(index.all(owner, EPO + link), key=lambda iri: int(iri.rsplit("/", 1)[-1])))
+                 for t in sorted(index.all(owner, EPO + link), key=lambda iri: minted_number(iri)))
 
 
 def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revision_of: str | None = None) -> list[Triple]:

@@ -26,6 +26,7 @@ from ..core.auth import require
 from ..core.config import Credential
 from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
+from ..core.iris import minted_number
 from ..core.namespaces import EARL
 from ..core.roles import EVALUATION_OPERATOR
 from ..envelope import envelope_at, get_evaluation
@@ -204,7 +205,7 @@ def _statements(graphs: GraphService, evaluation_id: str, plan: str,
     if unknown or not criteria_ids:
         named = f"no criterion {', '.join(map(repr, unknown))} in the run's plan" if unknown else "name the criteria"
         raise Unprocessable(f"{named}: it tests {', '.join(sorted(tested))}")
-    envelope_iri = plan_view(graphs, evaluation_id, int(plan.rsplit("/", 1)[-1])).envelope
+    envelope_iri = plan_view(graphs, evaluation_id, minted_number(plan)).envelope
     content = envelope_at(graphs, evaluation_id, int(envelope_iri.rsplit("/v", 1)[-1]))[0].content
     statements = {}
     for given in dict.fromkeys(criteria_ids):

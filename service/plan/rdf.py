@@ -14,6 +14,7 @@ from rdflib.namespace import RDF as RDFNS
 from rdflib.namespace import RDFS, SKOS
 
 from ..core.digest import graph_digest
+from ..core.iris import minted_number
 from ..core.namespaces import DCTERMS, EARL, EPO, PROV, RDF, XSD
 from ..core.rdf import RDF_TYPE, from_rdflib, integer
 from ..envelope.inputs import Pin, pin_triples
@@ -63,7 +64,7 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
     p = NamedNode(plan)
     out = [
         Triple(p, RDF_TYPE, NamedNode(EPO + "TestPlan")),
-        Triple(p, NamedNode(RDFS.label), Literal(f"test plan {plan.rsplit('/', 1)[-1]}: {request.budget} probes, "
+        Triple(p, NamedNode(RDFS.label), Literal(f"test plan {minted_number(plan)}: {request.budget} probes, "
                                           f"{request.strategy.value}, seed {request.seed}", language="en")),
         Triple(p, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
         Triple(p, NamedNode(PROV + "wasDerivedFrom"), NamedNode(envelope)),

@@ -18,7 +18,7 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
-from ..core.iris import named_node
+from ..core.iris import minted_number, named_node
 from ..core.namespaces import EPO, PROV, RDF, XSD
 from ..core.rdf import integer
 from ..core.store import Row, Term
@@ -77,7 +77,7 @@ plan's and the envelope's content; the workspace's pages weigh the recorded dige
 
 def _plan_view(graphs: GraphService, evaluation_id: str, row: Row, approval: Approval | None = None) -> PlanView:
     plan = row["plan"].value
-    number = int(plan.rsplit("/", 1)[-1])
+    number = minted_number(plan)
     allocation = tuple(
         CriterionAllocation(r["criterion"].value, int(r["allocated"].value), int(r["promptFrame"].value),
                             int(r["exercising"].value), int(r["scenarios"].value))

@@ -20,6 +20,7 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.errors import BadRequest, Conflict
 from ..core.graphs import GraphService
+from ..core.iris import minted_number
 from ..core.namespaces import DCTERMS, EARL, EPO, RDFS, XSD
 from ..core.rdf import RDF_TYPE
 from ..runs.records import run_view
@@ -183,7 +184,7 @@ def signed(value: Decimal | None) -> str:
 def side(graphs: GraphService, evaluation_id: str, number: int) -> Side:
     """Report ``number`` of the evaluation as one side of a comparison (404 if there is none)."""
     report = get_report(graphs, evaluation_id, number)
-    run = run_view(graphs, evaluation_id, int(report.basis.run.rsplit("/", 1)[-1]))
+    run = run_view(graphs, evaluation_id, minted_number(report.basis.run))
     return Side(report, criterion_states(graphs, report.basis.envelope, as_of=report.as_of, run=report.basis.run),
                 run.settings)
 

@@ -26,6 +26,7 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import NotFound, Unprocessable
 from ..core.graphs import GraphRef, GraphService
+from ..core.iris import minted_number
 from ..core.rdf import date_time
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
 from ..core.store import Row
@@ -146,7 +147,7 @@ def make_report(graphs: GraphService, evaluation_id: str, run_number: int, limit
     def build(ref: GraphRef) -> list[Triple]:
         iri = ref.iri.value
         return rdf.report_triples(Report(
-            iri=iri, number=int(iri.rsplit("/", 1)[-1]), as_of=as_of.isoformat(), author=graphs.agent_iri(agent.agent),
+            iri=iri, number=minted_number(iri), as_of=as_of.isoformat(), author=graphs.agent_iri(agent.agent),
             basis=basis, figures=figures, statement=statement, snapshots=read,
             queries=tuple(Digested(name, queries.digest(name)) for name in sorted(METRIC_QUERIES))))
 
@@ -207,7 +208,7 @@ def _report(graphs: GraphService, row: Row) -> Report:
                     outside_boundary=_text(target, "reason"))
     texts = graphs.rows("report-texts", bound_report)
     return Report(
-        iri=iri, number=int(iri.rsplit("/", 1)[-1]), as_of=row["asOf"].value, author=row["author"].value, basis=basis,
+        iri=iri, number=minted_number(iri), as_of=row["asOf"].value, author=row["author"].value, basis=basis,
         figures=stored_figures(graphs, iri),
         statement=Statement(tuple(t["text"].value for t in texts if t["kind"].value == "limitation"),
                             tuple(t["text"].value for t in texts if t["kind"].value == "recommendation"),

@@ -18,6 +18,7 @@ from ..core import queries
 from ..core.catalog import GraphKind
 from ..core.digest import graph_digest
 from ..core.graphs import GraphService
+from ..core.iris import minted_number
 from ..judgments.tallies import tally_checks
 from ..runs.records import RunView, run_view
 from .model import Check, Report, Verification
@@ -54,7 +55,7 @@ def _target(graphs: GraphService, run: RunView) -> str:
 
 def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verification:
     """``report`` checked against the record now (see the module docstring)."""
-    run = run_view(graphs, evaluation_id, int(report.basis.run.rsplit("/", 1)[-1]))
+    run = run_view(graphs, evaluation_id, minted_number(report.basis.run))
     _, figures = compute_figures(graphs, evaluation_id, run, datetime.fromisoformat(report.as_of),
                                  report.basis.envelope)
     stored, now = report.figures.flat(), figures.flat()

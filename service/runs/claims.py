@@ -25,6 +25,7 @@ from ..core.catalog import GraphKind, now
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.graphs import GraphEdit, GraphService
+from ..core.iris import minted_number
 from ..core.namespaces import EPO, PROV
 from ..core.rdf import RDF_TYPE, date_time
 from ..core.store import Row
@@ -108,7 +109,7 @@ def release(graphs: GraphService, evaluation_id: str, run_number: int, run: str,
             and not _expired(row["leaseExpires"].value, at)]
     edits = []
     for row in mine:
-        number = row["claim"].value.rsplit("/", 1)[-1]
+        number = minted_number(row["claim"].value)
         ref = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/claims/{number}")
         edits.append(GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, row["probe"].value, claimant, at),
                                replace=True, expected_digest=row["digest"].value, batch_of=run,

@@ -33,6 +33,7 @@ from decimal import Decimal
 
 from pyoxigraph import Literal, NamedNode, Triple
 
+from ..core.iris import minted_number
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, XSD
 from ..core.rdf import RDF_TYPE, date_time, integer
 from .model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TargetVersion
@@ -85,7 +86,7 @@ def run_triples(run: str, evaluation: str, plan: str, plan_digest: str, version:
     node = NamedNode(run)
     facts: list[tuple[str, NamedNode | Literal]] = [
         (RDF + "type", NamedNode(EPO + "Run")),
-        (RDFS + "label", Literal(f"run of {plan.rsplit('/', 2)[-2]} {plan.rsplit('/', 1)[-1]} against "
+        (RDFS + "label", Literal(f"run of plans {minted_number(plan)} against "
                                 f"{version.system} {version.model_release}")),
         (EPO + "inEvaluation", NamedNode(evaluation)),
         (EPO + "executesPlan", NamedNode(plan)),

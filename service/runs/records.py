@@ -26,6 +26,7 @@ from ..core.config import Credential
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.iris import minted_number
 from ..core.store import Row
 from ..core.namespaces import EPO
 from ..envelope import get_evaluation, iris_for
@@ -166,7 +167,7 @@ def require_fingerprint(run: RunView, version: TargetVersion) -> RunView:
 
 def _view(row: Row) -> RunView:
     iri = row["run"].value
-    return RunView(iri=iri, number=int(iri.rsplit("/", 1)[-1]), plan=row["plan"].value,
+    return RunView(iri=iri, number=minted_number(iri), plan=row["plan"].value,
                    plan_digest=row["planDigest"].value, fingerprint=row["fingerprint"].value,
                    configuration=row["configuration"].value, settings=row["settings"].value,
                    started_by=row["startedBy"].value, started=row["started"].value, probes=int(row["probes"].value),
@@ -219,7 +220,7 @@ def plan_probes(graphs: GraphService, evaluation_id: str, plan: str) -> list[Pro
 def plan_probe_pages(graphs: GraphService, evaluation_id: str, plan: str) -> Iterator[list[Probe]]:
     """The probes of the run's plan, in number order, a page at a time, each read when asked for: a runner starts on
     the first (:data:`FIRST_PROBE_PAGE`, so that it starts at once) while it reads the others (:data:`PROBE_PAGE`)."""
-    number = int(plan.rsplit("/", 1)[-1])
+    number = minted_number(plan)
     total, start, size = plan_size(graphs, evaluation_id, number), 1, FIRST_PROBE_PAGE
     while start <= total:
         page = probes_numbered(graphs, evaluation_id, number, range(start, min(start + size, total + 1)))

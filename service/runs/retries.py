@@ -27,6 +27,7 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import Conflict
 from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.iris import minted_number
 from ..core.namespaces import EPO
 from ..plan.records import probes_numbered
 from . import rdf
@@ -71,7 +72,7 @@ def errored(graphs: GraphService, run: RunView) -> list[Errored]:
     """The run's probes whose latest attempt ended in an execution error, in probe order
     (``queries/run-recorded-probes.rq``)."""
     rows = graphs.rows("run-recorded-probes", {"run": NamedNode(run.iri)}) if run.errors else []
-    found = [Errored(row["probe"].value, int(row["probe"].value.rsplit("/", 1)[-1]), row["case"].value,
+    found = [Errored(row["probe"].value, minted_number(row["probe"].value), row["case"].value,
                      int(row["attempt"].value)) for row in rows if row["outcome"].value == EPO + "ExecutionError"]
     return sorted(found, key=lambda e: e.number)
 
@@ -99,7 +100,7 @@ def retry_errors(graphs: GraphService, evaluation_id: str, run_number: int, targ
     ``on_progress`` gets (attempts recorded, attempts to make) after each batch."""
     agent = require(credential, *RUNNERS)
     run, found = retryable(graphs, evaluation_id, run_number, target.version, credential)
-    plan_number = int(run.plan.rsplit("/", 1)[-1])
+    plan_number = minted_number(run.plan)
     probes = {p.iri: p for p in probes_numbered(graphs, evaluation_id, plan_number, [e.number for e in found])}
     retry = graphs.append_numbered(
         run_ref(graphs, evaluation_id, run_number), "retries",
@@ -147,7 +148,7 @@ def _record_attempts(graphs: GraphService, evaluation_id: str, run: RunView, ret
 
 def list_retries(graphs: GraphService, run: str) -> list[RetryView]:
     """The run's retries, oldest first (``queries/run-retries.rq``)."""
-    return [RetryView(iri=row["retry"].value, number=int(row["retry"].value.rsplit("/", 1)[-1]), by=row["by"].value,
+    return [RetryView(iri=row["retry"].value, number=minted_number(row["retry"].value), by=row["by"].value,
                       at=row["at"].value, settings=row["settings"].value, attempts=int(row["attempts"].value),
                       traces=int(row["traces"].value))
             for row in graphs.rows("run-retries", {"run": NamedNode(run)})]

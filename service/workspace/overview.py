@@ -23,6 +23,7 @@ from pyoxigraph import NamedNode
 
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
+from ..core.iris import minted_number
 from ..envelope import get_evaluation
 from ..envelope.model import EnvelopeStatus, Evaluation
 from ..reports.model import Report
@@ -114,7 +115,7 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
         sign_off = next((SignOffRow(r["agent"].value, r["time"].value) for r in reversed(rows)
                          if r["digest"].value == summary.envelope.digest), None)
     approved = {p.iri: p.approved for p in found.plans}
-    plans = tuple(PlanRow(r["plan"].value, int(r["plan"].value.rsplit("/", 1)[-1]),
+    plans = tuple(PlanRow(r["plan"].value, minted_number(r["plan"].value),
                           r["strategy"].value.rsplit("/", 1)[-1], int(r["probes"].value), r["envelope"].value,
                           r["createdBy"].value, r["created"].value, approved.get(r["plan"].value))
                   for r in graphs.rows("plans", {"evaluation": NamedNode(evaluation.iri)}))

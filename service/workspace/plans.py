@@ -14,6 +14,7 @@ lets anything skip the rule.
 from __future__ import annotations
 
 from ..core.graphs import GraphService
+from ..core.iris import minted_number
 from ..core.store import Row
 from ..envelope.approvals import records
 from ..plan.approval import EnvelopeState, assess, input_reasons, plan_status
@@ -35,7 +36,7 @@ def recorded_approval(graphs: GraphService, evaluation_id: str) -> Approval:
     def approval(row: Row) -> PlanApprovalStatus:
         plan = row["plan"].value
         if state is None or "digest" not in row:  # nothing recorded to weigh: from the content
-            return plan_status(graphs, evaluation_id, int(plan.rsplit("/", 1)[-1]))
+            return plan_status(graphs, evaluation_id, minted_number(plan))
         recorded = row["digest"].value
         approvals = tuple(r for r in found if r.kind == "plan-approval" and r.subject == plan)
         return assess(plan, recorded, recorded, row["envelopeDigest"].value, state, approvals,

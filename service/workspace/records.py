@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pyoxigraph import NamedNode
 
 from ..core.graphs import GraphService
+from ..core.iris import minted_number
 from ..core.namespaces import EARL
 from ..core.roles import ADMIN, ANNOTATOR, DOMAIN_EXPERT, EVALUATION_OPERATOR, ORGANIZATIONAL_EXPERT
 from ..core.store import Row
@@ -90,10 +91,6 @@ class Standing:
         return max((r for r in self.reports if run and r.run == run.iri), key=lambda r: r.number, default=None)
 
 
-def _number(iri: str) -> int:
-    return int(iri.rsplit("/", 1)[-1])
-
-
 def standing(graphs: GraphService, summary: EvaluationSummary) -> Standing:
     """Where ``summary``'s record stands (docs/workspace.md, "Stages")."""
     rows = graphs.rows("workspace-milestones", {"evaluation": NamedNode(summary.iri)})
@@ -109,7 +106,7 @@ def standing(graphs: GraphService, summary: EvaluationSummary) -> Standing:
     runs = tuple(run for run in list_runs(graphs, summary.id) if run.plan in current)
     signed = {r["item"].value for r in _kind(rows, "report-sign-off")}
     accepted = {r["item"].value for r in _kind(rows, "report-acceptance")}
-    reports = tuple(_Report(r["item"].value, _number(r["item"].value), r["run"].value, r["item"].value in signed,
+    reports = tuple(_Report(r["item"].value, minted_number(r["item"].value), r["run"].value, r["item"].value in signed,
                             r["item"].value in accepted) for r in _kind(rows, "report"))
     latest, needing = _judged_runs(graphs, summary.id, runs)
     to_attest = {run: _to_attest(graphs, summary.id, run, by_criterion) for run, by_criterion in latest.items()}
@@ -136,7 +133,7 @@ def _plans(rows: list[Row], envelope: EnvelopeSummary) -> tuple[PlanState, ...]:
     and that envelope digest."""
     approvals = {(r["item"].value, r["planDigest"].value) for r in _kind(rows, "plan-approval")
                  if r["envelopeDigest"].value == envelope.digest and r["outcome"].value == PASSED}
-    return tuple(PlanState(r["item"].value, _number(r["item"].value),
+    return tuple(PlanState(r["item"].value, minted_number(r["item"].value),
                            "planDigest" in r and (r["item"].value, r["planDigest"].value) in approvals)
                  for r in _kind(rows, "plan") if r["envelopeDigest"].value == envelope.digest)
 

@@ -14,6 +14,7 @@ from markupsafe import Markup
 
 from ...core.config import Credential
 from ...core.graphs import GraphService
+from ...core.iris import minted_number
 from ...envelope import iris_for
 from ...reports.failure_map import failure_map
 from ...reports.kept import kept
@@ -71,7 +72,7 @@ async def report_page_response(request: Request, graphs: GraphService, evaluatio
     identifiers = {state.criterion: state.identifier for state in page.criteria}
     html = render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
                    link=link, path=report_path, scripts=["alternates.js"], page=page, drill=drill, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
-                   run_path=f"/evaluations/{evaluation_id}/runs/{page.report.basis.run.rsplit('/', 1)[-1]}",
+                   run_path=f"/evaluations/{evaluation_id}/runs/{minted_number(page.report.basis.run)}",
                    identifiers=identifiers, fitness=FITNESS.get(tail(page.report.statement.fitness), "—"),
                    signing=forms, reports_path=f"/evaluations/{evaluation_id}/workspace/reports", **FORMAT)
     return HTMLResponse(html, status_code=status, headers={"Vary": "Accept"})

@@ -23,6 +23,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential, Settings
 from ...core.errors import NotFound
+from ...core.iris import minted_number
 from ...core.people import Person
 from ...core.graphs import GraphService
 from ...runs.jobs import Job, Jobs
@@ -202,7 +203,7 @@ def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Sett
                   continuable=target.get("adapter") in CONTINUABLE, form=form or _continue_defaults(view),
                   key_envs=settings.key_envs, error=error, notice=notice,
                   run_json=f"/evaluations/{evaluation_id}/runs/{number}",
-                  plan_number=int(view.plan.rsplit("/", 1)[-1]), **frame)
+                  plan_number=minted_number(view.plan), **frame)
     return HTMLResponse(html, status_code=status)
 
 
