@@ -37,6 +37,7 @@ from service.core.graphs import GraphService
 from service.core.config import Settings
 from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
 from service.core.memo import CACHE_DIR_ENV
+from service.core.outbound import tls_context
 
 from .servers import AppSlot, VirtuosoServer, app_server, oxigraph_server, virtuoso_server
 
@@ -243,7 +244,7 @@ def service(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str])
     slot, url = app_slot
     app = create_app(settings_for(tokens), store)
     # generous: a worker's first plan compiles the scenario tables, tens of seconds on a busy machine
-    with slot.serving(app), httpx.Client(base_url=url, timeout=300.0) as http:
+    with slot.serving(app), httpx.Client(base_url=url, timeout=300.0, verify=tls_context()) as http:
         yield Service(http, store, tokens, url)
     # a run a test started in the background must not write into the store the next test restores
     assert app.state.services.jobs.wait(120), "a run job of this test was still running 120 s after it ended"

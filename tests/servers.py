@@ -24,6 +24,8 @@ from typing import Any
 import httpx
 import uvicorn
 
+from service.core.outbound import tls_context
+
 
 def free_port() -> int:
     with socket.socket() as sock:
@@ -33,9 +35,9 @@ def free_port() -> int:
 
 def wait_until_up(url: str, process: subprocess.Popen[bytes] | None = None, seconds: float = 30.0) -> None:
     deadline = time.monotonic() + seconds
-    # One client for every poll: httpx.get builds a client, and with it a TLS context loading the system's CA
-    # bundle, each time (~36 ms of a core), which polled every 50 ms took ~40% of a core from the starting server.
-    with httpx.Client(timeout=1.0) as http:
+    # One client for every poll, on the process's one TLS context: httpx.get builds a client, and with it a TLS
+    # context loading the CA bundle, each time (~36 ms of a core): polled every 50 ms, ~40% of a core.
+    with httpx.Client(timeout=1.0, verify=tls_context()) as http:
         while time.monotonic() < deadline:
             if process is not None and process.poll() is not None:
                 raise RuntimeError(f"the process serving {url} exited with {process.returncode}")

@@ -21,6 +21,7 @@ from typing import Any, Protocol, Self
 
 import httpx
 
+from ..core.outbound import tls_context
 from .model import Boundary, ErrorKind, Exchange, TargetVersion, TokenUsage, Turn
 
 DEFAULT_HTTP_TIMEOUT_S = 300.0
@@ -148,8 +149,7 @@ class _HttpTarget:
         if self._given_client is not None:
             return self._given_client
         if not self._own_clients:
-            tls = httpx.create_ssl_context()  # one for all pools: making one costs tens of milliseconds
-            self._own_clients = [httpx.AsyncClient(timeout=self._timeout_s, limits=_POOL_LIMITS, verify=tls)
+            self._own_clients = [httpx.AsyncClient(timeout=self._timeout_s, limits=_POOL_LIMITS, verify=tls_context())
                                  for _ in range(_POOLS)]
         self._turn = (self._turn + 1) % len(self._own_clients)
         return self._own_clients[self._turn]

@@ -20,6 +20,7 @@ from fastapi.responses import PlainTextResponse, Response
 from service.api import create_app
 from service.api.sessions import FormWriter, SignedIn
 from service.core.catalog import GraphKind
+from service.core.outbound import tls_context
 from service.core.roles import require_graph_writer
 from service.core.store import Store
 
@@ -111,7 +112,7 @@ class Visitor:
     """A browser: cookies kept as on a secure origin, ``Accept: text/html``; ``address`` is its loopback address."""
 
     def __init__(self, url: str, address: str = "127.0.0.1") -> None:
-        self.http = httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address=address),
+        self.http = httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address=address, verify=tls_context()),
                                  headers={"Accept": "text/html"}, timeout=120)
         self.jar: dict[str, str] = {}
         self.sent: dict[str, Morsel[str]] = {}

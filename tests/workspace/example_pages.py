@@ -16,6 +16,7 @@ import pytest
 from pyoxigraph import Quad
 
 from service.api import create_app
+from service.core.outbound import tls_context
 from service.core.store import Store
 
 from ..api.workspace import Visitor, quick_hashes, visitor
@@ -37,7 +38,7 @@ def example(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
     restore(store, worked_example_quads)
     slot, url = app_slot
     app = create_app(settings_for(tokens, people=json.dumps(quick_hashes(PEOPLE))), store)
-    with slot.serving(app), httpx.Client(base_url=url, timeout=300.0) as http:
+    with slot.serving(app), httpx.Client(base_url=url, timeout=300.0, verify=tls_context()) as http:
         yield Service(http, store, tokens, url)
 
 

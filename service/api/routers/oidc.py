@@ -20,6 +20,7 @@ from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from ...core.config import Settings, read_secret
 from ...core.errors import Misconfigured, NotFound
+from ...core.outbound import tls_context
 from ...core.people import person_of_claims
 from .. import html
 from ..sessions import Workspace, WorkspaceDep
@@ -55,7 +56,9 @@ def client(settings: Settings) -> StarletteOAuth2App | None:
         from authlib.integrations.starlette_client import OAuth
     return OAuth().register("oidc", client_id=settings.oidc_client_id, client_secret=secret,
                             server_metadata_url=metadata,
-                            client_kwargs={"scope": settings.oidc_scope, "code_challenge_method": "S256"})
+                            # the process's one TLS context, not one per sign-in (core/outbound.py)
+                            client_kwargs={"scope": settings.oidc_scope, "code_challenge_method": "S256",
+                                           "verify": tls_context()})
 
 
 def _provider(space: Workspace) -> StarletteOAuth2App:

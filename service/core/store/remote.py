@@ -61,6 +61,7 @@ from ..errors import StoreUnavailable
 from ..guarded.limits import QueryLimits
 from ..guarded.remote import limited_request
 from ..namespaces import CATALOG
+from ..outbound import tls_context
 from .base import (
     RESULTS_MEDIA,
     Bindings,
@@ -138,7 +139,7 @@ class RemoteStore(Store):
         elif auth_scheme is not None:
             raise ValueError(f"{auth_scheme} authentication needs a user and a password")
         self._has_credentials = bool(headers) or auth is not None
-        self._client = httpx.Client(timeout=timeout_s, auth=auth, headers=headers)
+        self._client = httpx.Client(timeout=timeout_s, auth=auth, headers=headers, verify=tls_context())
         self._catalog: NamedNode | None = NamedNode(catalog) if catalog else None
         self.page_size = page_size
         self.row_cap = row_cap
