@@ -111,7 +111,9 @@ def test_a_domain_from_caie_init_routes_judges_and_reports_as_the_doc_walks_it(
 
     loaded = [answer for step, answer in answers if step[0] == "put"]
     assert [a["kind"] for a in loaded] == ["dso", "kg", "shapes", "templates", "judges"], loaded
+    assert [a["warnings"] for a in loaded] == [[]] * 5, loaded  # each graph is read by derivation or judging
     by_path = {step[2]: answer for step, answer in answers if step[0] == "call"}
+    assert by_path[f"/evaluations/{DOMAIN}/envelope/sign-off"]["warnings"] == []
     plan = by_path[f"/evaluations/{DOMAIN}/plans"]
     # 2 personas x 1 place x English x 3 needs; the domain's rule blocks a visitor registering locally
     assert (plan["frameSize"], plan["eligibleFrameSize"], plan["probes"]) == (6, 5, 4), plan

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 
-from pyoxigraph import NamedNode
+from pyoxigraph import Literal, NamedNode
 from rdflib import Graph
 from rdflib.namespace import OWL, RDF
 
@@ -29,6 +29,7 @@ from ..core.catalog import CatalogEntry, GraphKind
 from ..core.config import Credential
 from ..core.graphs import GraphService
 from ..core.kg_shapes import GENERIC
+from ..core.store import Row
 from ..core.validation import SHAPES_DIR
 from ..scenarios.rules import SCENARIO_SHAPES_PREFIX
 from .approvals import sign_off_envelope
@@ -72,14 +73,20 @@ def unread_graphs(graphs: GraphService, only: Sequence[str] | None = None) -> li
     dsos = {entry.graph: entry.defines_ontology for entry in graphs.catalog(GraphKind.DSO)}
     declared: dict[str, _Declared] = defaultdict(lambda: _Declared(set(), set(), set()))
     for row in graphs.rows_over("graph-readers", ["graph"], [[NamedNode(entry.graph)] for entry in entries]):
-        found = declared[row["graph"].value]
-        found.conforms_to |= {row["conformsTo"].value} if "conformsTo" in row else set()
-        found.ontologies |= {row["ontology"].value} if "ontology" in row else set()
-        found.kg_shapes_of |= {row["kgShapesOf"].value} if "kgShapesOf" in row else set()
-        found.rules = max(found.rules, int(row["rules"].value))
+        found = declared[_value(row, "graph")]
+        for values, name in ((found.conforms_to, "conformsTo"), (found.ontologies, "ontology"),
+                             (found.kg_shapes_of, "kgShapesOf")):
+            values.update({_value(row, name)} - {""})
+        found.rules = max(found.rules, int(_value(row, "rules") or 0))
     loaded = {ontology for ontology in dsos.values() if ontology}
     reasons = ((entry, _why(entry, declared[entry.graph], loaded, set(dsos))) for entry in entries)
     return sorted((Unread(entry.graph, why) for entry, why in reasons if why), key=lambda unread: unread.graph)
+
+
+def _value(row: Row, name: str) -> str:
+    """A row's IRI or literal text, ``""`` where the row leaves it unbound."""
+    term = row.get(name)
+    return term.value if isinstance(term, (NamedNode, Literal)) else ""
 
 
 def _why(entry: CatalogEntry, found: _Declared, loaded: set[str], dso_graphs: set[str]) -> str | None:
