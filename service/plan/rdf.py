@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -50,8 +50,9 @@ class Provenance:
 def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest: str, counts: FrameCounts,
                  frames: dict[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
                  agent: str, when: datetime, inputs: Sequence[Pin], derivation: str,
-                 provenance: Provenance) -> list[Triple]:
-    """The plan node, one ``epo:Allocation`` per criterion, one ``epo:Probe`` per probe, and the inputs it
+                 provenance: Provenance, identifiers: Mapping[str, str]) -> list[Triple]:
+    """The plan node, one ``epo:Allocation`` per criterion (named by its identifier, ``identifiers`` mapping each
+    criterion's IRI to it), one ``epo:Probe`` per probe, and the inputs it
     rests on (:mod:`service.envelope.inputs`), digested with the plan, so the same seed on the same inputs
     gives the same plan digest and a plan on other inputs another. ``derivation`` is the activity that
     derived its scenarios (described in the evaluation's scenarios graph).
@@ -81,7 +82,7 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         *(Triple(p, NamedNode(EPO + "languageWithoutTemplates"), NamedNode(language)) for language in provenance.without_templates),
     ]
     for criterion, count in allocation.probes.items():
-        node = NamedNode(f"{plan}/allocations/{criterion.rsplit('/', 1)[-1]}")
+        node = NamedNode(f"{plan}/allocations/{identifiers[criterion]}")
         out += [
             Triple(p, NamedNode(EPO + "objective"), NamedNode(criterion)),
             Triple(p, NamedNode(EPO + "allocation"), node),

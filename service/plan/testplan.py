@@ -288,7 +288,7 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     content = plan_rdf.plan_triples(
         plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
         evaluation, graphs.agent_iri(credential.agent), now(), planning.pins, activity,
-        plan_rdf.Provenance(planning.dso, checked, planning.without_templates),
+        plan_rdf.Provenance(planning.dso, checked, planning.without_templates), identifier,
     )
     digest = plan_rdf.plan_digest(content)
     described = {s.index for s in derivation.scenarios}
