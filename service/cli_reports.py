@@ -17,7 +17,8 @@ CommandAdder = Callable[[argparse.ArgumentParser], argparse.ArgumentParser]
 
 def report(args: argparse.Namespace) -> int:
     from .composition import command_services
-    from .reports.model import canon, tail
+    from .core.rdf import local_name
+    from .reports.model import canon
     from .reports.records import make_report
 
     author = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
@@ -32,7 +33,7 @@ def report(args: argparse.Namespace) -> int:
     value = "undefined" if f.coverage.value is None else canon(f.coverage.value)
     print(f"coverage {value} ({canon(f.coverage.covered_weight)} of {canon(f.coverage.applicable_weight)} weight; "
           f"{f.coverage.covered} of {f.coverage.applicable} criteria)")
-    print("outcomes " + ", ".join(f"{tail(s.outcome)} {s.count}" for s in f.distribution))
+    print("outcomes " + ", ".join(f"{local_name(s.outcome)} {s.count}" for s in f.distribution))
     print(f"failed: {' '.join(i.identifier for i in f.failed) or 'none'}   "
           f"untested: {' '.join(i.identifier for i in f.untested) or 'none'}")
     return 0

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..core.rdf import local_name
 from ..publishing.ontology_docs import ClassNode, Link
 
 ROW = 22
@@ -39,7 +40,7 @@ class Diagram:
 
 
 def _name(term: Link) -> str:
-    return (term.label or term.iri.rstrip("/#").rsplit("/", 1)[-1].rsplit("#", 1)[-1]).lower()
+    return (term.label or local_name(term.iri.rstrip("/#"))).lower()
 
 
 def layout(nodes: tuple[ClassNode, ...]) -> Diagram:

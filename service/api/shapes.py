@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any, Protocol, TypeVar
 
 from ..core.catalog import CatalogEntry
+from ..core.rdf import local_name
 from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..plan.model import PlanApprovalStatus
@@ -23,7 +24,6 @@ from ..plan.model import PlanView, Probe
 from ..reports.compare import CHANGES, Comparison, signed
 from ..reports.model import Check as ReportCheck, CriterionItem as ReportCriterion, Report as ReportModel
 from ..reports.model import SignOff as ReportSignOff, Verification as ReportVerification, canon as report_canon
-from ..reports.model import tail as report_tail
 from ..runs.jobs import Job
 from ..runs.records import RunView
 from ..runs.retries import RetryView
@@ -193,7 +193,7 @@ def attestation_json(view: AttestationView) -> JSON:
         "attestation": view.iri, "criterion": view.criterion, "run": view.run, "outcome": view.outcome.rsplit("#", 1)[-1],
         "rationale": view.rationale, "expert": view.expert, "at": view.at, "aggregationRule": view.aggregation_rule,
         "aggregatedOutcome": view.aggregated_outcome.rsplit("#", 1)[-1],
-        "sufficiency": view.sufficiency.rsplit("/", 1)[-1], "appropriateness": view.appropriateness.rsplit("/", 1)[-1],
+        "sufficiency": local_name(view.sufficiency), "appropriateness": local_name(view.appropriateness),
         "determinations": list(view.determinations), "supersedes": view.supersedes, "reason": view.reason,
         "current": view.current,
     }
@@ -286,18 +286,18 @@ def report_json(report: ReportModel) -> JSON:
                    "outsideBoundary": b.outside_boundary is not None, "reason": b.outside_boundary},
         "standings": [{"criterion": st.criterion, "identifier": st.identifier, "weight": text(st.weight),
                        "outcome": _earl_name(st.outcome),
-                       "sufficiency": st.sufficiency.rsplit("/", 1)[-1] if st.sufficiency else None,
-                       "appropriateness": st.appropriateness.rsplit("/", 1)[-1] if st.appropriateness else None}
+                       "sufficiency": local_name(st.sufficiency) if st.sufficiency else None,
+                       "appropriateness": local_name(st.appropriateness) if st.appropriateness else None}
                       for st in f.standings],
         "insufficientEvidence": {"value": text(f.insufficient.value),
                                  "insufficientWeight": text(f.insufficient.insufficient_weight),
                                  "coveredWeight": text(f.insufficient.covered_weight),
                                  "insufficient": f.insufficient.insufficient, "covered": f.insufficient.covered},
         "judgeAgreement": [{"judge": a.judge, "version": a.version, "criterion": a.criterion,
-                            "measure": a.measure.rsplit("/", 1)[-1], "value": text(a.value), "units": a.units,
+                            "measure": local_name(a.measure), "value": text(a.value), "units": a.units,
                             "trustedAlone": a.trusted_alone} for a in f.agreements],
         "limitations": list(report.statement.limitations), "recommendations": list(report.statement.recommendations),
-        "fitness": report.statement.fitness.rsplit("/", 1)[-1],
+        "fitness": local_name(report.statement.fitness),
         "computedFrom": [{"graph": d.name, "digest": d.digest} for d in report.snapshots],
         "queries": [{"query": d.name, "digest": d.digest} for d in report.queries],
         "signOff": sign_off(report.sign_off), "acceptance": sign_off(report.acceptance),
@@ -398,8 +398,8 @@ def comparison_json(iri: str, comparison: Comparison) -> JSON:
         "reference": comparison.reference.iri,
         "counts": {change: comparison.count(change) for change in CHANGES},
         "criteria": [{"identifier": row.identifier, "criterion": row.criterion, "weight": report_canon(row.weight),
-                      "referenceOutcome": report_tail(row.reference_outcome),
-                      "outcome": report_tail(row.outcome), "change": row.change} for row in comparison.changes],
+                      "referenceOutcome": local_name(row.reference_outcome),
+                      "outcome": local_name(row.outcome), "change": row.change} for row in comparison.changes],
         "deltas": [{"figure": delta.name,
                     "reference": None if delta.reference is None else report_canon(delta.reference),
                     "current": None if delta.current is None else report_canon(delta.current),

@@ -17,6 +17,12 @@ from .rdf_limits import DEFAULT_LIMITS, RdfLimits, check_before_parsing
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 
 
+def local_name(iri: str) -> str:
+    """A vocabulary term's local name, after its last ``/`` or ``#`` (a trailing ``/`` dropped), for labels, JSON
+    names and a report's flat figures: never a record's identifier, which its ``dcterms:identifier`` gives."""
+    return iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+
+
 def integer(value: int) -> Literal:
     """``value`` as an ``xsd:integer`` literal."""
     return Literal(str(value), datatype=NamedNode(XSD + "integer"))

@@ -38,6 +38,7 @@ from rdflib.term import Literal
 
 from ..core.errors import Conflict
 from ..core.namespaces import EPO
+from ..core.rdf import local_name
 from ..scenarios.facets import ASKER, BOOLEANS, SUBJECT, Facet, FacetSpec, Schema, asks_about_other, read_specs
 
 ENGLISH = "en"
@@ -320,6 +321,6 @@ class Openings:
 def _label_sentence(values: Mapping[str, str], labels: Mapping[str, str]) -> str:
     """A plain English sentence naming the facet values by their labels, for a DSO no template set covers."""
     def label(iri: str) -> str:
-        return labels.get(iri, iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1])
+        return labels.get(iri, local_name(iri))
 
     return "I have a question (" + ", ".join(f"{name}: {label(value)}" for name, value in sorted(values.items())) + ")."

@@ -20,7 +20,7 @@ from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
 from ..core.iris import minted_number, named_node
 from ..core.namespaces import EPO, PROV, RDF, XSD
-from ..core.rdf import integer
+from ..core.rdf import integer, local_name
 from ..core.store import Row, Term
 from ..envelope import iris_for
 from ..scenarios.model import Exclusion, Page, RecordedExclusion
@@ -85,7 +85,7 @@ def _plan_view(graphs: GraphService, evaluation_id: str, row: Row, approval: App
     )
     return PlanView(
         iri=plan, number=number, recorded_digest=row["digest"].value if "digest" in row else None,
-        strategy=row["strategy"].value.rsplit("/", 1)[-1],
+        strategy=local_name(row["strategy"].value),
         budget=int(row["budget"].value), seed=int(row["seed"].value),
         frame_size=int(row["frameSize"].value), eligible_frame_size=int(row["eligibleFrameSize"].value),
         envelope=row["envelope"].value, envelope_digest=row["envelopeDigest"].value,

@@ -23,6 +23,7 @@ from ..core import iris
 from ..core.catalog import Catalog, GraphKind
 from ..core.errors import NotFound
 from ..core.namespaces import DCTERMS, RDFS, SKOS, VOCAB_BASE
+from ..core.rdf import local_name
 from ..core.store import Store
 
 _DESCRIBE = """
@@ -62,7 +63,7 @@ class Description:
             for triple in self.triples:
                 if triple.subject.value == self.iri and triple.predicate.value == predicate:
                     return triple.object.value
-        return self.iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
+        return local_name(self.iri)
 
 
 class Publisher:

@@ -22,10 +22,10 @@ from ..core.errors import BadRequest, Conflict
 from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import DCTERMS, EARL, EPO, RDFS, XSD
-from ..core.rdf import RDF_TYPE
+from ..core.rdf import RDF_TYPE, local_name
 from ..runs.records import run_view
 from .identity import CriterionState, criterion_states, envelope_differences
-from .model import Report, canon, tail
+from .model import Report, canon
 from .rdf import decimal
 from .records import get_report
 
@@ -145,7 +145,7 @@ def _deltas(current: Report, reference: Report) -> tuple[Delta, ...]:
     theirs = {share.outcome: share for share in reference.figures.distribution}
     for share in current.figures.distribution:
         other = theirs.get(share.outcome)
-        name = tail(share.outcome)
+        name = local_name(share.outcome)
         deltas += [Delta(f"{name} fraction", other.fraction if other else None, share.fraction),
                    Delta(f"{name} weighted fraction", other.weighted_fraction if other else None,
                          share.weighted_fraction),

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from ..core.namespaces import EARL, EPO
+from ..core.rdf import local_name
 
 DISTRIBUTED = (EARL + "passed", EARL + "failed", EARL + "cantTell")
 """The outcomes of the outcome distribution, in order."""
@@ -43,10 +44,6 @@ def ratio(numerator: Decimal | int, denominator: Decimal | int) -> Decimal | Non
 def bound(value: float | Decimal | None) -> Decimal | None:
     """An interval bound rounded to :data:`BOUND_PLACES`."""
     return None if value is None else Decimal(repr(value) if isinstance(value, float) else value).quantize(BOUND_PLACES)
-
-
-def tail(iri: str) -> str:
-    return iri.rstrip("/").rsplit("/", 1)[-1].rsplit("#", 1)[-1]
 
 
 @dataclass(frozen=True)
@@ -190,7 +187,7 @@ class Figures:
                "coverage.applicableWeight": text(c.applicable_weight), "coverage.covered": text(c.covered),
                "coverage.applicable": text(c.applicable)}
         for share in self.distribution:
-            name = f"distribution.{tail(share.outcome)}"
+            name = f"distribution.{local_name(share.outcome)}"
             out |= {f"{name}.count": text(share.count), f"{name}.weight": text(share.weight),
                     f"{name}.fraction": text(share.fraction), f"{name}.weightedFraction": text(share.weighted_fraction)}
         for rate in self.pass_rates:
@@ -199,7 +196,7 @@ class Figures:
                     f"{name}.frame": text(rate.frame), f"{name}.lower": text(rate.lower),
                     f"{name}.upper": text(rate.upper)}
         for error in self.errors:
-            out[f"errors.{error.run}.{tail(error.kind) if error.kind else 'all'}"] = f"{error.count}/{error.cases}"
+            out[f"errors.{error.run}.{local_name(error.kind) if error.kind else 'all'}"] = f"{error.count}/{error.cases}"
         out["failed"] = " ".join(sorted(item.criterion for item in self.failed))
         out["untested"] = " ".join(sorted(item.criterion for item in self.untested))
         i = self.insufficient
@@ -207,11 +204,11 @@ class Figures:
                 "insufficientEvidence.coveredWeight": text(i.covered_weight),
                 "insufficientEvidence.insufficient": text(i.insufficient), "insufficientEvidence.covered": text(i.covered)}
         for st in self.standings:
-            out[f"standing.{st.criterion}"] = " ".join(tail(v) if v else "none"
+            out[f"standing.{st.criterion}"] = " ".join(local_name(v) if v else "none"
                                                        for v in (st.outcome, st.sufficiency, st.appropriateness))
         for a in self.agreements:
             out[f"judgeAgreement.{a.judge}.{a.version}.{a.criterion}"] = (
-                f"{tail(a.measure)} {text(a.value) or 'undefined'} over {a.units} units, "
+                f"{local_name(a.measure)} {text(a.value) or 'undefined'} over {a.units} units, "
                 + ("trusted alone" if a.trusted_alone else "not trusted alone"))
         return out
 

@@ -18,13 +18,14 @@ from pyoxigraph import Literal, NamedNode
 
 from ..core.graphs import GraphService
 from ..core.namespaces import XSD
+from ..core.rdf import local_name
 from ..core.store import Row
 from ..envelope import iris_for
 from ..scenarios.model import RuleBlocking
 from ..scenarios.records import frame_blocking
 from . import charts
 from .identity import CriterionState, criterion_states
-from .model import Report, tail
+from .model import Report
 from .kept import kept
 from .records import get_report
 
@@ -104,7 +105,7 @@ def _value(row: Row, name: str) -> str | None:
 
 def _coverage_rows(graphs: GraphService, report: Report) -> list[charts.RequirementCoverage]:
     """Each requirement's covered and applicable weight as of the report (``queries/coverage-by-requirement.rq``)."""
-    return [charts.RequirementCoverage(_value(row, "identifier") or tail(row["requirement"].value),
+    return [charts.RequirementCoverage(_value(row, "identifier") or local_name(row["requirement"].value),
                                        Decimal(row["coveredWeight"].value), Decimal(row["applicableWeight"].value))
             for row in graphs.rows("coverage-by-requirement", _bindings(report))]
 
@@ -172,11 +173,11 @@ def _read(graphs: GraphService, evaluation_id: str, number: int) -> ReportPage:
     by_iri = {state.criterion: state for state in criteria}
     figures = report.figures
     identifiers = {state.criterion: state.identifier for state in criteria}
-    intervals = [charts.Interval(identifiers.get(rate.criterion, tail(rate.criterion)), rate.passed, rate.judged,
+    intervals = [charts.Interval(identifiers.get(rate.criterion, local_name(rate.criterion)), rate.passed, rate.judged,
                                  float(rate.lower or 0), float(rate.upper or 0)) for rate in figures.pass_rates]
     level = next((float(rate.level) for rate in figures.pass_rates if rate.level is not None), 0.95)
-    counts = {tail(share.outcome): share.count for share in figures.distribution}
-    weights = {tail(share.outcome): share.weight for share in figures.distribution}
+    counts = {local_name(share.outcome): share.count for share in figures.distribution}
+    weights = {local_name(share.outcome): share.weight for share in figures.distribution}
     return ReportPage(
         report=report, criteria=criteria, failures=_failures(graphs, report, by_iri),
         untested=tuple(state for state in criteria if not state.covered), drill=_drill(graphs, report, criteria),

@@ -30,8 +30,8 @@ from decimal import Decimal
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.namespaces import DCTERMS, DQV, EPO, PROV, RDFS, XSD
-from ..core.rdf import RDF_TYPE, integer
-from .model import CriterionItem, Report, SignOff, canon, ratio, tail
+from ..core.rdf import RDF_TYPE, integer, local_name
+from .model import CriterionItem, Report, SignOff, canon, ratio
 
 SIGN_OFF_CLASSES = {"sign-off": EPO + "ReportSignOff", "acceptance": EPO + "ReportAcceptance"}
 
@@ -126,7 +126,7 @@ def _figures(say: _Say, report: Report) -> None:
     _measurement(say, r, f"{m}/coverage-count", "Coverage", c.covered, c.applicable, ratio(c.covered, c.applicable), False)
     say(f"{m}/coverage", DQV + "computedOn", NamedNode(report.basis.envelope))
     for share in f.distribution:
-        name = tail(share.outcome)
+        name = local_name(share.outcome)
         fraction = {"passed": "passedFraction", "failed": "failedFraction", "cantTell": "cantTellFraction"}.get(name)
         if fraction:
             say(r, EPO + fraction, None if share.fraction is None else decimal(share.fraction))

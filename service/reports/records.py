@@ -27,7 +27,7 @@ from ..core.config import Credential
 from ..core.errors import NotFound, Unprocessable
 from ..core.graphs import GraphRef, GraphService
 from ..core.iris import minted_number
-from ..core.rdf import date_time
+from ..core.rdf import date_time, local_name
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR
 from ..core.store import Row
 from ..envelope import get_evaluation, iris_for
@@ -37,7 +37,7 @@ from ..runs.records import RunView, run_view
 from . import evidence, rdf
 from .model import (DISTRIBUTED, FITNESS, NO_INSUFFICIENT, Basis, Coverage, CriterionItem, Digested, ErrorCount,
                     Figures, InsufficientShare, JudgeAgreementFigure, JudgeUsed, OutcomeShare, PassRate, Report,
-                    ScopeFacts, SignOff, Standing, Statement, bound, tail)
+                    ScopeFacts, SignOff, Standing, Statement, bound)
 
 REPORTERS = (EVALUATION_OPERATOR, DOMAIN_EXPERT)
 """The roles that make (draft) reports."""
@@ -62,9 +62,9 @@ def figures_of(metrics: EvaluationMetrics, run: RunView) -> Figures:
         errors=(ErrorCount(run.iri, None, sum(e.errors for e in metrics.execution_errors if e.run == run.iri), run.cases),
                 *(ErrorCount(e.run, e.kind, e.errors, run.cases)
                   for e in sorted(metrics.execution_errors, key=lambda e: (e.run, e.kind)))),
-        failed=tuple(CriterionItem(f.criterion, f.identifier or tail(f.criterion), f.requirement, f.weight)
+        failed=tuple(CriterionItem(f.criterion, f.identifier or local_name(f.criterion), f.requirement, f.weight)
                      for f in metrics.failures),
-        untested=tuple(CriterionItem(g.criterion, g.identifier or tail(g.criterion), g.requirement, g.weight)
+        untested=tuple(CriterionItem(g.criterion, g.identifier or local_name(g.criterion), g.requirement, g.weight)
                        for g in metrics.gaps))
 
 
@@ -230,7 +230,7 @@ def stored_figures(graphs: GraphService, report: str) -> Figures:
     rows = graphs.rows("report-figures", {"report": NamedNode(report)})
     by_metric: dict[str, list[Row]] = {}
     for row in rows:
-        by_metric.setdefault(tail(row["metric"].value), []).append(row)
+        by_metric.setdefault(local_name(row["metric"].value), []).append(row)
     weighted = {r["weighted"].value == "true": r for r in by_metric.get("Coverage", [])}
     coverage = Coverage(number(weighted[True], "numerator"), number(weighted[True], "denominator"),
                         int(weighted[False]["numerator"].value), int(weighted[False]["denominator"].value))

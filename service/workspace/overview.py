@@ -24,6 +24,7 @@ from pyoxigraph import NamedNode
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
 from ..core.iris import minted_number
+from ..core.rdf import local_name
 from ..envelope import get_evaluation
 from ..envelope.model import EnvelopeStatus, Evaluation
 from ..reports.model import Report
@@ -116,7 +117,7 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
                          if r["digest"].value == summary.envelope.digest), None)
     approved = {p.iri: p.approved for p in found.plans}
     plans = tuple(PlanRow(r["plan"].value, minted_number(r["plan"].value),
-                          r["strategy"].value.rsplit("/", 1)[-1], int(r["probes"].value), r["envelope"].value,
+                          local_name(r["strategy"].value), int(r["probes"].value), r["envelope"].value,
                           r["createdBy"].value, r["created"].value, approved.get(r["plan"].value))
                   for r in graphs.rows("plans", {"evaluation": NamedNode(evaluation.iri)}))
     reports = tuple(ReportRow(r.iri, r.number, r.run, "final" if r.accepted else "signed" if r.signed_off else "draft")

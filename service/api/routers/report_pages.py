@@ -15,10 +15,10 @@ from markupsafe import Markup
 from ...core.config import Credential
 from ...core.graphs import GraphService
 from ...core.iris import minted_number
+from ...core.rdf import local_name
 from ...envelope import iris_for
 from ...reports.failure_map import failure_map
 from ...reports.kept import kept
-from ...reports.model import tail
 from ...reports.page import ReportPage, report_page
 from ...reports.records import record_digests
 from ..deps import GraphsDep, ReaderDep
@@ -45,7 +45,7 @@ def exact(value: Decimal | int) -> str:
     return format(Decimal(value).normalize(), "f") if isinstance(value, Decimal) else str(value)
 
 
-FORMAT = {"percent": percent, "exact": exact, "outcome": tail, "short": tail}
+FORMAT = {"percent": percent, "exact": exact, "outcome": local_name, "short": local_name}
 """What the report and comparison templates format numbers and outcomes with."""
 
 
@@ -73,7 +73,7 @@ async def report_page_response(request: Request, graphs: GraphService, evaluatio
     html = render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
                    link=link, path=report_path, scripts=["alternates.js"], page=page, drill=drill, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
                    run_path=f"/evaluations/{evaluation_id}/runs/{minted_number(page.report.basis.run)}",
-                   identifiers=identifiers, fitness=FITNESS.get(tail(page.report.statement.fitness), "—"),
+                   identifiers=identifiers, fitness=FITNESS.get(local_name(page.report.statement.fitness), "—"),
                    signing=forms, reports_path=f"/evaluations/{evaluation_id}/workspace/reports", **FORMAT)
     return HTMLResponse(html, status_code=status, headers={"Vary": "Accept"})
 

@@ -28,11 +28,11 @@ from ...core.errors import NotFound, ServiceError
 from ...core.graphs import GraphService
 from ...core.namespaces import EARL
 from ...core.people import Person
+from ...core.rdf import local_name
 from ...core.roles import ADMIN
 from ...envelope import get_evaluation
 from ...judgments.records import DETERMINERS, Ruling, record_rulings
 from ...judgments.separation import Separation
-from ...reports.model import tail
 from ...runs.records import list_runs
 from ...workspace import CaseView, Queue, annotation_queue, case_view, reads
 from ...workspace.annotation import annotate_path, waiting_on
@@ -106,7 +106,7 @@ def _recorded(graphs: GraphService, evaluation_id: str, person: Person, run: int
     if not own:
         return None
     latest = max(own, key=lambda v: v.at)
-    return Recorded(run, probe, identifier, SAID.get(latest.outcome, tail(latest.outcome)),
+    return Recorded(run, probe, identifier, SAID.get(latest.outcome, local_name(latest.outcome)),
                     annotate_path(evaluation_id, run, probe))
 
 
@@ -115,7 +115,7 @@ def _page(request: Request, template: str, title: str, evaluation_id: str, perso
     html = render(template, title=f"{title}: {context['evaluation_title']}",
                   link=request.app.state.publisher.local_href, scripts=["annotate.js"], evaluation_id=evaluation_id,
                   current="annotate", person=person, determiner=determines(person), reads=languages_of(person),
-                  outcomes=OUTCOMES, said=SAID, tail=tail, **context)
+                  outcomes=OUTCOMES, said=SAID, tail=local_name, **context)
     return HTMLResponse(html, status_code=status, headers=NO_STORE)
 
 

@@ -26,6 +26,7 @@ from ...core.config import Credential
 from ...core.errors import ServiceError, Unauthenticated
 from ...core.graphs import GraphService
 from ...core.people import Person
+from ...core.rdf import local_name
 from ...core.roles import ADMIN
 from ...envelope import approvals, get_evaluation
 from ...envelope.inputs import recorded_pins
@@ -71,14 +72,9 @@ def when(at: str | datetime) -> str:
     return (moment.astimezone(timezone.utc) if moment.tzinfo else moment).strftime("%Y-%m-%d %H:%M UTC")
 
 
-def tail(iri: str) -> str:
-    """An IRI's last segment: a criterion's identifier, an agent's name, a rule's local name."""
-    return iri.rstrip("/").rsplit("#", 1)[-1].rsplit("/", 1)[-1]
-
-
 def lang(language: str) -> str:
     """A language (a lexvo IRI, an ISO 639 code or a BCP 47 tag) as the BCP 47 tag a ``lang`` attribute takes."""
-    return normal_tag(tail(language))
+    return normal_tag(local_name(language))
 
 
 @dataclass(frozen=True)
@@ -117,7 +113,7 @@ class Frame:
         html = render(template, title=f"{title}: {context['evaluation_title']}",
                       link=self.request.app.state.publisher.local_href, evaluation_id=self.evaluation_id,
                       workspace=self.path, current=current, may=lambda *roles: may(self.person, *roles),
-                      refusal=refusal, done=done, word=word, when=when, tail=tail, lang=lang, **context)
+                      refusal=refusal, done=done, word=word, when=when, tail=local_name, lang=lang, **context)
         return HTMLResponse(html, status_code=status)
 
 
