@@ -74,7 +74,7 @@ def test_the_sign_off_names_the_graphs_nothing_reads(service: Service, folder: P
     steps = walk(DOC.read_text(encoding="utf-8"))
     upto = next(n for n, step in enumerate(steps) if step[:2] == ["call", "POST"] and step[2].endswith("/sign-off"))
     assert put(service, f"shapes/{DOMAIN}-rules", (folder / "scenario-rules.ttl").read_bytes())["status"] == 201
-    answers = replay(service, folder, steps[:upto + 1])
+    answers = replay(service.http, service.auth, folder, steps[:upto + 1])
     signed = answers[-1][1]
     assert signed["kind"] == "envelope-sign-off" and len(signed["warnings"]) == 1, signed
     assert f"graphs/shapes/{DOMAIN}-rules> is read by nothing" in signed["warnings"][0], signed
