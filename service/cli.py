@@ -280,6 +280,7 @@ class StageProgress:
 
 def derive(args: argparse.Namespace) -> int:
     from .composition import command_services
+    from .core.rdf import local_name
     from .plan.testplan import planning_input
     from .scenarios.derive import derive as run_derivation
 
@@ -301,7 +302,7 @@ def derive(args: argparse.Namespace) -> int:
     print(f"sample of {len(derivation.scenarios)} (seed {args.seed}): {len(blocked)} blocked")
     for scenario in blocked[: args.show]:
         for block in scenario.blocks:
-            print(f"  scenario {scenario.index}: {block.message}  [{block.rule.rsplit('/', 1)[-1]}]")
+            print(f"  scenario {scenario.index}: {block.message}  [{local_name(block.rule)}]")
     return 0
 
 

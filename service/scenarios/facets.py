@@ -28,6 +28,7 @@ from rdflib.term import Node
 
 from ..core.errors import Unprocessable
 from ..core.namespaces import EPO as EPO_NS
+from ..core.rdf import local_name
 
 EPO = Namespace(EPO_NS)
 PERSON_LINK = DCTERMS.subject
@@ -114,7 +115,7 @@ def read_specs(dso: Graph) -> tuple[FacetSpec, ...]:
         def one(prop: URIRef) -> Node | None:
             return dso.value(decl, prop)
         kind = one(EPO.valueKind) or INSTANCES
-        missing = [str(p).rsplit("/", 1)[-1] for p in (EPO.facetName, EPO.facetProperty, EPO.facetNode, EPO.scenarioProperty)
+        missing = [local_name(str(p)) for p in (EPO.facetName, EPO.facetProperty, EPO.facetNode, EPO.scenarioProperty)
                    if one(p) is None]
         if kind != BOOLEANS and one(EPO.valuesFrom) is None:
             missing.append("valuesFrom")
