@@ -20,7 +20,7 @@ from ..runs.test_imports_api import jsonl, row, upload
 from ..runs.test_run_record import approved  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY
-DOMAIN = Path(__file__).parents[1] / "scenarios" / "domains" / "bednets"
+DOMAIN = Path(__file__).parents[2] / "examples" / "bednets"
 EARL = "http://www.w3.org/ns/earl#"
 RULE = "https://example.org/judges/bednets/washing-dried-in-shade"
 TURTLE = {"Content-Type": "text/turtle"}

@@ -21,7 +21,7 @@ from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
 from ..runs.test_run_record import approved, finished  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY
-JUDGES = Path(__file__).parents[1] / "scenarios" / "domains" / "bednets" / "judges.ttl"
+JUDGES = Path(__file__).parents[2] / "examples" / "bednets" / "judges.ttl"
 EARL = "http://www.w3.org/ns/earl#"
 
 

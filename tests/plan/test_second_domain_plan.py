@@ -1,6 +1,6 @@
 """A second DSO plans through the HTTP API with no code change (issue 9, "Done when").
 
-The bed-nets test domain (tests/scenarios/domains/bednets: its DSO, Ghana's knowledge graph, a SHACL consistency
+The bed-nets domain (examples/bednets, the second worked example: its DSO, Ghana's knowledge graph, a SHACL consistency
 rule, a routing rule and English templates) is loaded through ``/graphs`` by role, an evaluation is scoped on it
 (evaluation.json: English and Twi), its envelope (envelope.json: three criteria, on hanging, washing and getting a
 net) is assessed and signed off, and an operator makes a plan, all as a user would over HTTP. The plan and the
@@ -31,7 +31,7 @@ from ..test_envelope import snapshot
 from .test_openings import bound
 from .test_pinned_inputs import select
 
-DOMAIN = Path(__file__).parents[1] / "scenarios" / "domains" / "bednets"
+DOMAIN = Path(__file__).parents[2] / "examples" / "bednets"
 VACCINE_SHAPES = Path(__file__).parents[2] / "shapes"
 """The vaccine DSO's scenario shapes, loaded beside the domain's as another domain's (``shapes/scenario-*``)."""
 ID = "bednets"

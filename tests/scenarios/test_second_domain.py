@@ -1,4 +1,4 @@
-"""A second, small DSO (bed nets, tests/scenarios/domains/bednets) derives, blocks and draws probes with no
+"""A second, small DSO (bed nets, examples/bednets) derives, blocks and draws probes with no
 code change: its facets, its knowledge graph's part of the frame, its SHACL rule, its OWL axiom and its
 routing rule are all data. 48 candidates, so the reference checks every one of them.
 """
@@ -22,7 +22,7 @@ from service.scenarios.production import OWL_RULES, Production
 from service.scenarios.reference import reference_check, scenario_iri
 from service.scenarios.rules import load_rule_shapes
 
-HERE = Path(__file__).parent / "domains" / "bednets"
+HERE = Path(__file__).parents[2] / "examples" / "bednets"
 BN = Namespace("https://example.org/dso/bednets/")
 KG = Namespace("https://example.org/kg/ghana/")
 LANG = Namespace("http://lexvo.org/id/iso639-3/")
