@@ -17,8 +17,10 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 
 from ..core.catalog import CatalogEntry
+from ..core.iris import agent_name, minted_number
 from ..core.namespaces import RDF, RDFS, SKOS
 from ..core.plugins import prefixes
+from ..core.rdf import local_name
 from ..publishing.ontology_docs import DOCUMENTED, Link, OntologyIndex, TermDoc
 from ..publishing.query_examples import examples
 from ..scenarios.model import Page
@@ -55,6 +57,8 @@ def thousands(count: int) -> str:
 
 
 _ENV.filters["thousands"] = thousands
+# what a page shows of an IRI: a minted record's number, an agent's name, a vocabulary term's local name
+_ENV.filters.update(number=minted_number, agent=agent_name, local_name=local_name)
 
 _INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances",
                     RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties",

@@ -14,6 +14,8 @@ from functools import lru_cache
 
 from pyoxigraph import NamedNode
 
+from .rdf import local_name
+
 from .errors import BadRequest
 
 # RFC 3987 §2.2: iunreserved, sub-delims, ':', '@', '/', '?', '#' and '%' (as pct-encoded) are the
@@ -105,6 +107,13 @@ def minted_number(iri: str) -> int:
     batch, a probe, a scenario trigger). The records state no number of their own (adding one would change their
     digests), so the layout is read back here, in one place, as :func:`graph_iri` and the batches write it."""
     return int(iri.rsplit("/", 1)[-1])
+
+
+def agent_name(iri: str) -> str:
+    """The name an agent's IRI gives: ``{name}`` of ``{base}agents/{name}`` (:meth:`.catalog.Catalog.agent_iri`), or
+    the local name of an agent another system named (an imported record's)."""
+    _, minted, name = iri.rpartition("/agents/")
+    return name if minted else local_name(iri)
 
 
 def is_deployment_path(path: str) -> bool:

@@ -25,6 +25,7 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound
 from ..core.graphs import GraphService
+from ..core.iris import agent_name
 from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
 from . import inputs
 from .model import ApprovalRecord, EnvelopeStatus
@@ -49,7 +50,7 @@ def records(graphs: GraphService, evaluation: str) -> list[ApprovalRecord]:
             iri=row["approval"].value,
             kind=_CLASS_TO_KIND[row["class"].value],
             subject=row["subject"].value,
-            agent=row["agent"].value.rsplit("/", 1)[-1],
+            agent=agent_name(row["agent"].value),
             time=datetime.fromisoformat(row["time"].value),
             outcome=row["outcome"].value.removeprefix(EARL),
             comment=row["comment"].value if "comment" in row else None,

@@ -10,6 +10,7 @@ from pyoxigraph import NamedNode
 
 from ..core.graphs import GraphService
 from ..core.namespaces import EPO
+from ..core.rdf import local_name
 from ..core.store import Row
 from ..envelope import iris_for
 from .model import CriterionText, Turn, Verdict
@@ -50,7 +51,7 @@ def _verdict(row: Row) -> Verdict:
     pointer = (int(row["pointerStart"].value), int(row["pointerEnd"].value)) if "pointerStart" in row else None
     return Verdict(row["determination"].value, row["criterion"].value, int(row["turn"].value), row["outcome"].value,
                    row["mode"].value, judge, JUDGE_KINDS.get(row["method"].value, "person"),
-                   _text(row, "judgeName") or judge.rstrip("/").rsplit("/", 1)[-1], _text(row, "version"),
+                   _text(row, "judgeName") or local_name(judge), _text(row, "version"),
                    row["rationale"].value, pointer, row["at"].value)
 
 
