@@ -43,9 +43,10 @@ def test_schemathesis_with_every_check_finds_no_failure(service: Service) -> Non
         [schemathesis(), "--config-file", str(CONFIG), "--no-color", "run", f"{service.url}/openapi.json",
          # every phase but the stateful one, which tests/api/test_fuzz_stateful.py runs on the worked example
          "--phases", "examples,coverage,fuzzing", "--checks", "all",
-         # but the 10 s response-time limit `all` adds: a timing, which a loaded machine breaks (a coverage-phase
-         # request took longer during a profiled run); the service's speed is measured by bench/, not asserted here
-         "--exclude-checks", "max_response_time",
+         # `all` adds a 10 s response-time limit (ST112), which a loaded machine broke once in a profiled run, and
+         # the CLI cannot exclude it: raised to the request timeout, so only a request that times out anyway fails;
+         # the service's speed is measured by bench/, not asserted here
+         "--max-response-time", "30",
          "--header", f"Authorization: Bearer {service.tokens['admin']}", "--max-examples", str(EXAMPLES), "--seed", str(SEED), "--generation-database", "none",
          # one worker: with two, hypothesis's lambda descriptions (ast.parse) raced into SystemErrors
          "--request-timeout", "30", "--workers", "1"],
