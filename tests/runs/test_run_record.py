@@ -64,8 +64,8 @@ def finished(service: Service, number: int, traces: int | None = None) -> dict:
         assert job is not None, f"run {number} has no job in this service, though it was started here: {run}"
         if job["state"] == "finished":
             assert traces is None or run["traces"] == traces, (
-                f"run {number}'s job finished with {run['traces']} traces, not {traces}: job {job}; "
-                f"{run['cases']} cases, {run['errors']} errors, {run['probes']} probes")
+                f"run {number}'s job finished with {run['traces']} traces, not {traces}: {run}; the record's runs: "
+                f"{service.http.get(f'/evaluations/{ID}/runs').text[:3000]}")
             return run
         assert job["state"] == "running", f"run {number}'s job failed: {job}"
         time.sleep(0.05)
