@@ -195,15 +195,15 @@ def _cases(data: Path) -> int:
         store.close()
 
 
-ERRORS = f"""
+ERRORS = """
     PREFIX epo: <https://w3id.org/ob-caie/epo/>
-    SELECT ?probe ?kind ?status ?attempts ?turn WHERE {{
-      GRAPH ?case {{ ?case epo:inRun ?run ; epo:realizesProbe ?probe .
+    SELECT ?probe ?kind ?status ?attempts ?turn WHERE {
+      GRAPH ?case { ?case epo:inRun ?run ; epo:realizesProbe ?probe .
                     ?error a epo:ExecutionError ; epo:errorKind ?kind ; epo:requestAttempts ?attempts ;
                            epo:errorIn ?turn .
-                    OPTIONAL {{ ?error epo:httpStatus ?status }}
-                    FILTER NOT EXISTS {{ ?trace epo:traceOf ?case }} }}
-    }}"""
+                    OPTIONAL { ?error epo:httpStatus ?status }
+                    FILTER NOT EXISTS { ?trace epo:traceOf ?case } }
+    }"""
 
 
 @pytest.mark.parametrize(("model", "kind", "status", "attempts"), [
