@@ -13,13 +13,27 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar, Union
 
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, RdfFormat, Triple
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, QuerySolution, RdfFormat, Triple
 
 from ..errors import StoreUnavailable
 
 Term = Union[NamedNode, BlankNode, Literal, Triple]
-Row = dict[str, Term]
+Node = Union[NamedNode, BlankNode, Literal]
+"""What a row of the service's own queries holds: none of them binds a quoted triple (RDF-star)."""
+Row = dict[str, Node]
 Bindings = Mapping[str, Term]
+
+
+def solution_row(solution: QuerySolution, names: Sequence[str]) -> Row:
+    """One solution as a row of its bound variables; a quoted triple is refused (the service reads none)."""
+    row: Row = {}
+    for name in names:
+        term = solution[name]
+        if isinstance(term, Triple):
+            raise TypeError(f"?{name} is bound to a quoted triple, which the service's queries never read")
+        if term is not None:
+            row[name] = term
+    return row
 
 
 @dataclass

@@ -27,7 +27,7 @@ from pyoxigraph import (
 
 from ..errors import BadRequest, StoreUnavailable
 from ..formats import RDF_FORMATS
-from .base import RESULTS_MEDIA, Bindings, ChangeSet, Dataset, QueryAnswer, Row, Store, bind, update_text
+from .base import RESULTS_MEDIA, Bindings, ChangeSet, Dataset, QueryAnswer, Row, Store, bind, solution_row, update_text
 
 _GENERATION = struct.Struct("=Q")
 
@@ -83,7 +83,7 @@ class EmbeddedStore(Store):
         if not isinstance(solutions, QuerySolutions):
             raise TypeError("select() needs a SELECT query")
         names = [variable.value for variable in solutions.variables]
-        return [{name: row[name] for name in names if row[name] is not None} for row in solutions]
+        return [solution_row(row, names) for row in solutions]
 
     def ask(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> bool:
         return bool(self._run(query, bindings, union))

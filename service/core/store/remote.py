@@ -73,6 +73,7 @@ from .base import (
     StoreLimitExceeded,
     Term,
     bind,
+    solution_row,
     update_text,
 )
 from .engines import (
@@ -208,7 +209,7 @@ class RemoteStore(Store):
         if not isinstance(solutions, QuerySolutions):
             raise TypeError("select() needs a SELECT query")
         names = [variable.value for variable in solutions.variables]
-        rows: list[Row] = [{name: row[name] for name in names if row[name] is not None} for row in solutions]
+        rows = [solution_row(row, names) for row in solutions]
         self._check_cap(len(rows), "rows")
         announced = response.headers.get("x-sparql-maxrows")  # Virtuoso's sign that it applied ResultSetMaxRows
         if announced is not None and announced.isdigit() and len(rows) >= int(announced):
