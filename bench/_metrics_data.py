@@ -36,6 +36,8 @@ from decimal import Decimal
 from pathlib import Path
 
 import pyoxigraph
+from caie_vaccine.demo import DEMO_VERSION
+from caie_vaccine.worked_example import ANNIE, DANA, EXAMPLE, THEO
 from pyoxigraph import NamedNode, Quad, Triple
 
 from service import envelope
@@ -47,7 +49,8 @@ from service.core.config import Credential, Settings
 from service.core.digest import digest_and_size
 from service.core.namespaces import EPO
 from service.envelope import approvals, iris_for
-from service.envelope.model import Criterion, EnvelopeContent, Judge as CriterionJudge, Requirement
+from service.envelope.model import Criterion, EnvelopeContent, Requirement
+from service.envelope.model import Judge as CriterionJudge
 from service.judgments import rdf as judgments_rdf
 from service.judgments.attestations import AGGREGATION, APPROPRIATENESS, SUFFICIENCY, aggregate
 from service.judgments.model import AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, MANUAL, PASSED, Determination, Judge
@@ -57,11 +60,9 @@ from service.plan.approval import approve_plan
 from service.plan.openings import Opening
 from service.plan.testplan import PlannedProbe, PlanRequest, planning_input
 from service.runs import rdf as runs_rdf
-from caie_vaccine.demo import DEMO_VERSION
 from service.runs.model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TokenUsage, Turn
 from service.runs.records import start_run
 from service.scenarios.frame import FrameCounts
-from caie_vaccine.worked_example import ANNIE, DANA, EXAMPLE, THEO
 
 BASE = "http://bench.test/"
 EVALUATION_ID = "metrics-1m"

@@ -27,14 +27,14 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from determinations import BASE, body, units  # noqa: E402
-from fastapi.testclient import TestClient  # noqa: E402
+from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
+from determinations import BASE, body, units
+from fastapi.testclient import TestClient
 
-from service.api import create_app  # noqa: E402
-from service.composition import build_services  # noqa: E402
-from service.core.bootstrap import load_spec_files  # noqa: E402
-from service.core.config import Settings  # noqa: E402
-from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example  # noqa: E402
+from service.api import create_app
+from service.composition import build_services
+from service.core.bootstrap import load_spec_files
+from service.core.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (Path(__file__), ROOT / "bench" / "determinations.py",

@@ -29,13 +29,13 @@ from pyoxigraph import NamedNode, Quad, RdfFormat, Triple
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from service.composition import Services, build_services  # noqa: E402
-from service.core.catalog import CatalogEntry, GraphKind, now  # noqa: E402
-from service.core.config import Credential, Settings  # noqa: E402
-from service.core.digest import digest_and_size  # noqa: E402
-from service.core.graphs import GraphRef  # noqa: E402
-from service.core.rdf import parse_triples  # noqa: E402
-from service.core.store import ChangeSet, EmbeddedStore  # noqa: E402
+from service.composition import Services, build_services
+from service.core.catalog import CatalogEntry, GraphKind, now
+from service.core.config import Credential, Settings
+from service.core.digest import digest_and_size
+from service.core.graphs import GraphRef
+from service.core.rdf import parse_triples
+from service.core.store import ChangeSet, EmbeddedStore
 
 BASE = "http://bench.test/"
 EPO, EARL = "https://w3id.org/ob-caie/epo/", "http://www.w3.org/ns/earl#"

@@ -29,17 +29,17 @@ from pyoxigraph import NamedNode, Quad
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fastapi.testclient import TestClient  # noqa: E402
+from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
+from fastapi.testclient import TestClient
 
-from service.api import create_app  # noqa: E402
-from service.composition import build_services  # noqa: E402
-from service.core.bootstrap import load_spec_files  # noqa: E402
-from service.core.config import Settings  # noqa: E402
-from service.judgments.model import MANUAL, Determination, Judge  # noqa: E402
-from service.judgments.rdf import determination_triples  # noqa: E402
-from service.judgments.records import answered_cases  # noqa: E402
-from service.runs.records import plan_probes, run_view  # noqa: E402
-from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example  # noqa: E402
+from service.api import create_app
+from service.composition import build_services
+from service.core.bootstrap import load_spec_files
+from service.core.config import Settings
+from service.judgments.model import MANUAL, Determination, Judge
+from service.judgments.rdf import determination_triples
+from service.judgments.records import answered_cases
+from service.runs.records import plan_probes, run_view
 
 BASE = "http://bench.test/"
 TOKEN = "bench-annie"

@@ -60,16 +60,17 @@ def make_inputs(probes: int, store: Path, out: Path) -> None:
     """Build the plan, run it on the demonstration chatbot and write every answered case and its knowledge to
     ``out`` (``bench/runner.py``'s setup; nothing here is timed)."""
     sys.path.insert(0, str(REPO))
+    from caie_vaccine.demo import DemoChatbot
+    from caie_vaccine.worked_example import EVALUATION_ID, THEO
+
     from bench.runner import approved_plan
     from service.composition import build_services
     from service.core.config import Settings
     from service.judgments.automated import probe_contexts
     from service.judgments.records import answered_cases
-    from caie_vaccine.demo import DemoChatbot
     from service.runs.model import ExecutionSettings
     from service.runs.records import start_run
     from service.runs.runner import continue_run
-    from caie_vaccine.worked_example import EVALUATION_ID, THEO
 
     clock = time.perf_counter()
     services = build_services(Settings(data_dir=store))
@@ -109,9 +110,10 @@ def make_inputs(probes: int, store: Path, out: Path) -> None:
 def worker(inputs: Path, rules_file: Path, root: Path) -> None:
     """Judge every case of ``inputs`` with the ``service`` package on ``PYTHONPATH`` (which must be ``root``'s);
     print what it took and made as one JSON object."""
-    import service
     from rdflib import Graph
     from rdflib.util import from_n3
+
+    import service
     from service.judgments.model import ProbeContext
     from service.judgments.rules import judge, parse_rules
     from service.runs.model import Turn

@@ -26,7 +26,7 @@ import httpx
 import pyoxigraph
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.servers import free_port  # noqa: E402
+from tests.servers import free_port
 
 EPO = "https://w3id.org/ob-caie/epo/"
 EARL = "http://www.w3.org/ns/earl#"

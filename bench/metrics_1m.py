@@ -46,15 +46,15 @@ from pyoxigraph import NamedNode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _metrics_data import BASE, EVALUATION_ID, Params, Plain, build, settings_for, store_dir  # noqa: E402
+from _metrics_data import BASE, EVALUATION_ID, Params, Plain, build, settings_for, store_dir
 
-from service.composition import build_services  # noqa: E402
-from service.core.config import Credential  # noqa: E402
-from service.judgments.tallies import facts_ref, pass_rate_rows, recount_tallies, tallies_ref  # noqa: E402
-from service.runs.records import run_view  # noqa: E402
-from service.judgments.attestations import aggregate  # noqa: E402
-from service.judgments.model import CANT_TELL, FAILED, PASSED  # noqa: E402
-from tests.servers import free_port  # noqa: E402
+from service.composition import build_services
+from service.core.config import Credential
+from service.judgments.attestations import aggregate
+from service.judgments.model import CANT_TELL, FAILED, PASSED
+from service.judgments.tallies import facts_ref, pass_rate_rows, recount_tallies, tallies_ref
+from service.runs.records import run_view
+from tests.servers import free_port
 
 COUNTED = (PASSED, FAILED, CANT_TELL)
 BENCH = Credential(agent="bench", roles=frozenset({"admin"}))

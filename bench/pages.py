@@ -56,15 +56,15 @@ from pyoxigraph import NamedNode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _workspace_data import BASE, settings_for, with_determinations, worked_example  # noqa: E402
-from metrics_1m import serve  # noqa: E402
+from _workspace_data import BASE, settings_for, with_determinations, worked_example
+from caie_vaccine.worked_example import EVALUATION_ID
+from metrics_1m import serve
 
-from service.cli import _demo_people  # noqa: E402
-from service.composition import build_services  # noqa: E402
-from service.envelope import envelope_at, iris_for  # noqa: E402
-from service.runs.records import run_view  # noqa: E402
-from service.workspace.cases import reads, run_cases  # noqa: E402
-from caie_vaccine.worked_example import EVALUATION_ID  # noqa: E402
+from service.cli import _demo_people
+from service.composition import build_services
+from service.envelope import envelope_at, iris_for
+from service.runs.records import run_view
+from service.workspace.cases import reads, run_cases
 
 BUDGET_MS = 300
 TIMEOUT = -1

@@ -42,19 +42,20 @@ import httpx
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from service.composition import Services, build_services  # noqa: E402
-from service.core.bootstrap import load_spec_files  # noqa: E402
-from service.core.config import Settings  # noqa: E402
-from service.plan.allocation import Strategy  # noqa: E402
-from service.plan.approval import approve_plan  # noqa: E402
-from service.plan.testplan import PlanRequest, create_plan  # noqa: E402
-from service.runs.executor import execute  # noqa: E402
-from service.runs.model import CaseTrace, Conversation, ExecutionSettings  # noqa: E402
-from service.runs.records import plan_probes, recorded_probes, start_run  # noqa: E402
-from service.runs.runner import continue_run  # noqa: E402
-from service.runs.targets import OpenAICompatible  # noqa: E402
-from caie_vaccine.worked_example import ANNIE, EVALUATION_ID, THEO, load_worked_example  # noqa: E402
-from tests.servers import free_port, stop_process, wait_until_up  # noqa: E402
+from caie_vaccine.worked_example import ANNIE, EVALUATION_ID, THEO, load_worked_example
+
+from service.composition import Services, build_services
+from service.core.bootstrap import load_spec_files
+from service.core.config import Settings
+from service.plan.allocation import Strategy
+from service.plan.approval import approve_plan
+from service.plan.testplan import PlanRequest, create_plan
+from service.runs.executor import execute
+from service.runs.model import CaseTrace, Conversation, ExecutionSettings
+from service.runs.records import plan_probes, recorded_probes, start_run
+from service.runs.runner import continue_run
+from service.runs.targets import OpenAICompatible
+from tests.servers import free_port, stop_process, wait_until_up
 
 PLAN_MARKER = "bench-runner-plan"
 """A file in ``--store DIR`` naming the bench's approved plan, so a later call reuses it."""

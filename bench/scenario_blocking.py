@@ -47,17 +47,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rdflib import Graph  # noqa: E402
-from rich.console import Console  # noqa: E402
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn  # noqa: E402
+from rdflib import Graph
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from service.scenarios.derive import DerivationInput, context_for  # noqa: E402
-from service.scenarios.draw import sample_eligible  # noqa: E402
-from service.scenarios.engine import Block, Context  # noqa: E402
-from service.scenarios.frame import count_frame  # noqa: E402
-from service.scenarios.production import OWL_RULES, Production  # noqa: E402
-from service.scenarios.reference import reference_check, scenario_iri  # noqa: E402
-from service.scenarios.rules import ROUTING, default_scenario_shape_paths  # noqa: E402
+from service.scenarios.derive import DerivationInput, context_for
+from service.scenarios.draw import sample_eligible
+from service.scenarios.engine import Block, Context
+from service.scenarios.frame import count_frame
+from service.scenarios.production import OWL_RULES, Production
+from service.scenarios.reference import reference_check, scenario_iri
+from service.scenarios.rules import ROUTING, default_scenario_shape_paths
 
 ROOT = Path(__file__).resolve().parents[1]
 BASE = "https://example.org/evaluations/bench"

@@ -39,7 +39,7 @@ from urllib.parse import quote
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.servers import free_port, oxigraph_binary, wait_until_up  # noqa: E402
+from tests.servers import free_port, oxigraph_binary, wait_until_up
 
 BASE = "http://bench.test/"
 """Our deployment base (the graph's IRI is under it) whatever port the service listens on."""

@@ -25,7 +25,6 @@ from .core.errors import ServiceError
 if TYPE_CHECKING:
     import uvicorn
     from fastapi import FastAPI
-
     from rich.progress import TaskID
 
     from .core.config import Settings

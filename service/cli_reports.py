@@ -59,7 +59,8 @@ def compare(args: argparse.Namespace) -> int:
     from .api.shapes import comparison_json
     from .composition import command_services
     from .core.errors import Conflict
-    from .reports.compare import compare as compare_reports, side
+    from .reports.compare import compare as compare_reports
+    from .reports.compare import side
 
     services = command_services(args)
     try:

@@ -8,8 +8,8 @@ from the environment variable ``--api-key-env`` names (never from the command li
 from __future__ import annotations
 
 import argparse
-from datetime import timedelta
 from collections.abc import Callable
+from datetime import timedelta
 
 from .core.config import Credential
 from .core.errors import BadRequest

@@ -33,11 +33,11 @@ from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, serialize
 
 from service.api import create_app
 from service.composition import build_services
-from service.core.graphs import GraphService
 from service.core.config import Settings
-from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
+from service.core.graphs import GraphService
 from service.core.memo import CACHE_DIR_ENV
 from service.core.outbound import tls_context
+from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
 
 from .servers import AppSlot, VirtuosoServer, app_server, oxigraph_server, virtuoso_server
 

@@ -12,14 +12,15 @@ import sys
 from pathlib import Path
 
 import pytest
-from pyoxigraph import NamedNode, Quad, RdfFormat, Store as OxStore, parse, serialize
+from caie_vaccine.worked_example import load_worked_example
+from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
+from pyoxigraph import Store as OxStore
 
 from service.core.config import Credential
 from service.core.errors import BadRequest, Forbidden, Unprocessable
 from service.core.memo import kept
 from service.core.store import EmbeddedStore
 from service.judgments.human_steps import import_steps, read_steps
-from caie_vaccine.worked_example import load_worked_example
 
 from .conftest import REPO, graphs_over, restore
 from .test_envelope import example_envelope, load_spec, spec_quads  # noqa: F401

@@ -7,13 +7,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from caie_vaccine import VE as DSO_VACCINE
 from pyshacl import validate as shacl_validate
 from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS
 from rdflib.term import Node
 
-from caie_vaccine import VE as DSO_VACCINE
-from service.core.kg_shapes import kg_shapes as shapes_for, repository_shapes
+from service.core.kg_shapes import kg_shapes as shapes_for
+from service.core.kg_shapes import repository_shapes
 from service.core.validation import load_shapes, validate_kg
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -13,7 +13,7 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 import pytest
@@ -21,18 +21,17 @@ import rdflib
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
 
 from service import envelope
-from service.envelope import approvals
 from service.api.models import EnvelopeBody, EvaluationBody
 from service.core.bootstrap import load_spec_files, spec_files
 from service.core.config import Credential
-from service.core.memo import kept
-from service.envelope.checks import requirement_cycles
-from service.envelope import rdf, scope_rdf
-from service.envelope.rdf import envelope_triples, envelope_digest
 from service.core.errors import Conflict, Forbidden, Unprocessable
 from service.core.graphs import GraphService, WriteMode
+from service.core.memo import kept
 from service.core.namespaces import CAIE_EPO, EARL, EPO
 from service.core.store import EmbeddedStore, Store
+from service.envelope import approvals, rdf, scope_rdf
+from service.envelope.checks import requirement_cycles
+from service.envelope.rdf import envelope_digest, envelope_triples
 
 from .conftest import BASE_URL, REPO, ROLES, dump, graphs_over, restore, shared_path
 
@@ -345,7 +344,7 @@ def test_the_examples_criteria_conform_to_caie_spec_and_to_the_record_shapes() -
             only += caie_shapes.cbd(o)
     iris = envelope.Iris(BASE_URL, "measles")
     triples = scope_rdf.scope_triples(iris, scope()) + rdf.dated(
-        iris.envelope(1), envelope_triples(iris, 1, content()), None, [], datetime.now(timezone.utc))
+        iris.envelope(1), envelope_triples(iris, 1, content()), None, [], datetime.now(UTC))
     data = _with_supers(triples)
     assert len(set(data.subjects(rdflib.RDF.type, rdflib.URIRef(CAIE_EPO + "AcceptanceCriterion")))) == len(content().criteria)
     conforms, _, report = pyshacl.validate(data, shacl_graph=only)

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import json
 import math
-from xml.etree import ElementTree
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
+from xml.etree import ElementTree
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -302,7 +302,7 @@ def test_spellings_of_one_double_digest_alike_and_read_back_as_it(value: float) 
 @given(moment=st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
        offset=st.integers(-14 * 4, 14 * 4).map(lambda q: timedelta(minutes=15 * q)))
 def test_one_instant_in_any_timezone_digests_alike(moment: datetime, offset: timedelta) -> None:
-    utc = moment.replace(tzinfo=timezone.utc)
+    utc = moment.replace(tzinfo=UTC)
     local = utc.astimezone(timezone(offset))
     assert canonical(local.isoformat(), "dateTime") == canonical(utc.isoformat(), "dateTime")
 

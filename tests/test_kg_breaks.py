@@ -7,16 +7,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pytest
+from caie_vaccine import VE as DSO_VACCINE
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, XSD
 from rdflib.term import Node
 
 from service.api.shapes import validation_json
-from caie_vaccine import VE as DSO_VACCINE
 from service.core.validation import ValidationOutcome, validate_kg
 
 from .test_dso_kg import VE, dso, kg_ns, kg_shapes, load_kg  # noqa: F401 (dso, kg_shapes: fixtures)
-
 
 # ---------------------------------------------------------------------------------------------- broken KGs
 

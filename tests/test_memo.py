@@ -12,8 +12,8 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF
 
-from service.core.memo import CACHE_DIR_ENV
 from service.core.kg_shapes import kg_shapes, repository_shapes
+from service.core.memo import CACHE_DIR_ENV
 from service.core.validation import validate_kg
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,8 +15,17 @@ from playwright.sync_api import Page, Route, ViewportSize
 
 from service.api.html import CONTENT_SECURITY_POLICY
 
-from .pages_browser import (ARTIFACTS_ENV, PHONE, assert_accessible, assert_fits_width, assert_labelled,
-                            assert_words_whole, axe, console_errors, keep_screenshot)
+from .pages_browser import (
+    ARTIFACTS_ENV,
+    PHONE,
+    assert_accessible,
+    assert_fits_width,
+    assert_labelled,
+    assert_words_whole,
+    axe,
+    console_errors,
+    keep_screenshot,
+)
 
 SITE = "http://pages.test"
 HEAD = '<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width,initial-scale=1">' \

@@ -13,7 +13,7 @@ import os
 import signal
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import httpx
 import pytest
@@ -85,7 +85,7 @@ def catalogued(store: Store, graph: NamedNode) -> bool:
 
 
 def lapsed(lease: dict[str, str]) -> bool:
-    return datetime.fromisoformat(lease["leaseUntil"]) < datetime.now(timezone.utc)
+    return datetime.fromisoformat(lease["leaseUntil"]) < datetime.now(UTC)
 
 
 @ENGINES

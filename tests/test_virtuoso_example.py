@@ -31,12 +31,13 @@ import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
+from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
 from fastapi.testclient import TestClient
 from pyoxigraph import NamedNode, RdfFormat, parse
 
@@ -45,7 +46,6 @@ from service.core.bootstrap import load_spec_files
 from service.core.digest import graph_digest
 from service.core.namespaces import CATALOG, OWL, RDF
 from service.core.store import RemoteStore
-from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
 
 from .conftest import BASE_URL, settings_for
 from .replicas import ServiceDidNotStart, ServiceProcess, poll, start_service, wait_for_service
@@ -319,7 +319,7 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
     # kill, where a scan of every graph may be refused for minutes (the module's notes).
     left = journaled(store)
     assert left, "kill -9 mid-write left nothing in flight: the poll saw a state the commit had already removed"
-    poll(lambda: all(lease < datetime.now(timezone.utc) for lease in leases(store)),
+    poll(lambda: all(lease < datetime.now(UTC) for lease in leases(store)),
          "the killed write's lease lapses", seconds=LEASE_S + 30, every=0.2)
 
     restarted_at = time.monotonic()

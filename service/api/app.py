@@ -11,16 +11,40 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from .. import __version__
-from ..core.config import Settings
 from ..composition import build_services
+from ..core.config import Settings
 from ..core.store import Store
 from . import body_limits, html, idempotency, lean_sparql, openapi, problems, routing_errors, security, sessions
-from .routers import comparisons, metrics, oidc, report_pages, sign_in, workspace_operator
-from .routers import (agreement, evaluations, graph_store, graphs, health, imports, interop, judgments, model_judgments,
-                      pages, plans, records, reports, resources, run_imports, runs, sparql)
-from .routers import workspace_expert, workspace_expert_criteria
-from .routers import workspace_home, workspace_reports
-from .routers import workspace_annotator
+from .routers import (
+    agreement,
+    comparisons,
+    evaluations,
+    graph_store,
+    graphs,
+    health,
+    imports,
+    interop,
+    judgments,
+    metrics,
+    model_judgments,
+    oidc,
+    pages,
+    plans,
+    records,
+    report_pages,
+    reports,
+    resources,
+    run_imports,
+    runs,
+    sign_in,
+    sparql,
+    workspace_annotator,
+    workspace_expert,
+    workspace_expert_criteria,
+    workspace_home,
+    workspace_operator,
+    workspace_reports,
+)
 
 
 def create_app(settings: Settings | None = None, store: Store | None = None) -> FastAPI:

@@ -9,6 +9,7 @@ from ..envelope import EnvelopeContent, Scope
 from ..scenarios import Trigger
 from .models import compact
 
+
 def _iris(values: tuple[str, ...]) -> list[str]:
     return sorted(compact(v) for v in values)
 

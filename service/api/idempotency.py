@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from copy import deepcopy
 from collections.abc import AsyncIterator
+from copy import deepcopy
 from typing import Any
 
 import anyio
@@ -31,9 +31,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Match, Mount
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from ..composition import Services
 from ..core.auth import authenticate
 from ..core.catalog import now
-from ..composition import Services
 from ..core.config import Settings
 from ..core.errors import ServiceError
 from ..core.idempotency import Answer, Claim, Idempotency

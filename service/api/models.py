@@ -14,6 +14,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchem
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
+from ..core.namespaces import DCTERMS, EARL, EPO, PROV, SKOS, VOCAB_BASE
+from ..core.plugins import domain_prefixes
 from ..envelope import (
     AgreementMeasure,
     Assumption,
@@ -31,8 +33,6 @@ from ..envelope import (
     UseBoundary,
     VersionBoundary,
 )
-from ..core.namespaces import DCTERMS, EARL, EPO, PROV, SKOS, VOCAB_BASE
-from ..core.plugins import domain_prefixes
 from ..scenarios import Trigger
 
 CONTEXT_PREFIXES: dict[str, str] = {

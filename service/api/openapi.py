@@ -46,8 +46,8 @@ from ..publishing.ontology_docs import CATEGORIES, MAX_PAGE
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from ..scenarios.model import ScenarioStatus
 from ..scenarios.records import MAX_FACETS
-from .models import HTTP_IRI
 from . import idempotency
+from .models import HTTP_IRI
 from .problems import PROBLEM
 from .routers import evaluations, interop, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS

@@ -45,7 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..core.config import Settings
 from ..core.errors import Forbidden, Unauthenticated
 from ..core.people import People, Person
-from .session_store import Session, Sessions, SignInLimits, Signer
+from .session_store import Session, Sessions, Signer, SignInLimits
 
 CSRF_FIELD = "csrf_token"
 CSRF_HEADER = "X-CSRF-Token"

@@ -14,16 +14,28 @@ from ..core.catalog import CatalogEntry
 from ..core.rdf import local_name
 from ..core.validation import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
-from ..plan.model import PlanApprovalStatus
 from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement, StoredReliability
 from ..judgments.attestations import AttestationView
 from ..judgments.model import RecordedDetermination
-from ..metrics.model import (Coverage, DrillNode, EvaluationMetrics, Failure, FailureTrace, Gap, OutcomeDistribution,
-                             PassRate, TraceLink)
-from ..plan.model import PlanView, Probe
+from ..metrics.model import (
+    Coverage,
+    DrillNode,
+    EvaluationMetrics,
+    Failure,
+    FailureTrace,
+    Gap,
+    OutcomeDistribution,
+    PassRate,
+    TraceLink,
+)
+from ..plan.model import PlanApprovalStatus, PlanView, Probe
 from ..reports.compare import CHANGES, Comparison, signed
-from ..reports.model import Check as ReportCheck, CriterionItem as ReportCriterion, Report as ReportModel
-from ..reports.model import SignOff as ReportSignOff, Verification as ReportVerification, canon as report_canon
+from ..reports.model import Check as ReportCheck
+from ..reports.model import CriterionItem as ReportCriterion
+from ..reports.model import Report as ReportModel
+from ..reports.model import SignOff as ReportSignOff
+from ..reports.model import Verification as ReportVerification
+from ..reports.model import canon as report_canon
 from ..runs.jobs import Job
 from ..runs.records import RunView
 from ..runs.retries import RetryView

@@ -17,15 +17,15 @@ import threading
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from enum import Enum
 from types import TracebackType
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
+from . import iris, queries
 from .errors import Conflict, ServiceError
 from .namespaces import CATALOG, DCAT, DCTERMS, PROV, RDF, RDFS, VOID, XSD
-from . import iris, queries
 from .store import ChangeSet, Row, Store
 
 
@@ -405,4 +405,4 @@ class BulkLoad:
 
 def now() -> datetime:
     """The current time, UTC, to the microsecond (catalog and record timestamps)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)

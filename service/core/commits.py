@@ -40,7 +40,7 @@ import uuid
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
@@ -228,7 +228,7 @@ def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], 
     def unmarked() -> bool:
         rows = _state(store, catalog, writes)
         # no intent of this write exists: every one found is another writer's; a stale digest raises here
-        _check(catalog, writes, rows, NamedNode(f"urn:uuid:{uuid.UUID(token)}"), datetime.now(timezone.utc))
+        _check(catalog, writes, rows, NamedNode(f"urn:uuid:{uuid.UUID(token)}"), datetime.now(UTC))
         return not any(row["p"] != _DIGEST for row in rows)
 
     return store.load_if(unmarked, b"".join(parts))
@@ -248,7 +248,7 @@ def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> st
     for attempt in range(ATTEMPTS):
         token = uuid.uuid4().hex
         intent = NamedNode(f"urn:uuid:{uuid.UUID(token)}")
-        at = datetime.now(timezone.utc)
+        at = datetime.now(UTC)
         try:
             store.run_update(intent_text(catalog, writes, intent, at))
             blocked, expired = _check(catalog, writes, _state(store, catalog, writes), intent, at)

@@ -17,17 +17,17 @@ from enum import Enum
 
 from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
 
-from .catalog import Catalog, CatalogEntry, GraphKind, now
-from .config import Credential
+from . import queries
 from .appends import BatchAppends
+from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .commits import ConcurrentWrite, GraphWrite, commit, guard
+from .config import Credential
 from .digest import blank_skolems, digest_and_size
 from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
 from .graph_edits import GraphEdit, GraphRef
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import parse_triples, skolemize, to_rdflib
 from .rdf_limits import DEFAULT_LIMITS, RdfLimits
-from . import queries
 from .store import Row, Store, Term
 from .store.base import bind_rows
 

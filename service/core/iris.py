@@ -14,9 +14,8 @@ from functools import lru_cache
 
 from pyoxigraph import NamedNode
 
-from .rdf import local_name
-
 from .errors import BadRequest
+from .rdf import local_name
 
 # RFC 3987 §2.2: iunreserved, sub-delims, ':', '@', '/', '?', '#' and '%' (as pct-encoded) are the
 # ASCII an IRI path, query or fragment may hold; everything else in ASCII is never allowed.

@@ -13,7 +13,6 @@ from .errors import BadRequest, PayloadTooLarge
 from .namespaces import XSD
 from .rdf_limits import DEFAULT_LIMITS, RdfLimits, check_before_parsing
 
-
 RDF_TYPE = NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type")
 
 

@@ -54,14 +54,14 @@ _TURTLE_OPAQUE = re.compile(
     rb"|'(?:[^'\\\n\r]++|\\.)*+'"
     rb"|<[^<>\x00-\x20]*+>"  # an IRI; '<<' (a quoted triple) is left
     rb"|#[^\n\r]*+"
-    rb"|\\.", re.S)
-_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.S)
+    rb"|\\.", re.DOTALL)
+_JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 # RDF/XML: comments, CDATA, processing instructions and declarations, then tags (attribute values may hold '>').
 # Every alternative ends at the end of the body if nothing closes it, so no start is scanned twice.
 _XML_TOKEN = re.compile(
     rb"<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)|<[?!].*?(?:>|\Z)"
-    rb"""|<(/?)(?:[^>"'/]++|/(?!>)|"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))*+(/?)(?:>|\Z)""", re.S)
-_DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.I)
+    rb"""|<(/?)(?:[^>"'/]++|/(?!>)|"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))*+(/?)(?:>|\Z)""", re.DOTALL)
+_DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 _OPENERS, _CLOSERS = b"[({", b"])}"
 _SIGNED = bytes.maketrans(_OPENERS + _CLOSERS, b"\x01" * 3 + b"\xff" * 3)  # +1 and -1 as signed bytes

@@ -22,9 +22,9 @@ The SHACL pass deliberately does not run on the closure: under OWL semantics ``r
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import owlrl
 import pyoxigraph as ox
@@ -34,9 +34,11 @@ from rdflib import BNode, Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS, XSD
 from rdflib.term import Node
 
-from . import rdflib_terms  # noqa: F401 - owlrl's and pySHACL's term lookups as plain attributes
-from . import pyshacl_checks  # noqa: F401 - pySHACL checks each SPARQL constraint's text once
-from . import memo
+from . import (
+    memo,
+    pyshacl_checks,  # noqa: F401 - pySHACL checks each SPARQL constraint's text once
+    rdflib_terms,  # noqa: F401 - owlrl's and pySHACL's term lookups as plain attributes
+)
 from .digest import graph_digest
 from .namespaces import SHAPES, VOID
 

@@ -7,30 +7,39 @@ evaluations is :mod:`service.scope.records`). Approvals are in
 :mod:`service.envelope.approvals`.
 """
 
-from ..scope.model import (Assumption, EvaluationMethod, OperatingEnvironment, OutOfScope, Scope, Stratum, TestTarget,
-                          UseBoundary, VersionBoundary)
+from ..scope.model import (
+                          Assumption,
+                          EvaluationMethod,
+                          OperatingEnvironment,
+                          OutOfScope,
+                          Scope,
+                          Stratum,
+                          TestTarget,
+                          UseBoundary,
+                          VersionBoundary,
+)
 from .model import (
-    DEFAULT_JUDGE_AGREEMENT,
-    AgreementMeasure,
-    Criterion,
-    Envelope,
-    EnvelopeContent,
-    Evaluation,
-    Judge,
-    JudgeAgreement,
-    Requirement,
+                          DEFAULT_JUDGE_AGREEMENT,
+                          AgreementMeasure,
+                          Criterion,
+                          Envelope,
+                          EnvelopeContent,
+                          Evaluation,
+                          Judge,
+                          JudgeAgreement,
+                          Requirement,
 )
 from .rdf import Iris, envelope_digest
 from .records import (
-    AUTHORS,
-    RdfPut,
-    envelope_at,
-    get_evaluation,
-    iris_for,
-    new_version,
-    put_envelope,
-    put_rdf,
-    put_scope,
+                          AUTHORS,
+                          RdfPut,
+                          envelope_at,
+                          get_evaluation,
+                          iris_for,
+                          new_version,
+                          put_envelope,
+                          put_rdf,
+                          put_scope,
 )
 
 __all__ = [

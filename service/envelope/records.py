@@ -22,8 +22,8 @@ from ..core.graphs import GraphRef, GraphService
 from ..core.memo import Recent
 from ..core.namespaces import EPO
 from ..core.rdf import parse_triples
-from . import checks
 from ..scope.model import Scope
+from . import checks
 from .model import Envelope, EnvelopeContent, Evaluation
 from .rdf import (
     WRITTEN,

@@ -24,7 +24,19 @@ from ..scope.model import (
     UseBoundary,
     VersionBoundary,
 )
-from .rdf import TYPE, Builder, Index, Iris, add_triggers, decimal_literal, epo, owned_by, parse_decimal, read_triggers, tail
+from .rdf import (
+    TYPE,
+    Builder,
+    Index,
+    Iris,
+    add_triggers,
+    decimal_literal,
+    epo,
+    owned_by,
+    parse_decimal,
+    read_triggers,
+    tail,
+)
 
 
 def _member(b: Builder, parent: NamedNode, link: str, node: NamedNode, cls: str,

@@ -28,7 +28,7 @@ alone did.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from pyoxigraph import Literal, NamedNode, Triple
@@ -338,7 +338,7 @@ class LatestWords:
 def instant(at: str) -> datetime:
     """An xsd:dateTime as a comparable instant (one written without a zone read as UTC)."""
     moment = datetime.fromisoformat(at)
-    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def coefficient(measure: AgreementMeasure, compared: list[tuple[str, str]]) -> tuple[float | None, str | None]:

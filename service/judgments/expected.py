@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TypeVar
 
-from pyoxigraph import BlankNode, DefaultGraph, Literal as OxLiteral, NamedNode, Quad, QuerySolutions, Store
+from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, QuerySolutions, Store
+from pyoxigraph import Literal as OxLiteral
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDFS, SKOS
 from rdflib.term import Node

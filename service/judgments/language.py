@@ -17,8 +17,8 @@ import langcodes
 from lingua import IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
 from rdflib import Graph
 
-from ..plan.openings import normal_tag
 from ..core.namespaces import EPO
+from ..plan.openings import normal_tag
 from .checks import Clause, GroundedCheck, Verdict
 from .expected import per_graphs
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext

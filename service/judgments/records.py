@@ -24,8 +24,8 @@ from pyoxigraph import NamedNode, Triple
 
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
-from ..core.config import Credential
 from ..core.commits import WriteConflict
+from ..core.config import Credential
 from ..core.errors import Conflict, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.iris import named_node

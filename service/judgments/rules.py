@@ -27,10 +27,21 @@ from ..plan.openings import normal_tag
 from ..runs.model import CaseTrace, Turn
 from . import checks, language
 from .checks import Clause, Verdict
-from .registry import GROUP, installed
 from .expected import validate_query
-from .model import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, PASSED, Determination, Judge, JudgingRule,
-                    Pattern, Pointer, ProbeContext)
+from .model import (
+    AUTOMATIC,
+    CANT_TELL,
+    FAILED,
+    INAPPLICABLE,
+    PASSED,
+    Determination,
+    Judge,
+    JudgingRule,
+    Pattern,
+    Pointer,
+    ProbeContext,
+)
+from .registry import GROUP, installed
 
 _NEEDED_FIELDS = {"groundedIn": "grounded_in", "expectedFacts": "expected_facts", "statedUnit": "stated_unit",
                   "affirmationCue": "affirmation_cues", "negationCue": "negation_cues"}

@@ -42,7 +42,6 @@ from ..core.rdf import RDF_TYPE, integer
 from ..core.store import Row, Term
 from ..runs.records import RunView
 
-
 _PAIRS_PER_REQUEST = 125
 """(case, criterion) pairs asked about in one request: at most four outcomes each, 500 rows of VALUES."""
 

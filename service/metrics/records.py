@@ -22,8 +22,7 @@ from ..judgments.agreement import stored_judge_reliability
 from ..judgments.tallies import pass_rate_rows
 from ..runs.records import run_view
 from .intervals import wilson_fpc
-from .model import (Coverage, ErrorCount, EvaluationMetrics, Failure, Gap, OutcomeDistribution, OutcomeShare,
-                    PassRate)
+from .model import Coverage, ErrorCount, EvaluationMetrics, Failure, Gap, OutcomeDistribution, OutcomeShare, PassRate
 
 OUTCOMES = (EARL + "passed", EARL + "failed", EARL + "cantTell")
 """The outcomes a covered criterion can have, in the order the distribution lists them."""

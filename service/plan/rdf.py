@@ -24,8 +24,8 @@ from ..scenarios.frame import FrameCounts
 from .allocation import Allocation
 
 if TYPE_CHECKING:
-    from .openings import Opening
     from .model import PlannedProbe, PlanRequest
+    from .openings import Opening
 
 
 

@@ -23,11 +23,11 @@ from ..core.namespaces import EPO, PROV, RDF, XSD
 from ..core.rdf import integer, local_name
 from ..core.store import Row, Term
 from ..envelope import iris_for
+from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from ..scenarios.model import Exclusion, Page, RecordedExclusion
 from ..scenarios.records import check_page, page_rows
 from .approval import plan_status
 from .model import CriterionAllocation, PlanApprovalStatus, PlanView, Probe
-from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from .rdf import probe_iri
 from .testplan import plan_iri_for, scenario_at, scenarios_ref
 

@@ -14,8 +14,8 @@ from collections.abc import Sequence, Set
 
 from ..core.errors import Unprocessable
 from ..scenarios.draw import NotEnoughEligible, count_eligible, eligible_lists, sample_eligible
-from ..scenarios.space import FacetSpace
 from ..scenarios.production import Production
+from ..scenarios.space import FacetSpace
 
 
 def criterion_stream(seed: int, name: str) -> random.Random:

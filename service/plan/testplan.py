@@ -22,18 +22,18 @@ from pyoxigraph import NamedNode, Triple
 from rdflib import Graph
 from rdflib.term import Node
 
-from ..envelope.approvals import read_state, records
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential, Settings
-from ..envelope import get_evaluation, iris_for
-from ..envelope.inputs import Pin, current_inputs, governing_sign_off, guards, pin_triples, require_unchanged
-from ..envelope.model import Criterion, Envelope
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.namespaces import PROV
 from ..core.rdf import from_rdflib, to_rdflib
 from ..core.validation import ox_term
+from ..envelope import get_evaluation, iris_for
+from ..envelope.approvals import read_state, records
+from ..envelope.inputs import Pin, current_inputs, governing_sign_off, guards, pin_triples, require_unchanged
+from ..envelope.model import Criterion, Envelope
 from ..scenarios.derive import CriterionScope, DerivationInput, context_for, derive_with, scenario_iri, scenario_triples
 from ..scenarios.engine import Context
 from ..scenarios.facets import SCENARIO, scenario_key

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-
 from urllib.parse import quote
 
 from pyoxigraph import Literal, NamedNode, Triple

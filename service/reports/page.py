@@ -25,8 +25,8 @@ from ..scenarios.model import RuleBlocking
 from ..scenarios.records import frame_blocking
 from . import charts
 from .identity import CriterionState, criterion_states
-from .model import Report
 from .kept import kept
+from .model import Report
 from .records import get_report
 
 

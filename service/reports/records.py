@@ -35,9 +35,28 @@ from ..metrics.model import EvaluationMetrics
 from ..metrics.records import evaluation_metrics, scope_for
 from ..runs.records import RunView, run_view
 from . import evidence, rdf
-from .model import (DISTRIBUTED, FITNESS, NO_INSUFFICIENT, Basis, Coverage, CriterionItem, Digested, ErrorCount,
-                    Figures, InsufficientShare, JudgeAgreementFigure, JudgeUsed, OutcomeShare, PassRate, Report,
-                    ScopeFacts, SignOff, Standing, Statement, bound)
+from .model import (
+    DISTRIBUTED,
+    FITNESS,
+    NO_INSUFFICIENT,
+    Basis,
+    Coverage,
+    CriterionItem,
+    Digested,
+    ErrorCount,
+    Figures,
+    InsufficientShare,
+    JudgeAgreementFigure,
+    JudgeUsed,
+    OutcomeShare,
+    PassRate,
+    Report,
+    ScopeFacts,
+    SignOff,
+    Standing,
+    Statement,
+    bound,
+)
 
 REPORTERS = (EVALUATION_OPERATOR, DOMAIN_EXPERT)
 """The roles that make (draft) reports."""

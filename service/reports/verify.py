@@ -8,9 +8,8 @@ is listed as holding or differing, stored (tallied) against recomputed.
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import json
+from datetime import datetime
 
 from pyoxigraph import NamedNode
 

@@ -3,10 +3,33 @@ conversations (a domain package may offer a demonstration chatbot: :func:`.jobs.
 the record builds on this."""
 
 from .executor import execute
-from .model import (Boundary, CaseTrace, Conversation, ExecutionError, ExecutionSettings, Exchange, TargetVersion,
-                    TokenUsage, Turn)
+from .model import (
+                    Boundary,
+                    CaseTrace,
+                    Conversation,
+                    Exchange,
+                    ExecutionError,
+                    ExecutionSettings,
+                    TargetVersion,
+                    TokenUsage,
+                    Turn,
+)
 from .targets import HttpJson, MissingCredential, OpenAICompatible, Target, TargetFailure
 
-__all__ = ["Boundary", "CaseTrace", "Conversation", "ExecutionError", "ExecutionSettings", "Exchange", "HttpJson",
-           "MissingCredential", "OpenAICompatible", "Target", "TargetFailure", "TargetVersion", "TokenUsage", "Turn",
-           "execute"]
+__all__ = [
+                    "Boundary",
+                    "CaseTrace",
+                    "Conversation",
+                    "Exchange",
+                    "ExecutionError",
+                    "ExecutionSettings",
+                    "HttpJson",
+                    "MissingCredential",
+                    "OpenAICompatible",
+                    "Target",
+                    "TargetFailure",
+                    "TargetVersion",
+                    "TokenUsage",
+                    "Turn",
+                    "execute",
+]

@@ -21,7 +21,7 @@ import json
 import zipfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, cast
@@ -295,7 +295,7 @@ def _exchange(text: str, event: ModelEvent) -> Exchange:
 
 
 def _utc(moment: datetime) -> datetime:
-    return moment.astimezone(timezone.utc)
+    return moment.astimezone(UTC)
 
 
 def _system_instructions(sample: EvalSample) -> str | None:

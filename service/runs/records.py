@@ -22,17 +22,17 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
-from ..core.config import Credential
 from ..core.commits import ConcurrentWrite, StaleWrite
+from ..core.config import Credential
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graphs import GraphEdit, GraphRef, GraphService
 from ..core.iris import minted_number
-from ..core.store import Row
 from ..core.namespaces import EPO
+from ..core.store import Row
 from ..envelope import get_evaluation, iris_for
 from ..plan.approval import plan_ref, require_approved_plan
-from ..plan.records import plan_size, probes_numbered
 from ..plan.model import Probe
+from ..plan.records import plan_size, probes_numbered
 from ..scenarios.records import page_rows
 from . import rdf
 from .model import CaseTrace, ExecutionError, ExecutionSettings, TargetVersion, within_boundary

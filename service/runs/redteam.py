@@ -33,7 +33,7 @@ import io
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import pairwise
 from pathlib import Path
 from typing import Any, Literal
@@ -152,7 +152,7 @@ def _row(number: int, record: Mapping[str, Any], plan: str | None) -> _Row:
             raise ValueError(f"row {number}, field {name!r}: {value!r} is not an ISO 8601 date-time") from None
         if parsed.utcoffset() is None:
             raise ValueError(f"row {number}, field {name!r}: {value!r} has no UTC offset (add Z or e.g. +03:00)")
-        return parsed.astimezone(timezone.utc)
+        return parsed.astimezone(UTC)
 
     row = _Row(number=number, probe=_probe(number, record.get("probe"), plan), turn=_turn(number, record.get("turn")),
                user_text=text("user_text"), response_text=text("response_text"), sent_at=moment("sent_at"),

@@ -30,8 +30,16 @@ from ..plan.model import Probe
 from .claims import claim, lease_for, release, runner_id
 from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
-from .records import (RUNNERS, RunPlan, RunView, plan_probe_pages, record_cases, recorded_probes, require_fingerprint,
-                      run_view)
+from .records import (
+    RUNNERS,
+    RunPlan,
+    RunView,
+    plan_probe_pages,
+    record_cases,
+    recorded_probes,
+    require_fingerprint,
+    run_view,
+)
 from .targets import Target
 
 WRITE_BATCH = 128

@@ -292,9 +292,7 @@ class HttpJson(_HttpTarget):
         found, walked = answer, []
         for step in self._path:
             walked.append(str(step))
-            if isinstance(step, int) and isinstance(found, list) and -len(found) <= step < len(found):
-                found = found[step]
-            elif isinstance(step, str) and isinstance(found, dict) and step in found:
+            if isinstance(step, int) and isinstance(found, list) and -len(found) <= step < len(found) or isinstance(step, str) and isinstance(found, dict) and step in found:
                 found = found[step]
             else:
                 raise TargetFailure("malformed", f"POST {self._url}: the answer has nothing at "

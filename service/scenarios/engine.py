@@ -21,8 +21,8 @@ from ..core.validation import ox_quads, run_pyshacl
 from .facets import Facet, Schema, read_nodes
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
-from .space import FacetSpace, kg_parts
 from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules
+from .space import FacetSpace, kg_parts
 
 __all__ = ["Block", "Context", "Criterion", "probe_triples", "run_shacl"]
 

@@ -22,12 +22,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+
 from rdflib import URIRef
 
 from ..core.errors import Unprocessable
 from .engine import Context, Criterion
-from .reference import trigger_term
 from .production import Component, Production
+from .reference import trigger_term
 
 ENUMERATE_UP_TO = 1_000
 """With rules left to the reference, frames up to this size are counted candidate by candidate."""

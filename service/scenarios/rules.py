@@ -30,7 +30,7 @@ from rdflib.term import Node
 from .facets import EPO, Facet, Schema
 from .subset import RuleError, shape_nodes
 
-__all__ = ["RuleError", "Rule", "shape_rules", "load_rule_shapes", "default_scenario_shape_paths"]
+__all__ = ["Rule", "RuleError", "default_scenario_shape_paths", "load_rule_shapes", "shape_rules"]
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
 SCENARIO_SHAPES_PREFIX = "scenario-"
@@ -146,9 +146,7 @@ def facets_read(terms: set[Node], flags: set[str], facets: Sequence[Facet], sche
     out = set()
     for f in facets:
         prop = f.spec.dso_property
-        if prop != RDF.type and (prop in terms or f.spec.epo_property in terms - {EPO.hasFacet}):
-            out.add(f.name)
-        elif any(v in terms for v in f.unrestricted):
+        if prop != RDF.type and (prop in terms or f.spec.epo_property in terms - {EPO.hasFacet}) or any(v in terms for v in f.unrestricted):
             out.add(f.name)
         elif prop == RDF.type:
             supers = set().union(*(schema.superclasses(v) for v in f.unrestricted)) - {f.spec.nodes.person_class}

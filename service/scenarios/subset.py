@@ -30,7 +30,8 @@ from collections.abc import Iterable, Sequence
 from rdflib import BNode, Graph, URIRef, Variable
 from rdflib.collection import Collection
 from rdflib.namespace import OWL, RDF, RDFS, SH
-from rdflib.paths import InvPath, NegatedPath, Path as RdfPath
+from rdflib.paths import InvPath, NegatedPath
+from rdflib.paths import Path as RdfPath
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.term import Node
 

@@ -25,8 +25,8 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, Triple, 
 
 from ..core import queries
 from ..core.namespaces import RDF
-from ..core.validation import ValidationOutcome, Violation, load_shapes, validate_record
 from ..core.store.base import bind
+from ..core.validation import ValidationOutcome, Violation, load_shapes, validate_record
 
 CAIE_BASE = "https://w3id.org/og-caie/"
 """caie-spec's namespaces (its EPO, ``ogc:``, ``ogm:``) all start here."""

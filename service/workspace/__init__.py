@@ -9,8 +9,20 @@ parameters (an agent's name, roles, the languages they read, their expertise), s
 from .annotation import annotation_queue, case_view
 from .cases import reads
 from .evidence import criterion_evidence
-from .model import (CaseView, CriterionEvidence, CriterionOnCase, CriterionText, EvaluationOverview, Queue, QueueItem,
-                    ReferenceFact, Stage, Verdict, Waiting, WaitingItem)
+from .model import (
+                    CaseView,
+                    CriterionEvidence,
+                    CriterionOnCase,
+                    CriterionText,
+                    EvaluationOverview,
+                    Queue,
+                    QueueItem,
+                    ReferenceFact,
+                    Stage,
+                    Verdict,
+                    Waiting,
+                    WaitingItem,
+)
 from .records import evaluations_for, standings, waiting_for
 
 __all__ = [

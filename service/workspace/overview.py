@@ -27,8 +27,8 @@ from ..core.iris import minted_number
 from ..core.rdf import local_name
 from ..envelope import get_evaluation
 from ..envelope.model import EnvelopeStatus, Evaluation
-from ..reports.model import Report
 from ..reports.kept import kept
+from ..reports.model import Report
 from ..reports.records import list_reports, record_digests
 from ..runs.records import RunView, list_runs
 from ..scope.records import list_evaluations

@@ -8,19 +8,18 @@ from collections.abc import Callable
 
 import pytest
 import rdflib
+from caie_vaccine import VE
 from pyld import jsonld
 from pyoxigraph import Quad
 from rdflib.compare import isomorphic
 
 from service.api import create_app
+from service.api.routers.resources import OFFERED
 from service.core.bootstrap import load_spec_files
 from service.core.iris import DEPLOYMENT_SEGMENTS
-from service.api.routers.resources import OFFERED
-from caie_vaccine import VE
 from service.core.namespaces import PREFIXES, VOCAB_BASE
 
-from ..conftest import BASE_URL, REPO, Service, settings_for
-from ..conftest import graphs_over
+from ..conftest import BASE_URL, REPO, Service, graphs_over, settings_for
 from ..test_envelope import load_spec, spec_quads  # noqa: F401
 
 TERM = "/epo/AcceptanceCriterion"

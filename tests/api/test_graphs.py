@@ -6,11 +6,11 @@ from __future__ import annotations
 from pyld import jsonld
 from pyoxigraph import RdfFormat, parse
 
-from .test_evaluations import ID, loaded  # noqa: F401
 from ..conftest import BASE_URL, REPO, Service
-from .test_dereference import context_loader
 from ..plan.test_plans_api import signed  # noqa: F401
-from ..test_envelope import snapshot as record_snapshot, spec_quads  # noqa: F401
+from ..test_envelope import snapshot as record_snapshot
+from .test_dereference import context_loader
+from .test_evaluations import ID, loaded  # noqa: F401
 
 TURTLE = {"Content-Type": "text/turtle"}
 SMALL = b"@prefix ex: <http://example.org/> . ex:a ex:p ex:b ; ex:q \"text\" ."

@@ -30,7 +30,7 @@ from service.plan.testplan import create_plan
 from ..conftest import REPO, ROLES, Service, settings_for
 from ..pages_browser import console_errors
 from ..plan.test_plans_api import PLAN, make_plan, signed  # noqa: F401
-from ..servers import wait_until_up, app_server, free_port
+from ..servers import app_server, free_port, wait_until_up
 from ..test_cli import data_dir_with_worked_example, worked_example_quads  # noqa: F401
 from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
 from .test_evaluations import ID, loaded  # noqa: F401
@@ -323,7 +323,7 @@ def test_same_inputs_same_digest_on_a_fresh_and_an_old_store_and_a_plan_stops_wh
     assert approved.status_code == 201 and approved.json()["planDigest"] == fresh["digest"], approved.text
 
 
-def test_a_literal_over_the_parsers_bound_is_a_413_problem_and_stores_nothing(service: Service, app_slot) -> None:  # noqa: ANN001
+def test_a_literal_over_the_parsers_bound_is_a_413_problem_and_stores_nothing(service: Service, app_slot) -> None:
     """A 17 MiB literal (issue 23 §6) made pyoxigraph raise MemoryError, answered as a plain-text 500 at 4c0fccf; it is
     a problem+json 413 naming the cause, with a body limit above its size, and nothing is stored."""
     slot, _ = app_slot

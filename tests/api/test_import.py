@@ -15,7 +15,6 @@ from service.core.digest import blank_skolems, graph_digest
 from ..conftest import BASE_URL, Service, shared_path
 from ..test_envelope import snapshot
 
-
 CAIE_RECORD = ("interop", "caie-spec", "explorer", "data", "measles-evaluation.ttl")
 SOURCE = ("https://github.com/DynamicalSystemsGroup/caie-spec/blob/f8cbe4e7d7ab3f57a2103bfdfe13bacc5466be8a/"
           "explorer/data/measles-evaluation.ttl")

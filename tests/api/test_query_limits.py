@@ -23,7 +23,8 @@ from service.core.config import Settings
 
 from ..conftest import EMBEDDED_ONLY, Service, restored, settings_for
 from ..servers import AppSlot
-from .test_fastlane import Connection, Served, alive, load as load_lane, sparql, start, stop
+from .test_fastlane import Connection, Served, alive, sparql, start, stop
+from .test_fastlane import load as load_lane
 from .test_protection import JSON, LOOKUP, load
 
 MB = 1024 * 1024

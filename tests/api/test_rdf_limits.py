@@ -45,7 +45,7 @@ def chain(length: int) -> bytes:
 
 
 @contextmanager
-def served(service: Service, app_slot, **settings: object) -> Iterator[None]:  # noqa: ANN001
+def served(service: Service, app_slot, **settings: object) -> Iterator[None]:
     slot, _ = app_slot
     with slot.serving(create_app(settings_for(service.tokens, **settings), service.store)):
         yield
@@ -104,7 +104,7 @@ def test_deeply_nested_blank_nodes_are_a_413_naming_the_limit_and_health_answers
     assert snapshot(service.store) == before
 
 
-def test_nesting_up_to_the_limit_loads_and_one_level_more_is_refused(service: Service, app_slot) -> None:  # noqa: ANN001
+def test_nesting_up_to_the_limit_loads_and_one_level_more_is_refused(service: Service, app_slot) -> None:
     collection = (b"@prefix e: <http://example.org/> .\n" + ONTOLOGY + b"e:s e:list ("
                   + b"".join(b" e:i%d" % i for i in range(100)) + b" ) .\n")
     with served(service, app_slot, rdf_max_nesting=50):
@@ -153,7 +153,7 @@ def test_a_billion_laughs_is_refused_on_every_path_and_stores_nothing(service: S
 # ------------------------------------------------------------------------------------ literals and triples
 
 
-def test_a_17_mb_literal_is_a_413_on_an_import(service: Service, app_slot) -> None:  # noqa: ANN001
+def test_a_17_mb_literal_is_a_413_on_an_import(service: Service, app_slot) -> None:
     body = b'<http://example.org/s> <http://example.org/p> "' + b"a" * (17 * 1024 * 1024) + b'" .\n'
     before = snapshot(service.store)
     with served(service, app_slot, max_body_bytes=20_000_000):
@@ -161,7 +161,7 @@ def test_a_17_mb_literal_is_a_413_on_an_import(service: Service, app_slot) -> No
     assert snapshot(service.store) == before
 
 
-def test_a_literal_over_the_deployments_limit_is_a_413_naming_it(service: Service, app_slot) -> None:  # noqa: ANN001
+def test_a_literal_over_the_deployments_limit_is_a_413_naming_it(service: Service, app_slot) -> None:
     def body(size: int) -> bytes:
         return ONTOLOGY + b'<http://example.org/s> <http://example.org/p> "' + "é".encode() * (size // 2) + b'" .\n'
 
@@ -173,7 +173,7 @@ def test_a_literal_over_the_deployments_limit_is_a_413_naming_it(service: Servic
         assert snapshot(service.store) == before
 
 
-def test_more_triples_than_the_limit_is_a_413_naming_it(service: Service, app_slot) -> None:  # noqa: ANN001
+def test_more_triples_than_the_limit_is_a_413_naming_it(service: Service, app_slot) -> None:
     def body(count: int) -> bytes:
         return ONTOLOGY + b"".join(b"<http://example.org/s> <%s> %d .\n" % (P.encode(), i) for i in range(count - 1))
 
@@ -190,7 +190,7 @@ def test_more_triples_than_the_limit_is_a_413_naming_it(service: Service, app_sl
 # ---------------------------------------------------------------------------------------- canonicalization
 
 
-def test_canonicalization_past_its_time_limit_is_a_422_and_health_answers(service: Service, app_slot) -> None:  # noqa: ANN001
+def test_canonicalization_past_its_time_limit_is_a_422_and_health_answers(service: Service, app_slot) -> None:
     """A chain of 1,500 blank nodes nests nothing and takes minutes to canonicalize; the child doing it is killed."""
     before = snapshot(service.store)
     with served(service, app_slot, canonicalize_time_limit_s=1.0):

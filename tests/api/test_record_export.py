@@ -4,8 +4,8 @@ digest, recomputed from the download, equals the one its catalog entry records."
 
 from __future__ import annotations
 
-import rdflib
 import pytest
+import rdflib
 from pyoxigraph import NamedNode, Quad, RdfFormat, parse
 
 from service.core import queries

@@ -22,7 +22,7 @@ from service.core.store import Store
 
 from ..conftest import BASE_URL, settings_for
 from ..servers import AppSlot
-from .workspace import PASSWORDS, ManualClock, SAMPLE_FORM, SAMPLE_PAGE, hidden, served, shown_error, visitor
+from .workspace import PASSWORDS, SAMPLE_FORM, SAMPLE_PAGE, ManualClock, hidden, served, shown_error, visitor
 
 pytestmark = pytest.mark.backends("embedded")  # sign-in reads no store
 Slot = tuple[AppSlot, str]

@@ -134,7 +134,7 @@ def test_relative_iris_resolve_against_the_endpoint(loaded: Service) -> None:
 def test_one_query_per_request_and_unknown_parameters_ignored(loaded: Service) -> None:
     two = loaded.http.get("/sparql", params=[("query", SELECT), ("query", "ASK {}")])
     assert two.status_code == 400 and "2 queries" in two.json()["detail"]
-    form = loaded.http.post("/sparql", content="query=ASK%7B%7D&query=ASK%7B%7D".encode(),
+    form = loaded.http.post("/sparql", content=b"query=ASK%7B%7D&query=ASK%7B%7D",
                             headers={"Content-Type": "application/x-www-form-urlencoded"})
     assert form.status_code == 400 and "2 queries" in form.json()["detail"]
     both = loaded.http.post("/sparql", params={"query": SELECT}, content="ASK {}", headers={"Content-Type": "application/sparql-query"})

@@ -16,11 +16,10 @@ import httpx
 import pytest
 import rdflib
 
+from service.api import create_app
 from service.scope import caie
 
 from ..api.test_import import assert_refused, catalog
-from service.api import create_app
-
 from ..conftest import Service, settings_for
 from ..servers import AppSlot
 from .common import spec_file

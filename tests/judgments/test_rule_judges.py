@@ -13,12 +13,22 @@ from functools import cache
 from pathlib import Path
 
 import pytest
+from caie_vaccine.demo import DELIBERATE_FAILURES, DemoChatbot
 from rdflib import Graph
 
 from service.core.errors import BadRequest, Unprocessable
-from service.judgments import (AUTOMATIC, CANT_TELL, FAILED, INAPPLICABLE, PASSED, Determination, Judge, ProbeContext,
-                               judge, parse_rules)
-from caie_vaccine.demo import DELIBERATE_FAILURES, DemoChatbot
+from service.judgments import (
+    AUTOMATIC,
+    CANT_TELL,
+    FAILED,
+    INAPPLICABLE,
+    PASSED,
+    Determination,
+    Judge,
+    ProbeContext,
+    judge,
+    parse_rules,
+)
 from service.runs import CaseTrace, Conversation, Turn, execute
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,9 +10,9 @@ from decimal import Decimal
 from functools import cache
 
 import rdflib
+from pyoxigraph import Literal, NamedNode
 from rdflib.plugins.sparql import prepareQuery
 from rdflib.plugins.sparql.sparql import Query
-from pyoxigraph import Literal, NamedNode
 
 from service.core import queries
 from service.core.namespaces import XSD

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 
+from caie_vaccine.demo import DemoChatbot
 from pyoxigraph import NamedNode
 
 from service.core.config import Credential
-from caie_vaccine.demo import DemoChatbot
 from service.runs.model import ExecutionSettings
 from service.runs.records import start_run
 from service.runs.runner import continue_run

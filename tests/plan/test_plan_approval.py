@@ -14,8 +14,8 @@ from service.core.store import ChangeSet
 from service.plan.approval import require_approved_plan
 
 from ..api.test_evaluations import ID
-from ..test_envelope import spec_quads  # noqa: F401
 from ..conftest import BASE_URL, Service, graphs_over
+from ..test_envelope import spec_quads  # noqa: F401
 from .test_plans_api import plan_json, signed, small_planned  # noqa: F401
 
 

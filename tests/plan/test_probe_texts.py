@@ -263,7 +263,7 @@ def test_every_text_states_exactly_its_scenario(planned: Service) -> None:  # no
         assert found["persona"] == {facts["persona"]}, (probe.text, facts)
         pregnant = facts.get("pregnancy") == Literal(True)
         states = {facts[name] for name in STATES if name in facts}
-        said_states = lambda key: found[key] - {VE.isPregnant}  # noqa: E731
+        said_states = lambda key: found[key] - {VE.isPregnant}
         if probe.asks_about_other:  # the age, pregnancy and states are those of the person cared for
             assert found["age"] == {facts["age"]}, (probe.text, facts)
             assert found["own"] == set(), (probe.text, facts)

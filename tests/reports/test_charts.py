@@ -11,8 +11,15 @@ import re
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 
-from service.reports.charts import (COLOURS, Interval, RequirementCoverage, coverage_by_requirement, data_uri,
-                                    outcome_distribution, pass_rates)
+from service.reports.charts import (
+    COLOURS,
+    Interval,
+    RequirementCoverage,
+    coverage_by_requirement,
+    data_uri,
+    outcome_distribution,
+    pass_rates,
+)
 
 SVG = "{http://www.w3.org/2000/svg}"
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")

@@ -16,8 +16,17 @@ from service.core.errors import BadRequest, Conflict
 from service.core.namespaces import EARL
 from service.reports.compare import Side, change, compare, incompatibilities
 from service.reports.identity import UNTESTED, CriterionState, content_digest
-from service.reports.model import (Basis, Coverage, Digested, Figures, JudgeUsed, OutcomeShare, Report, ScopeFacts,
-                                   Statement)
+from service.reports.model import (
+    Basis,
+    Coverage,
+    Digested,
+    Figures,
+    JudgeUsed,
+    OutcomeShare,
+    Report,
+    ScopeFacts,
+    Statement,
+)
 
 PASSED, FAILED, CANT_TELL = EARL + "passed", EARL + "failed", EARL + "cantTell"
 E = "http://caie.test/evaluations/e"
@@ -31,7 +40,7 @@ def _state(identifier: str, outcome: str, weight: str = "1", statement: str = "s
 def _figures(covered: int, covered_weight: str, shares: dict[str, tuple[int, str]]) -> Figures:
     total = sum(count for count, _ in shares.values())
     weight = sum(Decimal(w) for _, w in shares.values())
-    return Figures(Coverage(Decimal(covered_weight), Decimal("10"), covered, 4),
+    return Figures(Coverage(Decimal(covered_weight), Decimal(10), covered, 4),
                    tuple(OutcomeShare(outcome, count, Decimal(w), total, weight) for outcome, (count, w) in shares.items()),
                    (), (), (), ())
 

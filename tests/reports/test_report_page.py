@@ -21,11 +21,12 @@ from service.runs.model import ExecutionSettings
 from service.runs.records import start_run
 from service.runs.runner import continue_run
 from service.runs.targets import OpenAICompatible
+
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
-from ..pages_browser import keep_screenshot
 from ..judgments.test_judgments_api import judged, probes  # noqa: F401
-from ..runs.conftest import chat_server  # noqa: F401
+from ..pages_browser import keep_screenshot
 from ..plan.test_second_domain_plan import planned  # noqa: F401
+from ..runs.conftest import chat_server  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
 from .test_reports_api import BODY, ID, attested  # noqa: F401
 

@@ -21,12 +21,13 @@ from pathlib import Path
 import krippendorff
 import pytest
 import rdflib
+from caie_vaccine.demo import DEMO_RELEASE
 from rdflib import XSD, URIRef
 
 from service.cli import main
 from service.core import queries
 from service.core.store import EmbeddedStore
-from caie_vaccine.demo import DEMO_RELEASE
+
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, dump, restore, restored
 from ..judgments.test_judgments_api import judged, probes  # noqa: F401
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401

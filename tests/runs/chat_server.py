@@ -30,12 +30,11 @@ import re
 from collections import Counter
 from typing import Any
 
+from caie_vaccine.demo import demo_app
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, PlainTextResponse
 from starlette.routing import Mount, Route
-
-from caie_vaccine.demo import demo_app
 
 _JUDGED_REPLY = re.compile(r"The chatbot replied:\n<<<\n(.*)\n>>>\n", re.DOTALL)
 DELAYS_S = {"hold": 0.1, "slow": 0.3, "shared": 0.2}

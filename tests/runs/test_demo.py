@@ -9,10 +9,10 @@ from pathlib import Path
 
 import httpx
 import pytest
+from caie_vaccine.demo import DELIBERATE_FAILURES, OFF_TOPIC, REFUSAL, DemoChatbot, answer
 from lingua import Language, LanguageDetectorBuilder
 from pyoxigraph import RdfFormat, Store
 
-from caie_vaccine.demo import DELIBERATE_FAILURES, OFF_TOPIC, REFUSAL, DemoChatbot, answer
 from service.runs.executor import execute
 from service.runs.model import CaseTrace, Conversation, ExecutionSettings, Turn
 from service.runs.targets import OpenAICompatible, Target

@@ -17,8 +17,15 @@ from typing import Any
 import pytest
 
 from service.plan.model import Probe
-from service.runs.inspect_io import (INSPECT_EXTRA, ExportedProbe, InspectImport, InspectNotInstalled,
-                                     export_dataset, read_inspect_log, write_dataset)
+from service.runs.inspect_io import (
+    INSPECT_EXTRA,
+    ExportedProbe,
+    InspectImport,
+    InspectNotInstalled,
+    export_dataset,
+    read_inspect_log,
+    write_dataset,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 PLAN = "https://example.org/caie/evaluations/e1/plans/1"

@@ -9,7 +9,7 @@ import io
 import json
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -75,8 +75,8 @@ def test_a_probes_turns_come_in_turn_order_with_their_times(imported: tuple[RedT
         ("user", "When should my baby get the measles vaccine?"), ("assistant", "At 9 months in Kenya."),
         ("user", "And the second dose?"), ("assistant", "At 18 months.")]
     opening = first.trace.exchanges[0]
-    assert (opening.started, opening.ended) == (datetime(2026, 11, 30, 9, 0, 0, tzinfo=timezone.utc),
-                                                datetime(2026, 11, 30, 9, 0, 2, tzinfo=timezone.utc))
+    assert (opening.started, opening.ended) == (datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC),
+                                                datetime(2026, 11, 30, 9, 0, 2, tzinfo=UTC))
     assert [exchange.latency_s for exchange in first.trace.exchanges] == [2.0, 2.5]
     assert (first.session, first.operator) == ("s1", "Amina Odhiambo")
     assert second.trace.exchanges[0].text == ANSWER_WITH_QUOTES

@@ -19,13 +19,13 @@ from pathlib import Path
 
 import pytest
 import rdflib
+from caie_vaccine.demo import DEMO_RELEASE, DEMO_VERSION
 from pyoxigraph import NamedNode
 
 from service.core.config import Credential
 from service.core.errors import Conflict, Unprocessable
 from service.core.store import EmbeddedStore
-from caie_vaccine.demo import DEMO_RELEASE, DEMO_VERSION
-from service.runs.model import CaseTrace, ExecutionSettings, Exchange, Turn
+from service.runs.model import CaseTrace, Exchange, ExecutionSettings, Turn
 from service.runs.records import record_cases, run_view, start_run
 from service.runs.runner import continue_run
 from service.runs.targets import MissingCredential, OpenAICompatible

@@ -14,8 +14,7 @@ import pytest
 from rdflib import Graph, Literal, URIRef
 
 from service.core.memo import CACHE_DIR_ENV
-from service.scenarios.cache import (TABLES, CompiledTables, TableCache, compile_tables, compiled_tables,
-                                     tables_key)
+from service.scenarios.cache import TABLES, CompiledTables, TableCache, compile_tables, compiled_tables, tables_key
 from service.scenarios.derive import CriterionScope, DerivationInput, derive, derive_with
 from service.scenarios.engine import Criterion
 

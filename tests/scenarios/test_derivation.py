@@ -15,14 +15,17 @@ from rdflib.namespace import RDFS
 
 from service.scenarios import CriterionScope, DerivationInput, derive, scenario_triples
 from service.scenarios.derive import derive_with
-from service.scenarios.facets import scenario_key
-from service.scenarios.engine import Criterion
-from service.scenarios.frame import allowed_positions, count_frame, in_frame
 from service.scenarios.draw import sample_eligible
+from service.scenarios.engine import Criterion
+from service.scenarios.facets import scenario_key
+from service.scenarios.frame import allowed_positions, count_frame, in_frame
 from service.scenarios.reference import reference_check
 
 from . import KE, LANG, NG, RDF, VE
-from .conftest import CRITERIA as BLOCKING_CRITERIA, DSO, KGS, SHAPES as RULES, TINY, TINY_CRITERIA as CACHE_CRITERIA
+from .conftest import CRITERIA as BLOCKING_CRITERIA
+from .conftest import DSO, KGS, TINY
+from .conftest import SHAPES as RULES
+from .conftest import TINY_CRITERIA as CACHE_CRITERIA
 
 XSD = Namespace("http://www.w3.org/2001/XMLSchema#")
 

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from rdflib import Graph, Literal, Namespace, URIRef
 
+from service.core.errors import Unprocessable
 from service.plan.openings import Openings, TemplateSet
 from service.plan.sampling import sample_scenarios
 from service.scenarios import CriterionScope, DerivationInput, scenario_triples
 from service.scenarios.derive import Derivation, derive_with
-from service.core.errors import Unprocessable
 from service.scenarios.engine import Context
 from service.scenarios.facets import Schema, build_facets
 from service.scenarios.frame import allowed_positions

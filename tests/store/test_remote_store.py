@@ -11,7 +11,17 @@ from pathlib import Path
 import httpx
 import pytest
 from fastapi.testclient import TestClient
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, RdfFormat, Triple, parse_query_results, serialize
+from pyoxigraph import (
+    BlankNode,
+    Literal,
+    NamedNode,
+    Quad,
+    QueryResultsFormat,
+    RdfFormat,
+    Triple,
+    parse_query_results,
+    serialize,
+)
 
 from service.api import create_app
 from service.composition import build_services

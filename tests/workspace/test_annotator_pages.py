@@ -123,7 +123,7 @@ def test_a_determination_from_the_page_is_the_persons_in_the_record(site: Servic
     case = f"{QUEUE}/1/{listed_cases(ada.get(QUEUE).text)[0]}"
     page = ada.get(case).text
     assert '<p class="said" lang="en">' in page
-    criterion = re.search(r'<section class="criterion waiting".*?name="criterion" value="([^"]+)"', page, re.S).group(1)
+    criterion = re.search(r'<section class="criterion waiting".*?name="criterion" value="([^"]+)"', page, re.DOTALL).group(1)
     identifier = criterion.rsplit("/", 1)[-1]
     before = progress(page)
     rationale = "The reply sends them to the clinic straight away & never asks <whether> they were vaccinated."

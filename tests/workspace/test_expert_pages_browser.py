@@ -13,8 +13,15 @@ from playwright.sync_api import Page, ViewportSize
 
 from ..conftest import EMBEDDED_ONLY, Service
 from ..judgments.test_judgments_api import judged  # noqa: F401
-from ..pages_browser import (LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, assert_words_whole,
-                             keep_screenshot)
+from ..pages_browser import (
+    LAPTOP,
+    PHONE,
+    assert_accessible,
+    assert_fits_width,
+    assert_labelled,
+    assert_words_whole,
+    keep_screenshot,
+)
 from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
 from ..runs.test_run_record import approved  # noqa: F401
 from .test_expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestations, drafted, people_site  # noqa: F401

@@ -12,8 +12,8 @@ import re
 from collections.abc import Callable
 from html import unescape
 
-from pyld import jsonld
 from playwright.sync_api import Page, ViewportSize
+from pyld import jsonld
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 
 from ..api.test_dereference import context_loader
@@ -146,7 +146,7 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
     (signed,) = [a for a in rest(example, f"{EVALUATION}/approvals")["approvals"] if a["kind"] == "envelope-sign-off"]
     assert by_id(text, "envelope-sign-off") == f"signed off by {signed['agent']}, {signed['time'][:16].replace('T', ' ')}"
     for plan in rest(example, f"{EVALUATION}/plans")["plans"]:
-        row = re.search(rf'<tr><td><a href="{EVALUATION}/workspace/plans/{plan["number"]}">.*?</tr>', text, re.S)
+        row = re.search(rf'<tr><td><a href="{EVALUATION}/workspace/plans/{plan["number"]}">.*?</tr>', text, re.DOTALL)
         assert row and f'href="{EVALUATION}/plans/{plan["number"]}"' in row.group(0)
         assert f'<td class="number">{plan["probes"]}</td>' in row.group(0) and "<td>yes</td>" in row.group(0)
     for run in rest(example, f"{EVALUATION}/runs")["runs"]:

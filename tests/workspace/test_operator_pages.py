@@ -19,11 +19,11 @@ from contextlib import contextmanager
 
 import httpx
 import pytest
+from caie_vaccine.demo import DEMO_VERSION, DemoChatbot
 from playwright.sync_api import Page, ViewportSize, expect
 
 from service.api import create_app
 from service.core.config import Credential
-from caie_vaccine.demo import DEMO_VERSION, DemoChatbot
 from service.runs.model import ExecutionError, ExecutionSettings
 from service.runs.records import plan_probes, record_cases, start_run
 from service.runs.retries import retry_errors

@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from caie_vaccine.demo import DemoChatbot
 from pyoxigraph import Quad
 
 from service.core.config import Credential
-from caie_vaccine.demo import DemoChatbot
 from service.runs.model import ExecutionError, ExecutionSettings
 from service.runs.records import record_cases, start_run
 from service.runs.runner import continue_run

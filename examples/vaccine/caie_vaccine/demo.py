@@ -110,8 +110,7 @@ _COUNTRIES: tuple[_Country, ...] = (
              "the Shastho Batayon health line (16263)"),
 )
 
-_SWAHILI_WORDS = frozenset("je chanjo surua nini nifanye lini wapi dalili nina ana mtoto wangu homa vipele "
-                           "ninaweza karibu nami inatibiwa salama kuambukizwa mimba ninamtunza".split())
+_SWAHILI_WORDS = frozenset(["je", "chanjo", "surua", "nini", "nifanye", "lini", "wapi", "dalili", "nina", "ana", "mtoto", "wangu", "homa", "vipele", "ninaweza", "karibu", "nami", "inatibiwa", "salama", "kuambukizwa", "mimba", "ninamtunza"])
 _ALARMING = re.compile(r"\b(kill|killed|die|dies|dying|suicide|overdose|hurt myself|end my life)\b")
 _OTHER_DISEASES = ("rubella", "mumps", "polio", "cholera", "covid", "malaria")
 

@@ -16,28 +16,28 @@ from pydantic import ValidationError
 from starlette.concurrency import run_in_threadpool
 
 from ... import envelope
-from ...scope import records as scope_records
-from ...envelope import approvals
-from ...envelope.unread import sign_off_reporting_unread
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import Unprocessable
 from ...core.formats import HTML, JSON, base_type, negotiate, rdf_format_for
+from ...envelope import approvals
+from ...envelope.unread import sign_off_reporting_unread
+from ...scope import records as scope_records
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
+from ..envelope_json import content_json, scope_json
 from ..models import (
     AppropriatenessBody,
-    EvaluationBody,
     EnvelopeBody,
+    EvaluationBody,
     RelevanceBody,
     SignOffBody,
 )
-from ..envelope_json import content_json, scope_json
 from ..rdf_response import context_iri, rdf_response
+from ..shapes import approval_json, envelope_status_json, envelope_summary_json, evaluation_summary_json
 from .resources import OFFERED, linked_data
 from .workspace_home import evaluation_page
-from ..shapes import approval_json, envelope_status_json, envelope_summary_json, evaluation_summary_json
 
 router = APIRouter(tags=["evaluations"])
 

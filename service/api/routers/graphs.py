@@ -12,7 +12,6 @@ from fastapi import APIRouter, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from .. import html
 from ...core.catalog import GraphKind
 from ...core.config import Credential
 from ...core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
@@ -20,12 +19,13 @@ from ...core.graphs import GraphRef, GraphService, WriteMode
 from ...core.plugins import prefixes
 from ...core.roles import require_graph_writer
 from ...envelope.unread import unread_graphs
+from .. import html
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import CatalogDep, GraphsDep, ReaderDep, SettingsDep, WriterDep
 from ..rdf_response import JSON_LD, compacted, context_iri, rdf_response
-from .resources import linked_data
 from ..shapes import catalog_entry_json
+from .resources import linked_data
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 

@@ -74,7 +74,7 @@ def _refused(space: Workspace, request: Request, status: int, message: str) -> H
 
 
 @router.get("/sign-in/oidc")
-async def start(request: Request, space: WorkspaceDep, next: str = "") -> Response:  # noqa: A002
+async def start(request: Request, space: WorkspaceDep, next: str = "") -> Response:
     provider = _provider(space)
     redirect_uri = space.settings.base_url + CALLBACK
     try:

@@ -15,9 +15,9 @@ from fastapi.responses import HTMLResponse
 from pyoxigraph import Triple
 from starlette.concurrency import run_in_threadpool
 
-from .. import html
 from ...core.formats import HTML, negotiate
 from ...publishing.ontology_docs import OntologyDocs, TermDoc, page_number
+from .. import html
 from ..deps import ReaderDep
 from ..rdf_response import context_iri, rdf_response
 

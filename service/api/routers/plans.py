@@ -9,12 +9,12 @@ from fastapi import APIRouter, Depends, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 from starlette.concurrency import run_in_threadpool
 
-from ...plan import approval as plan_approval
 from ...core.auth import require
 from ...core.config import Credential
 from ...core.errors import BadRequest
 from ...core.formats import HTML, JSON, negotiate
 from ...core.iris import named_node, require_iri_text
+from ...plan import approval as plan_approval
 from ...plan.allocation import Annotator, Strategy
 from ...plan.model import PlanRequest
 from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
@@ -24,8 +24,16 @@ from ...scenarios.records import MAX_OFFSET, blocking_summary, frame_blocking, l
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..html import render
 from ..models import ExclusionBody, PlanApprovalBody, PlanBody
-from ..shapes import (approval_json, exclusion_json, page_json, plan_json, probe_json, rule_blocking_json, rule_count_json,
-                      scenario_json)
+from ..shapes import (
+    approval_json,
+    exclusion_json,
+    page_json,
+    plan_json,
+    probe_json,
+    rule_blocking_json,
+    rule_count_json,
+    scenario_json,
+)
 from .resources import linked_data, wants_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["plans and scenarios"])

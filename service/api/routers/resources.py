@@ -16,13 +16,13 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import HTMLResponse
 from starlette.concurrency import run_in_threadpool
 
-from .. import html
 from ...core.errors import NotFound
 from ...core.formats import HTML, JSON, negotiate
 from ...publishing import Publisher
+from .. import html
 from ..deps import ReaderDep
-from .pages import term_doc
 from ..rdf_response import CONTEXTS, JSON_LD, context_iri, published_context, rdf_response
+from .pages import term_doc
 
 router = APIRouter(tags=["linked data"])
 

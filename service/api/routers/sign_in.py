@@ -64,14 +64,14 @@ def _verifying(space: Workspace) -> CapacityLimiter:
 
 
 @router.get("/sign-in", response_class=HTMLResponse)
-async def show_sign_in(request: Request, space: WorkspaceDep, next: str = "") -> HTMLResponse:  # noqa: A002
+async def show_sign_in(request: Request, space: WorkspaceDep, next: str = "") -> HTMLResponse:
     return sign_in_page(space, form_token(space, request), next_path=html.local_href(next) or "")
 
 
 @router.post("/sign-in", response_class=HTMLResponse)
 @body(Body.FORM)
 async def sign_in(request: Request, space: WorkspaceDep, token: SignInForm, username: Annotated[str, Form()] = "",
-                  password: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "") -> Response:  # noqa: A002
+                  password: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "") -> Response:
     next_path = html.local_href(next) or ""
     if not username or not password:
         return sign_in_page(space, token, next_path=next_path, status=422, error="Enter your username and password.")

@@ -18,8 +18,8 @@ from ...core.config import Credential, Settings
 from ...core.errors import BadRequest, UnsupportedMediaType
 from ...core.formats import GRAPH_FORMATS, HTML, base_type, negotiate
 from ...core.service_description import service_description
-from ...core.store import QueryAnswer
 from ...core.sparql import DEFAULT_GRAPH, NAMED_GRAPH, QUERY, ProtocolQuery, execute, protocol_query, refuse_update
+from ...core.store import QueryAnswer
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import ReaderDep, SettingsDep

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -38,10 +38,10 @@ from ...scenarios.records import blocking_summary, list_scenarios
 from ...workspace.envelope_review import envelope_review
 from ...workspace.plans import recorded_approval
 from ..deps import GraphsDep, ReaderDep
+from ..form_refusals import field_errors
 from ..guarded import computed
 from ..html import distinct_names, render
 from ..models import AppropriatenessBody, ExclusionBody, PlanApprovalBody, RelevanceBody, SignOffBody
-from ..form_refusals import field_errors
 from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
 
@@ -69,7 +69,7 @@ def word(outcome: str | None) -> str:
 def when(at: str | datetime) -> str:
     """A recorded time, to the minute, in UTC."""
     moment = at if isinstance(at, datetime) else datetime.fromisoformat(at)
-    return (moment.astimezone(timezone.utc) if moment.tzinfo else moment).strftime("%Y-%m-%d %H:%M UTC")
+    return (moment.astimezone(UTC) if moment.tzinfo else moment).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def lang(language: str) -> str:

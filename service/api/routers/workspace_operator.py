@@ -23,9 +23,9 @@ from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential, Settings
 from ...core.errors import NotFound
+from ...core.graphs import GraphService
 from ...core.iris import minted_number
 from ...core.people import Person
-from ...core.graphs import GraphService
 from ...runs.jobs import Job, Jobs
 from ...runs.records import RUNNERS, RunView, list_runs, run_errors, run_view
 from ...runs.retries import list_retries

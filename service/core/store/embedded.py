@@ -20,9 +20,11 @@ from pyoxigraph import (
     QuerySolutions,
     QueryTriples,
     RdfFormat,
-    Store as OxStore,
     Triple,
     serialize,
+)
+from pyoxigraph import (
+    Store as OxStore,
 )
 
 from ..errors import BadRequest, StoreUnavailable

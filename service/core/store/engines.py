@@ -48,7 +48,7 @@ def store_text(response: httpx.Response) -> str:
 
 def _node_id(value: str) -> str:
     """A blank node label for a ``nodeID://…`` value (letters, digits, ``_`` and ``-`` only)."""
-    label = re.sub(r"[^A-Za-z0-9_-]", "_", value[len(_NODE_ID):] if value.startswith(_NODE_ID) else value)
+    label = re.sub(r"[^A-Za-z0-9_-]", "_", value.removeprefix(_NODE_ID))
     return "n" + label if not label or not label[0].isalnum() else label
 
 
