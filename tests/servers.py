@@ -216,6 +216,15 @@ class VirtuosoServer:
             return "(no Virtuoso log)"
         return "\n".join((self.directory / "virtuoso.log").read_text(errors="replace").splitlines()[-lines:])
 
+    def diagnosis(self) -> str:
+        """What Virtuoso says of itself when a service on it stalled: its log's last lines and ``status('')`` (the
+        threads running and waiting, lock waits, deadlocks, pending transactions), for a failure message."""
+        try:
+            status = self.isql("status('')")
+        except (RuntimeError, OSError, subprocess.TimeoutExpired) as error:
+            status = f"(status('') failed: {error})"
+        return f"Virtuoso's log, last lines:\n{self.log_tail()}\nVirtuoso's status(''):\n{status}"
+
     @property
     def query_url(self) -> str:
         return self.base_url + "/sparql"
@@ -241,7 +250,7 @@ class VirtuosoServer:
         """Run SQL as dba through ``isql-vt``; its output (raises on failure)."""
         done = subprocess.run(
             [_virtuoso_tool(VIRTUOSO_ISQL), f"127.0.0.1:{self.sql_port}", self.user, self.password, f"exec={sql}"],
-            capture_output=True, text=True, timeout=60,
+            capture_output=True, text=True, timeout=60, check=False,  # checked below, its output too
         )
         if done.returncode != 0 or "*** Error" in done.stdout + done.stderr:
             raise RuntimeError(f"isql-vt failed on {sql!r}: {done.stdout}{done.stderr}")

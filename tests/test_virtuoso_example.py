@@ -172,7 +172,7 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
             try:
                 service = wait_for_service(process, url, stderr_path, tokens, EXAMPLE_START_S)
             except ServiceDidNotStart as error:
-                failure = f"{error}\nVirtuoso's log, last lines:\n{virtuoso.log_tail()}"
+                failure = f"{error}\n{virtuoso.diagnosis()}"
             state = Started(virtuoso, store, log_dir, tokens, service, failure, embedded,
                             embedded_correction)
             yield state
@@ -199,7 +199,7 @@ def start_plain(started: Started, failure: str) -> ServiceProcess:
     try:
         started.service = wait_for_service(process, url, stderr_path, started.tokens, 120.0)
     except ServiceDidNotStart as error:
-        pytest.fail(f"{failure}: {error}", pytrace=False)
+        pytest.fail(f"{failure}: {error}\n{v.diagnosis()}", pytrace=False)
     return started.service
 
 
