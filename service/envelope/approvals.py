@@ -78,7 +78,7 @@ def _status(graphs: GraphService, iris: Iris, index: Index) -> EnvelopeStatus:
         identifier_of(index, c): latest.outcome if (latest := _latest(found, "relevance", c, digest)) else None
         for c in index.subjects(RDF + "type", EPO + "AcceptanceCriterion") if c.startswith(env + "/criteria/")
     }
-    missing = []
+    missing: list[str] = []
     for row in graphs.rows("sign-off-gaps", {"envelope": NamedNode(env), "digest": Literal(digest)}):
         assessed = "outcome" in row
         if row["class"].value == EPO + "EnvelopeAppropriatenessAssessment":

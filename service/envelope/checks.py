@@ -26,7 +26,8 @@ def declared_terms(triples: Iterable[Triple]) -> set[str]:
     return {
         t.subject.value
         for t in triples
-        if t.predicate.value == RDF + "type" and isinstance(t.subject, NamedNode) and t.object.value not in _NOT_A_TERM
+        if t.predicate.value == RDF + "type" and isinstance(t.subject, NamedNode)
+        and not isinstance(t.object, Triple) and t.object.value not in _NOT_A_TERM
     }
 
 

@@ -31,7 +31,8 @@ from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.catalog import CatalogEntry, GraphKind
 from ..core.errors import Conflict
-from ..core.graphs import GraphRef, GraphService
+from ..core.graph_edits import GraphRef
+from ..core.graphs import GraphService
 from ..core.namespaces import EPO, PROV, RDF, XSD
 from ..scenarios.rules import SCENARIO_SHAPES_PREFIX
 from ..scope.model import Scope

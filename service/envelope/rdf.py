@@ -16,12 +16,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
+from typing import TypeVar
 
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.digest import canonical_literals, graph_digest
 from ..core.iris import graph_iri, minted_number
 from ..core.namespaces import DCTERMS, EPO, PROV, RDF, SKOS, XSD
+from ..core.store.base import Node, Term
 from ..scenarios.reference import Trigger, trigger_iri
 from .model import AgreementMeasure, Criterion, Envelope, EnvelopeContent, Judge, JudgeAgreement, Requirement
 
@@ -30,6 +32,8 @@ RELATIVE = "urn:x-caie:envelope"
 """What an envelope's own IRI becomes in its digest (its sub-IRIs keep their path after it)."""
 
 _VERSION_PATH = re.compile(r"/envelope/v([1-9][0-9]*)$")
+
+_Term = TypeVar("_Term", bound=Term)
 
 
 def epo(name: str) -> NamedNode:
@@ -237,7 +241,7 @@ _NOT_CONTENT = {EPO + "version", PROV + "wasRevisionOf", EPO + "envelopeDigest",
 def envelope_digest(envelope_iri: str, triples: Iterable[Triple]) -> str:
     """SHA-256 (service.digest) of the envelope's content: its IRIs made relative, bookkeeping left out."""
 
-    def relative(term):  # type: ignore[no-untyped-def]
+    def relative(term: _Term) -> _Term | NamedNode:
         if isinstance(term, NamedNode) and (term.value == envelope_iri or term.value.startswith(envelope_iri + "/")):
             return NamedNode(RELATIVE + term.value[len(envelope_iri):])
         return term
@@ -255,18 +259,20 @@ def envelope_digest(envelope_iri: str, triples: Iterable[Triple]) -> str:
 
 def owned_by(prefix: str, triple: Triple) -> bool:
     """Whether ``triple``'s subject is ``prefix`` or an IRI under it."""
-    value = triple.subject.value
-    return isinstance(triple.subject, NamedNode) and (value == prefix or value.startswith(prefix + "/"))
+    subject = triple.subject
+    return isinstance(subject, NamedNode) and (subject.value == prefix or subject.value.startswith(prefix + "/"))
 
 
 class Index:
-    """The graph's triples by subject and predicate."""
+    """The graph's triples by subject and predicate; a statement about or of a quoted triple (RDF 1.2) is in
+    :attr:`triples` but not indexed, as the service writes none."""
 
     def __init__(self, triples: Iterable[Triple]) -> None:
         self.triples = list(triples)
-        self._by: dict[str, dict[str, list[NamedNode | Literal]]] = defaultdict(lambda: defaultdict(list))
+        self._by: dict[str, dict[str, list[Node]]] = defaultdict(lambda: defaultdict(list))
         for t in self.triples:
-            self._by[t.subject.value][t.predicate.value].append(t.object)  # type: ignore[arg-type]
+            if not isinstance(t.subject, Triple) and not isinstance(t.object, Triple):
+                self._by[t.subject.value][t.predicate.value].append(t.object)
 
     def all(self, subject: str, predicate: str) -> list[str]:
         return sorted(o.value for o in self._by.get(subject, {}).get(predicate, []))
@@ -275,7 +281,7 @@ class Index:
         values = self.all(subject, predicate)
         return values[0] if values else None
 
-    def term(self, subject: str, predicate: str) -> NamedNode | Literal | None:
+    def term(self, subject: str, predicate: str) -> Node | None:
         values = self._by.get(subject, {}).get(predicate, [])
         return values[0] if values else None
 
@@ -283,7 +289,8 @@ class Index:
         return any(o.value == cls for o in self._by.get(subject, {}).get(RDF + "type", []))
 
     def subjects(self, predicate: str, obj: str) -> list[str]:
-        return sorted(t.subject.value for t in self.triples if t.predicate.value == predicate and t.object.value == obj)
+        return sorted(subject for subject, by_predicate in self._by.items()
+                      for o in by_predicate.get(predicate, []) if o.value == obj)
 
 
 def identifier_of(index: Index, node: str) -> str:

@@ -18,7 +18,8 @@ from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.digest import canonical_literals
 from ..core.errors import Conflict, NotFound, Unprocessable
-from ..core.graphs import GraphRef, GraphService
+from ..core.graph_edits import GraphRef
+from ..core.graphs import GraphService
 from ..core.memo import Recent
 from ..core.namespaces import EPO
 from ..core.rdf import parse_triples

@@ -39,8 +39,7 @@ from .rdf import (
 )
 
 
-def _member(b: Builder, parent: NamedNode, link: str, node: NamedNode, cls: str,
-            evaluation: NamedNode | None = None) -> NamedNode:
+def _member(b: Builder, parent: str, link: str, node: str, cls: str, evaluation: str | None = None) -> str:
     """``node`` linked from ``parent`` by ``epo:{link}``, typed ``epo:{cls}`` and marked as a node of the
     evaluation (``parent`` unless ``evaluation`` is given)."""
     b.add(parent, epo(link), node)
@@ -167,9 +166,12 @@ def read_scope(iris: Iris, index: Index) -> Scope | None:
 
 def scope_owned(iris: Iris, triple: Triple) -> bool:
     """Whether ``triple`` belongs to the scope (and is replaced with it)."""
-    if triple.subject.value == iris.evaluation:
+    subject = triple.subject
+    if not isinstance(subject, NamedNode):  # the scope's nodes are all IRIs
+        return False
+    if subject.value == iris.evaluation:
         return triple.predicate.value != EPO + "operationalEnvelope"
-    if triple.subject.value.startswith((iris.dso(""), iris.kg(""))):
+    if subject.value.startswith((iris.dso(""), iris.kg(""))):
         return True
     parts = ("target", "use-boundary", "operating-environment", "assumptions", "out-of-scope", "method", "population")
     return any(owned_by(iris.under(part), triple) for part in parts)

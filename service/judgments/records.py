@@ -27,7 +27,8 @@ from ..core.catalog import GraphKind, now
 from ..core.commits import WriteConflict
 from ..core.config import Credential
 from ..core.errors import Conflict, Unprocessable
-from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.roles import ANNOTATOR, DOMAIN_EXPERT
 from ..envelope import iris_for

@@ -36,7 +36,8 @@ from pyoxigraph import NamedNode, Triple
 
 from ..core.catalog import CatalogEntry, GraphKind
 from ..core.config import Credential
-from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graphs import GraphService
 from ..core.namespaces import EPO
 from ..core.rdf import RDF_TYPE, integer
 from ..core.store import Row, Term

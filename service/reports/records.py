@@ -25,7 +25,8 @@ from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import NotFound, Unprocessable
-from ..core.graphs import GraphRef, GraphService
+from ..core.graph_edits import GraphRef
+from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.rdf import date_time, local_name
 from ..core.roles import DOMAIN_EXPERT, EVALUATION_OPERATOR

@@ -24,7 +24,8 @@ from pyoxigraph import Literal, NamedNode, Triple
 from ..core.catalog import GraphKind, now
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
-from ..core.graphs import GraphEdit, GraphService
+from ..core.graph_edits import GraphEdit
+from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import EPO, PROV
 from ..core.rdf import RDF_TYPE, date_time

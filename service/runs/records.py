@@ -25,7 +25,8 @@ from ..core.catalog import GraphKind, now
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound, Unprocessable
-from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import EPO
 from ..core.store import Row

@@ -26,7 +26,8 @@ from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import Conflict
-from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import EPO
 from ..plan.records import probes_numbered

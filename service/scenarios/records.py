@@ -19,7 +19,8 @@ from rdflib import Graph
 
 from ..core.catalog import GraphKind
 from ..core.errors import BadRequest
-from ..core.graphs import GraphRef, GraphService
+from ..core.graph_edits import GraphRef
+from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.namespaces import RDF
 from ..core.store import Row, Term

@@ -25,7 +25,8 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
 from ..core.errors import BadRequest, Conflict, PayloadTooLarge, Unprocessable
-from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graphs import GraphService
 from ..core.namespaces import DCTERMS, PROV, XSD
 from ..core.rdf import parse_triples, to_rdflib
 from ..core.roles import require_importer
