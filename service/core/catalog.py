@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from enum import Enum
 from types import TracebackType
+from typing import Self
 
 from pyoxigraph import Literal, NamedNode, Quad, Triple
 
 from . import iris, queries
 from .errors import Conflict, ServiceError
 from .namespaces import CATALOG, DCAT, DCTERMS, PROV, RDF, RDFS, VOID, XSD
-from .store import ChangeSet, Row, Store
+from .store import ChangeSet, Row, Store, iri_term
 
 
 class GraphKind(Enum):
@@ -197,7 +198,7 @@ class Catalog:
             "SELECT ?p ?o WHERE { GRAPH ?catalog { ?graph ?p ?o } }",
             {"catalog": self.graph, "graph": graph},
         )
-        return [Quad(graph, row["p"], row["o"], self.graph) for row in rows]  # type: ignore[arg-type]
+        return [Quad(graph, iri_term(row["p"]), row["o"], self.graph) for row in rows]
 
     def forget(self, graph: NamedNode, token: str) -> ChangeSet:
         """Removes what a deletion's commit left of ``graph`` in the catalog (its commit token and dataset link)."""
@@ -361,7 +362,7 @@ class BulkLoad:
         self._stop = threading.Event()
         self._renewer = threading.Thread(target=self._renew_until_stopped, name=f"lease {load}", daemon=True)
 
-    def __enter__(self) -> BulkLoad:
+    def __enter__(self) -> Self:
         self._catalog._running.add(self.load)
         self._renewer.start()
         return self

@@ -45,8 +45,9 @@ from datetime import UTC, datetime, timedelta
 from pyoxigraph import Literal, NamedNode, Quad, RdfFormat, Triple, serialize
 
 from .errors import Conflict
+from .formats import written
 from .namespaces import CATALOG, XSD
-from .store import Row, Store
+from .store import Row, Store, iri_term, subject_term
 
 _WRITING = NamedNode(CATALOG + "writing")
 _GUARDING = NamedNode(CATALOG + "guarding")
@@ -197,9 +198,9 @@ def _check(catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row]
     for w in writes:
         for row in intents.get(w.graph.value, []):
             if "since" not in row or datetime.fromisoformat(row["since"].value) <= oldest:
-                expired.append(Quad(w.graph, row["p"], row["o"], catalog))  # type: ignore[arg-type]
+                expired.append(Quad(w.graph, iri_term(row["p"]), row["o"], catalog))
                 if "since" in row:
-                    expired.append(Quad(row["o"], _SINCE, row["since"], catalog))  # type: ignore[arg-type]
+                    expired.append(Quad(subject_term(row["o"]), _SINCE, row["since"], catalog))
             elif not w.guard or row["p"] == _WRITING:
                 blocked.append(w.graph.value)
     return blocked, expired
@@ -219,11 +220,11 @@ def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], 
     before each statement's final `` .`` (N-Triples escapes every line break inside a term, so a statement is one
     line): a fraction of the interpreter's time that building a ``Quad`` per statement takes."""
     changed = [w for w in writes if not w.guard]
-    parts = [serialize(w.insert, format=RdfFormat.N_TRIPLES).replace(b" .\n", f" {w.graph} .\n".encode())
+    parts = [written(serialize(w.insert, format=RdfFormat.N_TRIPLES)).replace(b" .\n", f" {w.graph} .\n".encode())
              for w in changed if w.insert]
     tok = Literal(token)
     entries = dict.fromkeys(q for w in changed for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)])
-    parts.append(serialize(list(entries), format=RdfFormat.N_QUADS))
+    parts.append(written(serialize(list(entries), format=RdfFormat.N_QUADS)))
 
     def unmarked() -> bool:
         rows = _state(store, catalog, writes)

@@ -43,10 +43,12 @@ digests as 300: Oxigraph keeps it as ``"300"^^xsd:integer``).
 from __future__ import annotations
 
 import hashlib
+import math
 import re
 import struct
 from collections.abc import Callable, Iterable
 from decimal import Decimal
+from typing import TypeVar
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, Triple
 
@@ -100,16 +102,16 @@ def _decimal(text: str, datatype: str) -> Canonical:
 
 
 def _double_form(value: float) -> str:
-    if value != value:
+    if math.isnan(value):
         return "NaN"
     if value in (float("inf"), float("-inf")):
         return "INF" if value > 0 else "-INF"
     sign = "-" if str(value).startswith("-") else ""
     if value == 0:
         return sign + "0.0E0"
-    _, digits, exponent = Decimal(repr(abs(value))).as_tuple()
-    text = "".join(map(str, digits)).rstrip("0")
-    exponent += len(digits) - 1  # type: ignore[operator]
+    decimal = Decimal(repr(abs(value)))
+    text = "".join(map(str, decimal.as_tuple().digits)).rstrip("0")
+    exponent = decimal.adjusted()  # the exponent with one digit before the point
     return f"{sign}{text[0]}.{text[1:] or '0'}E{exponent}"
 
 
@@ -117,7 +119,7 @@ def _double(text: str, datatype: str) -> Canonical:
     if not _DOUBLE_RE.fullmatch(text) and text.lstrip("+-").lower() not in _SPECIAL_DOUBLES:
         return None
     value = float(text)
-    if datatype == XSD + "float" and value == value:
+    if datatype == XSD + "float" and not math.isnan(value):
         try:
             value = struct.unpack("<f", struct.pack("<f", value))[0]
         except OverflowError:
@@ -246,8 +248,8 @@ def _duration(text: str, datatype: str) -> Canonical:
     h, rest = divmod(rest, 3600)
     mi, s = divmod(rest, 60)
     date_part = (f"{y}Y" if y else "") + (f"{mo}M" if mo else "") + (f"{int(d)}D" if d else "")
-    second = _decimal(format(s, "f"), XSD + "decimal")[0] if s else ""  # type: ignore[index]
-    time_part = (f"{int(h)}H" if h else "") + (f"{int(mi)}M" if mi else "") + (f"{second}S" if s else "")
+    second = _decimal(format(s, "f"), XSD + "decimal") if s else None
+    time_part = (f"{int(h)}H" if h else "") + (f"{int(mi)}M" if mi else "") + (f"{second[0]}S" if second else "")
     return f"{'-' if negative else ''}P{date_part}{'T' + time_part if time_part else ''}", datatype
 
 
@@ -283,7 +285,7 @@ def canonical_literals(statements: Iterable[Quad | Triple]) -> list[Triple]:
     """The triples with every literal replaced by its :func:`canonical_literal`."""
     triples = [s.triple if isinstance(s, Quad) else s for s in statements]
     literals = {t.object for t in triples if isinstance(t.object, Literal)}
-    changed = {}
+    changed: dict[Literal, Literal] = {}
     for literal in literals:
         if literal.datatype.value == _XSD_STRING:
             continue
@@ -292,16 +294,18 @@ def canonical_literals(statements: Iterable[Quad | Triple]) -> list[Triple]:
             changed[literal] = canonical
     if not changed:
         return triples
-    return [Triple(t.subject, t.predicate, changed[t.object]) if t.object in changed else t for t in triples]
+    return [Triple(t.subject, t.predicate, changed[t.object])
+            if isinstance(t.object, Literal) and t.object in changed else t for t in triples]
 
 
 _GENID = "/.well-known/genid/"
+_Term = TypeVar("_Term", bound=NamedNode | BlankNode | Literal | Triple)
 
 
 def blank_skolems(triples: list[Triple]) -> list[Triple]:
     """The triples with every skolem IRI read as the blank node it stands for."""
 
-    def term(value):  # type: ignore[no-untyped-def]
+    def term(value: _Term) -> _Term | BlankNode:
         if isinstance(value, NamedNode) and _GENID in value.value:
             return BlankNode(hashlib.sha256(value.value.encode("utf-8")).hexdigest()[:32])
         return value
@@ -325,20 +329,18 @@ def canonical_nquads(statements: Iterable[Quad | Triple], time_limit_s: float | 
     for statement in statements:
         t = statement.triple if type(statement) is Quad else statement
         subject, value = t.subject, t.object
-        kind = type(value)
-        if kind is Literal:
+        if type(value) is Literal:
             if value.language is not None or value.datatype.value != _XSD_STRING:
                 canonical = canonical_literal(value)
                 if canonical is not value:
                     t = Triple(subject, t.predicate, canonical)
-        elif kind is BlankNode:
+        elif type(value) is BlankNode:
             blank = True
-        elif kind is NamedNode and _GENID in value.value:
+        elif type(value) is NamedNode and _GENID in value.value:
             skolem = True
-        kind = type(subject)
-        if kind is BlankNode:
+        if type(subject) is BlankNode:
             blank = True
-        elif kind is NamedNode and _GENID in subject.value:
+        elif type(subject) is NamedNode and _GENID in subject.value:
             skolem = True
         triples.append(t)
     if skolem:

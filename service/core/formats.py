@@ -150,3 +150,11 @@ def negotiate(accept: str | None, offered: list[str] | tuple[str, ...], *, alias
             f"none of the accepted types ({accept}) can be produced here; available: {', '.join(offered)}",
         )
     return best_media
+
+
+def written(document: bytes | None) -> bytes:
+    """A document a pyoxigraph writer (``serialize``, ``dump``) returned: their stubs type the return as
+    ``bytes | None``, ``None`` being what they return when given a file to write, which the service never gives."""
+    if document is None:
+        raise TypeError("the pyoxigraph writer was given a file: no document to return")
+    return document

@@ -15,7 +15,7 @@ from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from pyoxigraph import BlankNode, NamedNode, RdfFormat, Triple
+from pyoxigraph import NamedNode, RdfFormat, Triple
 
 from . import queries
 from .appends import BatchAppends
@@ -267,7 +267,7 @@ class GraphService(BatchAppends):
         if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) and _ontology_of(content) is None:
             raise Unprocessable(f"a graph of kind {ref.kind.value!r} must declare one owl:Ontology")
         if ref.kind is GraphKind.SHAPES and not any(
-            t.predicate.value == _TYPE and t.object.value.startswith(SH) for t in content
+            t.predicate.value == _TYPE and _text(t.object).startswith(SH) for t in content
         ):
             raise Unprocessable("a shapes graph must declare at least one sh:NodeShape or sh:PropertyShape")
         if ref.kind is GraphKind.JUDGES and not _names_its_dso(content):  # else it would judge for no DSO, unseen
@@ -354,6 +354,11 @@ class GraphService(BatchAppends):
         return self._catalog.entries(kind=kind)
 
 
+def _text(term: Term) -> str:
+    """A term's value; the empty string for a quoted triple (RDF-star, which an upload may hold), which has none."""
+    return "" if isinstance(term, Triple) else term.value
+
+
 def _refuse_record(ref: GraphRef) -> None:
     """Evaluation records change only through the lifecycle's own operations, which check roles and rules."""
     if ref.kind is GraphKind.EVALUATION:
@@ -366,7 +371,7 @@ def _ontology_of(content: list[Triple]) -> str | None:
     ontologies = sorted(
         t.subject.value
         for t in content
-        if t.predicate.value == _TYPE and t.object.value == OWL + "Ontology" and isinstance(t.subject, NamedNode)
+        if t.predicate.value == _TYPE and _text(t.object) == OWL + "Ontology" and isinstance(t.subject, NamedNode)
     )
     return ontologies[0] if ontologies else None
 
@@ -375,17 +380,19 @@ def _names_its_dso(content: list[Triple]) -> bool:
     """Whether a dcat:Dataset or owl:Ontology node of the graph declares ``dcterms:conformsTo`` an IRI
     (``queries/judges-for-dso.rq`` reads the same)."""
     declared = {t.subject for t in content
-                if t.predicate.value == _TYPE and t.object.value in (DCAT + "Dataset", OWL + "Ontology")}
+                if t.predicate.value == _TYPE and _text(t.object) in (DCAT + "Dataset", OWL + "Ontology")}
     return any(t.predicate.value == DCTERMS + "conformsTo" and t.subject in declared and isinstance(t.object, NamedNode)
                for t in content)
 
 
 def _title_of(content: list[Triple], ref: GraphRef) -> str:
     """The graph's own title: of the graph IRI, its ontology or its dcat:Dataset, else ``kind/id``."""
-    datasets = {t.subject.value for t in content if t.predicate.value == _TYPE and t.object.value == DCAT + "Dataset"}
+    datasets = {_text(t.subject) for t in content if t.predicate.value == _TYPE and _text(t.object) == DCAT + "Dataset"}
     subjects = {ref.iri.value, _ontology_of(content), *datasets}
     for predicate in (DCTERMS + "title", RDFS + "label"):
         for triple in content:
-            if triple.predicate.value == predicate and triple.subject.value in subjects and not isinstance(triple.subject, BlankNode):
-                return triple.object.value
+            subject, value = triple.subject, triple.object
+            if (triple.predicate.value == predicate and isinstance(subject, NamedNode) and subject.value in subjects
+                    and not isinstance(value, Triple)):
+                return value.value
     return f"{ref.kind.value}/{ref.identifier}"

@@ -18,5 +18,5 @@ def objects(text: str) -> Iterator[tuple[int, dict[str, Any]]]:
         except json.JSONDecodeError as error:
             raise ValueError(f"line {number} is not JSON: {error.msg} at column {error.colno}") from None
         if not isinstance(found, dict):
-            raise ValueError(f"line {number} is not a JSON object")
+            raise ValueError(f"line {number} is not a JSON object")  # noqa: TRY004  # bad input, as for bad JSON
         yield number, found

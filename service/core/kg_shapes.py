@@ -15,7 +15,7 @@ from itertools import groupby
 from pathlib import Path
 from typing import Protocol
 
-from pyoxigraph import NamedNode, Triple
+from pyoxigraph import NamedNode
 from rdflib import Graph, URIRef
 from rdflib.namespace import OWL, RDF
 
@@ -24,7 +24,7 @@ from .digest import blank_skolems
 from .errors import Unprocessable
 from .namespaces import EPO
 from .rdf import to_rdflib
-from .store import Row, Term
+from .store import Row, Term, row_triple
 from .validation import SHAPES_DIR
 
 GENERIC = SHAPES_DIR / "kg-dso.ttl"
@@ -82,10 +82,9 @@ def stored_shapes(graphs: Stored) -> Find:
     skolem IRIs read as the blank nodes they stand for (shapes' property nodes and lists, as written)."""
     def find(iri: str) -> Graph | None:
         rows = graphs.rows("shapes-graphs-defining", {"shapes": NamedNode(iri)})
-        for graph, triples in groupby(rows, key=lambda row: row["graph"].value):  # type: ignore[union-attr]
+        for graph, triples in groupby(rows, key=lambda row: row["graph"].value):
             entry = graphs.find_graph(graph)
             if entry is not None and entry.kind is GraphKind.SHAPES:
-                return to_rdflib(blank_skolems([Triple(row["s"], row["p"], row["o"])  # type: ignore[arg-type]
-                                                for row in triples]))
+                return to_rdflib(blank_skolems([row_triple(row) for row in triples]))
         return None
     return find

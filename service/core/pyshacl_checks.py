@@ -10,18 +10,21 @@ remembered by exactly those; one that fails is checked, and raises pySHACL's own
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
+from typing import cast
 
 from pyshacl.helper.sparql_query_helper import SPARQLQueryHelper
 
-_check_text = SPARQLQueryHelper.check_invalid_sparql
+# pySHACL's method is untyped; it reads only class attributes (its regular expressions): the class serves as self
+_check_text = cast("Callable[[type[SPARQLQueryHelper], str, bool | None, frozenset[str]], bool]",
+                   SPARQLQueryHelper.check_invalid_sparql)
 
 
 @lru_cache(maxsize=1024)  # distinct constraint texts of the shapes graphs in use: a handful each
 def _passed(text: str, with_value: bool, extravars: frozenset[str]) -> bool:
     # the check reads only the class's regular expressions and whether a value node is given
-    return _check_text(SPARQLQueryHelper, text, valuenode=True if with_value else None, extravars=extravars)
+    return _check_text(SPARQLQueryHelper, text, True if with_value else None, extravars)
 
 
 def _check_once(self: SPARQLQueryHelper, sparql_text: str, valuenode: object = None,
@@ -29,4 +32,4 @@ def _check_once(self: SPARQLQueryHelper, sparql_text: str, valuenode: object = N
     return _passed(sparql_text, valuenode is not None, frozenset(extravars or ()))
 
 
-SPARQLQueryHelper.check_invalid_sparql = _check_once  # type: ignore[method-assign]
+SPARQLQueryHelper.check_invalid_sparql = _check_once  # type: ignore[method-assign]  # the point of this module

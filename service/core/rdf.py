@@ -94,13 +94,16 @@ def skolemize(triples: Iterable[Triple], base: str) -> list[Triple]:
     """
     minted: dict[str, NamedNode] = {}
 
-    def term(value: NamedNode | BlankNode | Literal | Triple) -> NamedNode | Literal | Triple:
+    def node(value: NamedNode | BlankNode | Triple) -> NamedNode | Triple:
         if isinstance(value, BlankNode):
             if value.value not in minted:
                 minted[value.value] = NamedNode(f"{base}.well-known/genid/{uuid.uuid4().hex}")
             return minted[value.value]
         if isinstance(value, Triple):
-            return Triple(term(value.subject), value.predicate, term(value.object))
+            return Triple(node(value.subject), value.predicate, term(value.object))
         return value
 
-    return [Triple(term(t.subject), t.predicate, term(t.object)) for t in triples]
+    def term(value: NamedNode | BlankNode | Literal | Triple) -> NamedNode | Literal | Triple:
+        return value if isinstance(value, Literal) else node(value)
+
+    return [Triple(node(t.subject), t.predicate, term(t.object)) for t in triples]

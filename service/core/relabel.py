@@ -20,6 +20,7 @@ from pathlib import Path
 from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, Quad, RdfFormat, Triple, parse, serialize
 
 from .errors import Unprocessable
+from .formats import written
 
 _ROOT = Path(__file__).resolve().parents[2]
 """The directory holding the ``service`` package: the child's working directory, so ``-m`` finds it."""
@@ -32,7 +33,7 @@ def sorted_canonical(triples: list[Triple], blank: bool) -> bytes:
         dataset = Dataset(Quad(t.subject, t.predicate, t.object) for t in triples)
         dataset.canonicalize(CanonicalizationAlgorithm.RDFC_1_0)
         triples = [quad.triple for quad in dataset]
-    lines = sorted(set(serialize(triples, format=RdfFormat.N_TRIPLES).splitlines()))
+    lines = sorted(set(written(serialize(triples, format=RdfFormat.N_TRIPLES)).splitlines()))
     return b"".join(line + b"\n" for line in lines)
 
 

@@ -36,11 +36,12 @@ from rdflib.term import Node
 
 from . import (
     memo,
-    pyshacl_checks,  # noqa: F401 - pySHACL checks each SPARQL constraint's text once
-    rdflib_terms,  # noqa: F401 - owlrl's and pySHACL's term lookups as plain attributes
+    pyshacl_checks,  # noqa: F401  # pySHACL checks each SPARQL constraint's text once
+    rdflib_terms,  # noqa: F401  # owlrl's and pySHACL's term lookups as plain attributes
 )
 from .digest import graph_digest
 from .namespaces import SHAPES, VOID
+from .store.base import solution_row
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
 VOIDNS = Namespace(VOID)
@@ -126,9 +127,19 @@ def ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     return ox.BlankNode(str(term)) if isinstance(term, BNode) else ox.NamedNode(str(term))
 
 
+def _ox_statement(s: Node, p: Node, o: Node) -> tuple[ox.NamedNode | ox.BlankNode, ox.NamedNode,
+                                                       ox.NamedNode | ox.BlankNode | ox.Literal]:
+    """An rdflib triple's terms as pyoxigraph's; a literal subject or a predicate that is not an IRI is refused
+    (TypeError), as pyoxigraph refuses it."""
+    subject, predicate = ox_term(s), ox_term(p)
+    if isinstance(subject, ox.Literal) or not isinstance(predicate, ox.NamedNode):
+        raise TypeError(f"not an RDF triple: {s.n3()} {p.n3()} {o.n3()}")
+    return subject, predicate, ox_term(o)
+
+
 def ox_quads(triples: Iterable[tuple[Node, Node, Node]]) -> list[ox.Quad]:
     """``triples`` as pyoxigraph quads in the default graph: converted once where many runs load them."""
-    return [ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph()) for s, p, o in triples]  # type: ignore[arg-type]
+    return [ox.Quad(*_ox_statement(s, p, o), ox.DefaultGraph()) for s, p, o in triples]
 
 
 def ox_store(triples: Iterable[tuple[Node, Node, Node]], base: Sequence[ox.Quad] = ()) -> ox.Store:
@@ -136,7 +147,7 @@ def ox_store(triples: Iterable[tuple[Node, Node, Node]], base: Sequence[ox.Quad]
     graph."""
     store = ox.Store()
     store.extend(base)
-    store.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph()) for s, p, o in triples)  # type: ignore[arg-type]
+    store.extend(ox.Quad(*_ox_statement(s, p, o), ox.DefaultGraph()) for s, p, o in triples)
     return store
 
 
@@ -176,15 +187,14 @@ def run_pyshacl(triples: Iterable[tuple[Node, Node, Node]], shapes: Graph,
     ``base`` is more data, already converted (:func:`ox_quads`).
     """
     store = ox_store(triples, base)
-    options = {"use_shapes": list(use_shapes)} if use_shapes else {}
     own_shapes = Graph()  # pySHACL adds RDFS/OWL axioms to the shapes graph it is given: the caller's stays as it was
     own_shapes += shapes
     _conforms, report, _text = pyshacl.validate(
         _StoreGraph(store), shacl_graph=own_shapes, inference="none", advanced=True, allow_warnings=True, inplace=True,
-        **options,
+        use_shapes=list[str | URIRef](use_shapes) if use_shapes else None,
     )
     if not isinstance(report, Graph):  # pySHACL returns a ValidationFailure for broken shapes
-        raise ValueError(f"SHACL validation could not run: {report}")
+        raise ValueError(f"SHACL validation could not run: {report}")  # noqa: TRY004  # broken shapes, not a wrong call
     return report
 
 
@@ -219,6 +229,7 @@ SELECT DISTINCT ?x ?axiom ?rule ?a ?b WHERE {
   }
 }
 """
+_INCONSISTENCY_VARIABLES = ("x", "axiom", "rule", "a", "b")
 
 _RULE_TEXT = {
     "cls-nothing2": "is classified into {a}, which the DSO makes a subclass of owl:Nothing (an inconsistent combination)",
@@ -259,7 +270,7 @@ def _violation(x: Node, rule: str, a: Node | None, b: Node | None, axiom: Node |
     return Violation(_n3(x) or "", None, _n3(a), message, "Violation", OWLRL_SHAPE.n3(), f"owl-rl:{rule}")
 
 
-class _WithoutReflexiveSameAs(owlrl.OWLRL_Semantics):
+class _WithoutReflexiveSameAs(owlrl.OWLRL_Semantics):  # type: ignore[misc]  # owlrl ships no types: its class is Any
     """owlrl's OWL 2 RL rules, keeping no reflexive ``x owl:sameAs x`` (rule eq-ref and its echoes).
 
     Such a triple entails nothing else: fed to eq-sym, eq-trans or eq-rep-* it gives back triples already
@@ -304,16 +315,20 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
     # Oxigraph's engine answers this query on the closure in milliseconds; rdflib's took a fifth of a validation.
     # owlrl's generalized triples (a literal subject) are left out: no pattern of the query can match them.
     reasoned = ox_store(t for t in closure if not isinstance(t[0], Literal) and isinstance(t[1], URIRef))
-    for row in reasoned.query(_INCONSISTENCY_QUERY):  # type: ignore[union-attr]
-        x, axiom, rule, a, b = (None if value is None else rdflib_term(value) for value in row)
-        if x in kg_nodes:
-            v = _violation(x, str(rule), a, b, axiom)
+    solutions = reasoned.query(_INCONSISTENCY_QUERY)
+    if not isinstance(solutions, ox.QuerySolutions):
+        raise TypeError("the inconsistency query is a SELECT query")
+    for solution in solutions:
+        row = solution_row(solution, _INCONSISTENCY_VARIABLES)
+        node, axiom, rule, a, b = (rdflib_term(row[name]) if name in row else None for name in _INCONSISTENCY_VARIABLES)
+        if node is not None and node in kg_nodes:
+            v = _violation(node, str(rule), a, b, axiom)
             found.setdefault((v.focus_node, v.message), v)
     for message in closure.objects(None, URIRef("http://www.daml.org/2002/03/agents/agent-ont#error")):
         text = str(message)
         if text.startswith(("Disjoint classes", "'sameAs' and")) or "of type 'Nothing'" in text:
             continue  # found above, with the KG node named
-        focus = next((n for n in kg_nodes if isinstance(n, URIRef) and str(n) in text), None)
+        focus: Node | None = next((n for n in kg_nodes if isinstance(n, URIRef) and str(n) in text), None)
         if focus is None and text.startswith("Lexical value"):
             focus = next((s for s, _p, o in kg if isinstance(o, Literal) and o.ill_typed and str(o) in text), None)
         if focus is not None:
@@ -353,7 +368,7 @@ def kg_nodes_of(kg: Graph, dso: Graph) -> set[Node]:
 
 def content_digest(graph: Graph) -> str:
     """The RDFC-1.0 content digest of an rdflib graph (the one the catalog records for stored graphs)."""
-    return graph_digest(ox.Triple(ox_term(s), ox_term(p), ox_term(o)) for s, p, o in graph)  # type: ignore[arg-type]
+    return graph_digest(ox.Triple(*_ox_statement(s, p, o)) for s, p, o in graph)
 
 
 _VALIDATION_VERSION = f"{memo.source_version(Path(__file__))}-owlrl{owlrl.__version__}-pyshacl{pyshacl.__version__}"

@@ -144,7 +144,7 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
             except ServiceError as error:
                 _send(replies, _ERROR, pickle.dumps((type(error), error.message)))
                 continue
-            except Exception as error:  # the engine's own failure: reported, the worker stays usable
+            except Exception as error:  # noqa: BLE001  # the engine's own failure: reported, the worker stays usable
                 _send(replies, _ERROR, pickle.dumps((StoreUnavailable, f"the query failed in the store: {error}")))
                 continue
             if len(answer.body) > max_bytes:
@@ -159,7 +159,7 @@ def _serve(store: EmbeddedStore, requests: int, replies: int, memory_bytes: int)
                 _write_all(replies, answer.body)
     except MemoryError:
         status = _OUT_OF_MEMORY
-    except BaseException:  # noqa: BLE001 - whatever happens, the child must not return into the service
+    except BaseException:  # noqa: BLE001  # whatever happens, the child must not return into the service
         status = 1
     os._exit(status)
 

@@ -2,14 +2,36 @@
 
 from __future__ import annotations
 
+from typing import TypedDict
+
 from ..config import Settings, read_secret
 from ..iris import catalog_graph_iri
-from .base import ChangeSet, QueryAnswer, Row, Store, StoreAuthorizationFailed, StoreLimitExceeded, Term
+from .base import (
+    ChangeSet,
+    QueryAnswer,
+    Row,
+    Store,
+    StoreAuthorizationFailed,
+    StoreLimitExceeded,
+    Term,
+    iri_term,
+    row_triple,
+    subject_term,
+)
 from .embedded import EmbeddedStore
 from .remote import RemoteStore
 
 
-def remote_credentials(settings: Settings) -> dict[str, str | None]:
+class RemoteCredentials(TypedDict, total=False):
+    """The credential arguments of :class:`RemoteStore`."""
+
+    username: str | None
+    password: str | None
+    token: str | None
+    auth_scheme: str | None
+
+
+def remote_credentials(settings: Settings) -> RemoteCredentials:
     """The :class:`RemoteStore` credential arguments the settings give (user and password, or a token)."""
     token = read_secret(settings.remote_token, settings.remote_token_file, "remote_token")
     password = read_secret(settings.remote_password, settings.remote_password_file, "remote_password")
@@ -41,7 +63,7 @@ def open_store(settings: Settings) -> Store:
             settings.remote_update_url or "",
             settings.remote_store_url or "",
             timeout_s=settings.remote_timeout_s,
-            **remote_credentials(settings),  # type: ignore[arg-type]
+            **remote_credentials(settings),
             catalog=catalog_graph_iri(settings.base_url),
             page_size=settings.remote_page_size,
             row_cap=settings.remote_row_cap,
@@ -50,6 +72,7 @@ def open_store(settings: Settings) -> Store:
 
 
 __all__ = [
-    "ChangeSet", "EmbeddedStore", "QueryAnswer", "RemoteStore", "Row", "Store", "StoreAuthorizationFailed",
-    "StoreLimitExceeded", "Term", "open_store", "remote_credentials",
+    "ChangeSet", "EmbeddedStore", "QueryAnswer", "RemoteCredentials", "RemoteStore", "Row", "Store",
+    "StoreAuthorizationFailed", "StoreLimitExceeded", "Term", "iri_term", "open_store", "remote_credentials",
+    "row_triple", "subject_term",
 ]

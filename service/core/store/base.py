@@ -11,14 +11,14 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import ClassVar, Union
+from typing import ClassVar
 
 from pyoxigraph import BlankNode, Literal, NamedNode, Quad, QueryResultsFormat, QuerySolution, RdfFormat, Triple
 
 from ..errors import StoreUnavailable
 
-Term = Union[NamedNode, BlankNode, Literal, Triple]
-Node = Union[NamedNode, BlankNode, Literal]
+Term = NamedNode | BlankNode | Literal | Triple
+Node = NamedNode | BlankNode | Literal
 """What a row of the service's own queries holds: none of them binds a quoted triple (RDF-star)."""
 Row = dict[str, Node]
 Bindings = Mapping[str, Term]
@@ -34,6 +34,26 @@ def solution_row(solution: QuerySolution, names: Sequence[str]) -> Row:
         if term is not None:
             row[name] = term
     return row
+
+
+def subject_term(term: Node) -> NamedNode | BlankNode:
+    """A row's term where a statement's subject goes: a literal is refused there, as pyoxigraph refuses it."""
+    if isinstance(term, Literal):
+        raise TypeError(f"a literal cannot be a statement's subject: {term}")
+    return term
+
+
+def iri_term(term: Node) -> NamedNode:
+    """A row's term where only an IRI may go (a predicate, a graph name): anything else is refused, as
+    pyoxigraph refuses it there."""
+    if not isinstance(term, NamedNode):
+        raise TypeError(f"not an IRI: {term}")
+    return term
+
+
+def row_triple(row: Row) -> Triple:
+    """The triple a row of ``?s ?p ?o`` binds."""
+    return Triple(subject_term(row["s"]), iri_term(row["p"]), row["o"])
 
 
 @dataclass

@@ -28,7 +28,7 @@ from pyoxigraph import (
 )
 
 from ..errors import BadRequest, StoreUnavailable
-from ..formats import RDF_FORMATS
+from ..formats import RDF_FORMATS, written
 from .base import RESULTS_MEDIA, Bindings, ChangeSet, Dataset, QueryAnswer, Row, Store, bind, solution_row, update_text
 
 _GENERATION = struct.Struct("=Q")
@@ -106,16 +106,16 @@ class EmbeddedStore(Store):
         except SyntaxError as error:
             raise BadRequest(f"SPARQL syntax error: {error}") from error
         if isinstance(result, QueryTriples):
-            return QueryAnswer(result.serialize(format=RDF_FORMATS[media_type]), media_type)
-        return QueryAnswer(result.serialize(format=RESULTS_MEDIA[media_type]), media_type)
+            return QueryAnswer(written(result.serialize(format=RDF_FORMATS[media_type])), media_type)
+        return QueryAnswer(written(result.serialize(format=RESULTS_MEDIA[media_type])), media_type)
 
     def graph_triples(self, graph: NamedNode) -> list[Triple]:
         return [quad.triple for quad in self._store.quads_for_pattern(None, None, None, graph)]
 
     def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
         if rdf_format.supports_datasets:
-            return serialize(self._store.quads_for_pattern(None, None, None, graph), format=rdf_format)
-        return self._store.dump(format=rdf_format, from_graph=graph, prefixes=dict(prefixes or {}))
+            return written(serialize(self._store.quads_for_pattern(None, None, None, graph), format=rdf_format))
+        return written(self._store.dump(format=rdf_format, from_graph=graph, prefixes=dict(prefixes or {})))
 
     def graph_exists(self, graph: NamedNode) -> bool:
         return any(True for _ in self._store.quads_for_pattern(None, None, None, graph))

@@ -58,6 +58,7 @@ from pyoxigraph import (
 )
 
 from ..errors import StoreUnavailable
+from ..formats import written
 from ..guarded.limits import QueryLimits
 from ..guarded.remote import limited_request
 from ..namespaces import CATALOG
@@ -73,6 +74,7 @@ from .base import (
     StoreLimitExceeded,
     Term,
     bind,
+    row_triple,
     solution_row,
     update_text,
 )
@@ -262,10 +264,10 @@ class RemoteStore(Store):
             return QueryAnswer(content, media_type)
         if asked == _RESULTS_JSON:
             results = parse_query_results(content, format=QueryResultsFormat.JSON)
-            return QueryAnswer(results.serialize(format=RESULTS_MEDIA[media_type]), media_type)
+            return QueryAnswer(written(results.serialize(format=RESULTS_MEDIA[media_type])), media_type)
         triples = triples_without_node_ids([quad.triple for quad in parse(content, format=RdfFormat.N_TRIPLES)])
         quads = [Quad(t.subject, t.predicate, t.object) for t in triples]
-        return QueryAnswer(serialize(quads, format=_WRITTEN_HERE[media_type]), media_type)
+        return QueryAnswer(written(serialize(quads, format=_WRITTEN_HERE[media_type])), media_type)
 
     def _count(self, graph: NamedNode) -> int:
         rows = self._rows(bind(_COUNT, {"g": graph}), union=False)
@@ -290,7 +292,7 @@ class RemoteStore(Store):
         triples: list[Triple] = []
         while True:
             rows = self._rows(_PAGE % (graph, self.page_size, len(triples)), union=False)
-            triples.extend(Triple(r["s"], r["p"], r["o"]) for r in rows)  # type: ignore[arg-type]
+            triples.extend(map(row_triple, rows))
             if len(rows) < self.page_size:
                 break
         if len(triples) < expected and self._count(graph) > len(triples):
@@ -313,8 +315,8 @@ class RemoteStore(Store):
     def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
         triples = self.graph_triples(graph)
         if rdf_format.supports_datasets:
-            return serialize([Quad(t.subject, t.predicate, t.object, graph) for t in triples], format=rdf_format)
-        return serialize(triples, format=rdf_format, prefixes=dict(prefixes or {}))
+            return written(serialize([Quad(t.subject, t.predicate, t.object, graph) for t in triples], format=rdf_format))
+        return written(serialize(triples, format=rdf_format, prefixes=dict(prefixes or {})))
 
     def graph_exists(self, graph: NamedNode) -> bool:
         return self.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": graph})
