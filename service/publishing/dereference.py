@@ -61,8 +61,10 @@ class Description:
     def label(self) -> str:
         for predicate in (RDFS + "label", SKOS + "prefLabel", DCTERMS + "title"):
             for triple in self.triples:
-                if triple.subject.value == self.iri and triple.predicate.value == predicate:
-                    return triple.object.value
+                subject, value = triple.subject, triple.object
+                if (isinstance(subject, NamedNode) and subject.value == self.iri and triple.predicate.value == predicate
+                        and not isinstance(value, Triple)):
+                    return value.value
         return local_name(self.iri)
 
 

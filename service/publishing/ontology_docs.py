@@ -17,6 +17,7 @@ from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
 from ..core.namespaces import DCTERMS, OWL, RDF, RDFS, VOID, XSD
 from ..core.store import Row
+from ..core.store.base import iri_term, subject_term
 from ..scenarios.model import Page
 
 DOCUMENTED = (GraphKind.ONTOLOGY, GraphKind.DSO, GraphKind.KG)
@@ -252,13 +253,13 @@ class OntologyDocs:
                 Triple(dataset, NamedNode(VOID + "subset"), graph),
                 Triple(graph, NamedNode(RDF + "type"), NamedNode(VOID + "Dataset")),
                 Triple(graph, NamedNode(VOID + "triples"), Literal(row["triples"].value, datatype=integer)),
-                Triple(graph, NamedNode(DCTERMS + "title"), row["title"]),  # type: ignore[arg-type]
-                Triple(graph, NamedNode(DCTERMS + "modified"), row["modified"]),  # type: ignore[arg-type]
+                Triple(graph, NamedNode(DCTERMS + "title"), row["title"]),
+                Triple(graph, NamedNode(DCTERMS + "modified"), row["modified"]),
                 Triple(graph, NamedNode(VOID + "sparqlEndpoint"), endpoint),
             ]
         return triples
 
     def dcat(self) -> list[Triple]:
         """The DCAT catalog of every named graph (the catalog graph without its write bookkeeping)."""
-        return [Triple(row["subject"], row["predicate"], row["object"])  # type: ignore[arg-type]
+        return [Triple(subject_term(row["subject"]), iri_term(row["predicate"]), row["object"])
                 for row in self._graphs.rows("dcat-catalog", {"catalog": self._catalog.graph})]

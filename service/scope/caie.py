@@ -21,7 +21,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import rdflib
-from pyoxigraph import DefaultGraph, NamedNode, Quad, RdfFormat, Store, Triple, parse
+from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryTriples, RdfFormat, Store, Triple, parse
 
 from ..core import queries
 from ..core.namespaces import RDF
@@ -71,7 +71,8 @@ def _load(directory: Path) -> CaieSpec | None:
 def is_caie_record(record: list[Triple]) -> bool:
     """Whether the record is written in caie-spec's vocabulary: a property or class of it is used."""
     return any(t.predicate.value.startswith(CAIE_BASE)
-               or (t.predicate.value == _TYPE and t.object.value.startswith(CAIE_BASE)) for t in record)
+               or (t.predicate.value == _TYPE and not isinstance(t.object, Triple) and t.object.value.startswith(CAIE_BASE))
+               for t in record)
 
 
 def validate(record: rdflib.Graph, spec: CaieSpec) -> ValidationOutcome:
@@ -110,7 +111,9 @@ def materialize(record: list[Triple], evaluation: NamedNode) -> list[Triple]:
     store.extend(Quad(t.subject, t.predicate, t.object, DefaultGraph()) for t in record)
     store.extend(_our_epo())
     answer = store.query(bind(queries.load("transforms/caie-materialize"), {"evaluation": evaluation}))
-    return list(dict.fromkeys(answer))  # type: ignore[arg-type]
+    if not isinstance(answer, QueryTriples):
+        raise TypeError("queries/transforms/caie-materialize.rq must be a CONSTRUCT query")
+    return list(dict.fromkeys(answer))
 
 
 @lru_cache(maxsize=1)
