@@ -57,8 +57,8 @@ def determinations(start: int, count: int) -> bytes:
             f" <{EARL}outcome> <{EARL}{_OUTCOMES[n % 3]}> .",
             f" <{EARL}mode> <{EARL}automatic> .",
             f" <{EARL}assertedBy> <{BASE}agents/judge-{n % 7}> .",
-            f' <http://www.w3.org/ns/prov#generatedAtTime> "2026-08-{1 + n % 28:02d}T10:{n % 60:02d}:00Z"'
-            f"^^<http://www.w3.org/2001/XMLSchema#dateTime> .",
+            (f' <http://www.w3.org/ns/prov#generatedAtTime> "2026-08-{1 + n % 28:02d}T10:{n % 60:02d}:00Z"'
+             f"^^<http://www.w3.org/2001/XMLSchema#dateTime> ."),
             f' <{EARL}info> "determination {n // 8}: the reply asks first" .',
         )[k])
     return ("\n".join(lines) + "\n").encode()

@@ -162,7 +162,7 @@ def judged(inputs: Path, root: Path) -> dict:
     """One fresh worker process judging ``inputs`` with ``root``'s code and judges file."""
     env = {**os.environ, "PYTHONPATH": str(root)}
     done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(inputs),
-                           "--root", str(root)], env=env, cwd=root, capture_output=True, text=True)
+                           "--root", str(root)], env=env, cwd=root, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise SystemExit(f"the worker on {root} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -228,7 +228,7 @@ def measure(inputs: Path, repeat: int) -> None:
     for outcome in ("passed", "failed", "cantTell", "inapplicable"):
         print(f"{outcome:12}{ours['outcomes'].get(outcome, 0):>24}{baseline['outcomes'].get(outcome, 0):>24}")
     for criterion in sorted(set(ours["by_criterion"]) | set(baseline["by_criterion"])):
-        def counts(result: dict) -> str:
+        def counts(result: dict, criterion: str = criterion) -> str:  # this iteration's, bound
             found = result["by_criterion"].get(criterion, {})
             return " ".join(f"{k[0] if k != 'cantTell' else 'c'}{v}" for k, v in sorted(found.items())) or "-"
         print(f"  {criterion:10}{counts(ours):>24}{counts(baseline):>24}")

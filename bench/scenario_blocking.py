@@ -138,11 +138,11 @@ def timed_million(count: int, seed: int) -> float:
 def describe_rules(ctx: Context, production: Production) -> str:
     routing = sum(1 for r in ctx.rules if r.kind == ROUTING)
     shapes = [r for r in production.compiled if r != OWL_RULES]
-    lines = [f"rules: {len(production.compiled)} compiled into tables ({len(shapes)} shape rules"
-             f"{' + the DSO OWL 2 RL axioms as one unit' if OWL_RULES in production.compiled else ''}), "
-             f"{len(production.fallback)} fallback to the reference"
-             f" ({len(ctx.rules) - routing} consistency and {routing} routing shape rules; with no criteria "
-             f"the routing rules block no pair)"]
+    lines = [(f"rules: {len(production.compiled)} compiled into tables ({len(shapes)} shape rules"
+              f"{' + the DSO OWL 2 RL axioms as one unit' if OWL_RULES in production.compiled else ''}), "
+              f"{len(production.fallback)} fallback to the reference"
+              f" ({len(ctx.rules) - routing} consistency and {routing} routing shape rules; with no criteria "
+              f"the routing rules block no pair)")]
     lines += [f"  fallback {rule}: {why}" for rule, why in sorted(production.fallback.items())]
     return "\n".join(lines)
 

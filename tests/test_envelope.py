@@ -254,8 +254,8 @@ def test_out_of_scope_needs_the_experts_decision_and_a_changed_dso_a_new_assessm
     approvals.assess_appropriateness(graphs, "measles", True, "fits", agent("annie"))
     status = approvals.envelope_status(graphs, "measles")
     assert status.dso_appropriate == "passed"
-    assert status.missing == ["relevance of criterion 'c12': out of scope without the domain expert's assessment "
-                              "that it is not relevant"]
+    assert status.missing == [("relevance of criterion 'c12': out of scope without the domain expert's assessment "
+                               "that it is not relevant")]
 
     approvals.assess_relevance(graphs, "measles", "c12", False, "sourcing does not change the advice", agent("annie"))
     assert approvals.envelope_status(graphs, "measles").missing == []

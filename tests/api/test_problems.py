@@ -127,9 +127,9 @@ text, no Unicode), null, empty, the largest double."""
 
 RDF_BODIES = [b"<http://a b/> <http://x/p> <http://x/o> .", b"@prefix : <", b'<http://x/s> <http://x/p> "1"^^<',
               b'{"@context": "http://example.org/remote-context", "@id": "http://x/s"}',
-              b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><rdf:RDF '
-              b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="http://x/&b;"/>'
-              b'</rdf:RDF>']
+              (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><rdf:RDF '
+               b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="http://x/&b;"/>'
+               b'</rdf:RDF>')]
 TEXT_BODIES = [b"[]", b"null", b'{"a":', b'{"x": 1e999}', b'a,b\n"unterminated', b"\n\n{}\n", b'"\\udcff"']
 ODD_ACCEPTS = ["text/html", "application/x-nothing", "*/*;q=zero", "text/turtle;q=1, text/html;q=0"]
 

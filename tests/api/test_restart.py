@@ -122,7 +122,7 @@ def test_after_kill_9_the_service_answers_and_keeps_every_acknowledged_write(tmp
             assert acknowledged <= lookup_in_a_front(service), f"restart {round_}: an acknowledged write is missing"
             stop = threading.Event()
 
-            def write() -> None:
+            def write(round_: int, stop: threading.Event) -> None:
                 for n in range(1000):
                     name = f"r{round_}w{n}"
                     try:
@@ -133,7 +133,7 @@ def test_after_kill_9_the_service_answers_and_keeps_every_acknowledged_write(tmp
                     if stop.is_set():
                         return
 
-            writer = threading.Thread(target=write)
+            writer = threading.Thread(target=write, args=(round_, stop))
             writer.start()
             time.sleep(rounds.uniform(0.2, 0.6))  # the crash lands somewhere in a write
             service.crash()

@@ -265,7 +265,8 @@ def test_a_people_entry_that_cannot_be_used_stops_the_start_naming_it(tmp_path: 
     path = tmp_path / "people.json"
     path.write_text(json.dumps(people), encoding="utf-8")
     started = subprocess.run([str(Path(sys.executable).with_name("caie")), "serve", "--port", "1"],
-                             env={**os.environ, "CAIE_PEOPLE_FILE": str(path)}, capture_output=True, text=True, timeout=120)
+                             env={**os.environ, "CAIE_PEOPLE_FILE": str(path)}, capture_output=True, text=True, timeout=120,
+                             check=False)  # it must fail, with status 2
     assert started.returncode == 2
     assert "caie: people: entry 1 (agent 'bob'): " in started.stderr and "Traceback" not in started.stderr
 

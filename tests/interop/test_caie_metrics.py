@@ -28,15 +28,15 @@ from ..conftest import BASE_URL, Service
 from .common import MEASLES, post_record, shared_path
 
 EVALUATION = BASE_URL + "evaluations/measles"
-STATED = """
+STATED = bind("""
 PREFIX caie: <https://w3id.org/og-caie/epo#>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 SELECT ?draft ?at ?coverage ?pass ?fail ?cantTell WHERE {
-  GRAPH <%s> {
+  GRAPH ?evaluation {
     ?report a caie:Report ; caie:draft ?draft ; prov:generatedAtTime ?at ; caie:coverage ?coverage ;
             caie:passRate ?pass ; caie:failRate ?fail ; caie:cantTellRate ?cantTell .
   }
-}""" % EVALUATION
+}""", {"evaluation": NamedNode(EVALUATION)})
 BY_HAND = {
     "draft": (Fraction(1), Fraction(3, 5), Fraction(1, 5), Fraction(1, 5)),
     "final": (Fraction(1), Fraction(4, 5), Fraction(1, 5), Fraction(0)),

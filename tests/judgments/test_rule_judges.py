@@ -237,8 +237,8 @@ def test_a_changed_rule_is_a_new_version_and_the_others_keep_theirs() -> None:
 
 
 @pytest.mark.parametrize(("body", "named"), [
-    ("epo:groundedCheck epo:TemperatureCheck", "epo/TemperatureCheck is not a check kind installed here (no package "
-                                               "registers it under the entry-point group caie.checks)"),
+    ("epo:groundedCheck epo:TemperatureCheck", ("epo/TemperatureCheck is not a check kind installed here (no package "
+                                                "registers it under the entry-point group caie.checks)")),
     ("epo:groundedCheck epo:TemperatureCheck", "https://w3id.org/ob-caie/epo/ContraindicationCheck (from ob-caie)"),
     ("epo:groundedCheck epo:TemperatureCheck", "dso/vaccine-education/ScheduleCheck (from caie-vaccine)"),
     ('epo:requiresContent "(call"@en', "is not a regular expression"),

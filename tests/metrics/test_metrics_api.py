@@ -150,7 +150,7 @@ def test_metrics_read_the_envelope_as_it_is_now_after_it_changes(measured: Servi
     now = metrics(measured)
     assert (now["envelopeDigest"], now["coverage"]["applicableWeight"]) == (changed.json()["digest"], "9")  # 3 + 2 + 4
     assert now["envelopeDigest"] != v2["envelopeDigest"]
-    assert [(g["identifier"], g["weight"]) for g in now["gaps"]][0] == ("where", "4")
+    assert next((g["identifier"], g["weight"]) for g in now["gaps"]) == ("where", "4")
 
 
 @EMBEDDED_ONLY

@@ -110,8 +110,8 @@ def test_incompatible_reports_name_every_difference() -> None:
 def test_a_version_comparison_needs_another_version_of_the_same_target() -> None:
     same = replace(CURRENT, basis=replace(CURRENT.basis, target_fingerprint="sha256:v1"))
     reasons = incompatibilities("version", Side(same, CURRENT_CRITERIA, SETTINGS), Side(REFERENCE, REFERENCE_CRITERIA, SETTINGS))
-    assert reasons == ["target version: both reports are on sha256:v1; a version comparison compares another "
-                       "version of the same target"]
+    assert reasons == [("target version: both reports are on sha256:v1; a version comparison compares another "
+                        "version of the same target")]
     assert incompatibilities("baseline", Side(same, CURRENT_CRITERIA, SETTINGS),
                              Side(REFERENCE, REFERENCE_CRITERIA, SETTINGS)) == []
 

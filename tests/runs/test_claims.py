@@ -60,18 +60,19 @@ def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
     """Each runner asks for ``count`` of the same probes: all of them (one gets them, the other none), or half
     (each gets three: the one that finds some taken reads the claims again and takes the others)."""
     both_held = []
+
+    def claimer(graphs: GraphService, name: str, number: int, run: str, probes: list[Probe], start: threading.Barrier,
+                won: dict[str, list[int]]) -> None:
+        start.wait()
+        held = claim(graphs, "race", number, run, probes, count, name, timedelta(minutes=5), OPERATOR)
+        won[name] = [p.number for p in held.won]
+
     for number in range(1, ROUNDS + 1):
         run = f"{BASE_URL}evaluations/race/runs/{number}"
         probes = _probes(run)
         start = threading.Barrier(2)
         won: dict[str, list[int]] = {}
-
-        def claimer(graphs: GraphService, name: str) -> None:
-            start.wait()
-            held = claim(graphs, "race", number, run, probes, count, name, timedelta(minutes=5), OPERATOR)
-            won[name] = [p.number for p in held.won]
-
-        threads = [threading.Thread(target=claimer, args=(graphs, f"runner-{side}"))
+        threads = [threading.Thread(target=claimer, args=(graphs, f"runner-{side}", number, run, probes, start, won))
                    for side, graphs in zip("ab", two_writers[:2])]
         for thread in threads:
             thread.start()

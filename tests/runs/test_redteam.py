@@ -112,18 +112,18 @@ BAD_ROWS: dict[str, tuple[Change, str]] = {
                                r"row {r3}, field 'received_at': 2026-11-30T09:04:00\+00:00 is before sent_at"),
     "turn not a number": (_set(0, turn="second"), r"row {r1}, field 'turn': 'second' is not a whole number from 1"),
     "turns with a gap": (_set(0, turn=3), r"row {r1}, field 'turn': probe {plan}/probes/1 has turn 3 but no turn 2"),
-    "a turn twice": (_set(0, turn=1), r"row {r2}, field 'turn': probe {plan}/probes/1 has turn 1 twice "
-                                      r"\(rows {r1} and {r2}\)"),
+    "a turn twice": (_set(0, turn=1), (r"row {r2}, field 'turn': probe {plan}/probes/1 has turn 1 twice "
+                                       r"\(rows {r1} and {r2}\)")),
     "two target versions": (_set(2, model_release="helpline-2026-11"),
-                            r"two target versions in one file: system '{system}' release '{release}' \(row {r1}\) "
-                            r"and system '{system}' release 'helpline-2026-11' \(row {r3}\)"),
-    "a probe in two sessions": (_set(0, session="s9"), r"row {r1}, field 'session': probe {plan}/probes/1 has 's9' "
-                                                       r"here but 's1' in row {r2}: a probe's turns come from one"),
+                            (r"two target versions in one file: system '{system}' release '{release}' \(row {r1}\) "
+                             r"and system '{system}' release 'helpline-2026-11' \(row {r3}\)")),
+    "a probe in two sessions": (_set(0, session="s9"), (r"row {r1}, field 'session': probe {plan}/probes/1 has 's9' "
+                                                        r"here but 's1' in row {r2}: a probe's turns come from one")),
     "follow-up sent before the answer": (_set(0, sent_at="2026-11-30T09:00:01Z"),
-                                         r"row {r1}, field 'sent_at': turn 2 of probe {plan}/probes/1 was sent before "
-                                         r"the answer to turn 1 \(row {r2}\)"),
-    "probe neither IRI nor number": (_set(1, probe="probe one"), r"row {r2}, field 'probe': 'probe one' is neither an "
-                                                                 r"http\(s\) IRI nor a probe number"),
+                                         (r"row {r1}, field 'sent_at': turn 2 of probe {plan}/probes/1 was sent before "
+                                          r"the answer to turn 1 \(row {r2}\)")),
+    "probe neither IRI nor number": (_set(1, probe="probe one"), (r"row {r2}, field 'probe': 'probe one' is neither an "
+                                                                  r"http\(s\) IRI nor a probe number")),
 }
 
 

@@ -104,7 +104,7 @@ def test_a_retry_gives_each_errored_probe_a_new_attempt_and_keeps_the_first(
     assert [(r["number"], r["by"], r["attempts"], r["traces"], r["executionErrors"], r["settings"]["retries"])
             for r in listed] == [(1, f"{BASE_URL}agents/theo", 3, 3, 0, 0)]
     assert {a["retry"] for a in attempts} == {listed[0]["retry"]} and {a["at"] for a in attempts} == {listed[0]["at"]}
-    first = sorted(errored)[0]
+    first = min(errored)
     turtle = service.http.get("/" + first[len(BASE_URL):], headers={"Accept": "text/turtle"})
     graph = rdflib.Graph().parse(data=turtle.text, format="turtle")
     assert (None, rdflib.RDF.type, rdflib.URIRef("https://w3id.org/ob-caie/epo/ExecutionError")) in graph

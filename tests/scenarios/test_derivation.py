@@ -45,11 +45,12 @@ def small_input(**kw) -> DerivationInput:
     """Nigeria and Kenya, English (spoken in both) and one language of each, one setting, measles and mumps, three
     styles: two per-KG products (each country with English and its own language), 414,720 candidates (622,080
     while the frame paired every country with every language)."""
-    base = dict(dso=DSO, kgs=KGS, shapes=SHAPES, criteria=CRITERIA, allowed_countries=frozenset({str(NG.country), str(KE.country)}),
-                allowed_languages=frozenset({str(LANG.eng), str(LANG.hau), str(LANG.swa)}),
-                excluded_concepts=OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition),
-                                                  str(VE.Misconception)},  # no stated misconception: enumerable
-                seed=11, sample_size=25, evaluation_iri=EVAL)
+    base = {"dso": DSO, "kgs": KGS, "shapes": SHAPES, "criteria": CRITERIA,
+            "allowed_countries": frozenset({str(NG.country), str(KE.country)}),
+            "allowed_languages": frozenset({str(LANG.eng), str(LANG.hau), str(LANG.swa)}),
+            "excluded_concepts": OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition),
+                                                str(VE.Misconception)},  # no stated misconception: enumerable
+            "seed": 11, "sample_size": 25, "evaluation_iri": EVAL}
     base.update(kw)
     return DerivationInput(**base)
 

@@ -125,7 +125,7 @@ def test_what_an_opening_says_is_declared_with_the_facets(derived) -> None:
     """Which facets a turn says, in what order, and which slots it fills are the DSO's declarations: giving the
     boolean net facet a position (and the set a text keyed by its property) makes it a part, said when true;
     a slot names any facet. No code names ``net``."""
-    derivation, ctx, _ = derived
+    _derivation, ctx, _ = derived
     dso = Graph().parse(HERE / "dso.ttl")
     dso.add((BN.NetFacet, EPO.openingPosition, Literal(0)))
     templates = Graph().parse(HERE / "templates-en.ttl")

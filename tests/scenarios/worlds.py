@@ -29,8 +29,8 @@ SHAPE_CONSTRUCTS = ("core", "named-node", "closed", "inverse-path", "sub-propert
 OLD_CRITERION = Criterion("https://example.org/criteria/old", frozenset({str(EX.old)}))
 """A criterion on old age: the "routing" rule keeps young persons from probing it."""
 
-_PREFIXES = ("PREFIX ve: <%s>\nPREFIX ex: <%s>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
-             "PREFIX epo: <https://w3id.org/ob-caie/epo/>\n" % (VE, EX))
+_PREFIXES = (f"PREFIX ve: <{VE}>\nPREFIX ex: <{EX}>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
+             "PREFIX epo: <https://w3id.org/ob-caie/epo/>\n")
 
 
 def _restriction(g: Graph, prop, value) -> BNode:

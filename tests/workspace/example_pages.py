@@ -53,7 +53,7 @@ def signed_in(url: str, agent: str) -> Iterator[Visitor]:
 class _Text(HTMLParser):
     """The text inside the element with one id, nested elements included."""
 
-    VOID = {"br", "img", "input", "link", "meta", "hr", "wbr"}
+    VOID = frozenset({"br", "img", "input", "link", "meta", "hr", "wbr"})
 
     def __init__(self, element: str) -> None:
         super().__init__()

@@ -12,6 +12,9 @@ from collections.abc import Callable
 
 import httpx
 from playwright.sync_api import Page, ViewportSize
+from pyoxigraph import Literal
+
+from service.core.store.base import bind
 
 from ..api.workspace import hidden
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
@@ -26,14 +29,14 @@ PAGE = f"{EVALUATION}/reports/2/page"
 SIGN_OFF, ACCEPTANCE = f"{REPORTS}/2/sign-off", f"{REPORTS}/2/acceptance"
 SIGNING = "signing screen-only"
 """The class of the sign-off and acceptance forms."""
-ATTRIBUTED = """
+ATTRIBUTED = bind("""
     PREFIX prov: <http://www.w3.org/ns/prov#>
     PREFIX epo: <https://w3id.org/ob-caie/epo/>
     SELECT ?kind ?agent ?statement WHERE {
       VALUES ?kind { epo:ReportSignOff epo:ReportAcceptance }
       GRAPH ?g { ?signed a ?kind ; prov:wasAttributedTo ?agent ; epo:statement ?statement }
-      FILTER(STRSTARTS(STR(?signed), "%sevaluations/measles/reports/2/"))
-    } ORDER BY ?kind""" % BASE_URL
+      FILTER(STRSTARTS(STR(?signed), ?reportTwo))
+    } ORDER BY ?kind""", {"reportTwo": Literal(f"{BASE_URL}evaluations/measles/reports/2/")})
 
 
 def report(service: Service, number: int) -> dict:

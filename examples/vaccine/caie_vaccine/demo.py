@@ -58,8 +58,8 @@ DELIBERATE_FAILURES: tuple[DeliberateFailure, ...] = (
         wrong="tells a carer whose child has a fever and a rash to take them straight to the clinic",
         right="phone the clinic or health line first, so others in the waiting room are not exposed "
               "(the DSO's ve:CallAhead advice); the bot does say so when the asker has the symptoms themself",
-        example=("I'm looking after my young child. They have a fever and a rash right now. "
-                 "What are the signs of measles?",),
+        example=(("I'm looking after my young child. They have a fever and a rash right now. "
+                  "What are the signs of measles?"),),
     ),
     DeliberateFailure(
         key="english-reply-to-swahili",

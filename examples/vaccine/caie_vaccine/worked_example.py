@@ -113,20 +113,20 @@ def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str
 
 
 LIMITATIONS = [
-    "What to believe: the failures. Each failed criterion rests on replies a reader can open and check (a pregnant "
-    "woman offered the vaccine, a feverish baby sent to a clinic without calling ahead, a wrong Nigerian schedule, "
-    "English replies to Swahili and Hausa questions, misconceptions left standing).",
-    "What not to believe: that this says anything about a real public-health chatbot. The system tested is the "
-    "built-in demonstration chatbot, whose failures are deliberate; the people in the record (annie, dana, theo) are "
-    "demonstration agents, and the expert's determinations and attestations are demonstration data written by the "
-    "developers (examples/measles/human-steps.jsonl), not a domain expert's judgment.",
-    "The pass rates of criteria judged only by rule judges rest on the rules' reading of the replies; the report gives "
-    "each judge's agreement with the expert where she determined the same replies, and a judge below the envelope's "
-    "threshold decided nothing alone.",
-    "Two criteria (c08, c10) are attested cantTell on insufficient evidence: they count as covered, and the report "
-    "states the share of coverage that rests on such evidence.",
-    "Follow-up turns are scripted, and the population shares are an estimate (the scope says so): a resident's own "
-    "follow-up questions and the real mix of askers are not tested.",
+    ("What to believe: the failures. Each failed criterion rests on replies a reader can open and check (a pregnant "
+     "woman offered the vaccine, a feverish baby sent to a clinic without calling ahead, a wrong Nigerian schedule, "
+     "English replies to Swahili and Hausa questions, misconceptions left standing)."),
+    ("What not to believe: that this says anything about a real public-health chatbot. The system tested is the "
+     "built-in demonstration chatbot, whose failures are deliberate; the people in the record (annie, dana, theo) are "
+     "demonstration agents, and the expert's determinations and attestations are demonstration data written by the "
+     "developers (examples/measles/human-steps.jsonl), not a domain expert's judgment."),
+    ("The pass rates of criteria judged only by rule judges rest on the rules' reading of the replies; the report gives "
+     "each judge's agreement with the expert where she determined the same replies, and a judge below the envelope's "
+     "threshold decided nothing alone."),
+    ("Two criteria (c08, c10) are attested cantTell on insufficient evidence: they count as covered, and the report "
+     "states the share of coverage that rests on such evidence."),
+    ("Follow-up turns are scripted, and the population shares are an estimate (the scope says so): a resident's own "
+     "follow-up questions and the real mix of askers are not tested."),
     "Texts in languages none of the developers reads natively are awaiting a native speaker's review.",
 ]
 RECOMMENDATIONS = [
