@@ -1,21 +1,18 @@
 """What a fast-lane front answers (:mod:`service.core.guarded.fastlane`): a plain ``GET /sparql?query=…`` that
 the main process would answer 200, byte for byte as the main process would; for anything else, ``None``.
 
-The answer is made by the functions the main process uses: the request head parsed by httptools into the
-scope uvicorn builds, the credential checks of :mod:`.deps`, the parameters, the dataset and the execution of
-:mod:`service.core.sparql`, the response of :func:`.routers.sparql.query_response`, the application's own
-middlewares (security headers, CORS) around it, and uvicorn's ``RequestResponseCycle`` writing the bytes.
-Only what differs is left out: the query runs here, in the front, under the front's budget rather than in a
-query worker (the main process runs whatever exceeds it, under the full guard).
+The answer is made by the functions the main process uses: the request head parsed by httptools (its public
+parser) into the scope uvicorn builds, the credential checks of :mod:`.deps`, the parameters, the dataset and
+the execution of :mod:`service.core.sparql`, the response of :func:`.routers.sparql.query_response`, and the
+application's own middlewares (security headers, CORS) around it, run as ASGI with :class:`.http11.Framed`
+writing the bytes as uvicorn frames them. Only what differs is left out: the query runs here, in the front,
+under the front's budget rather than in a query worker (the main process runs whatever exceeds it, under the
+full guard).
 """
 
 from __future__ import annotations
 
-import asyncio
-import logging
-import time
-from collections.abc import Awaitable, Callable
-from email.utils import formatdate
+from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any
 
 import httptools
@@ -23,26 +20,25 @@ import uvicorn
 from fastapi import FastAPI
 from starlette.datastructures import Headers, QueryParams
 from starlette.responses import Response
-from uvicorn.protocols.http.flow_control import FlowControl
-from uvicorn.protocols.http.httptools_impl import RequestResponseCycle
 
 from ..core.guarded import service_endpoints
 from ..core.sparql import execute, protocol_query
 from ..core.sparql_depth import refuse_deep_nesting
 from ..core.store import Store
 from . import deps
+from .http11 import DefaultHeaders, Framed, Waits
 from .routers.sparql import base_iri, query_response, request_parameters
 
 _RESPONSE = "caie.fast_lane.response"
 """Where the scope carries the response for the innermost app of the middleware chain."""
 _REFUSED = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade"})
 """Headers of a request that is not a plain GET (a body, a 100-continue, an upgrade): the main process's."""
-_LOGGER = logging.getLogger("uvicorn.error")
-ASGIApp = Callable[[dict[str, Any], Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Awaitable[None]]
+ASGIApp = Callable[[dict[str, Any], Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Coroutine[Any, Any, None]]
+"""An ASGI application as the middlewares are (``async def __call__``): a coroutine, driven here step by step."""
 
 
 class _Head:
-    """httptools' callbacks, as uvicorn's ``HttpToolsProtocol`` takes them: the URL and the lower-cased headers."""
+    """httptools' parser callbacks, taken as uvicorn takes them: the URL and the lower-cased headers."""
 
     def __init__(self) -> None:
         self.url = b""
@@ -67,22 +63,6 @@ class _Head:
         self.completed += 1
 
 
-class _Written:
-    """The transport uvicorn's cycle writes the response to: the bytes are collected, then sent by the front."""
-
-    def __init__(self) -> None:
-        self.parts: list[bytes] = []
-
-    def write(self, data: bytes) -> None:
-        self.parts.append(data)
-
-    def is_closing(self) -> bool:
-        return False
-
-    def close(self) -> None:  # "connection: close": the front closes once it has written the answer
-        pass
-
-
 async def _respond(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[Any]]) -> None:
     response: Response = scope[_RESPONSE]
     await response(scope, receive, send)
@@ -99,8 +79,7 @@ class FastAnswers:
         self._settings = app.state.settings
         self._store: Store = app.state.store
         self._base = base_iri(self._settings)
-        self._config = config
-        self._dated: tuple[int, list[tuple[bytes, bytes]]] = (-1, [])
+        self._defaults = DefaultHeaders(config)
         # The application's own middlewares, in their order, around the response: its headers, CORS included.
         chain: ASGIApp = _respond
         for cls, args, kwargs in reversed(app.user_middleware):
@@ -126,29 +105,21 @@ class FastAnswers:
         return self._write(scope, keep_alive)
 
     def _write(self, scope: dict[str, Any], keep_alive: bool) -> tuple[bytes, bool] | None:
-        """The response's bytes, as uvicorn's cycle writes what the middlewares send."""
-        written = _Written()
-        cycle = RequestResponseCycle(scope, written, FlowControl(written), _LOGGER, _LOGGER, False,  # type: ignore[arg-type]
-                                     self._default_headers(), asyncio.Event(), False, keep_alive, lambda: None)
-        running = self._chain(scope, cycle.receive, cycle.send)
+        """The response's bytes, as uvicorn frames what the middlewares send; ``None`` unless made at once."""
+        framed = Framed(self._defaults(), keep_alive)
+        running = self._chain(scope, framed.receive, framed.send)
         try:
             running.send(None)
         except StopIteration:
             pass
+        except Waits:
+            return None
         else:  # it waited for something: not the plain answer this expects
             running.close()
             return None
-        if not cycle.response_complete:
+        if not framed.complete:
             return None
-        return b"".join(written.parts), cycle.keep_alive
-
-    def _default_headers(self) -> list[tuple[bytes, bytes]]:
-        """``date`` and ``server`` as uvicorn's server puts them first (``Server.on_tick``), the date once a second."""
-        second = int(time.time())
-        if self._dated[0] != second:
-            date = [(b"date", formatdate(second, usegmt=True).encode())] if self._config.date_header else []
-            self._dated = (second, date + self._config.encoded_headers)
-        return self._dated[1]
+        return b"".join(framed.parts), framed.keep_alive
 
 
 def _parse(raw: bytes) -> tuple[dict[str, Any], bool] | None:

@@ -174,7 +174,11 @@ class Connection:
         while b"\r\n\r\n" not in self.buffer:
             self._more()
         head, _, self.buffer = self.buffer.partition(b"\r\n\r\n")
-        length = int(re.search(rb"\r\ncontent-length: (\d+)", head, re.IGNORECASE)[1]) if method != "HEAD" else 0  # type: ignore[index]
+        length = 0
+        if method != "HEAD":
+            framed = re.search(rb"\r\ncontent-length: (\d+)", head, re.IGNORECASE)
+            assert framed, f"an answer without content-length: {head[:300]!r}"
+            length = int(framed[1])
         while len(self.buffer) < length:
             self._more()
         body, self.buffer = self.buffer[:length], self.buffer[length:]

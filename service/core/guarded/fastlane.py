@@ -37,6 +37,7 @@ Protections:
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -85,12 +86,11 @@ class FastLane:
         # next connection came, and a stale front answered nothing meanwhile and did not leave.
         listener.setblocking(False)
         self._listener = listener
-        self._answer = answer
         self._wanted = processes
         self._ready_deadline_s = ready_deadline_s
-        budget_s = min(budget_s, time_limit_s)
-        self._front = dict(probe=probe, budget_s=budget_s, wall_s=time_limit_s, memory_bytes=memory_bytes,
-                           bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
+        self._front = functools.partial(Front, listener=listener, store=store, answer=answer, probe=probe,
+                                        budget_s=min(budget_s, time_limit_s), wall_s=time_limit_s,
+                                        memory_bytes=memory_bytes, bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
         self._processes: list[_Process] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._protocol: Callable[[], asyncio.Protocol] | None = None
@@ -107,7 +107,8 @@ class FastLane:
         return [process for process in self._processes if process.status is None and process.channel.fileno() >= 0]
 
     def attach(self, loop: asyncio.AbstractEventLoop, protocol: Callable[[], asyncio.Protocol]) -> None:
-        """Serve handed-over connections in ``loop`` with ``protocol`` (uvicorn's, as its server builds it)."""
+        """Serve handed-over connections in ``loop`` with ``protocol``, an :class:`asyncio.Protocol` factory (the
+        one ``caie serve`` gives uvicorn), through asyncio's ``connect_accepted_socket``."""
         self._loop, self._protocol = loop, protocol
         for process in self._processes:
             loop.add_reader(process.channel, self._receive, process)
@@ -178,7 +179,7 @@ class FastLane:
         if pid == 0:
             try:
                 ours.close()
-                Front(self._listener, theirs, self._store, self._store.generation, self._answer, **self._front).run()
+                self._front(channel=theirs, generation=self._store.generation).run()
             except BaseException:  # noqa: BLE001 - said, then the front ends; it never returns into the parent's code
                 traceback.print_exc()
             finally:

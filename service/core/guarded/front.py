@@ -18,11 +18,12 @@ import resource
 import selectors
 import signal
 import socket
+import sys
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NoReturn
+from typing import NoReturn, TypeVar
 
 from ..store import EmbeddedStore
 from .workers import READY_S, close_inherited
@@ -45,6 +46,7 @@ _PEEK = 65536
 _PR_SET_PDEATHSIG = 1
 _M_ARENA_MAX = -8
 _PAGE = os.sysconf("SC_PAGE_SIZE")
+_T = TypeVar("_T")
 
 @dataclass(eq=False)
 class _Connection:
@@ -94,7 +96,8 @@ class Front:
 
     def run(self) -> NoReturn:
         signal.set_wakeup_fd(-1)  # the parent's event loop wake-up socket is closed below; its number may be reused
-        asyncio.events._set_running_loop(None)  # forked from inside the parent's running loop, which is not here
+        if sys.version_info < (3, 12):  # forked inside the parent's running loop, which is not here: 3.12's asyncio
+            asyncio.events._set_running_loop(None)  # forgets it at fork itself (gh-66285); 3.11 has only this way
         close_inherited(self.listener.fileno(), self.channel.fileno())
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, self._stop)
@@ -218,7 +221,7 @@ class Front:
 
     # ---------------------------------------------------------------------------------------- queries
 
-    def _watched(self, budget_s: float, wall_s: float, work: Callable[[], object]) -> object:
+    def _watched(self, budget_s: float, wall_s: float, work: Callable[[], _T]) -> _T | None:
         """``work()`` under the watchdog; ``None`` when it raised (the main process will answer)."""
         with self.lock:
             self.watch = _Watch(budget_s, wall_s)
