@@ -98,7 +98,7 @@ def compile_tables(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Se
     return CompiledTables(context, production, count_frame(production))
 
 
-def read_only(mapping: dict) -> MappingProxyType:
+def read_only(mapping: dict[object, object]) -> MappingProxyType[object, object]:
     """A read-only view again, when pickled tables are loaded."""
     return MappingProxyType(mapping)
 

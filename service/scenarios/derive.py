@@ -119,7 +119,8 @@ def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
     return f"{evaluation}/scenarios/{scenario_key(values)}"
 
 
-def _parts(inp: DerivationInput) -> tuple:
+def _parts(inp: DerivationInput) -> tuple[Graph, tuple[Graph, ...], Graph, tuple[Criterion, ...], frozenset[str] | None,
+                                         frozenset[str] | None, frozenset[str]]:
     """What the compiled tables depend on, in the order of :func:`.cache.build_context`."""
     shapes = load_rule_shapes(inp.shapes)
     return (inp.dso, inp.kgs, shapes, tuple(Criterion(c.iri, c.concepts, c.triggers) for c in inp.criteria),
@@ -183,7 +184,7 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
 def _rule_usages(g: Graph, activity: URIRef, base: str, derivation: Derivation) -> None:
     """How each rule was checked: a qualified usage (PROV) with the role ``epo:CompiledRuleTable`` or
     ``epo:ReferenceFallback``, the latter with the reason as its comment."""
-    rows = [(r, EPO.CompiledRuleTable, None) for r in derivation.compiled]
+    rows: list[tuple[str, URIRef, str | None]] = [(r, EPO.CompiledRuleTable, None) for r in derivation.compiled]
     rows += [(r, EPO.ReferenceFallback, why) for r, why in derivation.fallbacks]
     for k, (rule, role, why) in enumerate(sorted(rows, key=lambda row: row[0])):
         usage = URIRef(f"{base}/rules/{k}")

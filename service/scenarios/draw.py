@@ -18,7 +18,8 @@ from __future__ import annotations
 
 import bisect
 import random
-from collections.abc import Collection, Sequence, Set
+from collections.abc import Collection, Sequence
+from collections.abc import Set as AbstractSet
 
 from .production import Production
 
@@ -36,7 +37,7 @@ def eligible_lists(production: Production, allowed: Sequence[Collection[int]] | 
     """Per part of the frame (:mod:`.space`), per component, its eligible combinations within the part as
     value positions of the component's facets (sorted)."""
     out = []
-    seen: dict[tuple, list[tuple[int, ...]]] = {}  # parts that span a component alike share its list
+    seen: dict[tuple[tuple[int, ...], tuple[tuple[int, ...], ...]], list[tuple[int, ...]]] = {}  # parts that span a component alike share its list
     for part in production.ctx.space.parts:
         lists = []
         for comp in production.components:
@@ -62,7 +63,7 @@ def count_eligible(lists: Sequence[Sequence[tuple[int, ...]]]) -> int:
 
 def sample_eligible(production: Production, count: int, rng: random.Random,
                     allowed: Sequence[Collection[int]] | None = None, criterion: str | None = None,
-                    excluded: Set[int] = frozenset()) -> list[int]:
+                    excluded: AbstractSet[int] = frozenset()) -> list[int]:
     """``count`` distinct eligible candidate indices (in the criterion's frame when ``allowed`` is given),
     drawn uniformly with ``rng``, in draw order. Raises :class:`NotEnoughEligible` when there are fewer."""
     if count == 0:

@@ -14,14 +14,13 @@ from functools import cached_property
 
 import pyoxigraph as ox
 from rdflib import Graph
-from rdflib.namespace import RDF, SH
 from rdflib.term import Node
 
 from ..core.validation import ox_quads, run_pyshacl
 from .facets import Facet, Schema, read_nodes
 from .owl import OwlDependencies, OwlSchema, owl_groups
 from .reference import Block, Criterion, ReferenceSpec, criterion_triples, probe_triples
-from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules
+from .rules import CONSISTENCY, ROUTING, Rule, owner_map, shape_rules, violations
 from .space import FacetSpace, kg_parts
 
 __all__ = ["Block", "Context", "Criterion", "probe_triples", "run_shacl"]
@@ -79,14 +78,4 @@ def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], base: Seque
               use_shapes: Sequence[str] | None = None) -> list[tuple[Node, str, str]]:
     """pySHACL over DSO + KGs (``base``: :func:`base_quads`) + ``data`` (asserted): (focus node, rule IRI,
     message) per violation."""
-    report = run_pyshacl(data, ctx.shapes, use_shapes, base)
-    out = []
-    for result in report.subjects(RDF.type, SH.ValidationResult):
-        if report.value(result, SH.resultSeverity) != SH.Violation:
-            continue
-        owner = ctx.owners.get(report.value(result, SH.sourceShape))
-        if owner is None:
-            continue
-        message = str(report.value(result, SH.resultMessage) or f"violates {owner}")
-        out.append((report.value(result, SH.focusNode), str(owner), message))
-    return out
+    return violations(run_pyshacl(data, ctx.shapes, use_shapes, base), ctx.owners)

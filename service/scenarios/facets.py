@@ -90,6 +90,12 @@ class FacetSpec:
     """The value a probe has on this facet unless a criterion's trigger names the facet (``epo:valueUnlessTriggered``):
     a stated misconception is drawn for the criterion it triggers, not put into every other criterion's probes."""
 
+    def values_from(self) -> URIRef:
+        """The class the values come from, which every facet but a boolean one names (:func:`read_specs`)."""
+        if self.value_class is None:
+            raise FacetDeclarationError(f"the facet {self.name!r} names no epo:valuesFrom class")
+        return self.value_class
+
 
 SCENARIO_KEY_LENGTH = 32
 """Hex digits of a scenario key: 128 bits, so no two situations of any frame share a key."""
@@ -110,31 +116,43 @@ def read_specs(dso: Graph) -> tuple[FacetSpec, ...]:
     lacks a name, a property, a node, a scenario property or (but for booleans) a value class."""
     nodes = read_nodes(dso)
     names = {d: dso.value(d, EPO.facetName) for d in dso.subjects(RDF.type, EPO.ScenarioFacet)}
-    specs = []
-    for decl, name in names.items():
-        def one(prop: URIRef) -> Node | None:
-            return dso.value(decl, prop)
-        kind = one(EPO.valueKind) or INSTANCES
-        missing = [local_name(str(p)) for p in (EPO.facetName, EPO.facetProperty, EPO.facetNode, EPO.scenarioProperty)
-                   if one(p) is None]
-        if kind != BOOLEANS and one(EPO.valuesFrom) is None:
-            missing.append("valuesFrom")
-        if missing or one(EPO.facetNode) not in NODE_OF:
-            raise FacetDeclarationError(f"the facet declaration {decl.n3()} needs epo:{', epo:'.join(missing) or 'facetNode'}"
-                                        + ("" if missing else " among epo:ScenarioNode, epo:AskerNode, epo:SubjectNode"))
-        via_facet = one(EPO.viaFacet)
-        specs.append(FacetSpec(
-            name=str(name), epo_property=one(EPO.scenarioProperty), node=NODE_OF[one(EPO.facetNode)],  # type: ignore[arg-type]
-            dso_property=one(EPO.facetProperty), value_class=one(EPO.valuesFrom), value_kind=kind,  # type: ignore[arg-type]
-            order=int(one(EPO.facetOrder) or 0), per_kg=bool(one(EPO.valuesPerKnowledgeGraph)),
-            via=tuple(sorted(dso.objects(decl, EPO.valuesPerKnowledgeGraphVia), key=str)),  # type: ignore[arg-type]
-            via_facet=None if via_facet is None else str(names.get(via_facet, via_facet)),
-            includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None,
-            opening_position=None if one(EPO.openingPosition) is None else int(one(EPO.openingPosition)),  # type: ignore[arg-type]
-            opening_required=bool(one(EPO.openingTextRequired)), unless_triggered=one(EPO.valueUnlessTriggered)))
+    specs = [_spec(dso, decl, str(name), names, nodes) for decl, name in names.items()]
     if len({s.name for s in specs}) != len(specs):
         raise FacetDeclarationError("two facet declarations of the DSO share one epo:facetName")
     return tuple(sorted(specs, key=lambda s: (s.order, s.name)))
+
+
+def _spec(dso: Graph, decl: Node, name: str, names: Mapping[Node, Node | None], nodes: Nodes) -> FacetSpec:
+    """One facet declaration read; its properties, node and classes are IRIs, so a literal there counts as missing."""
+    def one(prop: URIRef) -> Node | None:
+        return dso.value(decl, prop)
+
+    def iri(prop: URIRef) -> URIRef | None:
+        value = dso.value(decl, prop)
+        return value if isinstance(value, URIRef) else None
+
+    kind = iri(EPO.valueKind) or INSTANCES
+    epo_property, dso_property, value_class = iri(EPO.scenarioProperty), iri(EPO.facetProperty), iri(EPO.valuesFrom)
+    required = ((EPO.facetName, one(EPO.facetName)), (EPO.facetProperty, dso_property),
+                (EPO.facetNode, one(EPO.facetNode)), (EPO.scenarioProperty, epo_property))
+    missing = [local_name(str(p)) for p, value in required if value is None]
+    if kind != BOOLEANS and value_class is None:
+        missing.append("valuesFrom")
+    facet_node = iri(EPO.facetNode)
+    node = None if facet_node is None else NODE_OF.get(facet_node)
+    if missing or epo_property is None or dso_property is None or node is None:
+        raise FacetDeclarationError(f"the facet declaration {decl.n3()} needs epo:{', epo:'.join(missing) or 'facetNode'}"
+                                    + ("" if missing else " among epo:ScenarioNode, epo:AskerNode, epo:SubjectNode"))
+    via_facet, position = one(EPO.viaFacet), one(EPO.openingPosition)
+    return FacetSpec(
+        name=name, epo_property=epo_property, node=node, dso_property=dso_property, value_class=value_class,
+        value_kind=kind, order=int(str(one(EPO.facetOrder) or 0)), per_kg=bool(one(EPO.valuesPerKnowledgeGraph)),
+        via=tuple(sorted((v for v in dso.objects(decl, EPO.valuesPerKnowledgeGraphVia) if isinstance(v, URIRef)),
+                         key=str)),
+        via_facet=None if via_facet is None else str(names.get(via_facet, via_facet)),
+        includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None,
+        opening_position=None if position is None else int(str(position)),
+        opening_required=bool(one(EPO.openingTextRequired)), unless_triggered=one(EPO.valueUnlessTriggered))
 
 
 @dataclass(frozen=True)
@@ -236,12 +254,12 @@ def build_facets(schema: Schema, allowed_countries: frozenset[str] | None = None
     excluded_terms = {URIRef(e) for e in excluded}
     allowed = {EPO.country: allowed_countries, EPO.language: allowed_languages}
     for spec in read_specs(schema.dso):
-        if spec.value_kind == SUBCLASSES:
-            candidates: set[Node] = schema.subclasses(spec.value_class) - {spec.value_class}
-        elif spec.value_kind == BOOLEANS:
-            candidates = {Literal(False), Literal(True)}
+        if spec.value_kind == BOOLEANS:
+            candidates: set[Node] = {Literal(False), Literal(True)}
+        elif spec.value_kind == SUBCLASSES:
+            candidates = schema.subclasses(spec.values_from()) - {spec.values_from()}
         else:
-            candidates = schema.instances(spec.value_class)
+            candidates = schema.instances(spec.values_from())
         if not candidates:
             continue
         unrestricted = tuple(sorted(candidates, key=_sort_key))

@@ -113,7 +113,7 @@ def count_frame(production: Production) -> FrameCounts:
     allowed = {c.iri: allowed_positions(ctx, c) for c in ctx.criteria}
     eligible = 0
     per = {c.iri: [0, 0] for c in ctx.criteria}
-    memo: dict[tuple, tuple[int, dict[str, tuple[int, int]]]] = {}
+    memo: dict[tuple[tuple[int, ...], tuple[tuple[int, ...], ...]], tuple[int, dict[str, tuple[int, int]]]] = {}
     for part in ctx.space.parts:  # a union of products: each part counts as a product over components
         part_free = 0 if production.global_blocks else 1
         part_per = {c.iri: [1, part_free] for c in ctx.criteria}

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
@@ -66,7 +67,7 @@ class OwlSchema:
         for axiom in source.subjects(RDF.type, OWL.AllDisjointClasses):
             for lst in source.objects(axiom, OWL.members):
                 members = list(Collection(source, lst))
-                self.disjoint |= {frozenset((a, b)) for a, b in zip(members, members[1:])} | {
+                self.disjoint |= {frozenset((a, b)) for a, b in pairwise(members)} | {
                     frozenset((a, b)) for a in members for b in members if a != b}
         self.triples = [(s, p, o) for s, p, o in source
                         if not str(p).startswith(_ANNOTATIONS)
@@ -186,7 +187,7 @@ def owl_groups(schema: OwlSchema, facets: Sequence[Facet], constant: Iterable[No
             return [frozenset({facet_of[prop]})] if prop in facet_of else []
         members = graph.value(expr, OWL.intersectionOf)
         if members is not None:
-            combos = [frozenset()]
+            combos: list[frozenset[str]] = [frozenset()]
             for m in Collection(graph, members):
                 combos = [a | b for a in combos for b in alts(m, stack)]
             return combos
@@ -235,17 +236,17 @@ def owl_groups(schema: OwlSchema, facets: Sequence[Facet], constant: Iterable[No
         elif p == RDF.type and o == OWL.AllDisjointClasses:
             for lst in graph.objects(s, OWL.members):
                 members = list(Collection(graph, lst))
-                for i, a in enumerate(members):
-                    for b in members[i + 1:]:
-                        union(own_facets(a) | own_facets(b))
+                for i, first in enumerate(members):
+                    for second in members[i + 1:]:
+                        union(own_facets(first) | own_facets(second))
     for cls in schema.unsatisfiable:
         union(own_facets(cls))
     groups: dict[str, set[str]] = {}
     for f in facets:
         groups.setdefault(find(f.name), set()).add(f.name)
     term_facets: dict[Node, frozenset[str]] = {}
-    for cls in schema.unsatisfiable | {c for pair in schema.disjoint for c in pair}:
-        term_facets[cls] = own_facets(cls)
+    for term in schema.unsatisfiable | {c for pair in schema.disjoint for c in pair}:
+        term_facets[term] = own_facets(term)
     for prop, name in facet_of.items():
         term_facets[prop] = frozenset({name})
     return OwlDependencies(tuple(frozenset(g) for g in groups.values()), term_facets)

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from math import prod
 from types import MappingProxyType
+from typing import TypeVar
 
 import pyoxigraph as ox
 from rdflib import URIRef
@@ -46,7 +47,14 @@ CROSS_CHECK = 12
 EDGE_CASES = 2
 
 
-def _frozen() -> Mapping:
+_Key = TypeVar("_Key")
+_Value = TypeVar("_Value")
+_Table = tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]], str | None]
+"""One rule's blocks over its facets: the facets' positions, blocks by their combination, and the criterion a
+routing rule was run for (``None`` for every other rule)."""
+
+
+def _frozen() -> Mapping[_Key, _Value]:
     return MappingProxyType({})
 
 
@@ -124,7 +132,7 @@ class Production:
         reason = owl_outside_subset(ctx.owl.source, ctx.facets, ctx.person_classes)
         if reason:
             fallback[OWL_RULES] = f"outside the supported subset: {reason}"
-        self._shape_cache: dict[str, list] = {}
+        self._shape_cache: dict[str, list[_Table]] = {}
         self._memo: dict[int, tuple[tuple[Block, ...], dict[str, tuple[Block, ...]]]] = {}
         self._memo_lock = threading.Lock()
         self._build(fallback)
@@ -132,8 +140,8 @@ class Production:
             differing = self._cross_check(cross_check, seed)
             if differing:
                 self._build({**self.fallback, **differing})
-        for rule, why in sorted(self.fallback.items()):
-            log.warning("scenario rule %s falls back to the reference: %s", rule, why)
+        for iri, why in sorted(self.fallback.items()):
+            log.warning("scenario rule %s falls back to the reference: %s", iri, why)
 
     def __getstate__(self) -> dict[str, object]:
         """What the table cache keeps on disk (:mod:`.cache`): no lock, and no memo of reference answers."""
@@ -183,7 +191,7 @@ class Production:
         self.component_of = MappingProxyType({i: comp for comp in self.components for i in comp.facets})
         if space.size == 0:
             return
-        tables: list[tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]], str | None]] = []
+        tables: list[_Table] = []
         if owl_sets:
             tables += self._owl_tables(owl_sets)
         base = base_quads(ctx) if any(r.iri not in self._shape_cache for r in rules) else []
@@ -220,9 +228,9 @@ class Production:
             for ours, theirs in mine:
                 for b in set(ours) ^ set(theirs):
                     rule = b.rule if b.rule in shapes else OWL_RULES
+                    candidate = {k: v.n3() for k, v in space.values(i).items()}
                     differing.setdefault(rule, (
-                        f"the compile-time cross-check found other blocks than the reference's on the candidate "
-                        f"{dict((k, v.n3()) for k, v in space.values(i).items())}"))
+                        f"the compile-time cross-check found other blocks than the reference's on the candidate {candidate}"))
         return differing
 
     # ------------------------------------------------------------------------------------------ building
@@ -230,20 +238,20 @@ class Production:
     def _partial(self, facets: Sequence[int], combo: Sequence[int]) -> dict[str, Node]:
         return {self.ctx.space.facets[f].name: self.ctx.space.facets[f].values[d] for f, d in zip(facets, combo)}
 
-    def _owl_tables(self, groups: Sequence[frozenset[int]]):
+    def _owl_tables(self, groups: Sequence[frozenset[int]]) -> list[_Table]:
         """OWL 2 RL clashes per group; partial scenario j carries combination j (mod size) of every group."""
         ctx = self.ctx
         ordered = [tuple(sorted(g)) for g in groups]
         combos = [list(product(*(range(ctx.space.radices[f]) for f in g))) for g in ordered]
         n = max((len(c) for c in combos), default=0)
-        data: list = []
+        data: list[tuple[Node, Node, Node]] = []
         for j in range(n):
             values: dict[str, Node] = {}
             for g, cs in zip(ordered, combos):
                 values.update(self._partial(g, cs[j % len(cs)]))
             data += describe(f"{_PROJECTION}{j}", ctx.facets, values)
         closure = ctx.owl.closure(data)
-        by_group: dict[frozenset[str], tuple[tuple[int, ...], dict]] = {
+        by_group: dict[frozenset[str], tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]]]] = {
             frozenset(ctx.space.names[f] for f in g): (g, {}) for g in ordered}
         global_blocks: set[Block] = set()
         for j in range(n):
@@ -261,7 +269,7 @@ class Production:
         self.global_blocks = tuple(sorted(global_blocks))
         return [(g, table, None) for g, table in by_group.values()]
 
-    def _shape_tables(self, rule: Rule, base: Sequence[ox.Quad]) -> list:
+    def _shape_tables(self, rule: Rule, base: Sequence[ox.Quad]) -> list[_Table]:
         """One shape rule over its own facets' combinations (a routing rule: once per criterion), with DSO + KGs
         as ``base`` (:func:`.engine.base_quads`)."""
         ctx = self.ctx
@@ -270,7 +278,7 @@ class Production:
         facets = tuple(sorted(pos[n] for n in rule.facets))
         combos = list(product(*(range(ctx.space.radices[f]) for f in facets)))
         criteria = [None] if rule.kind != "routing" else [c.iri for c in ctx.criteria]
-        data: list = list(ctx.criterion_triples()) if rule.kind == "routing" else []
+        data = list(ctx.criterion_triples()) if rule.kind == "routing" else []
         where: dict[Node, tuple[str | None, tuple[int, ...], str]] = {}
         for k, criterion in enumerate(criteria):
             for j, combo in enumerate(combos):
@@ -380,7 +388,7 @@ class Production:
         return out
 
 
-def _fill_component(comp: Component, tables: Sequence[tuple[tuple[int, ...], dict, str | None]]) -> None:
+def _fill_component(comp: Component, tables: Sequence[_Table]) -> None:
     """A component's read-only tables from the rule tables over its facets."""
     where = {f: k for k, f in enumerate(comp.facets)}
     blocked: dict[int, tuple[Block, ...]] = {}

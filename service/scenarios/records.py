@@ -90,7 +90,8 @@ def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule:
              facets: Mapping[str, str] | None) -> dict[str, Term]:
     """The parameters of ``scenarios.rq``, ``scenario-order.rq`` and ``scenario-count.rq``, each checked (400 naming
     what is wrong)."""
-    bindings: dict[str, Term] = {"graph": review_graph(graphs, evaluation_id).iri}
+    graph = review_graph(graphs, evaluation_id).iri
+    bindings: dict[str, Term] = {"graph": graph}
     if status is not None:
         try:
             bindings["status"] = NamedNode(ScenarioStatus(status).iri)
@@ -101,7 +102,7 @@ def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule:
     chosen = list((facets or {}).items())
     if len(chosen) > MAX_FACETS:
         raise BadRequest(f"at most {MAX_FACETS} facet filters at once, not {len(chosen)}")
-    recorded = recorded_facet_properties(graphs, bindings["graph"]) if chosen else {}  # type: ignore[arg-type]
+    recorded = recorded_facet_properties(graphs, graph) if chosen else {}
     for slot, (name, value) in enumerate(chosen, start=1):
         bindings[f"facet{slot}"] = facet_property(name, recorded)
         bindings[f"value{slot}"] = named_node(value, f"the value of facet {name!r}")

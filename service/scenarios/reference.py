@@ -33,12 +33,12 @@ from functools import cached_property
 import owlrl
 from rdflib import Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.namespace import OWL, RDF, RDFS, SH
+from rdflib.namespace import OWL, RDF, RDFS
 from rdflib.term import Node
 
 from ..core.validation import closure_graph, run_pyshacl
 from .facets import EPO, Facet, describe, person_iri, subject_iri
-from .rules import owner_map
+from .rules import owner_map, violations
 from .space import FacetSpace
 
 Triple = tuple[Node, Node, Node]
@@ -123,7 +123,7 @@ def disjoint_message(node: Node, a: Node, b: Node) -> str:
             f"{a.n3()} and {b.n3()}, declared disjoint")
 
 
-class _ClashAtSource(owlrl.OWLRL_Semantics):
+class _ClashAtSource(owlrl.OWLRL_Semantics):  # type: ignore[misc]  # owlrl ships no types: its class is Any
     """owlrl's OWL 2 RL rules, except that an inconsistency does not spread: the equality rules (eq-*) are
     not applied, so an ``owl:sameAs`` stays where prp-fp derives it (eq-ref only adds ``x owl:sameAs x`` and
     eq-diff only notes errors, which the clash reading covers), and ``owl:Nothing`` is not made a subclass of
@@ -149,7 +149,7 @@ def close(graph: Graph) -> Graph:
     return graph
 
 
-_CLOSED: dict[frozenset, Graph] = {}
+_CLOSED: dict[frozenset[Triple], Graph] = {}
 """Closures of DSO + KGs by their triples (a few, oldest dropped first): seconds each, the same for every
 derivation over the same graphs."""
 _CLOSED_LOCK = threading.Lock()
@@ -203,7 +203,7 @@ class ReferenceSpec:
         return owner_map(self.shapes)
 
     @cached_property
-    def _axioms(self) -> tuple[set[Node], set[frozenset[Node]], set[frozenset[Node]], set[Node]]:
+    def _axioms(self) -> tuple[set[URIRef], set[frozenset[Node]], set[frozenset[Node]], set[URIRef]]:
         """Functional properties, pairs declared different, disjoint class pairs, unsatisfiable classes."""
         g = self.closed
         functional = {p for p in g.subjects(RDF.type, OWL.FunctionalProperty) if isinstance(p, URIRef)}
@@ -305,16 +305,7 @@ class ReferenceSpec:
         """pySHACL with every shape over DSO + KGs + ``data`` (asserted): (focus node, rule IRI, message) per
         violation of one of ``rules`` (all when ``None``). Every shape runs, since a rule may use another
         shape (``sh:node``) that pySHACL's own shape selection would leave out."""
-        report = run_pyshacl((*self.source, *data), self.shapes)
-        out = []
-        for result in report.subjects(RDF.type, SH.ValidationResult):
-            if report.value(result, SH.resultSeverity) != SH.Violation:
-                continue
-            rule = self._owners.get(report.value(result, SH.sourceShape))
-            if rule is not None and (rules is None or str(rule) in rules):
-                message = str(report.value(result, SH.resultMessage) or f"violates {rule}")
-                out.append((report.value(result, SH.focusNode), str(rule), message))
-        return out
+        return violations(run_pyshacl((*self.source, *data), self.shapes), self._owners, rules)
 
 
 def scenario_iri(base: str, index: int) -> str:

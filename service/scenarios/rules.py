@@ -17,7 +17,7 @@ repository's ``shapes/scenario-*.ttl`` there), pinned by digest like the DSO and
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -71,6 +71,22 @@ def owner_map(shapes: Graph) -> dict[Node, URIRef]:
         for node in shape_nodes(shapes, shape):
             owners.setdefault(node, shape)
     return owners
+
+
+def violations(report: Graph, owners: Mapping[Node, URIRef],
+               rules: Sequence[str] | None = None) -> list[tuple[Node, str, str]]:
+    """(focus node, rule IRI, message) per violation in a pySHACL ``report`` of a shape that one of ``rules`` (all
+    when ``None``) owns (:func:`owner_map`)."""
+    out = []
+    for result in report.subjects(RDF.type, SH.ValidationResult):
+        if report.value(result, SH.resultSeverity) != SH.Violation:
+            continue
+        source, focus = report.value(result, SH.sourceShape), report.value(result, SH.focusNode)
+        rule = None if source is None else owners.get(source)
+        # focus is never None: SHACL gives every validation result a focus node
+        if rule is not None and focus is not None and (rules is None or str(rule) in rules):
+            out.append((focus, str(rule), str(report.value(result, SH.resultMessage) or f"violates {rule}")))
+    return out
 
 
 def top_level_shapes(shapes: Graph) -> list[URIRef]:

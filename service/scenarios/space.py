@@ -158,7 +158,7 @@ def kg_parts(schema: Schema, kgs: Sequence[Graph], facets: Sequence[Facet]) -> l
     for k, kg in enumerate(kgs):
         chosen: dict[str, set[Node]] = {}
         for f in sorted(restricted, key=lambda f: bool(f.spec.via)):  # own values first, then those reached from them
-            if f.spec.via:
+            if f.spec.via and f.spec.via_facet is not None:  # a facet's via facet is checked above to exist
                 start = chosen.get(f.spec.via_facet, set(next(g for g in facets if g.name == f.spec.via_facet).values))
                 found = {o for s in start for p in f.spec.via for g in (schema.dso, kg) for o in g.objects(s, p)}
                 if f.spec.includes_dso:

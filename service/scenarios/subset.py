@@ -227,9 +227,9 @@ def owl_outside_subset(world: Graph, facets: Sequence[Facet], constant: Iterable
             return (f"the DSO has a restriction on {prop.n3()}, tied by a property axiom to the facet property "
                     f"{linked[prop].n3()}")
         if prop in facet_props:
-            what = next((w for k, w in OWL_UNSUPPORTED_ON.items() if (r, k, None) in world), None)
-            if what:
-                return f"the DSO has {what} on the facet property {prop.n3()}"
+            restriction = next((w for k, w in OWL_UNSUPPORTED_ON.items() if (r, k, None) in world), None)
+            if restriction:
+                return f"the DSO has {restriction} on the facet property {prop.n3()}"
     constant_set: set[Node] = set()
     for c in constant:
         todo = [c]
