@@ -76,7 +76,7 @@ def compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_commands(commands: argparse._SubParsersAction, with_store: CommandAdder) -> None:  # type: ignore[type-arg]
+def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser], with_store: CommandAdder) -> None:
     sub = with_store(commands.add_parser("report", help="make a draft report on a run; print where it is"))
     sub.add_argument("evaluation")
     sub.add_argument("--run", type=int, dest="run_number", required=True, help="the run the report covers")

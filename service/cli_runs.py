@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     return 0 if after.done else 1
 
 
-def add_command(commands: argparse._SubParsersAction, with_store: CommandAdder) -> None:  # type: ignore[type-arg]
+def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], with_store: CommandAdder) -> None:
     sub = with_store(commands.add_parser("run", help="run an approved plan's probes against a target (or continue a run)"))
     sub.add_argument("evaluation")
     sub.add_argument("--plan", type=int, default=1, help="the approved plan to run (a new run)")

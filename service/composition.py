@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
 from .core.catalog import Catalog
 from .core.config import Settings
@@ -61,14 +61,21 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
                     owns_store=owns)
 
 
+class _CommandOverrides(TypedDict, total=False):
+    """What a command's arguments set over the environment's settings (only those given)."""
+
+    data_dir: Path
+    base_url: str
+
+
 def command_settings(args: argparse.Namespace) -> Settings:
     """The settings of a ``caie`` command: the environment's, with its ``--data-dir`` and ``--base-url`` over them."""
-    overrides: dict[str, object] = {}
+    overrides: _CommandOverrides = {}
     if getattr(args, "data_dir", None):
         overrides["data_dir"] = Path(args.data_dir)
     if getattr(args, "base_url", None):
         overrides["base_url"] = args.base_url
-    settings = Settings(**overrides)  # type: ignore[arg-type]
+    settings = Settings(**overrides)
     # Compiled scenario tables and KG validations outlive the process (keyed by content and code, so any data
     # directory may share them): a restart does not compute them again. Not in the data directory, which is the
     # store's own.

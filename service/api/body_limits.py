@@ -118,5 +118,5 @@ class BodyLimits:
 
 
 def install(app: FastAPI, settings: Settings) -> None:
-    app.add_exception_handler(BodyTooLarge, _too_large)  # type: ignore[arg-type]
+    app.add_exception_handler(BodyTooLarge, _too_large)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception
     app.add_middleware(BodyLimits, settings=settings)

@@ -10,6 +10,7 @@ from typing import Annotated
 
 from fastapi import Depends, Header, Request
 
+from ..composition import Services
 from ..core.auth import authenticate, require
 from ..core.catalog import Catalog
 from ..core.config import Credential, Settings
@@ -17,27 +18,32 @@ from ..core.errors import Cancelled
 from ..core.graphs import GraphService
 from ..core.store import Store
 from ..runs.jobs import Jobs
+from .app_state import app_state
 from .sessions import current_session
 
 
+def _services(request: Request) -> Services:
+    return app_state(request, "services", Services)
+
+
 def settings(request: Request) -> Settings:
-    return request.app.state.settings
+    return _services(request).settings
 
 
 def store(request: Request) -> Store:
-    return request.app.state.store
+    return _services(request).store
 
 
 def catalog(request: Request) -> Catalog:
-    return request.app.state.catalog
+    return _services(request).catalog
 
 
 def graphs(request: Request) -> GraphService:
-    return request.app.state.graphs
+    return _services(request).graphs
 
 
 def jobs(request: Request) -> Jobs:
-    return request.app.state.services.jobs
+    return _services(request).jobs
 
 
 def credential(

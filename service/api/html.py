@@ -197,12 +197,17 @@ def _statements(iri: str, triples: list[Triple], labels: dict[str, str]) -> list
 def _objects(iri: str, triples: list[Triple], predicate: str, labels: dict[str, str]) -> list[Link]:
     """The IRIs ``iri`` has as ``predicate`` in its statements, labelled."""
     return [Link(t.object.value, labels.get(t.object.value)) for t in triples
-            if t.subject.value == iri and t.predicate.value == predicate and isinstance(t.object, NamedNode)]
+            if _text(t.subject) == iri and t.predicate.value == predicate and isinstance(t.object, NamedNode)]
+
+
+def _text(term: NamedNode | BlankNode | Literal | Triple) -> str | None:
+    """A term's value; ``None`` for a quoted triple (RDF 1.2, which a stored graph may hold), which has none."""
+    return None if isinstance(term, Triple) else term.value
 
 
 def _label_of(subject: str, triples: list[Triple]) -> str | None:
-    return next((t.object.value for t in triples if t.subject.value == subject and t.predicate.value == RDFS + "label"),
-                None)
+    return next((t.object.value for t in triples if _text(t.subject) == subject
+                 and t.predicate.value == RDFS + "label" and not isinstance(t.object, Triple)), None)
 
 
 def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tuple[str, str]], link: Linker,
@@ -211,9 +216,10 @@ def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tu
     to it, where it is used, every statement, and its RDF alternates. Without ``term`` (the documentation reads,
     :meth:`OntologyDocs.term`), its statements and the ``incoming`` links alone."""
     labels = dict(term.labels) if term else {}
-    labels.update({s: lab for s in {t.subject.value for t in triples} if (lab := _label_of(s, triples))})
-    definition = next((t.object.value for t in triples if t.subject.value == iri
-                       and t.predicate.value in (SKOS + "definition", RDFS + "comment")), None)
+    labels.update({s: lab for s in {_text(t.subject) for t in triples} if s and (lab := _label_of(s, triples))})
+    definition = next((t.object.value for t in triples if _text(t.subject) == iri
+                       and t.predicate.value in (SKOS + "definition", RDFS + "comment")
+                       and not isinstance(t.object, Triple)), None)
     outline = [{"title": title, "links": _objects(iri, triples, predicate, labels)} for title, predicate in (
         ("Types", RDF + "type"), ("Superclasses", RDFS + "subClassOf"), ("Superproperties", RDFS + "subPropertyOf"),
         ("Domain", RDFS + "domain"), ("Range", RDFS + "range"))]

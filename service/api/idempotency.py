@@ -130,7 +130,8 @@ class IdempotentPosts:
         """The request's key, when it is a recording POST to a route that exists and carries one."""
         if scope["type"] != "http" or not recording(scope["method"], scope["path"]):
             return None
-        value = dict(scope["headers"]).get(HEADER.lower().encode())
+        headers: dict[bytes, bytes] = dict(scope["headers"])  # ASGI: a request's headers are pairs of bytes
+        value = headers.get(HEADER.lower().encode())
         # a route that takes this POST (static files are mounted and answer no POST)
         if value is None or not any(not isinstance(route, Mount) and route.matches(scope)[0] is Match.FULL
                                     for route in self.routes):

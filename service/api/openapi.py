@@ -80,8 +80,8 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("get", "/evaluations/{evaluation_id}/scenarios"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/runs/{number}"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/reports/{number}"): PUBLISHED,
-    ("get", "/evaluations/{evaluation_id}/reports/{number}/comparisons/{comparison}/{reference_evaluation}/"
-            "{reference_number}"): PUBLISHED,
+    ("get", ("/evaluations/{evaluation_id}/reports/{number}/comparisons/{comparison}/{reference_evaluation}/"
+             "{reference_number}")): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/reports/{number}/page"): (HTML,),
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
     ("get", "/evaluations/{evaluation_id}/record/caie"): tuple(interop.GRAPH_FORMATS),
@@ -236,7 +236,7 @@ def _problem_response(status: int) -> Spec:
 
 
 def _is_authorization(parameter: Spec) -> bool:
-    return parameter["in"] == "header" and parameter["name"].lower() == "authorization"
+    return bool(parameter["in"] == "header" and parameter["name"].lower() == "authorization")
 
 
 def _refine_parameters(op: Operation) -> None:
@@ -281,7 +281,7 @@ def _security(op: Operation, public_reads: bool) -> list[Spec]:
     """None for what takes no credential; else required, or optional (``{}``) for a read when reads are public."""
     if not (op.takes_credential or op.writes):
         return []
-    required = [{SCHEME: []}]
+    required: list[Spec] = [{SCHEME: []}]
     return required if op.writes or not public_reads else [{}, *required]
 
 
@@ -326,12 +326,12 @@ def document(app: FastAPI, settings: Settings) -> Spec:
 
 def _docs_page(app: FastAPI) -> tuple[str, str]:
     """Swagger UI's page on the packaged assets, and the Content-Security-Policy that lets exactly it run."""
-    page = get_swagger_ui_html(
+    page = bytes(get_swagger_ui_html(
         openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
         swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
         swagger_favicon_url=f"{ASSETS_URL}/favicon.png", oauth2_redirect_url=None,
         swagger_ui_parameters={"persistAuthorization": True},
-    ).body.decode()
+    ).body).decode()
     scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts)
     policy = (f"default-src 'none'; script-src 'self' {hashes}; style-src 'self'; img-src 'self' data:; "
@@ -348,7 +348,7 @@ def install(app: FastAPI, settings: Settings) -> None:
             cached.append(document(app, settings))
         return cached[0]
 
-    app.openapi = openapi  # type: ignore[method-assign]
+    app.openapi = openapi  # type: ignore[method-assign]  # FastAPI's documented way to replace the schema
     app.mount(ASSETS_URL, StaticFiles(directory=str(files("fastapi_offline") / "static")), name="docs-assets")
     page, policy = _docs_page(app)
 

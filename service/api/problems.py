@@ -80,7 +80,7 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
     status = status_of(error)
     title = type(error).__name__
     if isinstance(error, KnowledgeGraphInvalid):
-        outcome = error.detail
+        outcome = error.outcome
         wanted = negotiate(request.headers.get("accept"), [PROBLEM, "application/json", "text/turtle", "application/ld+json"])
         if wanted in ("text/turtle", "application/ld+json"):
             rdflib_format = "turtle" if wanted == "text/turtle" else "json-ld"
@@ -110,12 +110,12 @@ async def _unplanned(request: Request, error: Exception) -> Response:
                "Connection": "close"}
     try:
         return respond(request, 500, "InternalServerError", message, headers, instance=f"urn:uuid:{trace}")
-    except Exception:  # noqa: BLE001 - the page failed too (a template): the problem details never do
+    except Exception:  # noqa: BLE001  # the page failed too (a template): the problem details never do
         _LOG.exception("the error page for trace id %s failed", trace)
         return problem(500, "InternalServerError", message, headers, instance=f"urn:uuid:{trace}")
 
 
 def install(app: FastAPI) -> None:
     app.add_exception_handler(Exception, _unplanned)
-    app.add_exception_handler(errors.ServiceError, _service_error)  # type: ignore[arg-type]
-    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]
+    app.add_exception_handler(errors.ServiceError, _service_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception
+    app.add_exception_handler(RequestValidationError, _validation_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception

@@ -15,7 +15,7 @@ from fastapi import Response
 from pyld import jsonld
 from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, serialize
 
-from ..core.formats import RDF_FORMATS
+from ..core.formats import RDF_FORMATS, written
 from ..core.namespaces import RDF
 from ..core.plugins import domain_prefixes, prefixes
 
@@ -67,8 +67,8 @@ def _types_as_type(nodes: list[dict[str, object]]) -> list[dict[str, object]]:
         if isinstance(types, list) and all(isinstance(t, dict) and set(t) == {"@id"} for t in types):
             node["@type"] = [t["@id"] for t in types]
             del node[_RDF_TYPE]
-        if isinstance(node.get("@graph"), list):
-            _types_as_type(node["@graph"])  # type: ignore[arg-type]
+        if isinstance(graph := node.get("@graph"), list):
+            _types_as_type(graph)
     return nodes
 
 
@@ -85,10 +85,10 @@ def rdf_response(triples: list[Triple], media_type: str, graph: NamedNode | None
     """``triples`` as ``media_type``; dataset syntaxes put them in ``graph``; JSON-LD refers to ``context``."""
     rdf_format = RDF_FORMATS[media_type]
     if rdf_format.supports_datasets:
-        body = serialize([Quad(t.subject, t.predicate, t.object, graph) if graph is not None
-                          else Quad(t.subject, t.predicate, t.object) for t in triples], format=rdf_format)
+        body = written(serialize([Quad(t.subject, t.predicate, t.object, graph) if graph is not None
+                                  else Quad(t.subject, t.predicate, t.object) for t in triples], format=rdf_format))
     else:
-        body = serialize(triples, format=rdf_format, prefixes=prefixes())
+        body = written(serialize(triples, format=rdf_format, prefixes=prefixes()))
     if rdf_format == RdfFormat.JSON_LD:
         body = compacted(body, context)
     return Response(body, media_type=media_type, headers={"Vary": "Accept"})

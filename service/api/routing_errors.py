@@ -52,4 +52,4 @@ async def _http_error(request: Request, error: HTTPException) -> Response:
 
 
 def install(app: FastAPI) -> None:
-    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(HTTPException, _http_error)  # type: ignore[arg-type]  # Starlette types a handler as taking any Exception

@@ -45,6 +45,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from ..core.config import Settings
 from ..core.errors import Forbidden, Unauthenticated
 from ..core.people import People, Person
+from .app_state import app_state
 from .session_store import Session, Sessions, Signer, SignInLimits
 
 CSRF_FIELD = "csrf_token"
@@ -175,7 +176,7 @@ async def _to_sign_in(_: Request, error: Exception) -> Response:
 
 
 def workspace(request: Request) -> Workspace:
-    return request.app.state.workspace
+    return app_state(request, "workspace", Workspace)
 
 
 def page_person() -> Person | None:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
+from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode, RdfFormat, Triple
 
@@ -30,6 +31,9 @@ from .rdf import parse_triples, skolemize, to_rdflib
 from .rdf_limits import DEFAULT_LIMITS, RdfLimits
 from .store import Row, Store, Term
 from .store.base import bind_rows
+
+if TYPE_CHECKING:  # validation imports owlrl and pySHACL: loaded by the first KG write only (see _check)
+    from .validation import ValidationOutcome
 
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER_PATTERN = _IDENTIFIER.pattern
@@ -50,6 +54,10 @@ class WriteResult:
 
 class KnowledgeGraphInvalid(Unprocessable):
     """A knowledge graph that violates its DSO; ``detail`` is the :class:`validation.ValidationOutcome`."""
+
+    def __init__(self, message: str, *, detail: ValidationOutcome) -> None:
+        super().__init__(message, detail=detail)
+        self.outcome = detail
 
 
 class GraphService(BatchAppends):

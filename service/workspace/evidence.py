@@ -14,7 +14,7 @@ from pyoxigraph import NamedNode
 
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
-from ..core.store import Term
+from ..core.store import Node
 from ..envelope import get_evaluation, iris_for
 from ..judgments.agreement import envelope_threshold
 from ..judgments.attestations import attestations
@@ -88,7 +88,7 @@ def _reference(graphs: GraphService, evaluation_id: str, criterion: str) -> tupl
     evaluation, node = NamedNode(iris_for(graphs, evaluation_id).evaluation), NamedNode(criterion)
     rows = graphs.rows_over("workspace-criterion-reference", ("evaluation", "criterion", "graph"),
                             [(evaluation, node, NamedNode(source)) for source in _sources(graphs, evaluation_id)])
-    facts: dict[tuple[str, str, str, str], tuple[Term | None, Term | None]] = {}
+    facts: dict[tuple[str, str, str, str], tuple[Node | None, Node | None]] = {}
     for row in rows:
         key = (row["concept"].value, row["graph"].value, row["property"].value, row["value"].value)
         kept = facts.get(key, (None, None))
@@ -97,17 +97,17 @@ def _reference(graphs: GraphService, evaluation_id: str, criterion: str) -> tupl
                  for (concept, graph, prop, value), labels in facts.items())
 
 
-def _better(kept: Term | None, found: Term | None) -> Term | None:
+def _better(kept: Node | None, found: Node | None) -> Node | None:
     """The label to show: one in the pages' language, else an untagged one, else the first found."""
     if found is None or kept is None:
         return kept or found
     return found if _rank(found) < _rank(kept) else kept
 
 
-def _value(label: Term | None) -> str | None:
+def _value(label: Node | None) -> str | None:
     return label.value if label is not None else None
 
 
-def _rank(label: Term) -> int:
+def _rank(label: Node) -> int:
     language = getattr(label, "language", None)
     return 0 if language == PAGE_LANGUAGE else 1 if not language else 2

@@ -26,7 +26,8 @@ from weakref import WeakKeyDictionary
 from pyoxigraph import NamedNode
 
 from ..core.catalog import GraphKind
-from ..core.graphs import GraphRef, GraphService
+from ..core.graph_edits import GraphRef
+from ..core.graphs import GraphService
 from ..core.store import Row
 from ..envelope import JudgeAgreement
 from ..judgments.agreement import HumanAgreement, LatestWords, Said, instant
@@ -175,6 +176,6 @@ def warm(graphs: GraphService, stopping: threading.Event) -> None:
                 return
             with judged(graphs, summary.id):
                 pass
-    except Exception as error:  # noqa: BLE001 - logged; a page reading the record reports it to its reader
+    except Exception as error:  # noqa: BLE001  # logged; a page reading the record reports it to its reader
         if not stopping.is_set():
             _log.warning("reading the evaluations' determinations at startup failed: %s", error)

@@ -12,7 +12,7 @@ and refuse what no longer holds, so a stage never lets a page skip a rule.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from pyoxigraph import NamedNode
@@ -335,7 +335,9 @@ def _annotator(graphs: GraphService, found: Standing, agent: str | None, languag
             for run in found.runs if counts.get(run.number)]
 
 
-_FOR = {DOMAIN_EXPERT: _domain_expert, ORGANIZATIONAL_EXPERT: _organizational_expert, EVALUATION_OPERATOR: _operator,
+_Lister = Callable[[GraphService, Standing, str | None, frozenset[str] | None, frozenset[str]], list[WaitingItem]]
+"""What waits for one role: ``(graphs, found, agent, languages, expertise)``."""
+_FOR: dict[str, _Lister] = {DOMAIN_EXPERT: _domain_expert, ORGANIZATIONAL_EXPERT: _organizational_expert, EVALUATION_OPERATOR: _operator,
         ANNOTATOR: _annotator}
 
 

@@ -15,7 +15,8 @@ from starlette.concurrency import run_in_threadpool
 from ...core.catalog import GraphKind
 from ...core.config import Credential
 from ...core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, negotiate, rdf_format_for
-from ...core.graphs import GraphRef, GraphService, WriteMode
+from ...core.graph_edits import GraphRef
+from ...core.graphs import GraphService, WriteMode
 from ...core.plugins import prefixes
 from ...core.roles import require_graph_writer
 from ...envelope.unread import unread_graphs

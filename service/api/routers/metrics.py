@@ -14,7 +14,7 @@ from ...metrics.records import Scope, evaluation_metrics, failures, gaps, parse_
 from ...metrics.traces import criterion_iri, drill_down, requirement_iri, trace_failure, trace_requirement
 from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
-from ..shapes import drill_json, failure_json, failure_trace_json, gap_json, metrics_json, trace_link_json
+from ..shapes import JSON, drill_json, failure_json, failure_trace_json, gap_json, metrics_json, trace_link_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["metrics"])
 
@@ -55,7 +55,7 @@ async def get_failures(evaluation_id: str, request: Request, graphs: GraphsDep, 
 async def get_failure_trace(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep, as_of: AsOf = None, run: Run = None,
                             criterion: Annotated[str | None, Query(description="a criterion's identifier")] = None,
                             ) -> JSONResponse:
-    def read() -> list:
+    def read() -> list[JSON]:
         scope = _scope(graphs, evaluation_id, as_of, run)
         return [failure_trace_json(t) for t in trace_failure(graphs, scope, criterion=criterion_iri(scope, criterion))]
     return JSONResponse({"traces": await computed(request, reader, read)})
@@ -67,7 +67,7 @@ async def get_trace(evaluation_id: str, request: Request, graphs: GraphsDep, rea
                     requirement: Annotated[str | None, Query(description="a requirement's identifier")] = None,
                     criterion: Annotated[str | None, Query(description="a criterion's identifier")] = None,
                     ) -> JSONResponse:
-    def read() -> list:
+    def read() -> list[JSON]:
         scope = _scope(graphs, evaluation_id, as_of, run)
         return [trace_link_json(t) for t in trace_requirement(graphs, scope, requirement=requirement_iri(scope, requirement),
                                                               criterion=criterion_iri(scope, criterion))]
@@ -79,10 +79,10 @@ async def get_trace(evaluation_id: str, request: Request, graphs: GraphsDep, rea
 async def get_drill_down(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep, as_of: AsOf = None, run: Run = None,
                          criterion: Annotated[str | None, Query(description="a criterion's identifier")] = None,
                          ) -> JSONResponse:
-    def read() -> dict:
+    def read() -> JSON:
         scope = _scope(graphs, evaluation_id, as_of, run)
         iri = criterion_iri(scope, criterion)
-        body = {"summary": drill_json(drill_down(graphs, scope))}
+        body: JSON = {"summary": drill_json(drill_down(graphs, scope))}
         if iri is not None:
             body["cases"] = [trace_link_json(t) for t in trace_requirement(graphs, scope, criterion=iri)]
         return body

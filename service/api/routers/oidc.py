@@ -51,7 +51,7 @@ def client(settings: Settings) -> StarletteOAuth2App | None:
         raise Misconfigured(f"CAIE_OIDC_SCOPE must include openid; it is {settings.oidc_scope!r}")
     metadata = settings.oidc_issuer.rstrip("/") + "/.well-known/openid-configuration"
     with warnings.catch_warnings():  # Authlib 1.9 asks for the httpx2 fork; httpx is what the service uses
-        import authlib.deprecate  # noqa: F401 - its import puts an "always" filter first; this one goes before it
+        import authlib.deprecate  # noqa: F401  # its import puts an "always" filter first; this one goes before it
         warnings.filterwarnings("ignore", "The httpx module is deprecated", DeprecationWarning)
         from authlib.integrations.starlette_client import OAuth
     return OAuth().register("oidc", client_id=settings.oidc_client_id, client_secret=secret,
@@ -80,7 +80,7 @@ async def start(request: Request, space: WorkspaceDep, next: str = "") -> Respon
     try:
         started = await provider.create_authorization_url(redirect_uri)
         issuer = (await provider.load_server_metadata()).get("issuer")
-    except Exception:  # noqa: BLE001 - the provider's failure (network, metadata), whichever HTTP client Authlib uses
+    except Exception:  # noqa: BLE001  # the provider's failure (network, metadata), whichever HTTP client Authlib uses
         _LOG.warning("the OpenID Connect provider's metadata could not be read", exc_info=True)
         return _refused(space, request, 503, "The sign-in provider did not answer. Try again later.")
     if issuer != space.settings.oidc_issuer:  # OpenID Connect Discovery §4.3
@@ -108,7 +108,7 @@ async def callback(request: Request, space: WorkspaceDep, state: str = "", code:
         token = await provider.fetch_access_token(redirect_uri=space.settings.base_url + CALLBACK, code=code,
                                                   code_verifier=pending["verifier"])
         claims = await provider.parse_id_token(token, nonce=pending["nonce"])
-    except Exception:  # noqa: BLE001 - a failed exchange or a token that does not verify: no session, whatever failed
+    except Exception:  # noqa: BLE001  # a failed exchange or a token that does not verify: no session, whatever failed
         _LOG.warning("an OpenID Connect sign-in failed at the token exchange or its verification", exc_info=True)
         return _refused(space, request, 401, "The sign-in provider's answer could not be verified. Start again.")
     person = person_of_claims(space.people, claims or {}, space.settings.oidc_roles_claim,

@@ -6,7 +6,9 @@ with each criterion's outcome as the report states it and its weight."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
+from typing import TypedDict
 
 from fastapi import APIRouter, Request
 from fastapi.responses import HTMLResponse
@@ -45,8 +47,16 @@ def exact(value: Decimal | int) -> str:
     return format(Decimal(value).normalize(), "f") if isinstance(value, Decimal) else str(value)
 
 
-FORMAT = {"percent": percent, "exact": exact, "outcome": local_name, "short": local_name}
-"""What the report and comparison templates format numbers and outcomes with."""
+class Format(TypedDict):
+    """What the report and comparison templates format numbers and outcomes with."""
+
+    percent: Callable[[Decimal | float | None], str]
+    exact: Callable[[Decimal | int], str]
+    outcome: Callable[[str], str]
+    short: Callable[[str], str]
+
+
+FORMAT = Format(percent=percent, exact=exact, outcome=local_name, short=local_name)
 
 
 async def report_page_response(request: Request, graphs: GraphService, evaluation_id: str, number: int,

@@ -44,7 +44,9 @@ def sign_in_page(space: Workspace, token: str, *, next_path: str, status: int = 
 def form_token(space: Workspace, request: Request) -> str:
     """The browser's sign-in token while it is good (several tabs share it), else a new one."""
     held = request.cookies.get(space.cookies.sign_in)
-    return held if space.signer.unsign(held, SIGN_IN_FORM_S / 2) is not None else space.signer.sign("sign-in")
+    if held is not None and space.signer.unsign(held, SIGN_IN_FORM_S / 2) is not None:
+        return held
+    return space.signer.sign("sign-in")
 
 
 def start_session(space: Workspace, request: Request, person: Person, next_path: str | None) -> Response:

@@ -113,7 +113,7 @@ def _recorded(graphs: GraphService, evaluation_id: str, person: Person, run: int
 def _page(request: Request, template: str, title: str, evaluation_id: str, person: Person, context: dict[str, object],
           status: int = 200) -> HTMLResponse:
     html = render(template, title=f"{title}: {context['evaluation_title']}",
-                  link=request.app.state.publisher.local_href, scripts=["annotate.js"], evaluation_id=evaluation_id,
+                  link=request.app.state.publisher.local_href, path=None, scripts=["annotate.js"], evaluation_id=evaluation_id,
                   current="annotate", person=person, determiner=determines(person), reads=languages_of(person),
                   outcomes=OUTCOMES, said=SAID, tail=local_name, **context)
     return HTMLResponse(html, status_code=status, headers=NO_STORE)

@@ -111,7 +111,7 @@ class Frame:
             return {"evaluation_title": get_evaluation(self.graphs, self.evaluation_id).scope.title, **read()}
         context = await computed(self.request, self.reader, work)
         html = render(template, title=f"{title}: {context['evaluation_title']}",
-                      link=self.request.app.state.publisher.local_href, evaluation_id=self.evaluation_id,
+                      link=self.request.app.state.publisher.local_href, path=None, scripts=(), evaluation_id=self.evaluation_id,
                       workspace=self.path, current=current, may=lambda *roles: may(self.person, *roles),
                       refusal=refusal, done=done, word=word, when=when, tail=local_name, lang=lang, **context)
         return HTMLResponse(html, status_code=status)

@@ -87,7 +87,7 @@ class StartForm(SettingsForm):
     api_key_env: str = ""
     outside_boundary: str = ""
 
-    def body(self) -> dict[str, Any]:  # type: ignore[override]
+    def body(self) -> dict[str, Any]:
         """The REST route's body: the demonstration chatbot takes no address, an endpoint its fields filled in."""
         target: dict[str, str] = {"kind": self.kind}
         if self.kind != "demo":
@@ -134,7 +134,8 @@ def state_of(view: RunView, job: Job | None) -> Literal["running", "finished", "
 
 
 def _target(view: RunView) -> dict[str, Any]:
-    return json.loads(view.configuration)
+    target: dict[str, Any] = json.loads(view.configuration)  # the run's target as the service wrote it: an object
+    return target
 
 
 def _run_row(view: RunView, job: Job | None) -> dict[str, Any]:

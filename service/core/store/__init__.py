@@ -8,6 +8,7 @@ from ..config import Settings, read_secret
 from ..iris import catalog_graph_iri
 from .base import (
     ChangeSet,
+    Node,
     QueryAnswer,
     Row,
     Store,
@@ -72,7 +73,7 @@ def open_store(settings: Settings) -> Store:
 
 
 __all__ = [
-    "ChangeSet", "EmbeddedStore", "QueryAnswer", "RemoteCredentials", "RemoteStore", "Row", "Store",
+    "ChangeSet", "EmbeddedStore", "Node", "QueryAnswer", "RemoteCredentials", "RemoteStore", "Row", "Store",
     "StoreAuthorizationFailed", "StoreLimitExceeded", "Term", "iri_term", "open_store", "remote_credentials",
     "row_triple", "subject_term",
 ]
