@@ -29,6 +29,11 @@ class Strategy(Enum):
     """Across criteria as HighestWeightFirst; within each, over the scope's population strata (:mod:`.strata`)."""
 
 
+class OverBudget(Unprocessable):
+    """A budget larger than the probes that can be drawn for it (422): a smaller budget may fit, unlike one too small
+    for its strategy (:meth:`.drawing.Drawer.largest` finds the largest that does)."""
+
+
 @dataclass(frozen=True)
 class CriterionDemand:
     """What allocation needs to know of one in-scope criterion."""
@@ -145,9 +150,9 @@ def _require_frames_hold(budget: int, ordered: Sequence[CriterionDemand]) -> Non
     room = sum(c.frame for c in ordered)
     if budget > room:
         frames = ", ".join(f"{c.iri} {c.frame}" for c in ordered)
-        raise Unprocessable(f"a budget of {budget} probes is more than the in-scope criteria's prompt frames hold "
-                            f"together ({room}: {frames}; a frame is the distinct opening turns a criterion can be "
-                            f"probed with): lower the budget to at most {room}")
+        raise OverBudget(f"a budget of {budget} probes is more than the in-scope criteria's prompt frames hold "
+                         f"together ({room}: {frames}; a frame is the distinct opening turns a criterion can be "
+                         "probed with)")
 
 
 def _highest_weight_first(budget: int, ordered: list[CriterionDemand], weights: dict[str, Fraction]) -> Allocation:
@@ -209,7 +214,7 @@ def _matched_to_expertise(budget: int, ordered: list[CriterionDemand], weights: 
     for _ in range(budget - len(servable)):
         ranked = sorted(servable, key=lambda c: (-weights[c.iri] / (probes[c.iri] + 1), ordered.index(c)))
         if not any(give(criterion) for criterion in ranked):
-            raise Unprocessable(
+            raise OverBudget(
                 f"the annotators can judge only {sum(probes.values())} of the {budget} probes in their fields of expertise"
             )
     return Allocation(probes, assignments, unallocated)

@@ -12,10 +12,10 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence, Set
 
-from ..core.errors import Unprocessable
 from ..scenarios.draw import NotEnoughEligible, count_eligible, eligible_lists, sample_eligible
 from ..scenarios.production import Production
 from ..scenarios.space import FacetSpace
+from .allocation import OverBudget
 
 
 def criterion_stream(seed: int, name: str) -> random.Random:
@@ -40,7 +40,7 @@ def sample_scenarios(
     try:
         return sample_eligible(production, count, criterion_stream(seed, stream), allowed, criterion, excluded)
     except NotEnoughEligible as exc:
-        raise Unprocessable(f"only {exc.found} eligible scenarios can probe {criterion}, not {count}") from exc
+        raise OverBudget(f"only {exc.found} eligible scenarios can probe {criterion}, not {count}") from exc
 
 
 def eligible_count(production: Production, allowed: Sequence[Set[int]], criterion: str) -> int:

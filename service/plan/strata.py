@@ -20,7 +20,7 @@ from ..core.errors import Unprocessable
 from ..scenarios.engine import Context, Criterion
 from ..scenarios.frame import trigger_positions
 from ..scope.model import Stratum
-from .allocation import hamilton
+from .allocation import OverBudget, hamilton
 
 Item = TypeVar("Item")
 
@@ -87,5 +87,5 @@ def split(count: int, boxes: Sequence[Box], pick: Callable[[Box, int, set[Any]],
             caps[box.iri] = len(picked[box.iri])
         if sum(caps.values()) < count:
             groups = ", ".join(f"{box.stratum.id} {caps[box.iri]}" for box in boxes)
-            raise Unprocessable(f"the population groups that can ask {criterion} have {sum(caps.values())} distinct "
-                                f"conversations for it together ({groups}), not {count}: lower the budget")
+            raise OverBudget(f"the population groups that can ask {criterion} have {sum(caps.values())} distinct "
+                             f"conversations for it together ({groups}), not {count}")

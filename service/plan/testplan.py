@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
-from functools import partial
 
 from pyoxigraph import NamedNode, Triple
 from rdflib import Graph
@@ -38,16 +37,15 @@ from ..scenarios.derive import CriterionScope, DerivationInput, context_for, der
 from ..scenarios.engine import Context
 from ..scenarios.facets import SCENARIO, scenario_key
 from ..scenarios.frame import allowed_positions
-from ..scenarios.production import Production
 from ..scenarios.rules import ROUTING
 from ..scope.model import Stratum
 from . import rdf as plan_rdf
-from .allocation import Allocation, CriterionDemand, Strategy, allocate
+from .allocation import Allocation, CriterionDemand, OverBudget, Strategy
+from .drawing import Drawer
 from .frames import prompt_frames
 from .model import PlannedProbe, PlanRequest
 from .openings import Opening, Openings, TemplateSet
-from .sampling import eligible_count, sample_scenarios
-from .strata import Box, boxes_for, require_disjoint, split
+from .strata import require_disjoint
 
 PLANNERS = ("evaluation_operator",)
 
@@ -230,15 +228,9 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
                         frozenset(c.concepts) | {c.dimension, c.category})
         for c in in_scope
     ]
-    allocation = allocate(request.budget, demands, request.strategy, request.annotators)
-    excluded = excluded_indices(graphs, evaluation_id, context)
-    probes: list[PlannedProbe] = []
-    allowed = {c.iri: allowed_positions(context, c) for c in context.criteria}  # where a criterion's probes are drawn
     bearing = {c.iri: allowed_positions(context, c, defaults=False) for c in context.criteria}  # where it bears
-    said: set[tuple[str, ...]] = set()
     identifier = planning.identifiers  # each criterion's random streams are named by it
-    by_population = request.strategy is Strategy.POPULATION_WEIGHTED
-    if by_population:
+    if request.strategy is Strategy.POPULATION_WEIGHTED:
         if not planning.population:
             raise Unprocessable(f"strategy {request.strategy.value} follows the scope's population, and the scope of "
                                 f"{evaluation_id!r} declares none (docs/allocation.md)")
@@ -247,38 +239,31 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     def say(index: int) -> Opening | None:
         return planning.openings.opening({name: str(v) for name, v in context.space.values(index).items()}, labels)
 
-    for done, demand in enumerate(sorted(demands, key=lambda d: (-d.weight, d.iri))):
-        report("sampling probes", done, len(demands))
-        count = allocation.probes[demand.iri]
-        if by_population:
-            drawn = split(count, boxes_for(context, planning.evaluation, planning.population, allowed[demand.iri]),
-                          partial(_pick, context, production, say, request.seed, excluded, said, demand.iri,
-                                  identifier[demand.iri]), demand.iri)
-            said |= {opening.conversation for _, (_, opening) in drawn}
-            chosen, strata = [item for _, item in drawn], [box.iri for box, _ in drawn]
-        else:
-            def draw(n: int, iri: str = demand.iri) -> list[int]:
-                return sample_scenarios(context.space, production, allowed[iri], iri, n, request.seed, excluded,
-                                        stream=identifier[iri])
-
-            chosen = distinct_openings(draw, say, count, eligible[demand.iri], said, demand.iri)
-            strata = [None] * len(chosen)
+    drawer = Drawer(context, production, say, demands, eligible, identifier, request.strategy, request.seed,
+                    request.annotators, excluded_indices(graphs, evaluation_id, context), planning.evaluation,
+                    planning.population)
+    try:
+        drawn = drawer.draw(request.budget, report)
+    except OverBudget as refused:  # the refusal names a budget that draws, counting the shared opening-turn pools
+        raise drawer.refusal(refused, request.budget, report) from refused
+    allocation = drawn.allocation
+    probes: list[PlannedProbe] = []
+    for demand, picks in drawn.picks:
         assignees = _assignees(allocation, demand.iri)
-        for position, ((index, opening), stratum) in enumerate(zip(chosen, strata)):
-            facet_values = context.space.values(index)
+        for position, pick in enumerate(picks):
+            facet_values = context.space.values(pick.index)
             values = {name: str(value) for name, value in facet_values.items()}
-            digits = context.space.digits(index)
+            digits = context.space.digits(pick.index)
             exercises = tuple(
                 iri for iri, positions in bearing.items()
-                if all(d in a for d, a in zip(digits, positions)) and not production.pair_blocks(index, iri)
+                if all(d in a for d, a in zip(digits, positions)) and not production.pair_blocks(pick.index, iri)
             )
             probes.append(PlannedProbe(
-                number=len(probes) + 1, scenario=index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
+                number=len(probes) + 1, scenario=pick.index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
                 criterion=demand.iri, exercises=exercises or (demand.iri,),
-                opening=opening, language=planning.openings.language_of(values),
-                assigned_to=graphs.agent_iri(assignees[position]) if assignees else None, stratum=stratum,
+                opening=pick.opening, language=planning.openings.language_of(values),
+                assigned_to=graphs.agent_iri(assignees[position]) if assignees else None, stratum=pick.stratum,
             ))
-    report("sampling probes", len(demands), len(demands))
     evaluation = planning.evaluation
     record = graphs.member(GraphKind.EVALUATION, evaluation_id)
     plan_graph = graphs.next_batch(record, "plans")
@@ -310,54 +295,6 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     )
     return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
                        frames, tuple(probes), planning.without_templates, identifier)
-
-
-def _pick(context: Context, production: Production, say: Callable[[int], Opening | None], seed: int,
-          excluded: set[int], said: set[tuple[str, ...]], criterion: str, identifier: str, box: Box, count: int,
-          taken: set[tuple[str, ...]]) -> list[tuple[int, Opening]]:
-    """At most ``count`` of the criterion's scenarios from one population stratum (:func:`.strata.split`), with
-    conversations new to the plan and to ``taken`` (which gains them); the stratum's own random stream, named by the
-    criterion's ``identifier`` and the stratum's."""
-    def draw(n: int) -> list[int]:
-        return sample_scenarios(context.space, production, box.allowed, criterion, n, seed, excluded,
-                                stream=f"{identifier} {box.stratum.id}")
-
-    found = distinct_openings(draw, say, count, eligible_count(production, box.allowed, criterion), said | taken,
-                              criterion, partial=True)
-    taken |= {opening.conversation for _, opening in found}
-    return found
-
-
-def distinct_openings(draw: Callable[[int], list[int]], say: Callable[[int], Opening | None], count: int, frame: int,
-                      said: set[tuple[str, ...]], criterion: str, partial: bool = False) -> list[tuple[int, Opening]]:
-    """``count`` of a criterion's scenarios whose conversations (opening turn and scripted follow-ups) can be said
-    and are new to the plan (``said``, which gains them): the sampler's draws in order, passing over a scenario
-    whose turns the plan already has, or that its language's templates cannot say; when too few are left, the
-    sampler draws twice as many, up to ``frame``, the eligible scenarios there are. Deterministic for a seed, as the
-    sampler is. With ``partial``, fewer than ``count`` when no more can be had, rather than a 422."""
-    wanted = min(count, frame) if partial else count
-    if wanted == 0:
-        return []
-    while True:
-        picked: list[tuple[int, Opening]] = []
-        texts = set(said)
-        for index in draw(wanted):
-            opening = say(index)
-            if opening is not None and opening.conversation not in texts:
-                texts.add(opening.conversation)
-                picked.append((index, opening))
-                if len(picked) == count:
-                    said |= texts
-                    return picked
-        if wanted >= frame:
-            if partial:
-                said |= texts
-                return picked
-            raise Unprocessable(f"only {len(picked)} of the scenarios that can probe {criterion} have opening turns "
-                                f"that differ from each other and from the plan's other probes, not {count} (criteria that "
-                                "share opening turns share one pool of them): lower the budget, or choose a strategy that "
-                                "gives this criterion fewer probes")
-        wanted = min(2 * wanted, frame)
 
 
 def _assignees(allocation: Allocation, criterion: str) -> list[str]:

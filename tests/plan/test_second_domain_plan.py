@@ -57,19 +57,31 @@ def domain_json(name: str) -> dict:
     return json.loads((DOMAIN / name).read_text(encoding="utf-8"))
 
 
-def posted(service: Service, path: str, body: dict, agent: str) -> dict:
-    answer = service.http.post(f"/evaluations/{ID}{path}", json=body, headers=service.auth(agent))
+def posted(service: Service, path: str, body: dict, agent: str, evaluation: str = ID) -> dict:
+    answer = service.http.post(f"/evaluations/{evaluation}{path}", json=body, headers=service.auth(agent))
     assert answer.status_code == 201, (path, answer.text)
     return answer.json()
 
 
-def sign_off(service: Service) -> None:
+def sign_off(service: Service, evaluation: str = ID, envelope: dict | None = None) -> None:
     """The domain expert finds the DSO, each criterion and the envelope fit; the organizational expert signs off."""
-    posted(service, "/dso/appropriateness", {"appropriate": True, "rationale": "models what people ask about nets"}, "annie")
-    for criterion in domain_json("envelope.json")["criteria"]:
-        posted(service, f"/criteria/{criterion['id']}/relevance", {"relevant": True, "rationale": "matters"}, "annie")
-    posted(service, "/envelope/appropriateness", {"appropriate": True, "rationale": "fits the public"}, "annie")
-    posted(service, "/envelope/sign-off", {"comment": "for the test domain"}, "dana")
+    def post(path: str, body: dict, agent: str) -> None:
+        posted(service, path, body, agent, evaluation)
+
+    post("/dso/appropriateness", {"appropriate": True, "rationale": "models what people ask about nets"}, "annie")
+    for criterion in (envelope or domain_json("envelope.json"))["criteria"]:
+        post(f"/criteria/{criterion['id']}/relevance", {"relevant": True, "rationale": "matters"}, "annie")
+    post("/envelope/appropriateness", {"appropriate": True, "rationale": "fits the public"}, "annie")
+    post("/envelope/sign-off", {"comment": "for the test domain"}, "dana")
+
+
+def another_evaluation(service: Service, evaluation: str, envelope: dict) -> None:
+    """A second evaluation of the domain (its scope under another id) with ``envelope``, signed off."""
+    scope = {**domain_json("evaluation.json"), "id": evaluation}
+    assert service.http.post("/evaluations", json=scope, headers=service.auth("theo")).status_code == 201
+    put = service.http.put(f"/evaluations/{evaluation}/envelope", json=envelope, headers=service.auth("theo"))
+    assert put.status_code == 201, put.text
+    sign_off(service, evaluation, envelope)
 
 
 def load_domain(service: Service) -> None:
@@ -230,23 +242,11 @@ def test_the_second_domains_criteria_route_by_their_declared_triggers_with_no_co
     plan has every probe exercise exactly the criteria its scenario triggers (queries/criterion-triggers.rq, as a
     third party runs it), and each criterion's probes ask its need."""
     other = "bednets-triggered"
-    scope = {**domain_json("evaluation.json"), "id": other}
-    assert planned.http.post("/evaluations", json=scope, headers=planned.auth("theo")).status_code == 201
     envelope = domain_json("envelope.json")
     for criterion in envelope["criteria"]:
         criterion["bearsWhen"] = [{"facet": str(BN.NeedFacet), "values": [str(CRITERION_NEED[criterion["id"]])]}]
-    assert planned.http.put(f"/evaluations/{other}/envelope", json=envelope, headers=planned.auth("theo")).status_code == 201
-
-    def post(path: str, body: dict, agent: str) -> None:
-        answer = planned.http.post(f"/evaluations/{other}{path}", json=body, headers=planned.auth(agent))
-        assert answer.status_code == 201, (path, answer.text)
-
-    post("/dso/appropriateness", {"appropriate": True, "rationale": "models what people ask about nets"}, "annie")
-    for criterion in envelope["criteria"]:
-        post(f"/criteria/{criterion['id']}/relevance", {"relevant": True, "rationale": "matters"}, "annie")
-    post("/envelope/appropriateness", {"appropriate": True, "rationale": "fits the public"}, "annie")
-    post("/envelope/sign-off", {"comment": "for the test domain"}, "dana")
-    post("/plans", PLAN, "theo")
+    another_evaluation(planned, other, envelope)
+    posted(planned, "/plans", PLAN, "theo", other)
     plan = f"{BASE_URL}evaluations/{other}/plans/1"
     rows = select(planned, bound("criterion-triggers", plan=plan))
     assert len(rows) == 6 * 3 and all(row["bears"] == row["exercised"] for row in rows), rows
@@ -259,3 +259,28 @@ def test_the_second_domains_criteria_route_by_their_declared_triggers_with_no_co
     for row in rows:
         if row["exercised"] == "true":
             assert asked[row["probe"]] == str(CRITERION_NEED[local(row["criterion"])]), row
+
+
+def test_a_budget_over_a_shared_opening_turn_pool_is_refused_naming_one_that_draws(planned: Service) -> None:
+    """Issue 25: criteria whose frames overlap draw from one pool of opening turns. Here hanging also covers washing,
+    so the frames hold 4 + 2 + 2 = 8 turns together but the domain says only 6, and what hanging draws first washing
+    cannot draw again. A budget of 12 was refused naming 8, and 8 and 6 then failed on the shared pool; the first
+    refusal now names the largest budget that draws for the strategy and seed, and that budget makes the plan."""
+    other = "bednets-shared"
+    envelope = domain_json("envelope.json")
+    hanging = next(c for c in envelope["criteria"] if c["id"] == "hanging")
+    hanging["concepts"] = [str(BN.HowToHang), str(BN.Washing)]
+    another_evaluation(planned, other, envelope)
+    url, theo = f"/evaluations/{other}/plans", planned.auth("theo")
+    refused = planned.http.post(url, json={**PLAN, "budget": 12}, headers=theo)
+    assert refused.status_code == 422, refused.text
+    detail = refused.json()["detail"]
+    assert "prompt frames hold together (8" in detail and "one pool" in detail, detail
+    cap = int(detail.rsplit("at most ", 1)[1])
+    assert 1 <= cap < 6  # below the frames' 8 and the domain's 6 turns: Equal's draws overlap for seed 7
+    plan = posted(planned, "/plans", {**PLAN, "budget": cap}, "theo", other)
+    assert plan["probes"] == cap
+    said = [p["openingPrompt"] for p in planned.http.get(f"{url}/1/probes", params={"limit": 100}).json()["items"]]
+    assert len(set(said)) == len(said) == cap
+    over = planned.http.post(url, json={**PLAN, "budget": cap + 1}, headers=theo)  # refused on the pool, same cap
+    assert over.status_code == 422 and over.json()["detail"].endswith(f"at most {cap}"), over.text
