@@ -11,7 +11,7 @@ PORT   ?= 8000
 # and its libraries from source again, about 3 s of a core each (docs/performance.md, "Test suite wall time").
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: run screenshots test test-engines test-hostile bench bench-sparql wrk browser strace virtuoso clean
+.PHONY: run screenshots lint test test-engines test-hostile bench bench-sparql wrk browser strace virtuoso clean
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 # The vaccine-education domain is a plugin package of its own (examples/vaccine, docs/architecture.md), installed
@@ -52,6 +52,13 @@ $(JS_STAMP): tests/js/package.json tests/js/package-lock.json
 # the tests start their own (tests/servers.py, docs/stores.md). Install it when it is missing.
 virtuoso:
 	@command -v virtuoso-t >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq virtuoso-opensource-7-bin >/dev/null)
+
+# The checked code (docs/architecture.md): ruff's lint and format check over the tree, mypy strict on service/ (its
+# settings in pyproject.toml). The import contract (layers, no cycles) is a test: tests/test_import_contract.py.
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
 
 # Two pytest workers (pytest-xdist), a test file each at a time: the machine has two cores and many tests wait on
 # servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per worker.
