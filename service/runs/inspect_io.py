@@ -108,7 +108,6 @@ def scripted_follow_ups() -> Any:
     solver_module = _inspect("inspect_ai.solver")
     user_message = _inspect("inspect_ai.model").ChatMessageUser
 
-    @solver_module.solver(name="caie_scripted_follow_ups")
     def play() -> Any:
         async def solve(state: Any, generate: Any) -> Any:
             state = await generate(state)
@@ -121,7 +120,8 @@ def scripted_follow_ups() -> Any:
 
         return solve
 
-    return play()
+    # applied as a call, not as @: Inspect is imported only when used, so its decorator is untyped here
+    return solver_module.solver(name="caie_scripted_follow_ups")(play)()
 
 
 @dataclass(frozen=True)
@@ -136,7 +136,7 @@ class InspectImport:
     @property
     def probes(self) -> tuple[str, ...]:
         """Every probe IRI the log names: the records layer checks that each is one of the plan's."""
-        return tuple(result.probe for result in (*self.traces, *self.errors))
+        return tuple(trace.probe for trace in self.traces) + tuple(error.probe for error in self.errors)
 
 
 @dataclass(frozen=True)

@@ -233,4 +233,4 @@ class ExecutionSettings:
 
     def backoff_before(self, attempt: int) -> float:
         """Seconds to wait before ``attempt`` (2 for the first retry): exponential, capped."""
-        return min(self.max_backoff_s, self.backoff_s * 2 ** (attempt - 2))
+        return min(self.max_backoff_s, self.backoff_s * 2.0 ** (attempt - 2))

@@ -29,7 +29,7 @@ from ..core.graph_edits import GraphEdit, GraphRef
 from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import EPO
-from ..core.store import Row
+from ..core.store import Row, Term
 from ..envelope import get_evaluation, iris_for
 from ..plan.approval import plan_ref, require_approved_plan
 from ..plan.model import Probe
@@ -199,7 +199,7 @@ def run_errors(graphs: GraphService, run: str, limit: int = 50, offset: int = 0,
     """A page of the run's execution errors in probe order (``queries/run-execution-errors.rq``): those of the
     probes' latest attempts (how many: :attr:`RunView.errors`), or with ``latest=False`` those a later attempt
     retried (:attr:`RunView.retried`). 400 for a page out of bounds."""
-    bindings = {"run": NamedNode(run), "latest": Literal(latest)}
+    bindings: dict[str, Term] = {"run": NamedNode(run), "latest": Literal(latest)}
     return [RunError(case=row["case"].value, probe=row["probe"].value, number=int(row["number"].value),
                      kind=row["kind"].value, message=row["message"].value, attempts=int(row["attempts"].value),
                      turn=int(row["turn"].value), status=int(row["status"].value) if "status" in row else None,
@@ -330,8 +330,8 @@ def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: i
     numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, status.plan)}
     problems = _probe_problems(results, numbers, status.plan, where)
     foreign = sorted({r.target for r in results} - {version.fingerprint})
-    problems += [f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
-                 "(one run never mixes target versions)"] if foreign else []
+    problems += [(f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
+                  "(one run never mixes target versions)")] if foreign else []
     if not results or problems:
         raise Unprocessable("; ".join(problems) or "nothing to import: no case answered or failed",
                             detail=problems or None)

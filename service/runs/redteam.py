@@ -141,7 +141,8 @@ def _row(number: int, record: Mapping[str, Any], plan: str | None) -> _Row:
         if value is None or (isinstance(value, str) and not value.strip()):
             raise ValueError(f"row {number}: field {name!r} is missing or empty")
         if not isinstance(value, str):
-            raise ValueError(f"row {number}, field {name!r}: expected text, not {json.dumps(value)}")
+            raise ValueError(  # noqa: TRY004 - like every problem of a row: parse_redteam's callers answer it with 422
+                f"row {number}, field {name!r}: expected text, not {json.dumps(value)}")
         return value
 
     def moment(name: str) -> datetime:
@@ -167,15 +168,15 @@ def _row(number: int, record: Mapping[str, Any], plan: str | None) -> _Row:
 def _probe(number: int, value: Any, plan: str | None) -> str:
     if value is None or value == "":
         raise ValueError(f"row {number}: field 'probe' is missing or empty")
-    value = str(value).strip()  # a JSONL probe number may be a JSON number
-    if value.startswith(("http://", "https://")) and not any(character.isspace() for character in value):
-        return value
-    if value.isdigit() and int(value) >= 1:
+    probe = str(value).strip()  # a JSONL probe number may be a JSON number
+    if probe.startswith(("http://", "https://")) and not any(character.isspace() for character in probe):
+        return probe
+    if probe.isdigit() and int(probe) >= 1:
         if plan is None:
-            raise ValueError(f"row {number}, field 'probe': {value!r} is a probe number, but no plan IRI was given "
+            raise ValueError(f"row {number}, field 'probe': {probe!r} is a probe number, but no plan IRI was given "
                              "to resolve it; give the plan, or the probe's IRI")
-        return probe_iri(plan, int(value))
-    raise ValueError(f"row {number}, field 'probe': {value!r} is neither an http(s) IRI nor a probe number")
+        return probe_iri(plan, int(probe))
+    raise ValueError(f"row {number}, field 'probe': {probe!r} is neither an http(s) IRI nor a probe number")
 
 
 def _turn(number: int, value: Any) -> int:

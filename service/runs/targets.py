@@ -292,11 +292,11 @@ class HttpJson(_HttpTarget):
         found, walked = answer, []
         for step in self._path:
             walked.append(str(step))
-            if isinstance(step, int) and isinstance(found, list) and -len(found) <= step < len(found) or isinstance(step, str) and isinstance(found, dict) and step in found:
-                found = found[step]
-            else:
+            in_list = isinstance(step, int) and isinstance(found, list) and -len(found) <= step < len(found)
+            if not (in_list or isinstance(step, str) and isinstance(found, dict) and step in found):
                 raise TargetFailure("malformed", f"POST {self._url}: the answer has nothing at "
                                     f"{'.'.join(walked)}", transient=False)
+            found = found[step]
         if not isinstance(found, str):
             raise TargetFailure("malformed", f"POST {self._url}: {'.'.join(walked)} is {_json_kind(found)}, "
                                 "not a string", transient=False)
