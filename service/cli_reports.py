@@ -40,7 +40,7 @@ def report(args: argparse.Namespace) -> int:
 
 
 def verify(args: argparse.Namespace) -> int:
-    from .api.shapes import verification_json
+    from .api.report_shapes import verification_json
     from .composition import command_services
     from .reports.records import get_report
     from .reports.verify import verify as verify_report
@@ -56,7 +56,7 @@ def verify(args: argparse.Namespace) -> int:
 
 def compare(args: argparse.Namespace) -> int:
     """Print the comparison's JSON (exit 0), or the incompatibilities that refuse it (exit 1)."""
-    from .api.shapes import comparison_json
+    from .api.report_shapes import comparison_json
     from .composition import command_services
     from .core.errors import Conflict
     from .reports.compare import compare as compare_reports

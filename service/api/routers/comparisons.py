@@ -23,7 +23,7 @@ from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
 from ..html import render
 from ..rdf_response import context_iri, rdf_response
-from ..shapes import comparison_json
+from ..report_shapes import comparison_json
 from .report_pages import FORMAT
 from .resources import OFFERED
 

@@ -14,7 +14,8 @@ from ...metrics.records import Scope, evaluation_metrics, failures, gaps, parse_
 from ...metrics.traces import criterion_iri, drill_down, requirement_iri, trace_failure, trace_requirement
 from ..deps import GraphsDep, ReaderDep
 from ..guarded import computed
-from ..shapes import JSON, drill_json, failure_json, failure_trace_json, gap_json, metrics_json, trace_link_json
+from ..report_shapes import drill_json, failure_json, failure_trace_json, gap_json, metrics_json, trace_link_json
+from ..shapes import JSON
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["metrics"])
 
