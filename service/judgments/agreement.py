@@ -185,9 +185,10 @@ def _grouped(rows: list[Row]) -> tuple[list[JudgeReliability], list[Row]]:
         key = tuple(row[name].value for name in ("judge", "version", "criterion", "run", "attestation"))
         key += (row["measurement"].value,) if "measurement" in row else ()
         groups.setdefault(key, []).append(row)
-    found = [JudgeReliability(*key[:5], cells=tuple(ConfusionCell(row["judgeOutcome"].value, row["attestedOutcome"].value,
-                                                                  int(row["responses"].value)) for row in group))
-             for key, group in groups.items()]
+    found = [JudgeReliability(judge, version, criterion, run, attestation,
+                              cells=tuple(ConfusionCell(row["judgeOutcome"].value, row["attestedOutcome"].value,
+                                                        int(row["responses"].value)) for row in group))
+             for (judge, version, criterion, run, attestation, *_), group in groups.items()]
     return found, [group[0] for group in groups.values()]
 
 

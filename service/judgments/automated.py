@@ -115,6 +115,7 @@ def probe_facts(graphs: GraphService, evaluation_id: str, plan: str, dso: Graph,
     found: dict[str, dict[str, set[Node]]] = {}
     for row in rows:
         node = row["node"].value
+        node_names: tuple[str, ...]
         if nodes.subject_link is None and node == "asker":  # without a subject link the asker is the subject
             node_names = ("asker", "subject")
         else:

@@ -15,7 +15,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TypeVar
+from typing import TypeVar, cast
 
 from pyoxigraph import BlankNode, DefaultGraph, NamedNode, Quad, QuerySolutions, Store
 from pyoxigraph import Literal as OxLiteral
@@ -47,7 +47,7 @@ def per_graphs(graphs: Sequence[Graph], make: Callable[..., T]) -> T:
     kept = _PER_GRAPHS.get(key)
     if kept is not None and all(a is b for a, b in zip(kept[0], graphs)):
         _PER_GRAPHS.move_to_end(key)
-        return kept[1]  # type: ignore[return-value]
+        return cast("T", kept[1])  # kept by this same make (part of the key), so of its type
     made = make(*graphs)
     _PER_GRAPHS[key] = (tuple(graphs), made)  # the graphs are kept, so that no other graph takes their ids
     while len(_PER_GRAPHS) > _KEEP_PER_GRAPHS:
@@ -143,7 +143,8 @@ def expected_rows(rule: JudgingRule, context: ProbeContext) -> tuple[Row, ...]:
         return ()
     known = knowledge(context)
     facts = known.facts_graph(context.facts)
-    defaults = [NamedNode(f"urn:caie:knowledge:{n}") for n in range(len(known.graphs))] + [facts]
+    defaults: list[NamedNode | BlankNode | DefaultGraph] = [
+        *(NamedNode(f"urn:caie:knowledge:{n}") for n in range(len(known.graphs))), facts]
     rows: list[Row] = []
     for text in rule.expected_facts:
         key = (text, facts)

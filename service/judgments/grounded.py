@@ -11,7 +11,7 @@ named here: a food-safety DSO uses them as the vaccine-education one does.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from rdflib import Literal, URIRef
 from rdflib.term import Node
@@ -20,7 +20,7 @@ from ..core.namespaces import EPO
 from .checks import Clause, GroundedCheck, Verdict, digits, phone_numbers
 from .expected import Row, describe, expected_rows, labels
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
-from .vocabulary import alternation, vocabulary, words
+from .vocabulary import Quantity, alternation, vocabulary, words
 
 
 def _number(value: Node | None) -> float | None:
@@ -71,11 +71,7 @@ def stated_quantity(text: str, clauses: Sequence[Clause], rule: JudgingRule, con
         if not comparable:
             undecided.append((f"the reply says {said!r}, in a unit the graph gives no conversion for", span))
             continue
-        def same(value: float, unit: str) -> bool:
-            if unit == quantity.unit:
-                return quantity.low == value
-            return quantity.low * vocab.factors[quantity.unit] == value * vocab.factors[unit]
-        if not any(same(value, unit) for value, unit in comparable):
+        if not any(_same(quantity, value, unit, vocab.factors) for value, unit in comparable):
             return Verdict(FAILED, f"the reply says {said!r}; the graph gives {facts}", span)
     if undecided:
         return Verdict(CANT_TELL, f"{undecided[0][0]}; expected: {facts}", undecided[0][1])
@@ -85,6 +81,14 @@ def stated_quantity(text: str, clauses: Sequence[Clause], rule: JudgingRule, con
 
 
 # ------------------------------------------------------------------------------------------ service exists
+
+
+def _same(quantity: Quantity, value: float, unit: str, factors: Mapping[str, float]) -> bool:
+    """Whether a reply's single quantity is the graph's ``value`` in ``unit`` (converted by ``factors`` when the
+    units differ)."""
+    if unit == quantity.unit:
+        return quantity.low == value
+    return quantity.low * factors[quantity.unit] == value * factors[unit]
 
 
 def service_exists(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:

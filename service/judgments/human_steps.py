@@ -30,7 +30,7 @@ from ..core.namespaces import EARL
 from ..plan.rdf import probe_iri
 from ..runs.records import run_view
 from .attestations import attest, attestations
-from .records import Ruling, answered_cases, plan_criteria, record_rulings
+from .records import Answered, Ruling, answered_cases, plan_criteria, record_rulings
 from .separation import NO_SEPARATION, Separation
 
 KINDS = ("about", "determination", "attestation")
@@ -164,7 +164,7 @@ def import_steps(graphs: GraphService, evaluation_id: str, run_number: int, foun
     return Imported(tuple(made), tuple(attested))
 
 
-def _ruling(step: Step, probe: str, criterion: str, cases: dict) -> Ruling:  # type: ignore[type-arg]
+def _ruling(step: Step, probe: str, criterion: str, cases: dict[str, Answered]) -> Ruling:
     case = cases.get(probe)
     if case is None:
         raise ValueError(f"probe {step.probe} has no answered case in the run")

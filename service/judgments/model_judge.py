@@ -21,6 +21,7 @@ from string import Template
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from rdflib.term import Identifier
 
 from ..core.auth import require
 from ..core.config import Credential
@@ -184,7 +185,7 @@ def reference(context: ProbeContext, criterion: str, rules: Sequence[JudgingRule
     """What the graph says for this probe and criterion: its scenario facts and the rows of the criterion's rules'
     ``epo:expectedFacts`` queries (the rule judges' reference, :mod:`.expected`)."""
     lines = [f"scenario fact: {prop} = {value}" for prop, values in sorted(context.facts.items())
-             for value in sorted(values)]
+             for value in sorted(v for v in values if isinstance(v, Identifier))]
     for rule in rules:
         if context.criteria.get(rule.criterion_id) == criterion and rule.expected_facts:
             rows = describe(expected_rows(rule, context))

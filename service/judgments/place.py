@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from rdflib import Graph, URIRef
 from rdflib.namespace import RDF
-from rdflib.term import Node
+from rdflib.term import Identifier, Node
 
 from ..core.errors import Unprocessable
 from ..core.namespaces import EPO
@@ -70,7 +70,7 @@ def _place(dso: Graph, graph: Graph) -> Place | str:
     kind = declared(dso).place_class
     if kind is None:
         return "the DSO declares no facet with epo:scenarioProperty epo:country, whose epo:valuesFrom is the place class"
-    nodes = sorted(set(graph.subjects(RDF.type, kind)))
+    nodes = sorted({s for s in graph.subjects(RDF.type, kind) if isinstance(s, Identifier)})
     if len(nodes) != 1:
         return f"it describes {len(nodes)} of {kind.n3()}"
     return Place(nodes[0], label(graph, nodes[0]) or str(nodes[0]))

@@ -17,6 +17,7 @@ from functools import cached_property, lru_cache
 from pyoxigraph import RdfFormat
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import RDF
+from rdflib.term import Identifier
 
 from .. import __version__
 from ..core.digest import graph_digest
@@ -64,7 +65,7 @@ def parse_rules(data: bytes, base_iri: str) -> tuple[JudgingRule, ...]:
 def read_rules(graph: Graph) -> tuple[JudgingRule, ...]:
     """Every ``epo:JudgingRule`` of ``graph``, by IRI; 422 naming each rule that cannot be read, and why."""
     rules, problems = [], []
-    for node in sorted(graph.subjects(RDF.type, URIRef(EPO + "JudgingRule"))):
+    for node in sorted(s for s in graph.subjects(RDF.type, URIRef(EPO + "JudgingRule")) if isinstance(s, Identifier)):
         if not isinstance(node, URIRef):
             problems.append(f"a judging rule needs an IRI (it names the judge), not the blank node {node.n3()}")
             continue
@@ -79,7 +80,8 @@ def read_rules(graph: Graph) -> tuple[JudgingRule, ...]:
 
 def _pattern(value: object, prop: str) -> Pattern:
     if not isinstance(value, Literal):
-        raise ValueError(f"epo:{prop} must be a regular expression literal, not {value}")
+        raise ValueError(  # noqa: TRY004 - read_rules reports each ValueError as the rule's problem (422)
+            f"epo:{prop} must be a regular expression literal, not {value}")
     try:
         regex = re.compile(unicodedata.normalize("NFC", str(value)), re.IGNORECASE)
     except re.error as error:

@@ -41,6 +41,7 @@ from ..core.graphs import GraphService
 from ..core.namespaces import EPO
 from ..core.rdf import RDF_TYPE, integer
 from ..core.store import Row, Term
+from ..core.store.base import iri_term, subject_term
 from ..runs.records import RunView
 
 _PAIRS_PER_REQUEST = 125
@@ -174,12 +175,12 @@ def _with_changes(counts: dict[str, Tally], changes: Sequence[Row]) -> dict[str,
 
 def _flags(row: Row, when: str) -> tuple[int, int, int]:
     """(judged, decided, failed), each 0 or 1, before or after the batch."""
-    return tuple(int(row[f"{fact}{when}"].value) for fact in ("judged", "decided", "failed"))  # type: ignore[return-value]
+    return int(row[f"judged{when}"].value), int(row[f"decided{when}"].value), int(row[f"failed{when}"].value)
 
 
 def _new_facts(changes: Sequence[Row]) -> list[Triple]:
     """The facts the batch makes true (after and not before), which it states."""
-    return [Triple(row["case"], NamedNode(EPO + f"{fact}On"), row["criterion"])  # type: ignore[arg-type]
+    return [Triple(subject_term(row["case"]), NamedNode(EPO + f"{fact}On"), row["criterion"])
             for row in changes for fact in ("judged", "decided", "failed")
             if row[f"{fact}After"].value == "1" and row[f"{fact}Before"].value == "0"]
 
@@ -210,7 +211,7 @@ def recount_tallies(graphs: GraphService, evaluation_id: str, run: RunView, agen
     entries = {ref.iri.value: graphs.find(ref) for ref in (tallies, facts)}  # read first, as batch_tallies does
     recorded = int(graphs.rows("run-tally-state", {"run": NamedNode(run.iri)})[0]["recorded"].value)
     counts = _tallies(graphs.rows("pass-rate-counts", _bindings(graphs, evaluation, run)))
-    stated = [Triple(row["case"], row["fact"], row["criterion"])  # type: ignore[arg-type]
+    stated = [Triple(subject_term(row["case"]), iri_term(row["fact"]), row["criterion"])
               for row in graphs.rows("case-outcome-facts", {"run": NamedNode(run.iri)})]
     graphs.apply_edits([
         GraphEdit(tallies, insert=_triples(tallies.iri.value, run.iri, recorded, counts.values()), replace=True,

@@ -16,7 +16,7 @@ from functools import cached_property, lru_cache
 
 from rdflib import Graph, Literal, URIRef
 from rdflib.namespace import OWL, RDF
-from rdflib.term import Node
+from rdflib.term import Identifier, Node
 
 from ..core.namespaces import EPO
 from ..plan.openings import normal_tag
@@ -134,12 +134,14 @@ class Vocabulary:
 
 
 def _ontology(dso: Graph) -> Node | None:
-    return next(iter(sorted(dso.subjects(RDF.type, OWL.Ontology))), None)
+    return next(iter(sorted(s for s in dso.subjects(RDF.type, OWL.Ontology) if isinstance(s, Identifier))), None)
 
 
-def _role(dso: Graph, role: str) -> list[Node]:
+def _role(dso: Graph, role: str) -> list[Identifier]:
     node = _ontology(dso)
-    return sorted(dso.objects(node, URIRef(EPO + role))) if node is not None else []
+    if node is None:
+        return []
+    return sorted(o for o in dso.objects(node, URIRef(EPO + role)) if isinstance(o, Identifier))
 
 
 @lru_cache(maxsize=64)
