@@ -17,13 +17,14 @@ from ..core.auth import require
 from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound
-from ..core.graphs import GraphRef, GraphService
+from ..core.graph_edits import GraphRef
+from ..core.graphs import GraphService
 from ..core.namespaces import EPO
 from ..envelope.approvals import append_approval, read_state, records
 from ..envelope.inputs import changed_since, recorded_pins
 from ..envelope.model import ApprovalRecord
 from .model import PlanApprovalStatus
-from .rdf import plan_digest
+from .rdf import plan_digest, text
 
 
 def plan_ref(graphs: GraphService, evaluation_id: str, number: int) -> GraphRef:
@@ -37,11 +38,13 @@ def _content(graphs: GraphService, evaluation_id: str, number: int) -> tuple[Gra
     entry = graphs.find(ref)
     triples = graphs.triples(ref) if entry is not None else []
     plan = ref.iri.value
-    if not any(t.subject.value == plan and t.object.value == EPO + "TestPlan" for t in triples):
+    if not any(text(t.subject) == plan and text(t.object) == EPO + "TestPlan" for t in triples):
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}: GET /evaluations/{evaluation_id}/plans lists them")
     assert entry is not None
-    recorded = next((t.object.value for t in triples if t.subject.value == plan and t.predicate.value == EPO + "planDigest"), None)
-    envelope = next((t.object.value for t in triples if t.subject.value == plan and t.predicate.value == EPO + "envelopeDigest"), None)
+    def value(predicate: str) -> str | None:
+        return next((text(t.object) for t in triples if text(t.subject) == plan and t.predicate.value == predicate), None)
+
+    recorded, envelope = value(EPO + "planDigest"), value(EPO + "envelopeDigest")
     return ref, plan_digest(triples), recorded, envelope, entry.digest
 
 

@@ -100,7 +100,9 @@ class _Sayer:
         return self._memo[trigger]
 
 
-_KEPT: WeakKeyDictionary[Production, dict[tuple, PromptFrames]] = WeakKeyDictionary()
+SetsKey = tuple[tuple[str, str, tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]], ...]
+"""The template sets a count was made with: each set's IRI, tag, texts and about-other texts."""
+_KEPT: WeakKeyDictionary[Production, dict[SetsKey, PromptFrames]] = WeakKeyDictionary()
 """Frames already counted, per compiled tables (kept as long as the table cache keeps them) and template sets."""
 _KEPT_LOCK = threading.Lock()
 
@@ -108,7 +110,7 @@ _KEPT_LOCK = threading.Lock()
 def prompt_frames(production: Production, openings: Openings, labels: Mapping[str, str]) -> PromptFrames:
     """Each criterion's prompt frame (see the module docstring), counted once per compiled tables and template
     sets: the tables fix the DSO, KGs, rules and envelope (their cache key), and so the labels too."""
-    key = tuple(sorted((s.iri, s.tag, tuple(sorted(s.texts.items())), tuple(sorted(s.about_other.items())))
+    key: SetsKey = tuple(sorted((s.iri, s.tag, tuple(sorted(s.texts.items())), tuple(sorted(s.about_other.items())))
                        for s in openings.sets.values()))
     with _KEPT_LOCK:
         found = _KEPT.get(production, {}).get(key)
@@ -167,11 +169,11 @@ def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], 
     total = 0
     for chosen in range(1, full + 1):
         count = 1
-        for masks in per_component:
-            count *= sum(1 for m in masks if m & chosen == chosen)
+        for component_masks in per_component:
+            count *= sum(1 for m in component_masks if m & chosen == chosen)
             if not count:
                 break
-        total += count if bin(chosen).count("1") % 2 else -count
+        total += count if chosen.bit_count() % 2 else -count
     return total
 
 

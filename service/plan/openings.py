@@ -76,29 +76,14 @@ class TemplateSet:
     def read(graph_iri: str, graph: Graph) -> TemplateSet | None:
         """The set a templates graph declares (``None`` if it declares none, or no language tag)."""
         for node in graph.subjects(RDF.type, URIRef(EPO + "OpeningTemplateSet")):
-            tag = graph.value(node, URIRef(EPO + "languageTag"))
-            if tag is None:
+            declared = graph.value(node, URIRef(EPO + "languageTag"))
+            if declared is None:
                 continue
-            tag = normal_tag(str(tag))
-
-            def texts(prop: str) -> dict[str, str]:
-                # only texts tagged with the set's own language count: never an English text under another tag
-                return {str(s): str(o) for s, o in graph.subject_objects(URIRef(EPO + prop))
-                        if isinstance(o, Literal) and o.language and normal_tag(o.language) == tag}
-
-            def lists() -> dict[str, tuple[str, ...]]:
-                # a concept's lists in the set's language, in a fixed order (one list per concept is the norm)
-                found: dict[str, list[tuple[str, ...]]] = {}
-                for s, head in graph.subject_objects(URIRef(EPO + "followUpTexts")):
-                    items = tuple(Collection(graph, head))
-                    if items and all(isinstance(i, Literal) and i.language and normal_tag(i.language) == tag for i in items):
-                        found.setdefault(str(s), []).append(tuple(str(i) for i in items))
-                return {key: tuple(t for turns in sorted(each) for t in turns) for key, each in found.items()}
-
+            tag = normal_tag(str(declared))
             status = graph.value(node, URIRef(EPO + "reviewStatus"))
             return TemplateSet(str(node), tag, graph_iri, frozenset(str(d) for d in graph.objects(node, DCTERMS.conformsTo)),
-                               str(status) if status else None, texts("openingText"), texts("openingTextAboutOther"),
-                               lists())
+                               str(status) if status else None, _texts(graph, "openingText", tag),
+                               _texts(graph, "openingTextAboutOther", tag), _follow_ups(graph, tag))
         return None
 
     def unsaid_slots(self) -> list[str]:
@@ -111,6 +96,26 @@ class TemplateSet:
                 problems += [f"{{{slot}}} in the follow-up {turn!r} of <{key}>"
                              for slot in _SLOT.findall(turn) if slot not in allowed]
         return problems
+
+
+def _in(tag: str, term: object) -> bool:
+    """Whether ``term`` is a literal tagged with the set's own language: never an English text under another tag."""
+    return isinstance(term, Literal) and bool(term.language) and normal_tag(str(term.language)) == tag
+
+
+def _texts(graph: Graph, prop: str, tag: str) -> dict[str, str]:
+    """Per concept, its ``epo:{prop}`` text in the set's language."""
+    return {str(s): str(o) for s, o in graph.subject_objects(URIRef(EPO + prop)) if _in(tag, o)}
+
+
+def _follow_ups(graph: Graph, tag: str) -> dict[str, tuple[str, ...]]:
+    """Per concept, its follow-up lists in the set's language, in a fixed order (one list per concept is the norm)."""
+    found: dict[str, list[tuple[str, ...]]] = {}
+    for s, head in graph.subject_objects(URIRef(EPO + "followUpTexts")):
+        items = tuple(Collection(graph, head))
+        if items and all(_in(tag, i) for i in items):
+            found.setdefault(str(s), []).append(tuple(str(i) for i in items))
+    return {key: tuple(t for turns in sorted(each) for t in turns) for key, each in found.items()}
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from pyoxigraph import Literal, NamedNode, Triple
 from rdflib import Graph, URIRef
@@ -17,6 +17,7 @@ from ..core.digest import graph_digest
 from ..core.iris import minted_number
 from ..core.namespaces import DCTERMS, EARL, EPO, PROV, RDF, XSD
 from ..core.rdf import RDF_TYPE, from_rdflib, integer
+from ..core.store import Term
 from ..envelope.inputs import Pin, pin_triples
 from ..scenarios.derive import scenario_iri, scenario_node
 from ..scenarios.engine import Context
@@ -48,7 +49,7 @@ class Provenance:
 
 
 def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest: str, counts: FrameCounts,
-                 frames: dict[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
+                 frames: Mapping[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
                  agent: str, when: datetime, inputs: Sequence[Pin], derivation: str,
                  provenance: Provenance, identifiers: Mapping[str, str]) -> list[Triple]:
     """The plan node, one ``epo:Allocation`` per criterion (named by its identifier, ``identifiers`` mapping each
@@ -171,12 +172,20 @@ _TIMES = {XSD + "dateTime", XSD + "dateTimeStamp"}
 _RELATIVE = "urn:x-caie:plan"
 
 
+T = TypeVar("T", bound=Term)
+
+
+def text(term: Term) -> str:
+    """A term's value; the empty string for a quoted triple (RDF-star), which has none (no plan graph holds one)."""
+    return "" if isinstance(term, Triple) else term.value
+
+
 def _digested(triple: Triple, plan: str | None) -> bool:
     if triple.predicate.value in _RECORD_KEEPING:
         return False
     if isinstance(triple.object, Literal) and triple.object.datatype.value in _TIMES:
         return False
-    return not (triple.subject.value == plan and triple.predicate.value == str(RDFS.label))
+    return not (text(triple.subject) == plan and triple.predicate.value == str(RDFS.label))
 
 
 def plan_digest(triples: Iterable[Triple]) -> str:
@@ -186,10 +195,10 @@ def plan_digest(triples: Iterable[Triple]) -> str:
     service no longer matches what was approved.
     """
     triples = list(triples)
-    plans = {t.subject.value for t in triples if t.predicate.value == RDF + "type" and t.object.value == EPO + "TestPlan"}
+    plans = {text(t.subject) for t in triples if t.predicate.value == RDF + "type" and text(t.object) == EPO + "TestPlan"}
     plan = next(iter(plans)) if len(plans) == 1 else None
 
-    def relative(term):  # type: ignore[no-untyped-def]
+    def relative(term: T) -> T | NamedNode:
         if plan and isinstance(term, NamedNode) and (term.value == plan or term.value.startswith(plan + "/")):
             return NamedNode(_RELATIVE + term.value[len(plan):])
         return term
@@ -202,8 +211,8 @@ def plan_numbers(triples: Iterable[Triple], evaluation: str) -> list[int]:
     return [
         int(match.group(1))
         for t in triples
-        if t.predicate.value == RDF + "type" and t.object.value == EPO + "TestPlan"
-        and (match := pattern.match(t.subject.value))
+        if t.predicate.value == RDF + "type" and text(t.object) == EPO + "TestPlan"
+        and (match := pattern.match(text(t.subject)))
     ]
 
 

@@ -10,7 +10,8 @@ does not reshuffle the others' probes.
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence, Set
+from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 
 from ..scenarios.draw import NotEnoughEligible, count_eligible, eligible_lists, sample_eligible
 from ..scenarios.production import Production
@@ -27,11 +28,11 @@ def criterion_stream(seed: int, name: str) -> random.Random:
 def sample_scenarios(
     space: FacetSpace,
     production: Production,
-    allowed: Sequence[Set[int]],
+    allowed: Sequence[AbstractSet[int]],
     criterion: str,
     count: int,
     seed: int,
-    excluded: Set[int] = frozenset(),
+    excluded: AbstractSet[int] = frozenset(),
     *,
     stream: str,
 ) -> list[int]:
@@ -43,7 +44,7 @@ def sample_scenarios(
         raise OverBudget(f"only {exc.found} eligible scenarios can probe {criterion}, not {count}") from exc
 
 
-def eligible_count(production: Production, allowed: Sequence[Set[int]], criterion: str) -> int:
+def eligible_count(production: Production, allowed: Sequence[AbstractSet[int]], criterion: str) -> int:
     """How many eligible scenarios of the criterion lie where ``allowed`` says, exactly (experts' exclusions not
     subtracted): the most a draw from there can give."""
     return sum(count_eligible(lists) for lists in eligible_lists(production, allowed, criterion))

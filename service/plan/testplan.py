@@ -13,7 +13,7 @@ the frame's numbering.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 
@@ -25,9 +25,11 @@ from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential, Settings
 from ..core.errors import Conflict, NotFound, Unprocessable
-from ..core.graphs import GraphEdit, GraphRef, GraphService
+from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graphs import GraphService
 from ..core.namespaces import PROV
 from ..core.rdf import from_rdflib, to_rdflib
+from ..core.store import Node as StoredNode
 from ..core.validation import ox_term
 from ..envelope import get_evaluation, iris_for
 from ..envelope.approvals import read_state, records
@@ -60,7 +62,7 @@ class PlanSummary:
     total: int
     eligible: int
     allocation: Allocation
-    frames: dict[str, int]
+    frames: Mapping[str, int]
     probes: tuple[PlannedProbe, ...]
     without_templates: tuple[str, ...]
     """The envelope's languages that have no opening-turn templates, so no probes."""
@@ -72,7 +74,7 @@ def _graph(graphs: GraphService, ref: GraphRef) -> Graph:
     return to_rdflib(graphs.triples(ref))
 
 
-def scenarios_ref(graphs: GraphService, evaluation_id: str):
+def scenarios_ref(graphs: GraphService, evaluation_id: str) -> GraphRef:
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios")
 
 
@@ -85,7 +87,7 @@ def excluded_indices(graphs: GraphService, evaluation_id: str, context: Context)
     """
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
     scenarios = NamedNode(scenarios_ref(graphs, evaluation_id).iri.value)
-    described: dict[str, list[tuple[bool, str, object]]] = {}
+    described: dict[str, list[tuple[bool, str, StoredNode]]] = {}
     for row in graphs.rows("excluded-scenario-values", {"evaluation": evaluation, "scenarios": scenarios}):
         scenario = row["scenario"].value
         on_person = row["node"].value != scenario
