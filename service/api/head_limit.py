@@ -68,7 +68,7 @@ class _BoundedHead(asyncio.Protocol):
             if self._in_head:
                 self._head += len(data)
                 if self._head > self.most:
-                    self._refuse()
+                    self._refuse(data)
                     return
             try:
                 self._parser.feed_data(data)
@@ -89,9 +89,11 @@ class _BoundedHead(asyncio.Protocol):
     def on_message_complete(self) -> None:
         self._in_head, self._head, self._headers = True, 0, False
 
-    def _refuse(self) -> None:
+    def _refuse(self, data: bytes) -> None:
+        """414, or 431 when the request line ended within the bound (read so far, or in the bytes refused)."""
         assert self._transport is not None
-        status, title, what = (431, "HeadersTooLarge", "headers") if self._headers else (414, "URITooLong", "URL")
+        line_ended = self._headers or b"\n" in data[:self.most - (self._head - len(data))]
+        status, title, what = (431, "HeadersTooLarge", "headers") if line_ended else (414, "URITooLong", "URL")
         body = json.dumps({"type": "about:blank", "status": status, "title": title, "detail":
                            f"the request's {what} make its head longer than {self.most:,} bytes ({self.setting}): "
                            "send a long query by POST, in the body"}).encode()
