@@ -15,12 +15,12 @@ unexport PYTHONDONTWRITEBYTECODE
 
 # uv installs the same packages as pip from the same index, in about a fifth of the time (docs/performance.md).
 # The vaccine-education domain is a plugin package of its own (examples/vaccine, docs/architecture.md), installed
-# next to the engine: the worked example, its checks and its demonstration chatbot come from it. The bed-nets test
-# domain's check plugin (tests/plugins/bednets) is installed too, so the tests judge through its entry point.
-$(STAMP): pyproject.toml examples/vaccine/pyproject.toml tests/plugins/bednets/pyproject.toml
+# next to the engine: the worked example, its checks and its demonstration chatbot come from it. The bed-nets domain
+# (examples/bednets, the second worked example) is one too, for its own check: tests judge through its entry point.
+$(STAMP): pyproject.toml examples/vaccine/pyproject.toml examples/bednets/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip uv
-	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]' -e examples/vaccine -e tests/plugins/bednets
+	$(BIN)/uv pip install --python $(BIN)/python --quiet -e '.[test]' -e examples/vaccine -e examples/bednets
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -1,8 +1,8 @@
 """A domain brings its own check as a plugin, and its own KG shapes as data (issue 25 item 1): the bed-nets test
 domain, over real HTTP.
 
-Its check, ``bn:DryingPlaceCheck``, is no code of the engine: the ``caie_bednets`` test distribution
-(tests/plugins/bednets, installed by ``make test``) registers it under the entry-point group ``caie.checks``. A
+Its check, ``bn:DryingPlaceCheck``, is no code of the engine: the domain's own distribution ``caie-bednets``
+(examples/bednets, installed by ``make test``) registers it under the entry-point group ``caie.checks``. A
 judges graph naming it judges replies imported as a run; a rule naming a kind nobody registered is refused with
 the installed plugins. The bed-nets DSO names its KGs' shapes (``epo:knowledgeGraphShapes``), so a Ghana KG is
 refused until they are loaded, then checked by them.
@@ -66,7 +66,7 @@ def test_a_rule_naming_an_unregistered_check_is_refused_naming_the_installed_plu
     assert refused.status_code == 422, refused.text
     detail = refused.json()["detail"]
     assert "https://example.org/dso/bednets/SoakingCheck is not a check kind installed here" in detail, detail
-    assert "DryingPlaceCheck (from caie-bednets-checks)" in detail and "(from caie-vaccine)" in detail, detail
+    assert "DryingPlaceCheck (from caie-bednets)" in detail and "(from caie-vaccine)" in detail, detail
 
 
 def test_a_kg_is_checked_by_the_shapes_its_dso_declares(service: Service) -> None:

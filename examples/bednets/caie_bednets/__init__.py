@@ -1,7 +1,7 @@
-"""The bed-nets test domain's grounded check: where a reply says to dry a washed net is where the DSO's washing
-advice says (``bn:dryIn``). It reads the domain's own property and nothing else of the engine than a plugin may
-(clauses, the DSO's labels in the reply's language), and is registered under ``caie.checks`` by this package's
-``pyproject.toml``: a third party's check, as the tests see it.
+"""The bed-nets domain's grounded check (examples/bednets, the second worked example): where a reply says to dry a
+washed net is where the DSO's washing advice says (``bn:dryIn``). It reads the domain's own property and nothing else
+of the engine than a plugin may (clauses, the DSO's labels in the reply's language), and is registered under
+``caie.checks`` by this package's ``pyproject.toml``: a third party's check, as the tests see it.
 """
 
 from __future__ import annotations
