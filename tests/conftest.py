@@ -17,9 +17,12 @@ and :func:`restored`.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
+import subprocess
+import sys
 import tempfile
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Sequence
@@ -29,19 +32,36 @@ from typing import NoReturn
 
 import httpx
 import pytest
-from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, serialize
+from caie_vaccine.worked_example import load_worked_example
+from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, parse, serialize
+from rdflib import Graph
 
 from service.api import create_app
 from service.composition import build_services
+from service.core.bootstrap import load_spec_files, spec_files
 from service.core.config import Settings
 from service.core.graphs import GraphService
-from service.core.memo import CACHE_DIR_ENV
+from service.core.kg_shapes import kg_shapes as shapes_for
+from service.core.kg_shapes import repository_shapes
+from service.core.memo import CACHE_DIR_ENV, kept
 from service.core.outbound import tls_context
 from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
 
-from .servers import AppSlot, VirtuosoServer, app_server, oxigraph_server, virtuoso_server
+from .servers import (
+    AppSlot,
+    VirtuosoServer,
+    app_server,
+    free_port,
+    oxigraph_server,
+    stop_process,
+    virtuoso_server,
+    wait_until_up,
+)
 
-pytest_plugins = ["tests.pages_browser"]  # the browser fixtures and page checks (Playwright on Debian's Chromium)
+pytest_plugins = [
+    "tests.pages_browser",  # the browser fixtures and page checks (Playwright on Debian's Chromium)
+    "tests.record_fixtures",  # the evaluation records HTTP tests in several folders start from
+]
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
@@ -308,3 +328,83 @@ def restored(service: Service, snapshots: dict[tuple[str, str], list[Quad]], nam
 def graphs_over(store: Store, base_url: str = BASE_URL) -> GraphService:
     """The graph service over ``store``, built by the composition root the app and the CLI use."""
     return build_services(Settings(base_url=base_url), store, recover=False).graphs
+
+
+# ------------------------------------------------------------------------------- contents many modules share
+# Session fixtures here, not imported by the modules that use them: pytest keeps a fixture per module that
+# imports it, so each importing module built (or started) its own.
+
+
+def _kept_quads(name: str, key: str, build: Callable[[], bytes]) -> list[Quad]:
+    """What ``build`` makes (N-Quads), once per test run, not once per xdist worker: kept in the run's cache
+    directory (:func:`pytest_configure`) under ``key``."""
+    return list(parse(kept(name, key, build, bytes), format=RdfFormat.N_QUADS))
+
+
+def _load_specification() -> bytes:
+    scratch = EmbeddedStore()
+    load_spec_files(graphs_over(scratch, BASE_URL))
+    nquads = serialize(dump(scratch), format=RdfFormat.N_QUADS)
+    scratch.close()
+    return nquads
+
+
+@pytest.fixture(scope="session")
+def spec_quads() -> list[Quad]:
+    """The specification files (DSO, KGs, EPO, shapes) and their catalog, kept by the digest of the files: a load
+    records its time and random commit ids in the catalog, so two processes' loads differ, and what is kept by
+    these quads' digest (:func:`worked_example_quads`) was built again in every worker."""
+    digest = hashlib.sha256()
+    for spec in spec_files():
+        digest.update(spec.path.read_bytes())
+    return _kept_quads("specification", digest.hexdigest()[:16], _load_specification)
+
+
+def _build_worked_example(spec: list[Quad]) -> bytes:
+    scratch = EmbeddedStore()
+    restore(scratch, spec)
+    assert load_worked_example(graphs_over(scratch, BASE_URL))  # it loads into a store holding only the spec files
+    assert not scratch.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: the copy would miss it"
+    # each graph as the store writes it out: 0.25 s of CPU, where dump() builds a row per quad first (2.8 s)
+    graphs = [row["g"] for row in scratch.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")]
+    nquads = b"".join(scratch.export_graph(graph, RdfFormat.N_QUADS) for graph in graphs)  # type: ignore[arg-type]
+    scratch.close()
+    return nquads
+
+
+@pytest.fixture(scope="session")
+def worked_example_quads(spec_quads: list[Quad]) -> list[Quad]:
+    """The specification files and the worked example (envelope signed off, plan 1 approved), as ``caie serve
+    --examples`` loads them, kept by the digest of the spec files it starts from (the code cannot change within a
+    run), then copied into each test's store or data directory: the scenario tables are compiled once, here."""
+    key = hashlib.sha256(serialize(spec_quads, format=RdfFormat.N_QUADS)).hexdigest()[:16]
+    return _kept_quads("worked-example", key, lambda: _build_worked_example(spec_quads))
+
+
+@pytest.fixture(scope="session")
+def chat_server() -> Iterator[str]:
+    """The base URL of a running tests/runs/chat_server.py (OpenAI-compatible API under ``/v1``)."""
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "uvicorn", "tests.runs.chat_server:app", "--host", "127.0.0.1", "--port", str(port),
+         "--log-level", "warning"],
+        cwd=REPO, stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_up(url + "/health", process)
+        yield url
+    finally:
+        stop_process(process, grace_s=5)
+
+
+@pytest.fixture(scope="module")
+def dso() -> Graph:
+    """The vaccine-education DSO, from the repository's file."""
+    return Graph().parse(REPO / "ontologies" / "dso" / "vaccine-education.ttl")
+
+
+@pytest.fixture(scope="module")
+def kg_shapes(dso: Graph) -> Graph:
+    """The generic KG shapes and those the DSO declares (epo:knowledgeGraphShapes), from the repository's files."""
+    return shapes_for(dso, repository_shapes)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import functools
-import hashlib
 import json
 import os
 import re
@@ -12,47 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from caie_vaccine.worked_example import load_worked_example
-from pyoxigraph import NamedNode, Quad, RdfFormat, parse, serialize
+from pyoxigraph import NamedNode, Quad
 from pyoxigraph import Store as OxStore
 
 from service.core.config import Credential
 from service.core.errors import BadRequest, Forbidden, Unprocessable
-from service.core.memo import kept
 from service.core.store import EmbeddedStore
 from service.judgments.human_steps import import_steps, read_steps
 
 from .conftest import REPO, graphs_over, restore
-from .test_envelope import example_envelope, load_spec, spec_quads  # noqa: F401
+from .test_envelope import example_envelope
 
 BASE = "http://caie.test/"
-
-
-def _build_worked_example(spec: tuple[Quad, ...]) -> bytes:
-    scratch = EmbeddedStore()
-    assert load_worked_example(load_spec(scratch, list(spec)))  # it loads into a store holding only the spec files
-    assert not scratch.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: the copy would miss it"
-    # each graph as the store writes it out: 0.25 s of CPU, where dump() builds a row per quad first (2.8 s)
-    graphs = [row["g"] for row in scratch.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")]
-    nquads = b"".join(scratch.export_graph(graph, RdfFormat.N_QUADS) for graph in graphs)  # type: ignore[arg-type]
-    scratch.close()
-    return nquads
-
-
-@functools.cache
-def _worked_example(spec: tuple[Quad, ...]) -> tuple[Quad, ...]:
-    # Built once per test run, not once per xdist worker: kept in the run's cache directory (tests/conftest.py)
-    # by the digest of the spec files it starts from; the code cannot change within a run.
-    key = hashlib.sha256(serialize(spec, format=RdfFormat.N_QUADS)).hexdigest()[:16]
-    return tuple(parse(kept("worked-example", key, lambda: _build_worked_example(spec), bytes), format=RdfFormat.N_QUADS))
-
-
-@pytest.fixture(scope="session")
-def worked_example_quads(spec_quads: list[Quad]) -> list[Quad]:  # noqa: F811
-    """The specification files and the worked example (envelope signed off, plan 1 approved), as ``caie serve
-    --examples`` loads them: built once per process (modules importing this fixture share the build), then copied
-    into each test's data directory, so the scenario tables are compiled once here and not in every test."""
-    return list(_worked_example(tuple(spec_quads)))
 
 
 def data_dir_with_worked_example(path: Path, quads: list[Quad]) -> Path:

@@ -13,12 +13,9 @@ from rdflib import Graph, Literal, Namespace, URIRef
 from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS
 from rdflib.term import Node
 
-from service.core.kg_shapes import kg_shapes as shapes_for
-from service.core.kg_shapes import repository_shapes
 from service.core.validation import load_shapes, validate_kg
 
 ROOT = Path(__file__).resolve().parents[1]
-DSO_PATH = ROOT / "ontologies" / "dso" / "vaccine-education.ttl"
 DSO_IRI = URIRef("https://w3id.org/ob-caie/dso/vaccine-education")
 COUNTRIES = ("nigeria", "kenya", "india", "bangladesh")
 VE = Namespace(DSO_VACCINE)
@@ -37,17 +34,6 @@ EXPECTED_SCHEDULES = {
     "india": {1: (VE.MR, 9, 12), 2: (VE.MR, 16, 24)},
     "bangladesh": {1: (VE.MR, 9, None), 2: (VE.MR, 15, None)},
 }
-
-
-@pytest.fixture(scope="module")
-def dso() -> Graph:
-    return Graph().parse(DSO_PATH)
-
-
-@pytest.fixture(scope="module")
-def kg_shapes(dso: Graph) -> Graph:
-    """The generic KG shapes and those the DSO declares (epo:knowledgeGraphShapes), from the repository's files."""
-    return shapes_for(dso, repository_shapes)
 
 
 def kg_path(country: str) -> Path:

@@ -8,8 +8,6 @@ every quad.
 from __future__ import annotations
 
 import copy
-import functools
-import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterator
@@ -18,17 +16,15 @@ from decimal import Decimal
 
 import pytest
 import rdflib
-from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple, parse, serialize
+from pyoxigraph import BlankNode, Literal, NamedNode, Quad, RdfFormat, Triple
 
 from service import envelope
 from service.api.models import EnvelopeBody, EvaluationBody
-from service.core.bootstrap import load_spec_files, spec_files
 from service.core.config import Credential
 from service.core.errors import Conflict, Forbidden, Unprocessable
 from service.core.graphs import GraphService, WriteMode
-from service.core.memo import kept
 from service.core.namespaces import CAIE_EPO, EARL, EPO
-from service.core.store import EmbeddedStore, Store
+from service.core.store import Store
 from service.envelope import approvals, rdf, scope_rdf
 from service.envelope.checks import requirement_cycles
 from service.envelope.rdf import envelope_digest, envelope_triples
@@ -62,37 +58,6 @@ def snapshot(store: Store) -> Counter:
         return "_:b" if isinstance(t, BlankNode) else str(t)
 
     return Counter((term(q.subject), term(q.predicate), term(q.object), term(q.graph_name)) for q in dump(store))
-
-
-def _load_specification() -> bytes:
-    scratch = EmbeddedStore()
-    load_spec_files(graphs_over(scratch, BASE_URL))
-    nquads = serialize(dump(scratch), format=RdfFormat.N_QUADS)
-    scratch.close()
-    return nquads
-
-
-@functools.cache
-def _specification() -> tuple[Quad, ...]:
-    # Loaded once per test run, not once per xdist worker: kept in the run's cache directory (tests/conftest.py) by
-    # the digest of the files. A load records its time and random commit ids in the catalog, so two processes'
-    # loads differ, and what is kept by these quads' digest (the worked example, tests/test_cli.py) was built again
-    # in every worker.
-    digest = hashlib.sha256()
-    for spec in spec_files():
-        digest.update(spec.path.read_bytes())
-    key = digest.hexdigest()[:16]
-    return tuple(parse(kept("specification", key, _load_specification, bytes), format=RdfFormat.N_QUADS))
-
-
-@pytest.fixture(scope="session")
-def spec_quads() -> list[Quad]:
-    """The specification files (DSO, KGs, EPO, shapes) and their catalog, loaded once per process.
-
-    Modules that use this fixture import it, and pytest then keeps one session fixture per importing module:
-    the load itself is cached here so that it happens once, not once per module.
-    """
-    return list(_specification())
 
 
 def load_spec(store: Store, quads: list[Quad]) -> GraphService:

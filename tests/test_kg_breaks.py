@@ -15,7 +15,7 @@ from rdflib.term import Node
 from service.api.shapes import validation_json
 from service.core.validation import ValidationOutcome, validate_kg
 
-from .test_dso_kg import VE, dso, kg_ns, kg_shapes, load_kg  # noqa: F401 (dso, kg_shapes: fixtures)
+from .test_dso_kg import VE, kg_ns, load_kg
 
 # ---------------------------------------------------------------------------------------------- broken KGs
 

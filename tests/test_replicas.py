@@ -32,7 +32,7 @@ from .api.test_evaluations import ID, create, sign_off
 from .conftest import BASE_URL, Service
 from .replicas import Replica, catalog_matches_store, poll, remote_store, replica
 from .servers import oxigraph_server
-from .test_envelope import agent, load_spec, spec_quads  # noqa: F401
+from .test_envelope import agent, load_spec
 
 CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
 BULK = {"bulk_threshold": 1000}
@@ -169,7 +169,7 @@ def append_one(n: int, replicas: tuple[Replica, Replica], scenarios: list[str]) 
 
 @ENGINES
 def test_two_replicas_appending_at_once_lose_nothing(store_url: str, tokens: dict[str, str],
-                                                    spec_quads: list[Quad]) -> None:  # noqa: F811
+                                                    spec_quads: list[Quad]) -> None:
     store = remote_store(store_url)
     graphs = load_spec(store, spec_quads)  # the specification files as `caie serve --examples` loads them, copied
     with replica(store_url, tokens) as one, replica(store_url, tokens) as two:

@@ -20,7 +20,7 @@ from service.core.iris import DEPLOYMENT_SEGMENTS
 from service.core.namespaces import PREFIXES, VOCAB_BASE
 
 from ..conftest import BASE_URL, REPO, Service, graphs_over, settings_for
-from ..test_envelope import load_spec, spec_quads  # noqa: F401
+from ..test_envelope import load_spec
 
 TERM = "/epo/AcceptanceCriterion"
 IRI = "https://w3id.org/ob-caie/epo/AcceptanceCriterion"
@@ -119,7 +119,7 @@ def test_published_context_names_every_namespace(service: Service) -> None:
 
 
 @embedded_only
-def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: list[Quad]) -> None:
     """The paths minted under both bases before (the catalog, the DSO, the KGs, the shapes graphs) now give the
     vocabulary's IRI; each graph is under ``{base}graphs/``, where its IRI is its Graph Store resource."""
     load_spec(service.store, spec_quads)
@@ -146,7 +146,7 @@ def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: 
 
 
 @embedded_only
-def test_no_route_shadows_the_vocabulary(service: Service, spec_quads: list[Quad], tokens: dict[str, str]) -> None:  # noqa: F811
+def test_no_route_shadows_the_vocabulary(service: Service, spec_quads: list[Quad], tokens: dict[str, str]) -> None:
     """The rule holds for the running app: the first path segments it routes (other than the catch-all) and the
     ones the deployment mints under are never a first segment of the vocabulary's IRIs."""
     app = create_app(settings_for(tokens), service.store)

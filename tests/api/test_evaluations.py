@@ -8,23 +8,14 @@ from collections.abc import Callable
 from datetime import datetime
 from decimal import Decimal
 
-import pytest
 import rdflib
-from pyoxigraph import Quad
 
 from ..conftest import BASE_URL, Service
-from ..test_envelope import example_envelope, example_evaluation, load_spec, snapshot, spec_quads  # noqa: F401
+from ..test_envelope import example_envelope, example_evaluation, snapshot
 
 EPO = rdflib.Namespace("https://w3id.org/ob-caie/epo/")
 ID = "measles"
 SERVER_FIELDS = ("@context", "@id", "envelope")
-
-
-@pytest.fixture
-def loaded(service: Service, spec_quads: list[Quad]) -> Service:  # noqa: F811
-    """The service with the DSO and the four country knowledge graphs loaded."""
-    load_spec(service.store, spec_quads)
-    return service
 
 
 def create(service: Service, envelope: bool = True) -> None:

@@ -25,8 +25,6 @@ import pytest
 from pyoxigraph import Quad
 
 from ..conftest import Service, restore
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture
 from .test_openapi import CONFIG, HOOKS, schemathesis
 
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
@@ -84,7 +82,7 @@ def test_the_links_reach_the_operations_on_each_listed_item(service: Service) ->
     assert not on_plan & evaluation  # a plan's number is not an evaluation's operation parameter
 
 
-def test_schemathesis_stateful_chains_find_no_failure(service: Service, worked_example_quads: list[Quad],  # noqa: F811
+def test_schemathesis_stateful_chains_find_no_failure(service: Service, worked_example_quads: list[Quad],
                                                       tmp_path: Path) -> None:
     restore(service.store, worked_example_quads)
     document = tmp_path / "openapi.json"

@@ -7,10 +7,9 @@ from pyld import jsonld
 from pyoxigraph import RdfFormat, parse
 
 from ..conftest import BASE_URL, REPO, Service
-from ..plan.test_plans_api import signed  # noqa: F401
 from ..test_envelope import snapshot as record_snapshot
 from .test_dereference import context_loader
-from .test_evaluations import ID, loaded  # noqa: F401
+from .test_evaluations import ID
 
 TURTLE = {"Content-Type": "text/turtle"}
 SMALL = b"@prefix ex: <http://example.org/> . ex:a ex:p ex:b ; ex:q \"text\" ."
@@ -194,7 +193,7 @@ def test_knowledge_graph_without_a_known_dso_is_refused(service: Service) -> Non
     assert response.status_code == 422 and "must name its DSO" in response.json()["detail"]
 
 
-def test_signed_off_record_cannot_be_changed_through_graphs(signed: Service) -> None:  # noqa: F811
+def test_signed_off_record_cannot_be_changed_through_graphs(signed: Service) -> None:
     """Nobody, admin included, rewrites a signed-off envelope, forges an approval or deletes the record via /graphs."""
     path = f"/graphs/evaluations/{ID}"
     envelope = signed.http.get(f"/evaluations/{ID}/envelope").json()

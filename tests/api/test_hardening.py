@@ -29,11 +29,11 @@ from service.plan.testplan import create_plan
 
 from ..conftest import REPO, ROLES, Service, settings_for
 from ..pages_browser import console_errors
-from ..plan.test_plans_api import PLAN, make_plan, signed  # noqa: F401
+from ..plan.test_plans_api import PLAN, make_plan
 from ..servers import app_server, free_port, wait_until_up
-from ..test_cli import data_dir_with_worked_example, worked_example_quads  # noqa: F401
-from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
-from .test_evaluations import ID, loaded  # noqa: F401
+from ..test_cli import data_dir_with_worked_example
+from ..test_envelope import example_evaluation
+from .test_evaluations import ID
 
 pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 
@@ -224,7 +224,7 @@ def caie_serve(data: Path, port: int, tokens: dict[str, str], *extra: str) -> su
 
 
 def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
-        tmp_path: Path, tokens: dict[str, str], worked_example_quads: list[Quad]) -> None:  # noqa: F811
+        tmp_path: Path, tokens: dict[str, str], worked_example_quads: list[Quad]) -> None:
     # the data directory as `caie serve --examples` leaves it, copied (its start would load and plan it all again)
     data, port = data_dir_with_worked_example(tmp_path / "data", worked_example_quads), free_port()
     process = caie_serve(data, port, tokens)
@@ -278,7 +278,7 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
 
 @EMBEDDED_ONLY
 def test_same_inputs_same_digest_on_a_fresh_and_an_old_store_and_a_plan_stops_when_its_client_goes_away(
-        signed: Service) -> None:  # noqa: F811
+        signed: Service) -> None:
     # one signed-off store serves both: the plans that check the digest are the ones the abandoned plan is made
     # among, and the first of them compiles the scenario tables (no checkpoint inside) before the client below leaves
     small = {**PLAN, "budget": 40, "strategy": "Equal"}

@@ -18,9 +18,9 @@ import pytest
 from service.api import create_app
 
 from ..conftest import Service, dump, settings_for
-from ..judgments.test_judgments_api import judged, probes  # noqa: F401
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from ..runs.test_run_record import approved, finished  # noqa: F401
+from ..judgments.test_judgments_api import probes
+from ..plan.test_second_domain_plan import ID
+from ..runs.test_run_record import finished
 from ..servers import app_server
 
 MANUAL = """
@@ -52,7 +52,7 @@ def keyed(service: Service, agent: str, key: str) -> dict[str, str]:
     return {**service.auth(agent), "Idempotency-Key": key}
 
 
-def test_a_replayed_determination_is_stored_once_and_gets_the_first_answer(judged: Service) -> None:  # noqa: F811
+def test_a_replayed_determination_is_stored_once_and_gets_the_first_answer(judged: Service) -> None:
     url = f"/evaluations/{ID}/runs/1/determinations"
     probe = probes(judged, "hanging")[0]["probe"]
     body = {"determinations": [{"probe": probe, "criterion": "hanging", "outcome": "failed",
@@ -95,7 +95,7 @@ def test_a_replayed_determination_is_stored_once_and_gets_the_first_answer(judge
     assert count(judged.http, MANUAL, who="/annie") == annie + 3
 
 
-def test_an_error_is_not_remembered_so_the_fixed_request_records(judged: Service) -> None:  # noqa: F811
+def test_an_error_is_not_remembered_so_the_fixed_request_records(judged: Service) -> None:
     url = f"/evaluations/{ID}/runs/1/determinations"
     probe = probes(judged, "hanging")[0]["probe"]
     good = {"probe": probe, "criterion": "hanging", "outcome": "failed", "rationale": "no tying"}
@@ -111,7 +111,7 @@ def test_an_error_is_not_remembered_so_the_fixed_request_records(judged: Service
     assert count(judged.http, MANUAL, who="/annie") == annie + 1
 
 
-def test_requests_with_one_key_at_the_same_moment_record_once(judged: Service) -> None:  # noqa: F811
+def test_requests_with_one_key_at_the_same_moment_record_once(judged: Service) -> None:
     url = f"/evaluations/{ID}/runs/1/determinations"
     probe = probes(judged, "where")[0]["probe"]
     body = {"determinations": [{"probe": probe, "criterion": "where", "outcome": "passed", "rationale": "names it"}]}
@@ -129,7 +129,7 @@ def test_requests_with_one_key_at_the_same_moment_record_once(judged: Service) -
     assert count(judged.http, MANUAL, who="/annie") == annie + 1
 
 
-def test_a_replayed_run_start_starts_no_run(judged: Service) -> None:  # noqa: F811
+def test_a_replayed_run_start_starts_no_run(judged: Service) -> None:
     headers = keyed(judged, "theo", str(uuid.uuid4()))
     runs = count(judged.http, RUNS)
     body = {"plan": 1, "target": {"kind": "demo"}}

@@ -30,7 +30,7 @@ from pyoxigraph import BlankNode, NamedNode, Quad, RdfFormat, Triple, parse
 from service.core.namespaces import DCTERMS, OWL, RDF, RDFS, SKOS, VOCAB_BASE
 
 from ..conftest import BASE_URL, Service, restored
-from ..test_envelope import load_spec, spec_quads  # noqa: F401
+from ..test_envelope import load_spec
 from .test_dereference import CONTEXT, context_loader
 from .test_evaluations import ID, create, sign_off
 
@@ -51,7 +51,7 @@ SELECT DISTINCT ?iri WHERE {{
 
 
 @pytest.fixture
-def example(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service:  # noqa: F811
+def example(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service:
     """The measles example, signed off, with an approved plan and one excluded scenario."""
     def build(fresh: Service) -> None:
         load_spec(fresh.store, spec_quads)

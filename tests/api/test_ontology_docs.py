@@ -18,7 +18,7 @@ from pyoxigraph import Quad
 from rdflib.compare import isomorphic
 
 from ..conftest import BASE_URL, Service
-from ..test_envelope import load_spec, spec_quads  # noqa: F401
+from ..test_envelope import load_spec
 from .test_iri_walk import context_loader
 
 BROWSER = {"Accept": "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"}
@@ -107,7 +107,7 @@ def walk(service: Service, path: str, section: str) -> tuple[list[str], int]:
         current = page(service, path)
 
 
-def test_epo_index_lists_classes_and_properties_with_labels(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+def test_epo_index_lists_classes_and_properties_with_labels(service: Service, spec_quads: list[Quad]) -> None:
     load_spec(service.store, spec_quads)
     index = page(service, "/doc/ontologies/epo")
     assert index.title == "OB-CAIE Evaluation Process Ontology (EPO)"
@@ -125,7 +125,7 @@ def test_epo_index_lists_classes_and_properties_with_labels(service: Service, sp
     assert epo["digest"] in answer and "0.1.0" in answer and "creativecommons.org/licenses/by-sa/4.0" in answer
 
 
-def test_term_page_shows_label_definition_superclass_and_properties(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+def test_term_page_shows_label_definition_superclass_and_properties(service: Service, spec_quads: list[Quad]) -> None:
     load_spec(service.store, spec_quads)
     person = page(service, "/dso/vaccine-education/Person")
     assert person.title == "person"
@@ -149,7 +149,7 @@ def test_term_page_shows_label_definition_superclass_and_properties(service: Ser
 
 
 @embedded_only
-def test_more_links_page_through_every_term_and_instance(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+def test_more_links_page_through_every_term_and_instance(service: Service, spec_quads: list[Quad]) -> None:
     load_spec(service.store, spec_quads)
     properties, stated = walk(service, "/doc/ontologies/epo", "properties")
     assert stated > 50, "the EPO's properties span more than one page"
@@ -169,7 +169,7 @@ def test_more_links_page_through_every_term_and_instance(service: Service, spec_
 
 
 @embedded_only
-def test_void_and_dcat_are_rdf_in_every_syntax(service: Service, spec_quads: list[Quad]) -> None:  # noqa: F811
+def test_void_and_dcat_are_rdf_in_every_syntax(service: Service, spec_quads: list[Quad]) -> None:
     load_spec(service.store, spec_quads)
     catalog = service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]
     void_turtle = service.http.get("/.well-known/void", headers={"Accept": "text/turtle"})

@@ -17,7 +17,7 @@ from pyoxigraph import Quad
 
 from ..conftest import Service
 from ..pages_browser import PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
-from ..test_envelope import load_spec, spec_quads  # noqa: F401
+from ..test_envelope import load_spec
 
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
@@ -47,7 +47,7 @@ def hrefs(page: Page) -> list[str]:
     return page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
 
 
-def test_term_page_links_to_its_neighbours(service: Service, spec_quads: list[Quad],  # noqa: F811
+def test_term_page_links_to_its_neighbours(service: Service, spec_quads: list[Quad],
                                            browser_page: Page) -> None:
     load_spec(service.store, spec_quads)
     browser_page.goto(f"{service.url}/epo/AcceptanceCriterion")
@@ -59,7 +59,7 @@ def test_term_page_links_to_its_neighbours(service: Service, spec_quads: list[Qu
     expect(browser_page.locator("h1")).not_to_have_text("")
 
 
-def test_catalog_page_lists_every_graph(service: Service, spec_quads: list[Quad],  # noqa: F811
+def test_catalog_page_lists_every_graph(service: Service, spec_quads: list[Quad],
                                         browser_page: Page) -> None:
     load_spec(service.store, spec_quads)
     browser_page.goto(f"{service.url}/graphs")
@@ -75,7 +75,7 @@ PAGES = {"/epo/AcceptanceCriterion": "acceptance criterion",
 
 
 def test_term_index_and_query_pages_render_styled_and_fit_a_laptop_and_a_phone(
-        service: Service, spec_quads: list[Quad], new_page: Callable[[ViewportSize], Page]) -> None:  # noqa: F811
+        service: Service, spec_quads: list[Quad], new_page: Callable[[ViewportSize], Page]) -> None:
     load_spec(service.store, spec_quads)
     laptop, phone = new_page(), new_page(PHONE)
     for path, heading in PAGES.items():
@@ -101,7 +101,7 @@ def test_term_index_and_query_pages_render_styled_and_fit_a_laptop_and_a_phone(
 
 
 def test_query_page_runs_an_example_and_shows_a_results_table(
-        service: Service, spec_quads: list[Quad], browser_page: Page) -> None:  # noqa: F811
+        service: Service, spec_quads: list[Quad], browser_page: Page) -> None:
     load_spec(service.store, spec_quads)
     graphs = len(service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"])
     page = browser_page

@@ -32,8 +32,6 @@ from service.core.store import Store
 
 from ..conftest import Service, restore, settings_for
 from ..servers import AppSlot
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture
 
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
@@ -103,7 +101,7 @@ def test_a_browser_gets_the_unplanned_error_as_a_page(failing: httpx.Client) -> 
 
 
 @pytest.fixture
-def example(service: Service, worked_example_quads: list[Quad]) -> Service:  # noqa: F811
+def example(service: Service, worked_example_quads: list[Quad]) -> Service:
     """The worked example (envelope signed off, plan 1 approved): sensible values reach past the 404s."""
     restore(service.store, worked_example_quads)
     return service

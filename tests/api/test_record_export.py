@@ -12,8 +12,6 @@ from service.core import queries
 from service.core.digest import graph_digest
 
 from ..conftest import BASE_URL, Service
-from ..plan.test_plans_api import signed  # noqa: F401
-from ..test_envelope import spec_quads  # noqa: F401
 from .test_evaluations import ID
 
 pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
@@ -21,7 +19,7 @@ pytestmark = pytest.mark.backends("embedded", "remote", "virtuoso")
 DIGEST = NamedNode("https://w3id.org/ob-caie/catalog/digest")
 
 
-def test_record_download_is_recomputable_elsewhere(signed: Service) -> None:  # noqa: F811
+def test_record_download_is_recomputable_elsewhere(signed: Service) -> None:
     response = signed.http.get(f"/evaluations/{ID}/record", headers={"Accept": "application/n-quads"})
     assert response.status_code == 200 and response.headers["content-type"].startswith("application/n-quads")
     quads = list(parse(response.content, format=RdfFormat.N_QUADS))

@@ -22,8 +22,7 @@ import httpx
 import pytest
 from pyoxigraph import Quad
 
-from ..test_cli import data_dir_with_worked_example, worked_example_quads  # noqa: F401 - the fixture
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture
+from ..test_cli import data_dir_with_worked_example
 from .live import Live, Trap, raw_post, start, stop, watched
 
 pytestmark = pytest.mark.hostile
@@ -44,7 +43,7 @@ def traps() -> Iterator[tuple[Trap, Trap]]:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, tokens: dict[str, str], worked_example_quads: list[Quad],  # noqa: F811
+def live(tmp_path_factory: pytest.TempPathFactory, tokens: dict[str, str], worked_example_quads: list[Quad],
          traps: tuple[Trap, Trap]) -> Iterator[Live]:
     data = data_dir_with_worked_example(tmp_path_factory.mktemp("hostile") / "data", worked_example_quads)
     allowed, _ = traps

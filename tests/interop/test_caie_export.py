@@ -23,8 +23,6 @@ from service.scope import caie
 
 from ..api.test_evaluations import ID
 from ..conftest import EMBEDDED_ONLY, Service
-from ..plan.test_plans_api import signed, small_planned  # noqa: F401
-from ..test_envelope import spec_quads  # noqa: F401
 from .common import spec_file
 
 pytestmark = EMBEDDED_ONLY
@@ -72,7 +70,7 @@ def current_attestations(service: Service) -> dict[str, str]:
     return {a["criterion"]: a["outcome"].rsplit("#", 1)[-1] for a in listed if a["current"]}
 
 
-def test_our_record_in_caie_spec_layout_conforms_to_its_shapes(small_planned: Service) -> None:  # noqa: F811
+def test_our_record_in_caie_spec_layout_conforms_to_its_shapes(small_planned: Service) -> None:
     spec = caie.load_spec(spec_file())
     assert spec is not None
     service = small_planned

@@ -17,7 +17,7 @@ from service.envelope import AgreementMeasure, JudgeAgreement
 from service.judgments.agreement import HumanAgreement, coefficient
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
-from .test_judgments_api import ID, approved, judged, planned, probes  # noqa: F401
+from .test_judgments_api import ID, probes
 
 pytestmark = EMBEDDED_ONLY
 EARL = "http://www.w3.org/ns/earl#"
@@ -33,7 +33,7 @@ def determine(service: Service, agent: str, rulings: list[tuple[str, str, str]])
     assert made.status_code == 201, made.text
 
 
-def test_alpha_between_people_is_krippendorffs_over_each_persons_latest_determination(judged: Service) -> None:  # noqa: F811
+def test_alpha_between_people_is_krippendorffs_over_each_persons_latest_determination(judged: Service) -> None:
     listed = judged.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
     p = sorted(item["probe"] for item in listed)
     hanging = probes(judged, "hanging")[0]["criterion"]
@@ -75,7 +75,7 @@ def test_alpha_between_people_is_krippendorffs_over_each_persons_latest_determin
     assert judged.http.get("/evaluations/nowhere/agreement").status_code == 404
 
 
-def test_a_judges_reliability_against_the_current_attestation_is_stored_and_listed(judged: Service) -> None:  # noqa: F811
+def test_a_judges_reliability_against_the_current_attestation_is_stored_and_listed(judged: Service) -> None:
     url = f"/evaluations/{ID}/runs/1/judge-reliability"
     early = judged.http.post(url, headers=judged.auth("theo"))
     assert early.status_code == 422 and "attest first" in early.text
@@ -139,7 +139,7 @@ def test_kappa_and_alpha_between_a_judge_and_people_worked_by_hand() -> None:
     assert not judge(0.49, 4).trusted_alone and not judge(0.9, 3).trusted_alone and not judge(None, 40).trusted_alone
 
 
-def test_each_judges_agreement_with_people_decides_whether_its_cases_wait_for_a_person(judged: Service) -> None:  # noqa: F811
+def test_each_judges_agreement_with_people_decides_whether_its_cases_wait_for_a_person(judged: Service) -> None:
     hanging = probes(judged, "hanging")
     criterion = hanging[0]["criterion"]
     automatic = [d for d in judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]

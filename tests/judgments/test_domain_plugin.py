@@ -15,9 +15,8 @@ from pathlib import Path
 import httpx
 
 from ..conftest import EMBEDDED_ONLY, Service
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
+from ..plan.test_second_domain_plan import ID
 from ..runs.test_imports_api import jsonl, row, upload
-from ..runs.test_run_record import approved  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY
 DOMAIN = Path(__file__).parents[2] / "examples" / "bednets"
@@ -47,7 +46,7 @@ def judge_with(service: Service, run: int, judges: bytes) -> httpx.Response:
     return service.http.post(f"/evaluations/{ID}/runs/{run}/rule-judgments", headers=service.auth("theo"))
 
 
-def test_a_check_a_plugin_registers_judges_replies_over_http(approved: Service) -> None:  # noqa: F811
+def test_a_check_a_plugin_registers_judges_replies_over_http(approved: Service) -> None:
     probe, run = imported(approved)
     judged = judge_with(approved, run, (DOMAIN / "judges-drying.ttl").read_bytes())
     assert judged.status_code == 201, judged.text
@@ -59,7 +58,7 @@ def test_a_check_a_plugin_registers_judges_replies_over_http(approved: Service) 
 
 
 def test_a_rule_naming_an_unregistered_check_is_refused_naming_the_installed_plugins(
-        approved: Service) -> None:  # noqa: F811
+        approved: Service) -> None:
     _, run = imported(approved)
     soaking = (DOMAIN / "judges-drying.ttl").read_text(encoding="utf-8").replace("DryingPlaceCheck", "SoakingCheck")
     refused = judge_with(approved, run, soaking.encode())

@@ -11,14 +11,13 @@ import json
 import time
 from pathlib import Path
 
-import pytest
 from fastapi.testclient import TestClient
 
 from service.api import create_app
 
-from ..conftest import EMBEDDED_ONLY, Service, dump, restored, settings_for
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from ..runs.test_run_record import approved, finished  # noqa: F401
+from ..conftest import EMBEDDED_ONLY, Service, dump, settings_for
+from ..plan.test_second_domain_plan import ID
+from ..runs.test_run_record import finished
 
 pytestmark = EMBEDDED_ONLY
 JUDGES = Path(__file__).parents[2] / "examples" / "bednets" / "judges.ttl"
@@ -36,11 +35,6 @@ def run_and_judge(service: Service) -> None:
     assert loaded.status_code == 201, loaded.text
     judged = service.http.post(f"/evaluations/{ID}/runs/1/rule-judgments", headers=service.auth("theo"))
     assert judged.status_code == 201, judged.text
-
-
-@pytest.fixture
-def judged(approved: Service, snapshots: dict) -> Service:  # noqa: F811
-    return restored(approved, snapshots, "bed-nets run 1 on the demo, rule-judged", run_and_judge)
 
 
 def probes(service: Service, criterion: str) -> list[dict]:

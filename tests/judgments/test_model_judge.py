@@ -19,8 +19,7 @@ from service.judgments.records import Ruling, record_rulings
 from service.judgments.separation import Separation
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, settings_for
-from ..runs.conftest import chat_server  # noqa: F401
-from .test_judgments_api import EARL, ID, approved, judged, planned, probes  # noqa: F401
+from .test_judgments_api import EARL, ID, probes
 
 pytestmark = EMBEDDED_ONLY
 EPO = "https://w3id.org/ob-caie/epo/"
@@ -42,7 +41,7 @@ def sparql(service: Service, query: str) -> list[dict[str, str]]:
 
 
 def test_a_model_judge_determines_and_what_it_cannot_parse_is_a_judge_failure(
-        judged: Service, chat_server: str, app_slot) -> None:  # noqa: F811
+        judged: Service, chat_server: str, app_slot) -> None:
     slot, _ = app_slot
     url = f"/evaluations/{ID}/runs/1/model-judgments"
     target = {"kind": "openai-compatible", "base_url": f"{chat_server}/v1", "model": "judge-ok"}
@@ -125,7 +124,7 @@ def test_a_verdict_quote_is_the_pointer() -> None:
 
 
 def test_with_the_separation_rule_who_ran_a_run_neither_determines_nor_attests_and_no_determiner_attests(
-        judged: Service, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+        judged: Service, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CAIE_SEPARATION", "true")
     assert Settings(base_url=BASE_URL).separation is True
     graphs = graphs_over(judged.store)
@@ -195,7 +194,7 @@ def grounded_server():
 
 
 def test_the_configured_model_judge_is_told_the_expected_result_the_graphs_facts_and_the_conversation(
-        judged: Service, grounded_server: str, app_slot) -> None:  # noqa: F811
+        judged: Service, grounded_server: str, app_slot) -> None:
     slot, _ = app_slot
     url = f"/evaluations/{ID}/runs/1/model-judgments"
     unconfigured = create_app(settings_for(judged.tokens, run_target_allowlist=[grounded_server]), judged.store)

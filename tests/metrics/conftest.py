@@ -24,8 +24,8 @@ import time
 import pytest
 
 from ..conftest import Service, restored
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from ..runs.test_run_record import DEMO, approved, finished  # noqa: F401
+from ..plan.test_second_domain_plan import ID
+from ..runs.test_run_record import DEMO, finished
 
 EVALUATION = f"/evaluations/{ID}"
 
@@ -74,7 +74,7 @@ def measure(service: Service) -> None:
 
 
 @pytest.fixture
-def measured(approved: Service, snapshots: dict) -> Service:  # noqa: F811
+def measured(approved: Service, snapshots: dict) -> Service:
     return restored(approved, snapshots, "bed-nets runs 1 and 2, determined and attested for metrics", measure)
 
 

@@ -30,9 +30,8 @@ from service.plan.openings import Openings, TemplateSet
 
 from ..api.test_evaluations import ID
 from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, REPO, Service, restored
-from ..test_envelope import spec_quads  # noqa: F401
 from .test_pinned_inputs import select
-from .test_plans_api import plan_json, signed, small_planned  # noqa: F401
+from .test_plans_api import plan_json
 
 TEMPLATES = REPO / "ontologies" / "templates"
 EPO = "https://w3id.org/ob-caie/epo/"
@@ -88,7 +87,7 @@ def probes_with_tags(service: Service) -> list[dict]:
 
 
 @ALSO_REMOTE
-def test_each_probe_has_its_languages_follow_ups_for_its_need(small_planned: Service) -> None:  # noqa: F811
+def test_each_probe_has_its_languages_follow_ups_for_its_need(small_planned: Service) -> None:
     probes = probes_with_tags(small_planned)
     assert len(probes) == 40
     for probe in probes:
@@ -112,7 +111,7 @@ def test_each_probe_has_its_languages_follow_ups_for_its_need(small_planned: Ser
         (p["probe"], "2", p["followUps"][0], p["tag"]) for p in probes}
 
 
-def test_the_inspect_dataset_carries_each_probes_follow_ups(small_planned: Service) -> None:  # noqa: F811
+def test_the_inspect_dataset_carries_each_probes_follow_ups(small_planned: Service) -> None:
     """The plan exported for Inspect: each sample's follow-ups are its probe's, which the scripted solver plays."""
     exported = small_planned.http.get(f"/evaluations/{ID}/plans/1/inspect-dataset")
     assert exported.status_code == 200, exported.text
@@ -125,7 +124,7 @@ def test_the_inspect_dataset_carries_each_probes_follow_ups(small_planned: Servi
         assert sample["metadata"]["follow_ups"] == probe["followUps"] != []
 
 
-def test_the_plan_digest_covers_the_follow_ups(small_planned: Service) -> None:  # noqa: F811
+def test_the_plan_digest_covers_the_follow_ups(small_planned: Service) -> None:
     service, plan = small_planned, plan_json(small_planned)
     url = f"/evaluations/{ID}/plans/1/approval"
     assert service.http.post(url, json={"digest": plan["digest"]}, headers=service.auth("annie")).status_code == 201
@@ -148,7 +147,7 @@ def approve(service: Service) -> None:
 
 
 @pytest.fixture
-def approved(small_planned: Service, snapshots: dict) -> Service:  # noqa: F811
+def approved(small_planned: Service, snapshots: dict) -> Service:
     return restored(small_planned, snapshots, "measles example with a 40-probe plan approved", approve)
 
 

@@ -22,11 +22,10 @@ from rdflib.namespace import RDF
 
 from service.core import queries
 
-from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
+from ..api.test_evaluations import ID, create, sign_off
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, REPO, Service
-from ..test_envelope import spec_quads  # noqa: F401
 from .test_pinned_inputs import select
-from .test_plans_api import PLAN, make_plan, planned, signed, small_planned  # noqa: F401
+from .test_plans_api import PLAN, make_plan
 
 TEMPLATES = REPO / "ontologies" / "templates"
 SMALL = {**PLAN, "strategy": "Equal", "budget": 24, "reviewSample": 20}
@@ -100,8 +99,8 @@ def languages() -> set[str]:
     return {str(s) for s in kg_data().subjects(RDF.type, URIRef("https://w3id.org/ob-caie/dso/vaccine-education/Language"))}
 
 
-def test_every_opening_is_in_its_tagged_language_from_its_template_file(planned: Service) -> None:
-    rows = openings(planned)
+def test_every_opening_is_in_its_tagged_language_from_its_template_file(measles_planned: Service) -> None:
+    rows = openings(measles_planned)
     assert len(rows) == 300
     tags = {row["tag"] for row in rows}
     assert len(tags - {"en"}) >= 5, tags  # Hausa, Yoruba, Igbo, Pidgin, Swahili, Bengali, Hindi: most of them drawn
@@ -118,17 +117,17 @@ def test_every_opening_is_in_its_tagged_language_from_its_template_file(planned:
             assert detector.detect_language_of(text) == DETECTED[tag], f"{text!r} is not {tag}"
 
 
-def test_no_two_probes_share_an_opening_and_local_settings_are_named(planned: Service) -> None:
+def test_no_two_probes_share_an_opening_and_local_settings_are_named(measles_planned: Service) -> None:
     # every language of the worked example's use boundary has a template file: none is reported
-    assert planned.http.get(f"/evaluations/{ID}/plans/1").json()["languagesWithoutTemplates"] == []
-    texts = [row["text"] for row in openings(planned)]
+    assert measles_planned.http.get(f"/evaluations/{ID}/plans/1").json()["languagesWithoutTemplates"] == []
+    texts = [row["text"] for row in openings(measles_planned)]
     assert len(set(texts)) == len(texts) == 300
     local = ("matatu", "danfo", "লঞ্চের ডেকে", "লোকাল ট্রেনে", "लोकल ट्रेन", "boarding school", "shule ya bweni",
              "garment factory", "পোশাক কারখানায়", "anganwadi", "আঙ্গনওয়াড়ি", "आंगनवाड़ी", "open-air market", "ọjà gbangba")
     assert sum(any(name in text for name in local) for text in texts) >= 3
 
 
-def test_removing_a_template_file_takes_its_language_out_of_the_plan(loaded: Service) -> None:  # noqa: F811
+def test_removing_a_template_file_takes_its_language_out_of_the_plan(loaded: Service) -> None:
     removed = loaded.http.delete("/graphs/templates/yo", headers=loaded.auth("admin"))
     assert removed.status_code == 204, removed.text
     create(loaded)
@@ -144,7 +143,7 @@ def test_removing_a_template_file_takes_its_language_out_of_the_plan(loaded: Ser
 
 
 @ALSO_REMOTE
-def test_s3_every_probe_has_a_prior_passed_consistency_check(small_planned: Service) -> None:  # noqa: F811
+def test_s3_every_probe_has_a_prior_passed_consistency_check(small_planned: Service) -> None:
     signed, plan = small_planned, {"number": 1}
     query = bound("probes-without-passed-consistency-check", plan=plan_iri(plan["number"]))
     assert select(signed, query) == []
@@ -257,10 +256,10 @@ def test_every_country_language_pair_names_its_country() -> None:
         assert COUNTRY_NAMES[tag][country] in first, (tag, country, opening.text)
 
 
-def test_every_probe_names_its_country_in_its_language(planned: Service) -> None:  # noqa: F811
+def test_every_probe_names_its_country_in_its_language(measles_planned: Service) -> None:
     """On the worked example's 300-probe plan (four countries), read back over HTTP: each probe's opening turn
     names the country of its scenario, in the probe's language."""
-    rows = select(planned, f"""
+    rows = select(measles_planned, f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe ?text (LANG(?text) AS ?tag) ?country WHERE {{
           GRAPH <{plan_iri()}> {{ ?probe epo:openingPrompt ?text ; epo:fromScenario ?scenario }}
@@ -273,20 +272,20 @@ def test_every_probe_names_its_country_in_its_language(planned: Service) -> None
         assert name in row["text"], row
 
 
-def test_probes_awaiting_native_review_are_flagged(planned: Service) -> None:  # noqa: F811
+def test_probes_awaiting_native_review_are_flagged(measles_planned: Service) -> None:
     """Each probe records its template set's review status (epo:textReviewStatus); the probe listing's JSON says
     awaitingNativeReview, true exactly for the languages whose file is not reviewed (every one but English, as
     the files' headers say), and a probe's HTML page shows the flag."""
-    listed = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 300}, headers={"Accept": "application/json"})
+    listed = measles_planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 300}, headers={"Accept": "application/json"})
     assert listed.status_code == 200, listed.text
     items = listed.json()["items"]
     assert len(items) == 300
-    tags = {row["probe"]: row["tag"] for row in openings(planned)}
+    tags = {row["probe"]: row["tag"] for row in openings(measles_planned)}
     for item in items:
         assert item["awaitingNativeReview"] == (tags[item["probe"]] != "en"), item
     english = next(i["probe"] for i in items if tags[i["probe"]] == "en")
     other = next(i["probe"] for i in items if tags[i["probe"]] != "en")
     for probe, flagged in ((english, False), (other, True)):
-        page = planned.http.get(probe.removeprefix(BASE_URL.rstrip("/")), headers={"Accept": "text/html"})
+        page = measles_planned.http.get(probe.removeprefix(BASE_URL.rstrip("/")), headers={"Accept": "text/html"})
         assert page.status_code == 200, page.text
         assert ("Awaiting native review" in page.text) == flagged, probe

@@ -22,8 +22,8 @@ from service.scenarios.derive import context_for, scenario_iri
 
 from ..api.test_evaluations import ID, sign_off
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, REPO, Service, graphs_over
-from ..test_envelope import snapshot, spec_quads  # noqa: F401
-from .test_plans_api import PLAN, SMALL_PLAN, make_plan, plan_json, signed, small_planned  # noqa: F401
+from ..test_envelope import snapshot
+from .test_plans_api import PLAN, SMALL_PLAN, make_plan, plan_json
 
 SMALL = {**PLAN, "strategy": "Equal", "budget": 40, "reviewSample": 50}
 """The plan the inputs test makes twice on each backend, with a small review sample: starting it from
@@ -114,7 +114,7 @@ def situations(service: Service, scenarios: list[str]) -> dict[str, frozenset[tu
 
 
 @ALSO_REMOTE
-def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) -> None:  # noqa: F811
+def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) -> None:
     answer = signed.http.get(f"/evaluations/{ID}/approvals", headers={"Accept": "text/turtle"})
     assert answer.status_code == 200, answer.text
     store = Store()
@@ -134,7 +134,7 @@ def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) 
     assert not any(isinstance(term, BlankNode) for quad in store for term in (quad.subject, quad.object))
 
 
-def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_exclusions_keep_their_situation(small_planned: Service) -> None:  # noqa: F811
+def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_exclusions_keep_their_situation(small_planned: Service) -> None:
     """One KG edit (:data:`NEW_SETTING`) serves both what a changed input refuses and what an exclusion keeps naming
     when the edit renumbers the frame: a new KG costs a compile of new scenario tables."""
     signed, earlier = small_planned, plan_json(small_planned)
@@ -197,7 +197,7 @@ def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_e
 
 
 @ALSO_REMOTE
-def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(signed: Service) -> None:  # noqa: F811
+def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(signed: Service) -> None:
     first, second = make_plan(signed, SMALL), make_plan(signed, SMALL)
     current = {graph: entry["digest"] for graph, entry in catalog(signed).items() if graph in INPUTS}
     for plan in (first, second):
@@ -220,7 +220,7 @@ def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(si
 
 
 @pytest.mark.parametrize("segment", ["not-a-scenario", "0" * 31 + "g"])
-def test_an_exclusion_names_a_scenario_by_key_or_index(signed: Service, segment: str) -> None:  # noqa: F811
+def test_an_exclusion_names_a_scenario_by_key_or_index(signed: Service, segment: str) -> None:
     answer = signed.http.post(f"/evaluations/{ID}/scenarios/{segment}/exclusion", json={"reason": "r"},
                               headers=signed.auth("annie"))
     assert answer.status_code == 404 and "key" in answer.json()["detail"]

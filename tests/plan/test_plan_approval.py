@@ -15,8 +15,7 @@ from service.plan.approval import require_approved_plan
 
 from ..api.test_evaluations import ID
 from ..conftest import BASE_URL, Service, graphs_over
-from ..test_envelope import spec_quads  # noqa: F401
-from .test_plans_api import plan_json, signed, small_planned  # noqa: F401
+from .test_plans_api import plan_json
 
 
 def catalog_digest(service: Service, graph: str) -> str:
@@ -24,7 +23,7 @@ def catalog_digest(service: Service, graph: str) -> str:
     return next(e["digest"] for e in entries if e["graph"] == graph)
 
 
-def test_approval_checks_the_plan_it_approves(small_planned: Service) -> None:  # noqa: F811
+def test_approval_checks_the_plan_it_approves(small_planned: Service) -> None:
     signed = small_planned
     missing = signed.http.post(f"/evaluations/{ID}/plans/99/approval", json={}, headers=signed.auth("annie"))
     assert missing.status_code == 404 and "no plan 99" in missing.json()["detail"]
@@ -46,7 +45,7 @@ def test_approval_checks_the_plan_it_approves(small_planned: Service) -> None:  
     require_approved_plan(graphs, ID, plan["number"])
 
 
-def test_a_plan_changed_behind_the_service_is_not_approved(small_planned: Service) -> None:  # noqa: F811
+def test_a_plan_changed_behind_the_service_is_not_approved(small_planned: Service) -> None:
     signed, plan = small_planned, plan_json(small_planned)
     url = f"/evaluations/{ID}/plans/{plan['number']}/approval"
     assert signed.http.post(url, json={}, headers=signed.auth("annie")).status_code == 201

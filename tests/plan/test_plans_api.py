@@ -10,17 +10,14 @@ tests/plan/test_plan_approval.py's.
 
 Making a plan costs seconds (derivation, prompt frames, writing the probes), so the plans many tests start from
 are made over HTTP once per backend and copied into later tests' stores (:func:`.conftest.restored`):
-:func:`planned`, the worked example's 300-probe plan, and :func:`small_planned`, a 40-probe ``Equal`` plan.
+:func:`measles_planned`, the worked example's 300-probe plan, and :func:`small_planned`, a 40-probe ``Equal`` plan.
 """
 
 from __future__ import annotations
 
-import pytest
-from pyoxigraph import Quad
-
-from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
-from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service, restored
-from ..test_envelope import example_envelope, load_spec, snapshot, spec_quads  # noqa: F401
+from ..api.test_evaluations import ID, create, sign_off
+from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service
+from ..test_envelope import example_envelope, snapshot
 
 PLAN = {"strategy": "PopulationWeighted", "budget": 300, "seed": 7, "reviewSample": 400}
 """The worked example's plan: across criteria as HighestWeightFirst, within each by the scope's population."""
@@ -28,34 +25,6 @@ SMALL_PLAN = {**PLAN, "budget": 40, "strategy": "Equal"}
 IMMUNE_WITHOUT_CAUSE = "https://w3id.org/ob-caie/shapes/scenario-consistency/ImmuneWithoutCause"
 
 pytestmark = EMBEDDED_ONLY
-
-
-@pytest.fixture
-def signed(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service:  # noqa: F811
-    """The measles example with its envelope signed off, on an empty store of each backend.
-
-    Built over HTTP (as ``loaded`` + :func:`create` + :func:`sign_off`) by the first test on each backend,
-    then restored from that store's quads (:func:`.conftest.restored`).
-    """
-    def build(fresh: Service) -> None:
-        load_spec(fresh.store, spec_quads)
-        create(fresh)
-        sign_off(fresh)
-
-    return restored(service, snapshots, "signed-off measles example", build)
-
-
-@pytest.fixture
-def planned(signed: Service, snapshots: dict) -> Service:
-    """The signed-off measles example with the worked example's 300-probe plan (plan 1, made with :data:`PLAN`)."""
-    return restored(signed, snapshots, "measles example with its 300-probe plan", lambda fresh: make_plan(fresh))
-
-
-@pytest.fixture
-def small_planned(signed: Service, snapshots: dict) -> Service:
-    """The signed-off measles example with a 40-probe ``Equal`` plan (plan 1, made with :data:`SMALL_PLAN`)."""
-    return restored(signed, snapshots, "measles example with a 40-probe Equal plan",
-                    lambda fresh: make_plan(fresh, SMALL_PLAN))
 
 
 def plan_json(service: Service, number: int = 1) -> dict:
@@ -75,8 +44,8 @@ def in_scope_weights() -> dict[str, float]:
     return {c["id"]: c["weight"] for c in example_envelope()["criteria"] if c.get("inScope", True)}
 
 
-def test_the_worked_examples_plan_follows_highest_weight_first_across_criteria(planned: Service) -> None:
-    plan = plan_json(planned)
+def test_the_worked_examples_plan_follows_highest_weight_first_across_criteria(measles_planned: Service) -> None:
+    plan = plan_json(measles_planned)
     weights = in_scope_weights()
     allocation = {a["criterion"].rsplit("/", 1)[-1]: a["probes"] for a in plan["allocation"]}
     assert set(allocation) == set(weights) and sum(allocation.values()) == 300 == plan["probes"]
@@ -91,10 +60,10 @@ def test_the_worked_examples_plan_follows_highest_weight_first_across_criteria(p
     assert all(a["exercisedBy"] >= a["probes"] and 0 < a["scenarios"] <= a["exercisedBy"] for a in plan["allocation"])
 
 
-def test_same_seed_same_plan_other_seed_other_probes(planned: Service) -> None:
-    signed = planned
-    first, second = plan_json(planned), make_plan(planned)
-    other = make_plan(planned, {**PLAN, "seed": 8})
+def test_same_seed_same_plan_other_seed_other_probes(measles_planned: Service) -> None:
+    signed = measles_planned
+    first, second = plan_json(measles_planned), make_plan(measles_planned)
+    other = make_plan(measles_planned, {**PLAN, "seed": 8})
 
     def scenarios(plan: dict) -> list[str]:
         page = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}/probes", params={"limit": 1000}).json()
@@ -136,7 +105,7 @@ def test_blocked_scenarios_keep_their_rule_and_message(small_planned: Service) -
     assert summary["https://w3id.org/ob-caie/epo/EligibleScenario"] == eligible["total"]
 
 
-def test_plan_gates_roles_and_budget(loaded: Service) -> None:  # noqa: F811
+def test_plan_gates_roles_and_budget(loaded: Service) -> None:
     create(loaded)
     refused = loaded.http.post(f"/evaluations/{ID}/plans", json=PLAN, headers=loaded.auth("theo"))
     assert refused.status_code == 409 and "signed off" in refused.json()["detail"]
@@ -151,8 +120,8 @@ def test_plan_gates_roles_and_budget(loaded: Service) -> None:  # noqa: F811
     assert snapshot(loaded.store) == before
 
 
-def test_plan_approval_by_the_domain_expert_only(planned: Service) -> None:
-    signed, plan = planned, plan_json(planned)
+def test_plan_approval_by_the_domain_expert_only(measles_planned: Service) -> None:
+    signed, plan = measles_planned, plan_json(measles_planned)
     url = f"/evaluations/{ID}/plans/{plan['number']}/approval"
     assert signed.http.post(url, json={}, headers=signed.auth("dana")).status_code == 403
     assert signed.http.post(url, json={}).status_code == 401
@@ -180,21 +149,21 @@ def test_excluded_scenario_is_not_probed_again(small_planned: Service) -> None:
                             headers=signed.auth("annie")).status_code == 404
 
 
-def test_the_plans_blocking_counts_each_rule_exactly(planned: Service) -> None:
+def test_the_plans_blocking_counts_each_rule_exactly(measles_planned: Service) -> None:
     """GET …/plans/1/blocking: every rule's exact count of blocked candidates. Worked by hand for one: the past-
     infection rule blocks a person with a past infection who is not immune, whatever else holds. The infection
     history (4 values) and immunity (3 values) facets are the same in every knowledge graph's part of the frame and no
     envelope restriction touches them, so it blocks exactly 1 in 12 candidates."""
-    answer = planned.http.get(f"/evaluations/{ID}/plans/1/blocking")
+    answer = measles_planned.http.get(f"/evaluations/{ID}/plans/1/blocking")
     assert answer.status_code == 200, answer.text
     rules = {r["rule"].rsplit("/", 1)[-1]: r for r in answer.json()["rules"]}
     past = rules["ImmunityContradictsInfectionHistory"]
-    plan = plan_json(planned)
+    plan = plan_json(measles_planned)
     assert past["candidates"] == plan["frameSize"] and past["eligible"] == plan["eligibleFrameSize"]
     assert past["blocked"] * 12 == past["candidates"]
     assert past["shareOfBlocked"] == round(past["blocked"] / (past["candidates"] - past["eligible"]), 4)
     assert "OtherDiseaseAskedAsFocusQuestion" not in rules
-    page = planned.http.get(f"/evaluations/{ID}/plans/1/blocking", headers={"Accept": "text/html"})
+    page = measles_planned.http.get(f"/evaluations/{ID}/plans/1/blocking", headers={"Accept": "text/html"})
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert f"{past['blocked']:,}" in page.text and (past["label"] or "") in page.text
-    assert planned.http.get(f"/evaluations/{ID}/plans/9/blocking").status_code == 404
+    assert measles_planned.http.get(f"/evaluations/{ID}/plans/9/blocking").status_code == 404

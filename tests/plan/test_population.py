@@ -21,10 +21,9 @@ from service.scope.model import Stratum
 from ..api.test_evaluations import ID
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from ..scenarios.conftest import DSO, KGS, SHAPES
-from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
+from ..test_envelope import example_evaluation
 from .test_openings import plan_iri
 from .test_pinned_inputs import select
-from .test_plans_api import planned, signed  # noqa: F401
 
 VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
 EPO = "https://w3id.org/ob-caie/epo/"
@@ -70,9 +69,9 @@ def group_of(facts: dict[str, str]) -> list[str]:
     return [name for name, (_, wanted) in groups().items() if all(facts.get(k) in values for k, values in wanted.items())]
 
 
-def test_every_probe_is_asked_by_exactly_one_declared_group(planned: Service) -> None:  # noqa: F811
+def test_every_probe_is_asked_by_exactly_one_declared_group(measles_planned: Service) -> None:
     """No asker outside the declared population: no pregnant teenager or child, since no group declares one."""
-    facts = probe_facts(planned)
+    facts = probe_facts(measles_planned)
     assert len(facts) == 300
     for probe, found in facts.items():
         member = group_of(found)
@@ -82,12 +81,12 @@ def test_every_probe_is_asked_by_exactly_one_declared_group(planned: Service) ->
             assert found["age"] == VE + "Adult", (probe, found)
 
 
-def test_each_criterion_follows_the_population_shares_within_one_probe_per_group(planned: Service) -> None:  # noqa: F811
+def test_each_criterion_follows_the_population_shares_within_one_probe_per_group(measles_planned: Service) -> None:
     """A criterion's probes are split over the groups that can ask it by their shares, renormalized: every group
     within one probe of its exact quota. Only pregnant adults can state a pregnancy (c06): the carers' groups have
     young children, who cannot be pregnant, or declare their person not pregnant, and older adults cannot be
     (the DSO's rule); every group can ask every other criterion."""
-    facts = probe_facts(planned)
+    facts = probe_facts(measles_planned)
     shares = {name: share for name, (share, _) in groups().items()}
     by_criterion: dict[str, Counter[str]] = defaultdict(Counter)
     for found in facts.values():
@@ -102,10 +101,10 @@ def test_each_criterion_follows_the_population_shares_within_one_probe_per_group
             assert abs(counts[group] - exact) <= 1, (criterion, group, counts[group], float(exact))
 
 
-def test_shares_that_do_not_add_up_are_refused(planned: Service) -> None:  # noqa: F811
+def test_shares_that_do_not_add_up_are_refused(measles_planned: Service) -> None:
     scope = example_evaluation()
     short = {**scope, "id": "short", "population": [{**g, "share": 0.1} for g in scope["population"]]}
-    answer = planned.http.post("/evaluations", json=short, headers=planned.auth("theo"))
+    answer = measles_planned.http.post("/evaluations", json=short, headers=measles_planned.auth("theo"))
     assert answer.status_code == 422 and "add up to 1" in answer.text, answer.text
 
 

@@ -25,12 +25,10 @@ from rdflib.namespace import DCTERMS, RDF, RDFS, SH, SKOS
 
 from service.core.validation import ox_term
 
-from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
+from ..api.test_evaluations import ID
 from ..conftest import BASE_URL, EMBEDDED_ONLY, REPO, Service
-from ..test_envelope import spec_quads  # noqa: F401
 from .test_openings import TEMPLATES, kg_data, openings, plan_iri, tag_of
 from .test_pinned_inputs import select
-from .test_plans_api import planned, signed  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY  # the texts are the plan's, not the store's
 VE = Namespace("https://w3id.org/ob-caie/dso/vaccine-education/")
@@ -228,8 +226,8 @@ def consistency_shapes() -> Graph:
     return Graph().parse(REPO / "shapes" / "scenario-consistency.ttl")
 
 
-def test_the_plan_has_caregiver_of_infant_probes(planned: Service) -> None:  # noqa: F811
-    probes, _ = read(planned)
+def test_the_plan_has_caregiver_of_infant_probes(measles_planned: Service) -> None:
+    probes, _ = read(measles_planned)
     carers = [p for p in probes if p.facts["persona"] in CARER_PERSONAS]
     assert carers and all(p.asks_about_other for p in carers)
     assert not any(p.asks_about_other for p in probes if p.facts["persona"] not in CARER_PERSONAS)
@@ -240,8 +238,8 @@ def test_the_plan_has_caregiver_of_infant_probes(planned: Service) -> None:  # n
     assert {p.tag for p in infants} - {"en"}, "caregiver-of-infant probes only in English"
 
 
-def test_every_probe_scenario_passes_the_consistency_shapes(planned: Service) -> None:  # noqa: F811
-    probes, graph = read(planned)
+def test_every_probe_scenario_passes_the_consistency_shapes(measles_planned: Service) -> None:
+    probes, graph = read(measles_planned)
     scenarios = Graph()
     for probe in probes:
         scenario = URIRef(probe.scenario)
@@ -256,8 +254,8 @@ def test_every_probe_scenario_passes_the_consistency_shapes(planned: Service) ->
             assert probe.facts["age"] in (VE.Adolescent, VE.Adult), probe
 
 
-def test_every_text_states_exactly_its_scenario(planned: Service) -> None:  # noqa: F811
-    probes, _ = read(planned)
+def test_every_text_states_exactly_its_scenario(measles_planned: Service) -> None:
+    probes, _ = read(measles_planned)
     for probe in probes:
         facts, found = probe.facts, stated(probe.tag, probe.text)[0]
         assert found["persona"] == {facts["persona"]}, (probe.text, facts)
@@ -279,8 +277,8 @@ def test_every_text_states_exactly_its_scenario(planned: Service) -> None:  # no
         assert found["misconception"] == {facts["misconception"]} - {VE.NoStatedMisconception}, (probe.text, facts)
 
 
-def test_every_text_is_made_of_its_languages_templates(planned: Service) -> None:  # noqa: F811
-    probes, _ = read(planned)
+def test_every_text_is_made_of_its_languages_templates(measles_planned: Service) -> None:
+    probes, _ = read(measles_planned)
     assert {p.tag for p in probes} - {"en"}
     for probe in probes:
         assert tag_of(probe.language) == probe.tag, probe
@@ -292,10 +290,10 @@ def test_every_text_is_made_of_its_languages_templates(planned: Service) -> None
         assert not rest, f"{probe.text!r} ({probe.tag}) has words no sentence of its template set accounts for: {rest}"
 
 
-def test_the_plan_states_real_misconceptions(planned: Service) -> None:  # noqa: F811
+def test_the_plan_states_real_misconceptions(measles_planned: Service) -> None:
     """The misconception criterion is tested by probes that state one of the DSO's misconceptions (issue 22): the
     plan has such probes, in English and other languages, and probes that state none."""
-    probes, _ = read(planned)
+    probes, _ = read(measles_planned)
     stating = [p for p in probes if p.facts["misconception"] != VE.NoStatedMisconception]
     assert stating and len(stating) < len(probes)
     assert all((p.facts["misconception"], RDF.type, VE.Misconception) in kg_data() for p in stating)
@@ -304,10 +302,10 @@ def test_the_plan_states_real_misconceptions(planned: Service) -> None:  # noqa:
     assert english and all("I heard " in text for text in english), english
 
 
-def test_no_hausa_turn_mixes_genders(planned: Service) -> None:  # noqa: F811
+def test_no_hausa_turn_mixes_genders(measles_planned: Service) -> None:
     """The reviewer's finding (issue 22): Hausa turns about a person in one's care said "my son" or "he" beside
     "she is pregnant". Written by hand: the masculine forms that must not appear in a turn about another person."""
-    probes, _ = read(planned)
+    probes, _ = read(measles_planned)
     hausa = [p for p in probes if p.tag == "ha" and p.asks_about_other]
     assert hausa
     masculine = re.compile(r"\b(?:ɗana|Bai|Ya|Yana|zai|jikinsa|jaririna|mahaifina)\b")

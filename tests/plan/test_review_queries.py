@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from ..api.test_evaluations import ID, create, loaded, sign_off  # noqa: F401
+from ..api.test_evaluations import ID, create, sign_off
 from ..conftest import ALSO_REMOTE, EMBEDDED_ONLY, Service
-from ..test_envelope import example_evaluation, spec_quads  # noqa: F401
-from .test_plans_api import SMALL_PLAN, signed, small_planned  # noqa: F401
+from ..test_envelope import example_evaluation
+from .test_plans_api import SMALL_PLAN
 
 VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
 
@@ -40,7 +40,7 @@ def pages_of(service: Service, url: str, size: int, total: int) -> list[dict]:
     return items
 
 
-def test_scenario_filters_and_pages_agree_with_the_whole_listing(small_planned: Service) -> None:  # noqa: F811
+def test_scenario_filters_and_pages_agree_with_the_whole_listing(small_planned: Service) -> None:
     signed = small_planned
     url = f"/evaluations/{ID}/scenarios"
     whole = get(signed, url, limit=1000)
@@ -72,7 +72,7 @@ def test_scenario_filters_and_pages_agree_with_the_whole_listing(small_planned: 
     assert beyond["items"] == [] and beyond["total"] == whole["total"]
 
 
-def test_a_multi_valued_facet_lists_every_value(small_planned: Service) -> None:  # noqa: F811
+def test_a_multi_valued_facet_lists_every_value(small_planned: Service) -> None:
     """epo:personState has one value per person state (age, vaccination, infection, immunity): all are listed,
     sorted, and each facet is a list, one-valued or not."""
     signed = small_planned
@@ -86,7 +86,7 @@ def test_a_multi_valued_facet_lists_every_value(small_planned: Service) -> None:
         assert len(states) > 1 and facets["personState"] == sorted(states)
 
 
-def test_scenario_filters_are_checked(signed: Service) -> None:  # noqa: F811
+def test_scenario_filters_are_checked(signed: Service) -> None:
     url = f"/evaluations/{ID}/scenarios"
     five = ("hasAgeGroup", "hasVaccinationStatus", "hasInfectionHistory", "hasImmunityStatus", "livesIn")
     refused = {
@@ -104,7 +104,7 @@ def test_scenario_filters_are_checked(signed: Service) -> None:  # noqa: F811
 
 
 @ALSO_REMOTE
-def test_the_latest_exclusion_shows_in_the_listing(small_planned: Service) -> None:  # noqa: F811
+def test_the_latest_exclusion_shows_in_the_listing(small_planned: Service) -> None:
     signed = small_planned
     url = f"/evaluations/{ID}/scenarios"
     first = get(signed, url, status="eligible", limit=1)["items"][0]
@@ -119,7 +119,7 @@ def test_the_latest_exclusion_shows_in_the_listing(small_planned: Service) -> No
 
 
 @ALSO_REMOTE
-def test_probe_filter_and_pages_agree_with_the_whole_listing(small_planned: Service) -> None:  # noqa: F811
+def test_probe_filter_and_pages_agree_with_the_whole_listing(small_planned: Service) -> None:
     signed, plan = small_planned, {"number": 1}
     assert get(signed, f"/evaluations/{ID}/plans/1")["budget"] == SMALL_PLAN["budget"]
     url = f"/evaluations/{ID}/plans/{plan['number']}/probes"
@@ -139,7 +139,7 @@ def test_probe_filter_and_pages_agree_with_the_whole_listing(small_planned: Serv
 
 
 @ALSO_REMOTE
-def test_evaluations_listing_names_each_current_envelope(loaded: Service) -> None:  # noqa: F811
+def test_evaluations_listing_names_each_current_envelope(loaded: Service) -> None:
     create(loaded)
     second = {**example_evaluation(), "id": "second", "title": "A second evaluation, with no envelope yet"}
     assert loaded.http.post("/evaluations", json=second, headers=loaded.auth("theo")).status_code == 201

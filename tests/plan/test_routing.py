@@ -27,10 +27,8 @@ from service.scenarios.frame import allowed_positions
 from ..api.test_evaluations import ID
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, REPO, Service
 from ..scenarios.conftest import DSO, KGS, SHAPES, TINY, TINY_CRITERIA
-from ..test_envelope import spec_quads  # noqa: F401
 from .test_openings import bound, openings, plan_iri
 from .test_pinned_inputs import select
-from .test_plans_api import planned, signed  # noqa: F401
 
 VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
 EPO = "https://w3id.org/ob-caie/epo/"
@@ -54,11 +52,11 @@ def bearing(rows: list[dict[str, str]]) -> dict[tuple[str, str], dict[str, str]]
 
 
 @ALSO_REMOTE
-def test_every_probe_exercises_exactly_the_criteria_its_scenario_triggers(planned: Service) -> None:  # noqa: F811
+def test_every_probe_exercises_exactly_the_criteria_its_scenario_triggers(measles_planned: Service) -> None:
     """queries/criterion-triggers.rq, run as a third party would: for every probe and criterion that declares
     triggers, the plan has the probe exercise it exactly when the scenario meets every trigger; and every criterion
     of the worked example but the misconception one (routed by its concepts) declares them."""
-    found = select(planned, bound("criterion-triggers", plan=plan_iri()))
+    found = select(measles_planned, bound("criterion-triggers", plan=plan_iri()))
     assert [row for row in found if row["bears"] != row["exercised"]] == []
     triggered = {criterion(row["criterion"]) for row in found}
     assert triggered >= {"c01", "c02", "c03", "c04", "c05", "c06", "c07", "c08", "c09", "c10", "c11", "c14"}
@@ -88,34 +86,34 @@ def stating(text: str, language: str, concept: str) -> bool:
     ("c13", tuple(VE + f"Misconception{m}" for m in ("Autism", "NaturalInfection", "Remedies", "OneDose", "MinorIllness"))),
 ])
 def test_a_probe_that_states_a_trigger_exercises_its_criterion_and_only_such_probes_do(
-        planned: Service, crit: str, concepts: tuple[str, ...]) -> None:  # noqa: F811
+        measles_planned: Service, crit: str, concepts: tuple[str, ...]) -> None:
     """Read from the opening turns' text (in each probe's language, by the template files): every probe whose
     opening turn states a pregnancy exercises c06, every one that states fever with rash c05, every one that states
     one of the DSO's misconceptions c13, and every probe of those criteria states it."""
-    exercised = {row["probe"] for row in select(planned, f"""
+    exercised = {row["probe"] for row in select(measles_planned, f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}{crit}> }} }}""")}
-    states = {row["probe"] for row in openings(planned)
+    states = {row["probe"] for row in openings(measles_planned)
               if any(stating(row["text"], row["tag"], concept) for concept in concepts)}
     assert states and states == exercised
 
 
-def exported(planned: Service) -> Store:  # noqa: F811
+def exported(measles_planned: Service) -> Store:
     """The graphs the routing queries read, as a third party has them from the record: plan, head, scenarios, DSO and
     the knowledge graphs (a country's own settings are narrower than the DSO's there)."""
     record = Store()
     kgs = [f"{BASE_URL}graphs/kg/{country}" for country in ("bangladesh", "india", "kenya", "nigeria")]
     for graph in (plan_iri(), f"{BASE_URL}evaluations/{ID}", f"{BASE_URL}evaluations/{ID}/scenarios", DSO_GRAPH, *kgs):
-        body = planned.http.get("/rdf-graph-store", params={"graph": graph}, headers={"Accept": "application/n-triples"})
+        body = measles_planned.http.get("/rdf-graph-store", params={"graph": graph}, headers={"Accept": "application/n-triples"})
         assert body.status_code == 200, body.text
         record.extend(Quad(t.subject, t.predicate, t.object, NamedNode(graph)) for t in parse(body.content, RdfFormat.N_TRIPLES))
     return record
 
 
-def made_to_exercise_c10_and_c11(planned: Service, record: Store) -> str:  # noqa: F811
+def made_to_exercise_c10_and_c11(measles_planned: Service, record: Store) -> str:
     """An English schedule question that exercises neither, made to exercise c10 (symptoms) and c11 (a language other
     than English)."""
-    english = select(planned, f"""
+    english = select(measles_planned, f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:language <{ENGLISH}> ; epo:allocatedTo <{CRITERIA}c07> .
           FILTER NOT EXISTS {{ ?probe epo:exercises <{CRITERIA}c10> }} }} }} ORDER BY ?probe LIMIT 1""")[0]["probe"]
@@ -131,10 +129,10 @@ def rows(record: Store, query: str) -> list[dict[str, str]]:
     return [{name: row[name].value for name in names if row[name] is not None} for row in found]
 
 
-def test_the_trigger_query_finds_a_probe_made_to_exercise_criteria_it_does_not_trigger(planned: Service) -> None:  # noqa: F811
+def test_the_trigger_query_finds_a_probe_made_to_exercise_criteria_it_does_not_trigger(measles_planned: Service) -> None:
     """Made to exercise c11 and c10, an English probe without symptoms is found for both: exercised, not borne."""
-    record = exported(planned)
-    english = made_to_exercise_c10_and_c11(planned, record)
+    record = exported(measles_planned)
+    english = made_to_exercise_c10_and_c11(measles_planned, record)
     wrong = sorted((row["probe"], criterion(row["criterion"])) for row in rows(record, bound("criterion-triggers", plan=plan_iri()))
                    if row["bears"] != row["exercised"])
     assert wrong == [(english, "c10"), (english, "c11")]
@@ -147,11 +145,11 @@ def without_triggers(record: Store) -> Store:
     return record
 
 
-def test_the_query_finds_a_probe_that_does_not_bear_on_its_criterion(planned: Service) -> None:  # noqa: F811
+def test_the_query_finds_a_probe_that_does_not_bear_on_its_criterion(measles_planned: Service) -> None:
     """Made to exercise c11 and c10, an English probe on something else is found by the concept query (criteria
     read without their triggers), with the aspect it misses."""
-    record = without_triggers(exported(planned))
-    english = made_to_exercise_c10_and_c11(planned, record)
+    record = without_triggers(exported(measles_planned))
+    english = made_to_exercise_c10_and_c11(measles_planned, record)
     unbearing = {(row["probe"], criterion(row["criterion"]), row["aspect"])
                  for row in rows(record, bound("criterion-probe-bearing", plan=plan_iri())) if row["bears"] != "true"}
     assert {(english, "c10", "need"), (english, "c11", "language")} <= unbearing
@@ -168,7 +166,7 @@ PLAIN = {
 }
 
 
-def test_the_query_gives_the_rows_of_its_plain_formulation(planned: Service) -> None:  # noqa: F811
+def test_the_query_gives_the_rows_of_its_plain_formulation(measles_planned: Service) -> None:
     """On the plan as made (every kind of bearing: a need's value, c06's pregnancy by a defined class and its need by
     grading facts, c11's language class), with a probe made to exercise criteria it does not bear on, and with c06
     naming a need as well (its grading facts then no longer count: only that need, or a narrower one, bears)."""
@@ -177,7 +175,7 @@ def test_the_query_gives_the_rows_of_its_plain_formulation(planned: Service) -> 
     for fast, slow in PLAIN.items():
         assert plain.count(fast) == 1, f"the published query no longer has: {fast}"
         plain = plain.replace(fast, slow)
-    record = without_triggers(exported(planned))
+    record = without_triggers(exported(measles_planned))
     c06_probes = len(rows(record, f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}c06> }} }}"""))
@@ -190,7 +188,7 @@ def test_the_query_gives_the_rows_of_its_plain_formulation(planned: Service) -> 
         return found
 
     as_made = same_rows()
-    made_to_exercise_c10_and_c11(planned, record)
+    made_to_exercise_c10_and_c11(measles_planned, record)
     assert len(same_rows()) == len(as_made) + 2  # the probe's c10 need and c11 language
     c06_need = [row for row in as_made if criterion(row["criterion"]) == "c06" and row["aspect"] == "need"]
     assert len(c06_need) == c06_probes > 0

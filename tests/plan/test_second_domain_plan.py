@@ -23,10 +23,9 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
-import pytest
 from rdflib import RDF, Graph, Literal, Namespace, URIRef
 
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, restored
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from ..test_envelope import snapshot
 from .test_openings import bound
 from .test_pinned_inputs import select
@@ -103,12 +102,6 @@ def build(service: Service) -> None:
     assert enveloped.status_code == 201, enveloped.text
     sign_off(service)
     posted(service, "/plans", PLAN, "theo")
-
-
-@pytest.fixture
-def planned(service: Service, snapshots: dict) -> Service:
-    """The bed-nets evaluation, signed off, with plan 1 (:data:`PLAN`): built over HTTP once, then restored."""
-    return restored(service, snapshots, "bed-nets evaluation with a 6-probe plan", build)
 
 
 def plan_iri(number: int = 1) -> str:

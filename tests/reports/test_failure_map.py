@@ -18,13 +18,7 @@ from html.parser import HTMLParser
 from pyoxigraph import Quad
 
 from ..conftest import EMBEDDED_ONLY, Service, restore
-from ..judgments.test_judgments_api import judged, probes  # noqa: F401
-from ..plan.test_second_domain_plan import planned  # noqa: F401
-from ..runs.conftest import chat_server  # noqa: F401
-from ..runs.test_run_record import approved  # noqa: F401
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture it starts from
-from .test_reports_api import BODY, ID, attested  # noqa: F401
+from .test_reports_api import BODY, ID
 
 pytestmark = EMBEDDED_ONLY
 SHOWN = {"passed": "pass", "failed": "fail", "cantTell": "cannot tell", "untested": "untested"}
@@ -130,7 +124,7 @@ def _check_against_routes(service: Service, evaluation: str, number: int) -> tup
 
 
 def test_the_map_shows_every_criterion_once_under_its_requirement_with_the_reports_outcome_and_weight(
-        attested: Service) -> None:  # noqa: F811
+        attested: Service) -> None:
     made = attested.http.post(f"/evaluations/{ID}/reports", json=BODY, headers=attested.auth("theo"))
     assert made.status_code == 201, made.text
     shown, _, report = _check_against_routes(attested, ID, 1)
@@ -158,7 +152,7 @@ def test_the_map_shows_every_criterion_once_under_its_requirement_with_the_repor
 
 
 def test_the_worked_examples_map_nests_refinements_and_marks_cannot_tell_and_not_applicable(
-        service: Service, worked_example_quads: list[Quad]) -> None:  # noqa: F811
+        service: Service, worked_example_quads: list[Quad]) -> None:
     restore(service.store, worked_example_quads)
     shown, envelope, report = _check_against_routes(service, "measles", 1)
     refining = {r["id"]: r["parent"] for r in envelope["requirements"] if r.get("parent")}
@@ -181,7 +175,7 @@ def test_the_worked_examples_map_nests_refinements_and_marks_cannot_tell_and_not
 
 
 def test_a_report_made_before_standings_shows_only_its_named_failed_and_untested_criteria(
-        attested: Service) -> None:  # noqa: F811
+        attested: Service) -> None:
     """A report graph without ``epo:criterionStanding`` (as reports were made before issue 22) names only its
     failed criteria and gaps: the map shows those, and says the others' outcomes are not stated."""
     made = attested.http.post(f"/evaluations/{ID}/reports", json=BODY, headers=attested.auth("theo"))

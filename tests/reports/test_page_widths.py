@@ -14,8 +14,6 @@ from pyoxigraph import Quad
 
 from ..conftest import EMBEDDED_ONLY, Service, restore
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_words_whole, keep_screenshot
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture it starts from
 
 pytestmark = EMBEDDED_ONLY
 PAGES = {"report": "/evaluations/measles/reports/1/page", "failure-map": "/evaluations/measles/reports/1/failure-map",
@@ -24,7 +22,7 @@ PAGES = {"report": "/evaluations/measles/reports/1/page", "failure-map": "/evalu
 
 @pytest.mark.parametrize("screen", [LAPTOP, PHONE], ids=["laptop", "phone"])
 def test_the_report_its_map_and_the_evaluation_fit_the_screen_and_pass_axe(
-        service: Service, worked_example_quads: list[Quad], new_page: Callable[[ViewportSize], Page],  # noqa: F811
+        service: Service, worked_example_quads: list[Quad], new_page: Callable[[ViewportSize], Page],
         screen: ViewportSize) -> None:
     restore(service.store, worked_example_quads)
     page = new_page(screen)

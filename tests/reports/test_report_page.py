@@ -23,12 +23,9 @@ from service.runs.runner import continue_run
 from service.runs.targets import OpenAICompatible
 
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
-from ..judgments.test_judgments_api import judged, probes  # noqa: F401
+from ..judgments.test_judgments_api import probes
 from ..pages_browser import keep_screenshot
-from ..plan.test_second_domain_plan import planned  # noqa: F401
-from ..runs.conftest import chat_server  # noqa: F401
-from ..runs.test_run_record import approved  # noqa: F401
-from .test_reports_api import BODY, ID, attested  # noqa: F401
+from .test_reports_api import BODY, ID
 
 pytestmark = EMBEDDED_ONLY
 REPORTS = f"/evaluations/{ID}/reports"
@@ -42,7 +39,7 @@ def _report(service: Service) -> dict:
 
 
 def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts(
-        attested: Service, browser_page: Page) -> None:  # noqa: F811
+        attested: Service, browser_page: Page) -> None:
     _report(attested)
     page = browser_page  # a console error (a CSP violation, a failed load, a script error) fails the test
     page.goto(f"{attested.url}{REPORTS}/1/page")
@@ -87,7 +84,7 @@ def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts
     expect(page.locator("#coverage")).to_be_visible()
 
 
-def test_the_runs_page_links_to_its_report(attested: Service) -> None:  # noqa: F811
+def test_the_runs_page_links_to_its_report(attested: Service) -> None:
     _report(attested)
     page = attested.http.get(f"/evaluations/{ID}/runs/1", headers={"Accept": "text/html"})
     assert page.status_code == 200
@@ -108,7 +105,7 @@ def _attest_hanging(service: Service) -> None:
 
 
 def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_comparison_needs_another_version(
-        attested: Service, browser_page: Page) -> None:  # noqa: F811
+        attested: Service, browser_page: Page) -> None:
     _report(attested)
     _attest_hanging(attested)
     _report(attested)
@@ -143,7 +140,7 @@ def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_compariso
 
 @ALSO_REMOTE
 def test_reports_with_another_envelope_digest_and_judge_version_are_refused_naming_each(
-        attested: Service) -> None:  # noqa: F811
+        attested: Service) -> None:
     """Report 2's envelope digest and one judge's version are changed in its graph (as a report on another envelope,
     judged by another version, would state them): the comparison is a 409 naming both, and nothing else."""
     first = _report(attested)
@@ -164,7 +161,7 @@ def test_reports_with_another_envelope_digest_and_judge_version_are_refused_nami
     assert "not compatible" in refused.json()["detail"]
 
 
-def test_caie_compare_prints_the_comparison_or_the_reasons(attested: Service, tmp_path: Path,  # noqa: F811
+def test_caie_compare_prints_the_comparison_or_the_reasons(attested: Service, tmp_path: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     _report(attested)
     _attest_hanging(attested)
@@ -181,7 +178,7 @@ def test_caie_compare_prints_the_comparison_or_the_reasons(attested: Service, tm
     assert [e.split(": ")[0] for e in json.loads(capsys.readouterr().out)["errors"]] == ["target version"]
 
 
-def test_a_version_comparison_of_two_target_versions_run_alike(attested: Service, chat_server: str) -> None:  # noqa: F811
+def test_a_version_comparison_of_two_target_versions_run_alike(attested: Service, chat_server: str) -> None:
     """Run 2 of the same plan, with the same settings, on another version of the target (the demonstration chatbot
     behind its OpenAI-compatible API, another model release), determined and attested like run 1 but with washing
     passing now: compatible, washing is fixed, coverage unchanged (hanging is untested in both)."""

@@ -29,9 +29,8 @@ from service.core import queries
 from service.core.store import EmbeddedStore
 
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, Service, dump, restore, restored
-from ..judgments.test_judgments_api import judged, probes  # noqa: F401
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from ..runs.test_run_record import approved  # noqa: F401
+from ..judgments.test_judgments_api import probes
+from ..plan.test_second_domain_plan import ID
 
 pytestmark = EMBEDDED_ONLY
 EVALUATION = f"{BASE_URL}evaluations/{ID}"
@@ -51,11 +50,6 @@ def attest(service: Service) -> None:
             "criterion": criterion, "outcome": outcome, "rationale": "as determined", "sufficiency": "sufficient",
             "appropriateness": "appropriate"})
         assert attested.status_code == 201, attested.text
-
-
-@pytest.fixture
-def attested(judged: Service, snapshots: dict) -> Service:  # noqa: F811
-    return restored(judged, snapshots, "bed-nets run 1 determined and attested for reports", attest)
 
 
 BODY = {"run": 1, "limitations": ["two probes per criterion"], "recommendations": ["fix the washing advice"],

@@ -22,9 +22,9 @@ from service.core.namespaces import EPO
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump
 from ..plan.test_pinned_inputs import select
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
+from ..plan.test_second_domain_plan import ID
 from .test_inspect_io import FAILING_TURN, RELEASE, REPO, _reply
-from .test_run_record import OPERATOR, PROBES, approved  # noqa: F401
+from .test_run_record import OPERATOR, PROBES
 
 pytestmark = EMBEDDED_ONLY
 IMPORTS = f"/evaluations/{ID}/runs/imports"
@@ -80,7 +80,7 @@ def inspect_log(dataset: Path) -> bytes:
 
 
 def test_the_exported_plan_run_by_inspect_imports_back_onto_its_probes(
-        approved: Service, tmp_path: Path) -> None:  # noqa: F811
+        approved: Service, tmp_path: Path) -> None:
     exported = approved.http.get(f"/evaluations/{ID}/plans/1/inspect-dataset")
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/jsonl")
     samples = [json.loads(line) for line in exported.text.splitlines()]
@@ -110,7 +110,7 @@ def test_the_exported_plan_run_by_inspect_imports_back_onto_its_probes(
     assert select(approved, SOURCE) == [{"format": "application/zip", "digest": hashlib.sha256(log).hexdigest()}]
 
 
-def test_red_teaming_rows_become_the_cases_of_their_probes(approved: Service) -> None:  # noqa: F811
+def test_red_teaming_rows_become_the_cases_of_their_probes(approved: Service) -> None:
     body = jsonl(row(2, "Hang it over the bed.", turn=2), row(2, "Tuck it in."),
                  row(f"{PLAN}/probes/5", "Wash it gently."))
     imported = upload(approved, body, "jsonl")
@@ -125,7 +125,7 @@ def test_red_teaming_rows_become_the_cases_of_their_probes(approved: Service) ->
     assert select(approved, SOURCE)[0]["format"] == "application/jsonl"
 
 
-def test_bad_uploads_are_refused_by_name_and_store_nothing(approved: Service) -> None:  # noqa: F811
+def test_bad_uploads_are_refused_by_name_and_store_nothing(approved: Service) -> None:
     before = len(dump(approved.store))
     good = jsonl(row(1, "Hang it."))
     cases = [
@@ -149,7 +149,7 @@ def test_bad_uploads_are_refused_by_name_and_store_nothing(approved: Service) ->
     assert approved.http.get(f"/evaluations/{ID}/runs").json()["runs"] == []
 
 
-def test_an_import_onto_a_plan_not_approved_is_refused(planned: Service) -> None:  # noqa: F811
+def test_an_import_onto_a_plan_not_approved_is_refused(planned: Service) -> None:
     before = len(dump(planned.store))
     refused = upload(planned, jsonl(row(1, "Hang it.")), "jsonl")
     assert refused.status_code == 409 and "no domain expert has approved the plan" in refused.text, refused.text

@@ -26,9 +26,9 @@ from service.runs.targets import OpenAICompatible
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, settings_for
 from ..plan.test_pinned_inputs import select
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
+from ..plan.test_second_domain_plan import ID
 from ..servers import AppSlot
-from .test_run_record import PROBES, approved  # noqa: F401
+from .test_run_record import PROBES
 
 pytestmark = EMBEDDED_ONLY
 THEO = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
@@ -47,7 +47,7 @@ ATTEMPTS = f"""
 
 
 @pytest.fixture
-def half_failed(approved: Service, chat_server: str,  # noqa: F811
+def half_failed(approved: Service, chat_server: str,
                 app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> Iterator[tuple[Service, str]]:
     """Run 1 of the approved plan against a chat server down for every other conversation (3 execution errors, 3
     traces), then the server recovered; the service over HTTP, allowed to call it. Yields it and the target body."""

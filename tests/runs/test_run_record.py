@@ -30,9 +30,9 @@ from service.runs.records import record_cases, run_view, start_run
 from service.runs.runner import continue_run
 from service.runs.targets import MissingCredential, OpenAICompatible
 
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore, restored
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
 from ..plan.test_pinned_inputs import select
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
+from ..plan.test_second_domain_plan import ID
 
 pytestmark = EMBEDDED_ONLY
 OPERATOR = "theo"
@@ -45,12 +45,6 @@ def approve(service: Service) -> None:
 
 
 PROBES = 6
-
-
-@pytest.fixture
-def approved(planned: Service, snapshots: dict) -> Service:  # noqa: F811
-    """The bed-nets evaluation with its 6-probe plan approved by the domain expert."""
-    return restored(planned, snapshots, "bed-nets evaluation with its plan approved", approve)
 
 
 def finished(service: Service, number: int, traces: int | None = None) -> dict:
@@ -131,7 +125,7 @@ def test_bad_starts_are_refused_by_name_and_store_nothing(approved: Service) -> 
     assert approved.http.get(url).json()["runs"] == []
 
 
-def test_a_plan_not_approved_does_not_run(planned: Service) -> None:  # noqa: F811
+def test_a_plan_not_approved_does_not_run(planned: Service) -> None:
     refused = planned.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
                                 headers=planned.auth(OPERATOR))
     assert refused.status_code == 409 and "no domain expert has approved the plan" in refused.text

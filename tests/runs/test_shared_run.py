@@ -20,13 +20,13 @@ from service.runs.records import plan_probes, start_run
 from service.runs.targets import OpenAICompatible
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, dump, graphs_over, restore
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from .test_run_record import PROBES, approved  # noqa: F401
+from ..plan.test_second_domain_plan import ID
+from .test_run_record import PROBES
 
 pytestmark = EMBEDDED_ONLY  # the approved record is made on the embedded store, then copied to the remote one
 
 
-def test_two_runners_share_a_run_on_a_remote_store_and_run_no_probe_twice(approved: Service,  # noqa: F811
+def test_two_runners_share_a_run_on_a_remote_store_and_run_no_probe_twice(approved: Service,
                                                                          chat_server: str, remote_url: str) -> None:
     httpx.post(f"{remote_url}/update", content=b"DROP ALL",
                headers={"Content-Type": "application/sparql-update"}).raise_for_status()

@@ -1,27 +1,17 @@
 """The worked example served with one person per role who signs in, for the home and report page tests
-(test_home_pages.py, test_report_signoff_pages.py): the people, the fixture, and a signed-in browser. A test module
-using :func:`example` also imports the fixtures it starts from (``worked_example_quads``, ``spec_quads``)."""
+(test_home_pages.py, test_report_signoff_pages.py): the people and a signed-in browser; the fixture serving them is
+tests/workspace/conftest.py's ``example``."""
 
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from html.parser import HTMLParser
 
-import httpx
-import pytest
-from pyoxigraph import Quad
-
-from service.api import create_app
-from service.core.outbound import tls_context
-from service.core.store import Store
-
-from ..api.workspace import Visitor, quick_hashes, visitor
-from ..conftest import ROLES, Service, restore, settings_for
-from ..servers import AppSlot
+from ..api.workspace import Visitor, visitor
+from ..conftest import ROLES
 
 PASSWORDS = {agent: f"{agent}'s long password" for agent in ROLES}
 PEOPLE = [{"agent": agent, "username": agent, "password": PASSWORDS[agent], "roles": roles, "name": agent.capitalize()}
@@ -29,17 +19,6 @@ PEOPLE = [{"agent": agent, "username": agent, "password": PASSWORDS[agent], "rol
 """The tests' agents (tests/conftest.py ROLES) as people; none declares languages, so the annotator is offered
 every case (docs/workspace.md)."""
 EVALUATION = "/evaluations/measles"
-
-
-@pytest.fixture
-def example(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
-            worked_example_quads: list[Quad]) -> Iterator[Service]:
-    """The worked example (accepted, report 1 final) served with :data:`PEOPLE`; the REST client has the tokens."""
-    restore(store, worked_example_quads)
-    slot, url = app_slot
-    app = create_app(settings_for(tokens, people=json.dumps(quick_hashes(PEOPLE))), store)
-    with slot.serving(app), httpx.Client(base_url=url, timeout=300.0, verify=tls_context()) as http:
-        yield Service(http, store, tokens, url)
 
 
 @contextmanager

@@ -13,11 +13,9 @@ from service.core.errors import BadRequest, NotFound
 from service.workspace import Queue, annotation_queue, case_view, reads
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, restore
-from ..judgments.test_judgments_api import approved, judged, planned, probes  # noqa: F401
+from ..judgments.test_judgments_api import probes
 from ..plan.test_second_domain_plan import BN, ID, posted
 from ..runs.test_run_record import DEMO, finished
-from ..test_cli import worked_example_quads  # noqa: F401
-from ..test_envelope import spec_quads  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY  # what it shows is the queue's rules over a record, not the store's transport
 LANGUAGES = """
@@ -29,7 +27,7 @@ LANGUAGES = """
 
 
 @pytest.fixture
-def example(service: Service, worked_example_quads: list[Quad]) -> Service:  # noqa: F811
+def example(service: Service, worked_example_quads: list[Quad]) -> Service:
     restore(service.store, worked_example_quads)
     return service
 
@@ -84,7 +82,7 @@ def test_the_queue_prefers_expertise_then_probe_order_and_counts_progress(exampl
         annotation_queue(graphs, "measles", 9, "nora", None, frozenset(), 10)
 
 
-def test_a_plan_that_assigns_probes_gives_each_annotator_their_own(planned: Service) -> None:  # noqa: F811
+def test_a_plan_that_assigns_probes_gives_each_annotator_their_own(planned: Service) -> None:
     body = {"strategy": "MatchedToExpertise", "budget": 4, "seed": 7, "reviewSample": 48, "annotators": [
         {"agent": "nora", "expertise": [str(BN.HowToHang), str(BN.Washing)], "capacity": 3},
         {"agent": "ana", "expertise": [str(BN.WhereToGet)], "capacity": 3}]}
@@ -118,7 +116,7 @@ def test_a_plan_that_assigns_probes_gives_each_annotator_their_own(planned: Serv
     assert (after.determined, after.total) == (len(mine[number]["exercises"]), queue.total)
 
 
-def test_others_verdicts_stay_hidden_until_the_annotator_gives_their_own(judged: Service) -> None:  # noqa: F811
+def test_others_verdicts_stay_hidden_until_the_annotator_gives_their_own(judged: Service) -> None:
     graphs = graphs_over(judged.store)
     probe = probes(judged, "hanging")[0]
     number = probe["number"]

@@ -29,8 +29,6 @@ from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, restore, settings_for
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
 from ..servers import AppSlot
-from ..test_cli import worked_example_quads  # noqa: F401
-from ..test_envelope import spec_quads  # noqa: F401
 from .by_keyboard import determine_cases, sign_in
 from .test_annotation import tags
 
@@ -51,7 +49,7 @@ DETERMINED_BY = """
 
 @pytest.fixture
 def site(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
-         worked_example_quads: list[Quad]) -> Iterator[Service]:  # noqa: F811
+         worked_example_quads: list[Quad]) -> Iterator[Service]:
     """The worked example served with :data:`PEOPLE`, who sign in."""
     restore(store, worked_example_quads)
     slot, url = app_slot

@@ -26,10 +26,8 @@ from SPARQLWrapper import JSON, POST, SPARQLWrapper
 
 from ..conftest import BASE_URL, EMBEDDED_ONLY, REPO, Service
 from ..pages_browser import LAPTOP, keep_screenshot
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture example starts from
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture that starts from
 from .by_keyboard import determine_cases, sign_in
-from .example_pages import EVALUATION, PASSWORDS, example  # noqa: F401 - example
+from .example_pages import EVALUATION, PASSWORDS
 from .test_annotator_pages import determinations
 
 pytestmark = EMBEDDED_ONLY  # the pages' domains are tested on every store elsewhere
@@ -137,7 +135,7 @@ def attest(page: Page, form: str, outcome: str, evidence: str, rationale: str, b
         fields.get_by_role("button", name=button).click()
 
 
-def test_the_workspace_end_to_end(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:  # noqa: F811
+def test_the_workspace_end_to_end(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:
     url, rest = example.url, example.http
     people: dict[str, Page] = {}
 

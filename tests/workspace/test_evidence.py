@@ -17,8 +17,6 @@ from service.core.errors import BadRequest, NotFound
 from service.workspace import criterion_evidence
 
 from ..conftest import EMBEDDED_ONLY, Service, graphs_over, restore
-from ..test_cli import worked_example_quads  # noqa: F401
-from ..test_envelope import spec_quads  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY  # what it shows is the evidence a record holds, not the store's transport
 CRITERIA = "http://caie.test/evaluations/measles/envelope/v1/criteria/"
@@ -32,7 +30,7 @@ WINDOWS = """
 
 
 @pytest.fixture
-def example(service: Service, worked_example_quads: list[Quad]) -> Service:  # noqa: F811
+def example(service: Service, worked_example_quads: list[Quad]) -> Service:
     restore(service.store, worked_example_quads)
     return service
 

@@ -15,19 +15,14 @@ from contextlib import contextmanager
 from html import unescape
 
 import httpx
-import pytest
 from markupsafe import escape
 
 from service.api import create_app
 
 from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, restored, settings_for
-from ..judgments.test_judgments_api import judged  # noqa: F401
-from ..plan.test_second_domain_plan import DOMAIN, ID, domain_json, load_domain, planned  # noqa: F401
-from ..runs.test_run_record import approved  # noqa: F401
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture example starts from
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture worked_example_quads starts from
-from .example_pages import EVALUATION, example  # noqa: F401 - example: the fixture
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, settings_for
+from ..plan.test_second_domain_plan import DOMAIN, ID, domain_json, load_domain
+from .example_pages import EVALUATION
 from .example_pages import signed_in as example_signed_in
 
 pytestmark = EMBEDDED_ONLY  # what the pages show is how a record reads, not the store's transport
@@ -52,11 +47,6 @@ def draft(service: Service) -> None:
     enveloped = service.http.put(f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"),
                                  headers=service.auth("theo"))
     assert enveloped.status_code == 201, enveloped.text
-
-
-@pytest.fixture
-def drafted(service: Service, snapshots: dict) -> Service:
-    return restored(service, snapshots, "bed-nets envelope drafted, nothing assessed", draft)
 
 
 @contextmanager
@@ -185,7 +175,7 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
 
 
 def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an_eligible_one(
-        planned: Service, app_slot: tuple) -> None:  # noqa: F811
+        planned: Service, app_slot: tuple) -> None:
     listing = f"{WORKSPACE}/scenarios"
     rest = f"/evaluations/{ID}/scenarios"
     blocked = planned.http.get(rest, params={"status": "blocked", "limit": 25}).json()
@@ -254,7 +244,7 @@ def test_two_rules_sharing_a_label_read_apart_on_the_worked_examples_scenarios_p
                      "scenario-consistency": "infant asker (shapes/scenario-consistency)"}
 
 
-def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: Service,  # noqa: F811
+def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: Service,
                                                                         app_slot: tuple) -> None:
     rest = planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()
     probes = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
@@ -303,7 +293,7 @@ def attestations(service: Service) -> list[dict]:
 
 
 def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_the_domain_lets(
-        judged: Service, app_slot: tuple) -> None:  # noqa: F811
+        judged: Service, app_slot: tuple) -> None:
     determinations = judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
     hanging = [d for d in determinations if d["criterion"].endswith("/hanging")]
     probes = {p["probe"]: p for p in judged.http.get(f"/evaluations/{ID}/plans/1/probes").json()["items"]}

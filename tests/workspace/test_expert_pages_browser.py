@@ -12,7 +12,6 @@ from collections.abc import Callable
 from playwright.sync_api import Page, ViewportSize
 
 from ..conftest import EMBEDDED_ONLY, Service
-from ..judgments.test_judgments_api import judged  # noqa: F401
 from ..pages_browser import (
     LAPTOP,
     PHONE,
@@ -22,9 +21,8 @@ from ..pages_browser import (
     assert_words_whole,
     keep_screenshot,
 )
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from ..runs.test_run_record import approved  # noqa: F401
-from .test_expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestations, drafted, people_site  # noqa: F401
+from ..plan.test_second_domain_plan import ID
+from .test_expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestations, people_site
 
 pytestmark = EMBEDDED_ONLY
 
@@ -68,7 +66,7 @@ def test_the_envelope_page_in_a_browser(drafted: Service, app_slot: tuple,
         assert approvals(drafted)[0]["comment"] == "hanging is what protects"
 
 
-def test_the_scenarios_page_in_a_browser(planned: Service, app_slot: tuple,  # noqa: F811
+def test_the_scenarios_page_in_a_browser(planned: Service, app_slot: tuple,
                                          new_page: Callable[[ViewportSize], Page]) -> None:
     with people_site(planned, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/scenarios")
@@ -79,7 +77,7 @@ def test_the_scenarios_page_in_a_browser(planned: Service, app_slot: tuple,  # n
         assert browser.locator(".blocked").count() > 0 and browser.locator("form.act").count() == 0
 
 
-def test_the_plan_pages_in_a_browser(planned: Service, app_slot: tuple,  # noqa: F811
+def test_the_plan_pages_in_a_browser(planned: Service, app_slot: tuple,
                                      new_page: Callable[[ViewportSize], Page]) -> None:
     with people_site(planned, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/plans")
@@ -93,7 +91,7 @@ def test_the_plan_pages_in_a_browser(planned: Service, app_slot: tuple,  # noqa:
         assert planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()["approved"]
 
 
-def test_the_criteria_pages_in_a_browser_attesting_with_the_keyboard(judged: Service, app_slot: tuple,  # noqa: F811
+def test_the_criteria_pages_in_a_browser_attesting_with_the_keyboard(judged: Service, app_slot: tuple,
                                                                      new_page: Callable[[ViewportSize], Page]) -> None:
     with people_site(judged, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/criteria")

@@ -19,9 +19,7 @@ from pyoxigraph import Literal, NamedNode, RdfFormat, Triple, parse
 from ..api.test_dereference import context_loader
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture example starts from
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture that starts from
-from .example_pages import EVALUATION, PASSWORDS, by_id, example, signed_in, waiting_links  # noqa: F401 - example: the fixture
+from .example_pages import EVALUATION, PASSWORDS, by_id, signed_in, waiting_links
 
 pytestmark = EMBEDDED_ONLY  # the pages read through the workspace's domain reads, whose transport tests/workspace covers
 HTML = {"Accept": "text/html"}
@@ -44,7 +42,7 @@ def home_of(service: Service, agent: str) -> str:
         return page.text
 
 
-def test_anyone_sees_each_evaluation_with_its_stage_and_the_linked_data(example: Service) -> None:  # noqa: F811
+def test_anyone_sees_each_evaluation_with_its_stage_and_the_linked_data(example: Service) -> None:
     page = example.http.get("/", headers=HTML)
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     listed = rest(example, "/evaluations")["evaluations"]
@@ -61,7 +59,7 @@ def test_anyone_sees_each_evaluation_with_its_stage_and_the_linked_data(example:
         assert f'href="{path}"' in page.text, path
 
 
-def test_each_role_sees_what_the_record_says_waits_for_it_and_a_viewer_nothing(example: Service) -> None:  # noqa: F811
+def test_each_role_sees_what_the_record_says_waits_for_it_and_a_viewer_nothing(example: Service) -> None:
     made = example.http.post(f"{EVALUATION}/reports", json={"run": 1, "fitness": "NotFit"}, headers=example.auth("theo"))
     assert made.status_code == 201, made.text
     reports = rest(example, f"{EVALUATION}/reports")["reports"]
@@ -111,7 +109,7 @@ def _all(graph: set[Triple], subject: str, predicate: str) -> list[str]:
     return sorted(t.object.value for t in graph if t.subject.value == subject and t.predicate.value == predicate)
 
 
-def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -> None:  # noqa: F811
+def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -> None:
     page = example.http.get(EVALUATION, headers=HTML)
     assert page.status_code == 200 and "Accept" in page.headers["vary"], page.text
     text = page.text
@@ -174,7 +172,7 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
     assert "envelope drafted step 2 of 6: envelope" in by_id(text, "stage")
 
 
-def test_the_home_and_the_overview_in_a_browser(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:  # noqa: F811
+def test_the_home_and_the_overview_in_a_browser(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:
     """axe (no serious or critical violation), every control labelled, no console error, no sideways scrolling, on a
     laptop and a phone; the home anonymous and signed in, reached through the sign-in form with the keyboard."""
     for screen in (LAPTOP, PHONE):

@@ -31,9 +31,8 @@ from service.runs.retries import retry_errors
 from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, settings_for
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
-from ..plan.test_second_domain_plan import ID, planned  # noqa: F401
-from ..runs.conftest import chat_server  # noqa: F401
-from ..runs.test_run_record import PROBES, approved  # noqa: F401
+from ..plan.test_second_domain_plan import ID
+from ..runs.test_run_record import PROBES
 from ..servers import AppSlot, free_port
 
 pytestmark = EMBEDDED_ONLY  # the pages call the runs domain, whose store transport tests/runs covers
@@ -91,7 +90,7 @@ def offered_plans(page: str) -> list[str]:
 
 
 def test_an_operator_starts_a_run_from_the_page_and_it_is_theirs_in_the_record(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:  # noqa: F811
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:
     with pages(approved, app_slot, tokens) as url, signed_in(url, "theo") as theo:
         page = theo.get(RUNS)
         assert page.status_code == 200 and "No run yet." in page.text and offered_plans(page.text) == ["1"]
@@ -113,7 +112,7 @@ def test_an_operator_starts_a_run_from_the_page_and_it_is_theirs_in_the_record(
 
 
 def test_an_unapproved_plan_is_not_offered_and_posting_it_gets_the_domains_refusal(
-        planned: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:  # noqa: F811
+        planned: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:
     with pages(planned, app_slot, tokens) as url, signed_in(url, "theo") as theo:
         page = theo.get(RUNS).text
         assert offered_plans(page) == [] and "No plan is approved now" in page
@@ -136,7 +135,7 @@ def test_an_unapproved_plan_is_not_offered_and_posting_it_gets_the_domains_refus
     ({"plan": "7"}, 404, "has no plan 7"),
 ])
 def test_a_refused_target_or_setting_shows_the_form_again_with_the_reason(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],  # noqa: F811
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],
         fields: dict[str, str], status: int, phrase: str) -> None:
     with pages(approved, app_slot, tokens, run_target_allowlist=["http://127.0.0.1:9/v1"]) as url, \
             signed_in(url, "theo") as theo:
@@ -157,7 +156,7 @@ ERROR_ROW = re.compile(r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><td>
 
 
 def test_a_failed_run_shows_why_retry_continues_it_and_its_execution_errors_are_listed(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],  # noqa: F811
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     """A target whose key variable is unset stops the job before any case (the reason shown); with the key set,
     Retry continues the run, and every probe ends in an execution error: nothing listens at the target's port."""
@@ -202,7 +201,7 @@ RETRIED_ROW = re.compile(r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><t
 
 
 def test_a_target_that_failed_some_probes_has_them_retried_from_the_run_page_and_the_earlier_errors_stay(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], chat_server: str) -> None:  # noqa: F811
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], chat_server: str) -> None:
     """A chat server down for every other conversation (503) leaves 3 execution errors; a viewer sees them and no
     form, and is refused; without its CSRF token the form is refused; once the server recovers, the operator's Retry
     gives each a new attempt, answered, and the page lists the earlier attempts with their errors, linked to the new."""
@@ -246,7 +245,7 @@ def test_a_target_that_failed_some_probes_has_them_retried_from_the_run_page_and
 
 
 def test_a_person_without_the_role_sees_no_form_and_is_refused_and_a_form_needs_its_csrf_token(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:  # noqa: F811
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:
     with pages(approved, app_slot, tokens) as url:
         started = httpx.post(f"{url}/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}},
                              headers=approved.auth("theo"))
@@ -281,7 +280,7 @@ def checked(page: Page, name: str) -> None:
 
 
 def test_the_run_page_follows_the_run_to_its_end_in_the_browser_on_a_laptop_and_a_phone(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],  # noqa: F811
+        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],
         new_page: Callable[[ViewportSize], Page]) -> None:
     graphs = graphs_over(approved.store)
     with pages(approved, app_slot, tokens) as url:

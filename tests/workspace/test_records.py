@@ -19,10 +19,8 @@ from service.runs.runner import continue_run
 from service.workspace import Stage, Waiting, annotation_queue, evaluations_for, waiting_for
 
 from ..conftest import ALSO_REMOTE, BASE_URL, EMBEDDED_ONLY, ROLES, Service, dump, graphs_over, restore
-from ..judgments.test_judgments_api import JUDGES, approved, judged, planned, probes  # noqa: F401
+from ..judgments.test_judgments_api import JUDGES, probes
 from ..plan.test_second_domain_plan import ID, PLAN, domain_json, load_domain, posted, sign_off
-from ..test_cli import worked_example_quads  # noqa: F401
-from ..test_envelope import spec_quads  # noqa: F401
 
 pytestmark = EMBEDDED_ONLY  # what it shows is how a record's content reads, not the store's transport
 THEO = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
@@ -128,7 +126,7 @@ def test_an_evaluation_goes_through_every_stage_and_each_step_waits_for_its_role
     assert everyone(service) == nothing_but(theo=Counter({Waiting.RUN_ERRORS: 1}), nora=Counter({Waiting.ANNOTATION: 1}))
 
 
-def test_a_later_determination_puts_an_attested_criterion_back_before_its_expert(judged: Service) -> None:  # noqa: F811
+def test_a_later_determination_puts_an_attested_criterion_back_before_its_expert(judged: Service) -> None:
     determined = sorted({d["criterion"].rsplit("/", 1)[-1]
                          for d in judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]})
     made = {c: posted(judged, "/runs/1/attestations", {"criterion": c, "outcome": "cantTell", "rationale": "too few",
@@ -151,7 +149,7 @@ def test_a_later_determination_puts_an_attested_criterion_back_before_its_expert
 
 
 @pytest.fixture
-def example(service: Service, worked_example_quads: list[Quad]) -> Service:  # noqa: F811
+def example(service: Service, worked_example_quads: list[Quad]) -> Service:
     restore(service.store, worked_example_quads)
     return service
 
@@ -186,7 +184,7 @@ def test_an_annotators_cases_wait_for_them_in_their_languages_and_expertise(exam
                        frozenset({"https://example.org/no-such-concept"})) == []
 
 
-def test_a_record_rebuilt_behind_the_service_is_read_afresh(judged: Service) -> None:  # noqa: F811
+def test_a_record_rebuilt_behind_the_service_is_read_afresh(judged: Service) -> None:
     graphs, before = graphs_over(judged.store), dump(judged.store)
     first = waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset())
     probe = probes(judged, "hanging")[0]["probe"]

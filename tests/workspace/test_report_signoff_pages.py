@@ -19,9 +19,7 @@ from service.core.store.base import bind
 from ..api.workspace import hidden
 from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
-from ..test_cli import worked_example_quads  # noqa: F401 - the fixture example starts from
-from ..test_envelope import spec_quads  # noqa: F401 - the fixture that starts from
-from .example_pages import EVALUATION, PASSWORDS, by_id, example, signed_in, waiting_links  # noqa: F401 - example
+from .example_pages import EVALUATION, PASSWORDS, by_id, signed_in, waiting_links
 
 pytestmark = EMBEDDED_ONLY  # the forms call the reports domain, whose store transport tests/reports covers
 REPORTS = f"{EVALUATION}/workspace/reports"
@@ -54,7 +52,7 @@ def made_over_rest(service: Service) -> None:
     assert made.status_code == 201, made.text
 
 
-def test_a_report_made_signed_off_and_accepted_on_the_pages_is_each_persons(example: Service) -> None:  # noqa: F811
+def test_a_report_made_signed_off_and_accepted_on_the_pages_is_each_persons(example: Service) -> None:
     with signed_in(example.url, "theo") as theo:
         page = theo.get(REPORTS)
         assert page.status_code == 200 and 'class="make-report"' in page.text
@@ -106,7 +104,7 @@ def test_a_report_made_signed_off_and_accepted_on_the_pages_is_each_persons(exam
         ("ReportSignOff", f"{BASE_URL}agents/annie", "the figures hold")]
 
 
-def test_without_the_role_or_the_token_nothing_is_recorded_and_a_refused_form_says_why(example: Service) -> None:  # noqa: F811
+def test_without_the_role_or_the_token_nothing_is_recorded_and_a_refused_form_says_why(example: Service) -> None:
     made_over_rest(example)
     for agent, refused in (("vera", (SIGN_OFF, ACCEPTANCE, REPORTS)), ("dana", (SIGN_OFF, REPORTS)),
                            ("theo", (SIGN_OFF, ACCEPTANCE)), ("nora", (SIGN_OFF, REPORTS))):
@@ -140,7 +138,7 @@ def test_without_the_role_or_the_token_nothing_is_recorded_and_a_refused_form_sa
     assert len(reports(example)) == 2 and report(example, 2)["signOff"] is None
 
 
-def test_a_report_that_no_longer_verifies_is_refused_with_the_domains_reason(example: Service) -> None:  # noqa: F811
+def test_a_report_that_no_longer_verifies_is_refused_with_the_domains_reason(example: Service) -> None:
     made_over_rest(example)
     # a new envelope version changes the head graph both reports were computed from
     assert example.http.post(f"{EVALUATION}/envelope/versions", headers=example.auth("theo")).status_code == 201
@@ -161,7 +159,7 @@ def test_a_report_that_no_longer_verifies_is_refused_with_the_domains_reason(exa
     assert all(difference in checked for difference in verification["differences"][:20])
 
 
-def test_the_reports_and_report_pages_in_a_browser(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:  # noqa: F811
+def test_the_reports_and_report_pages_in_a_browser(example: Service, new_page: Callable[[ViewportSize], Page]) -> None:
     """axe (no serious or critical violation), every control labelled, no console error, no sideways scrolling, on a
     laptop and a phone; the domain expert signs report 2 off with the keyboard alone."""
     made_over_rest(example)
