@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, ParamSpec
 from ..core.memo import Recent
 
 if TYPE_CHECKING:
+    from matplotlib.axes import Axes
     from matplotlib.figure import Figure
+    from matplotlib.typing import RcKeyType
 
 Number = Fraction | Decimal | float | int
 P = ParamSpec("P")
@@ -36,8 +38,8 @@ COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "cantTell": "#8d6e00", "unc
            "covered": "#1a56b0"}
 """Distinguishable in grey too (dark green, red, dark amber); the outcome's name is written on every part."""
 
-_RC = {"svg.fonttype": "none", "svg.hashsalt": "ob-caie-report", "font.size": 10,
-       "font.family": "DejaVu Sans"}
+_RC: dict[RcKeyType, object] = {"svg.fonttype": "none", "svg.hashsalt": "ob-caie-report", "font.size": 10,
+                                 "font.family": "DejaVu Sans"}
 _LOCK = threading.Lock()  # rc_context changes matplotlib's global settings while a chart is drawn
 _WIDTH = 7.5  # inches at 72 dpi in SVG: 540 px, the page's column
 
@@ -103,7 +105,8 @@ def _svg(figure: Figure) -> str:
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
     buffer = io.StringIO()
-    FigureCanvasSVG(figure).print_svg(buffer, metadata={"Date": None, "Creator": "OB-CAIE (matplotlib)"})
+    metadata = {"Date": None, "Creator": "OB-CAIE (matplotlib)"}
+    FigureCanvasSVG(figure).print_svg(buffer, metadata=metadata)  # type: ignore[no-untyped-call]  # unannotated in matplotlib
     return buffer.getvalue()
 
 
@@ -134,11 +137,11 @@ def _plain(value: Number) -> str:
     return str(fraction.numerator) if fraction.denominator == 1 else format(Decimal(str(float(fraction))).normalize(), "f")
 
 
-def _percent_axis(axes: object, label: str) -> None:
-    axes.set_xlim(0, 1)  # type: ignore[attr-defined]
-    axes.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0%", "25%", "50%", "75%", "100%"])  # type: ignore[attr-defined]
-    axes.set_xlabel(label)  # type: ignore[attr-defined]
-    axes.spines[["top", "right"]].set_visible(False)  # type: ignore[attr-defined]
+def _percent_axis(axes: Axes, label: str) -> None:
+    axes.set_xlim(0, 1)
+    axes.set_xticks([0, 0.25, 0.5, 0.75, 1], ["0%", "25%", "50%", "75%", "100%"])
+    axes.set_xlabel(label)
+    axes.spines[["top", "right"]].set_visible(False)
 
 
 @_kept

@@ -110,8 +110,7 @@ def snapshots(graphs: GraphService, evaluation: str, run: RunView) -> tuple[Dige
     """The graphs a report reads, with their catalog digests: the head, the run's plan, the run and its cases,
     the judgment batches (:func:`record_digests`)."""
     def read(graph: str) -> bool:
-        return (graph in (evaluation, run.plan, run.iri) or graph.startswith(f"{run.iri}/cases/")
-                or graph.startswith(f"{evaluation}/judgments/"))
+        return graph in (evaluation, run.plan, run.iri) or graph.startswith((f"{run.iri}/cases/", f"{evaluation}/judgments/"))
     return tuple(sorted((Digested(graph, digest) for graph, digest in record_digests(graphs, evaluation).items()
                          if read(graph)), key=lambda d: d.name))
 
