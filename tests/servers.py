@@ -7,6 +7,7 @@ for the whole session and serves, through :class:`AppSlot`, the app each test cr
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -15,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -270,11 +271,22 @@ def _virtuoso_tool(name: str) -> str:
     pytest.skip(reason)
 
 
+def _virtuoso_ini(settings: Mapping[str, str]) -> str:
+    """:data:`_VIRTUOSO_INI` with ``settings`` in place of its own lines; a setting it lacks goes in [SPARQL], its
+    last section."""
+    ini = _VIRTUOSO_INI
+    for name, value in settings.items():
+        line = re.compile(rf"(?m)^{re.escape(name)}\s*=.*$")
+        ini = line.sub(f"{name} = {value}", ini) if line.search(ini) else ini + f"{name} = {value}\n"
+    return ini
+
+
 @contextmanager
-def virtuoso_server() -> Iterator[VirtuosoServer]:
+def virtuoso_server(settings: Mapping[str, str] | None = None) -> Iterator[VirtuosoServer]:
     """A real Virtuoso 7 on a fresh database in a temporary directory, on two free loopback ports.
 
-    Takes about 2 s to start (a new database is created and checkpointed); stopped with SIGTERM, which
+    ``settings`` replace lines of its ini (:func:`_virtuoso_ini`). Takes about 2 s to start (a new database is
+    created and checkpointed); stopped with SIGTERM, which
     Virtuoso handles as a clean shutdown; the directory is removed.
     """
     binary = _virtuoso_tool(VIRTUOSO_BINARY)
@@ -284,7 +296,7 @@ def virtuoso_server() -> Iterator[VirtuosoServer]:
     while http_port == sql_port:
         http_port = free_port()
     ini = Path(directory, "virtuoso.ini")
-    ini.write_text(_VIRTUOSO_INI.format(dir=directory, sql_port=sql_port, http_port=http_port))
+    ini.write_text(_virtuoso_ini(settings or {}).format(dir=directory, sql_port=sql_port, http_port=http_port))
     started = time.monotonic()
     log = open(Path(directory, "stdout.log"), "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen([binary, "+configfile", str(ini), "+foreground"], cwd=directory,
@@ -320,6 +332,9 @@ class ProxyControl:
 
     row_cap: int | None = None
     """Cut SPARQL JSON results to this many rows and N-Triples answers to this many lines, silently (a store limit)."""
+    anytime: int | None = None
+    """Answer a cut answer as Virtuoso's anytime query does (README.ANYTIME.md): with this status (206, or 200 as
+    its HTTPAnytimeStatus allows) and the headers X-SQL-State: S1TAT and X-SQL-Message."""
     requests: int = 0
     refused: int = 0
 
@@ -380,8 +395,12 @@ def authenticating_proxy(upstream: str, *, user: str | None = None, password: st
             answer = await client.request(scope["method"], url, content=body, headers=forwarded)
         media = answer.headers.get("content-type", "")
         content = cut(answer.content, media) if answer.status_code == 200 else answer.content
-        await send({"type": "http.response.start", "status": answer.status_code,
-                    "headers": [(b"content-type", media.encode())] if media else []})
+        status, sent = answer.status_code, [(b"content-type", media.encode())] if media else []
+        if control.anytime is not None and content != answer.content:
+            status = control.anytime
+            sent += [(b"x-sql-state", b"S1TAT"),
+                     (b"x-sql-message", b"RC...: Returning incomplete results, query interrupted by result timeout.")]
+        await send({"type": "http.response.start", "status": status, "headers": sent})
         await send({"type": "http.response.body", "body": content})
 
     port = free_port()

@@ -166,6 +166,12 @@ class RemoteStore(Store):
             raise StoreUnavailable(f"the remote store at {url} did not answer: {type(error).__name__}: {error}") from error
         if response.status_code >= 300 and response.status_code not in tolerate:
             self._raise_for(url, response)
+        if response.status_code == 206 or response.headers.get("x-sql-state") == "S1TAT":
+            # Virtuoso's "anytime" answer: cut short at its time or row limit and sent as a success (206, or 200
+            # when HTTPAnytimeStatus says so); a figure computed from it would look better than the record
+            raise StoreLimitExceeded(f"the remote store at {url} sent a partial answer ({response.status_code}, "
+                                     f"{response.headers.get('x-sql-message', 'X-SQL-State S1TAT').strip()}): "
+                                     "narrow the query or raise the store's limits")
         return response
 
     def _raise_for(self, url: str, response: httpx.Response) -> None:
