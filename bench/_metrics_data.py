@@ -29,7 +29,7 @@ import pickle
 import random
 import shutil
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -47,6 +47,7 @@ from service.core.bootstrap import load_spec_files
 from service.core.catalog import Catalog, CatalogEntry, GraphKind
 from service.core.config import Credential, Settings
 from service.core.digest import digest_and_size
+from service.core.graphs import GraphService
 from service.core.namespaces import EPO
 from service.envelope import approvals, iris_for
 from service.envelope.model import Criterion, EnvelopeContent, Requirement
@@ -58,7 +59,7 @@ from service.plan import rdf as plan_rdf
 from service.plan.allocation import Allocation, Strategy
 from service.plan.approval import approve_plan
 from service.plan.openings import Opening
-from service.plan.testplan import PlannedProbe, PlanRequest, planning_input
+from service.plan.testplan import PlannedProbe, PlanningInput, PlanRequest, planning_input
 from service.runs import rdf as runs_rdf
 from service.runs.model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TokenUsage, Turn
 from service.runs.records import start_run
@@ -119,7 +120,7 @@ def settings_for(directory: Path) -> Settings:
     return Settings(base_url=BASE, data_dir=directory)
 
 
-def build(directory: Path, params: Params, report=print) -> Plain:  # type: ignore[no-untyped-def]
+def build(directory: Path, params: Params, report: Callable[[str], object] = print) -> Plain:
     """The record in the store at ``directory``, made unless it is there (``directory`` and, written last,
     ``directory.plain.pickle``); its values as plain Python."""
     plain_file = directory.with_suffix(".plain.pickle")
@@ -178,7 +179,7 @@ def _envelope(params: Params, rng: random.Random) -> EnvelopeContent:
     return EnvelopeContent(requirements, tuple(criteria), example.statement)
 
 
-def _head(graphs, content: EnvelopeContent) -> None:  # type: ignore[no-untyped-def]
+def _head(graphs: GraphService, content: EnvelopeContent) -> None:
     scope = EvaluationBody.model_validate(json.loads((EXAMPLE / "evaluation.json").read_text(encoding="utf-8")))
     envelope.put_scope(graphs, scope.to_domain(EVALUATION_ID), THEO, must_be_new=True)
     approvals.assess_dso_appropriateness(graphs, EVALUATION_ID, True, "the DSO fits the bench", ANNIE)
@@ -214,7 +215,7 @@ def _entry(catalog: Catalog, graph: str, identifier: str, title: str, agent: str
                                                 datetime.now(UTC), size, digest, batch_of=record))
 
 
-def _plan_quads(catalog: Catalog, evaluation: str, plan: str, planning, probes: list[PlannedProbe],  # type: ignore[no-untyped-def]
+def _plan_quads(catalog: Catalog, evaluation: str, plan: str, planning: PlanningInput, probes: list[PlannedProbe],
                 frames: dict[str, int], tested: list[str]) -> list[Quad]:
     allocated: dict[str, int] = {c: 0 for c in tested}
     for p in probes:
@@ -231,7 +232,7 @@ def _plan_quads(catalog: Catalog, evaluation: str, plan: str, planning, probes: 
     return list(_entry(catalog, plan, identifier, f"test plan 1 of {EVALUATION_ID}", THEO.agent, content, evaluation))
 
 
-def _record_quads(catalog: Catalog, params: Params, rng: random.Random, evaluation: str, run: str,  # type: ignore[no-untyped-def]
+def _record_quads(catalog: Catalog, params: Params, rng: random.Random, evaluation: str, run: str,
                   probes: list[PlannedProbe], tested: list[str], plain: Plain) -> Iterator[Quad]:
     """The run's cases, then the determinations in batches per judge, then one attestation per tested criterion."""
     plan = f"{evaluation}/plans/1"
@@ -311,7 +312,7 @@ def _outcome(rng: random.Random, passing: float) -> str:
     return PASSED if roll < 0.07 + 0.93 * passing else FAILED
 
 
-def _bulk(directory: Path, quads) -> None:  # type: ignore[no-untyped-def]
+def _bulk(directory: Path, quads: Iterable[Quad]) -> None:
     """Write ``quads`` as N-Quads in chunks and bulk-load them into the (closed) store at ``directory``."""
     store = pyoxigraph.Store(str(directory))
     chunk: list[Quad] = []

@@ -46,7 +46,7 @@ Report = Callable[[str], None]
 
 
 def settings_for(directory: Path, **overrides: object) -> Settings:
-    return Settings(base_url=BASE, data_dir=directory, **overrides)  # type: ignore[arg-type]
+    return Settings(base_url=BASE, data_dir=directory, **overrides)  # type: ignore[arg-type]  # overrides are Settings' own fields, passed through
 
 
 def store_dir(root: Path, extra: int, batch: int) -> Path:

@@ -33,7 +33,7 @@ from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
 from fastapi.testclient import TestClient
 
 from service.api import create_app
-from service.composition import build_services
+from service.composition import Services, build_services
 from service.core.bootstrap import load_spec_files
 from service.core.config import Settings
 from service.judgments.model import MANUAL, Determination, Judge
@@ -45,7 +45,7 @@ BASE = "http://bench.test/"
 TOKEN = "bench-annie"
 
 
-def units(services) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def units(services: Services) -> list[tuple[str, str]]:
     """(probe, criterion) pairs the run can be judged on: each answered probe with each criterion it exercises."""
     graphs = services.graphs
     run = run_view(graphs, EVALUATION_ID, 1)

@@ -90,7 +90,7 @@ def make_inputs(probes: int, store: Path, out: Path) -> None:
     def file_of(graph: object) -> str:
         if id(graph) not in files:
             name = f"graph-{len(files)}.nt"
-            graph.serialize(out / name, format="nt", encoding="utf-8")  # type: ignore[attr-defined]
+            graph.serialize(out / name, format="nt", encoding="utf-8")  # type: ignore[attr-defined]  # an rdflib Graph, typed object where the judges' inputs are walked
             files[id(graph)] = name
         return files[id(graph)]
 

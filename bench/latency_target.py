@@ -90,7 +90,7 @@ class _Connection(asyncio.Protocol):
         self._timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        self._transport = transport  # type: ignore[assignment]
+        self._transport = transport  # type: ignore[assignment]  # asyncio passes the Transport it made for this protocol as a BaseTransport
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self._timer is not None:

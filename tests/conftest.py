@@ -176,7 +176,7 @@ class VirtuosoStore(RemoteStore):
     def test_graphs(self) -> list[NamedNode]:
         """Every graph holding triples but Virtuoso's own."""
         rows = self.select(_LIST_GRAPHS)
-        return [row["g"] for row in rows if row["g"].value not in self.system_graphs]  # type: ignore[misc]
+        return [row["g"] for row in rows if row["g"].value not in self.system_graphs]  # type: ignore[misc]  # a GRAPH variable binds only named nodes
 
     def empty(self) -> None:
         """Drop every graph but Virtuoso's own, in one update request (``DROP ALL`` would drop those too)."""
@@ -224,7 +224,7 @@ def settings_for(tokens: dict[str, str], **overrides: object) -> Settings:
     credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
     values: dict[str, object] = {"base_url": BASE_URL, "tokens": json.dumps(credentials), "max_body_bytes": 2_000_000}
     values.update(overrides)
-    return Settings(**values)  # type: ignore[arg-type]
+    return Settings(**values)  # type: ignore[arg-type]  # values mixes Settings' field types, which a dict[str, object] cannot say
 
 
 def backend_of(store: Store) -> str:
@@ -283,7 +283,7 @@ def dump(store: Store) -> list[Quad]:
     else:
         assert not store.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: a snapshot would miss it"
         # each graph read whole (a store's own read): rows of a SELECT over every quad cost 6 times as much
-        graphs = [row["g"] for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")]  # type: ignore[misc]
+        graphs = [row["g"] for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")]  # type: ignore[misc]  # a GRAPH variable binds only named nodes
     return [Quad(t.subject, t.predicate, t.object, graph) for graph in graphs for t in store.graph_triples(graph)]
 
 
@@ -295,7 +295,7 @@ def restore(store: Store, quads: Sequence[Quad]) -> None:
         return
     graphs: dict[NamedNode, list[Triple]] = defaultdict(list)
     for quad in quads:
-        graphs[quad.graph_name].append(quad.triple)  # type: ignore[index]
+        graphs[quad.graph_name].append(quad.triple)  # type: ignore[index]  # the service writes no default-graph quads: dump() asserts it
     for graph, triples in graphs.items():
         store.bulk_load_new_graph(graph, serialize(triples, format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, BASE_URL)
 
@@ -367,7 +367,7 @@ def _build_worked_example(spec: list[Quad]) -> bytes:
     assert not scratch.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: the copy would miss it"
     # each graph as the store writes it out: 0.25 s of CPU, where dump() builds a row per quad first (2.8 s)
     graphs = [row["g"] for row in scratch.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")]
-    nquads = b"".join(scratch.export_graph(graph, RdfFormat.N_QUADS) for graph in graphs)  # type: ignore[arg-type]
+    nquads = b"".join(scratch.export_graph(graph, RdfFormat.N_QUADS) for graph in graphs)  # type: ignore[arg-type]  # a GRAPH variable binds only named nodes
     scratch.close()
     return nquads
 

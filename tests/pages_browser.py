@@ -70,11 +70,11 @@ def _driving(browser: Browser) -> Iterator[None]:
     worker that calls ``asyncio.run`` (tests/runs, a report test that runs a target) would be refused ("cannot be
     called from a running event loop"). The browser lives for the session, so the mark is taken off between the
     tests that use it and put back while one does."""
-    asyncio._set_running_loop(browser._loop)  # type: ignore[attr-defined]
+    asyncio._set_running_loop(browser._loop)  # type: ignore[attr-defined]  # private asyncio and Playwright names: see the docstring
     try:
         yield
     finally:
-        asyncio._set_running_loop(None)  # type: ignore[attr-defined]
+        asyncio._set_running_loop(None)  # type: ignore[attr-defined]  # private asyncio name: see the docstring
 
 
 @pytest.fixture(scope="session")

@@ -115,8 +115,8 @@ def test_post_exposure_windows_read_as_numbers(dso: Graph) -> None:
     assert set(dso.objects(VE.PostExposureImmunoglobulin, VE.intendedFor)) == {
         VE.InfantsUnder12Months, VE.PregnantWithoutImmunity, VE.SeverelyImmunocompromised}
     assert (VE.VitaminATreatment, 24, 24, VE.Hour, VE.PreviousDose) in rows
-    infectious = (dso.value(VE.InfectiousPeriod, VE.windowStart).toPython(),  # type: ignore[union-attr]
-                  dso.value(VE.InfectiousPeriod, VE.windowEnd).toPython(),  # type: ignore[union-attr]
+    infectious = (dso.value(VE.InfectiousPeriod, VE.windowStart).toPython(),  # type: ignore[union-attr]  # the DSO states it: value() is not None here
+                  dso.value(VE.InfectiousPeriod, VE.windowEnd).toPython(),  # type: ignore[union-attr]  # the DSO states it: value() is not None here
                   dso.value(VE.InfectiousPeriod, VE.relativeTo))
     assert infectious == (-4, 4, VE.RashOnset)
 
@@ -131,7 +131,7 @@ def test_grading_content_the_criteria_need(dso: Graph) -> None:
     assert all(dso.value(m, VE.correction) is not None for m in misconceptions)
     frequencies = {e: dso.value(e, VE.frequencyCategory) for e in dso.subjects(RDF.type, VE.AdverseEvent)}
     assert frequencies[VE.FeverAfterVaccination] == VE.Common and frequencies[VE.AnaphylaxisAfterVaccination] == VE.VeryRare
-    amounts = {dso.value(d, VE.fromAgeMonths).toPython(): dso.value(d, VE.amount).toPython()  # type: ignore[union-attr]
+    amounts = {dso.value(d, VE.fromAgeMonths).toPython(): dso.value(d, VE.amount).toPython()  # type: ignore[union-attr]  # every dose states both: value() is not None here
                for d in dso.objects(VE.VitaminATreatment, VE.hasAgeDependentDose)}
     assert amounts == {0: 50000, 6: 100000, 12: 200000}
     assert (VE.EarlyOutbreakDose, VE.fromAgeMonths, Literal(6)) in dso
@@ -236,14 +236,14 @@ def test_kg_states_the_national_measles_schedule(country: str) -> None:
     kg = load_kg(country)
     schedule = kg_ns(country)["measles-schedule"]
     assert kg.value(schedule, VE.about) == VE.Measles
-    doses = {int(kg.value(d, VE.doseNumber)): d for d in kg.objects(schedule, VE.dose)}  # type: ignore[arg-type]
+    doses = {int(kg.value(d, VE.doseNumber)): d for d in kg.objects(schedule, VE.dose)}  # type: ignore[arg-type]  # value() may be None for mypy; each dose has a number
     assert set(doses) == set(EXPECTED_SCHEDULES[country])
     for number, (vaccine, age, age_max) in EXPECTED_SCHEDULES[country].items():
         dose = doses[number]
         assert kg.value(dose, VE.vaccine) == vaccine
-        assert kg.value(dose, VE.recommendedAgeMonths).toPython() == age  # type: ignore[union-attr]
+        assert kg.value(dose, VE.recommendedAgeMonths).toPython() == age  # type: ignore[union-attr]  # each dose states its age: value() is not None
         end = kg.value(dose, VE.recommendedAgeMonthsMax)
-        assert (end.toPython() if end is not None else None) == age_max  # type: ignore[union-attr]
+        assert (end.toPython() if end is not None else None) == age_max  # type: ignore[union-attr]  # value() is a Node for mypy; a literal here
 
 
 @pytest.mark.parametrize("country", COUNTRIES)

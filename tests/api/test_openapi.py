@@ -119,7 +119,7 @@ def test_what_schemathesis_found_stays_fixed(service: Service, method: str, path
                                             status: int) -> None:
     sent = {"content": body, "headers": {**service.auth(), "Content-Type": "application/json"}} if isinstance(body, bytes) \
         else {"json": body, "headers": service.auth()}
-    response = service.http.request(method, path, **sent)  # type: ignore[arg-type]
+    response = service.http.request(method, path, **sent)  # type: ignore[arg-type]  # sent is content or json with headers, as httpx takes them
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
 

@@ -64,28 +64,28 @@ def loaded(service: Service, snapshots: dict[tuple[str, str], list[Quad]]) -> Lo
 
 
 def _count(client: SPARQLWrapper) -> int:
-    return int(client.queryAndConvert()["results"]["bindings"][0]["n"]["value"])  # type: ignore[index]
+    return int(client.queryAndConvert()["results"]["bindings"][0]["n"]["value"])  # type: ignore[index]  # queryAndConvert() is typed as any result format; this one is JSON
 
 
 def test_sparqlwrapper_select_in_every_results_format(loaded: Loaded) -> None:
     expected = [f"{EX}b", f"{EX}c", f"{EX}d"]
     as_json = loaded.wrapper(SELECT, JSON).queryAndConvert()
-    assert [row["o"]["value"] for row in as_json["results"]["bindings"]] == expected  # type: ignore[index]
+    assert [row["o"]["value"] for row in as_json["results"]["bindings"]] == expected  # type: ignore[index]  # queryAndConvert() is typed as any result format; this one is JSON
     as_xml = loaded.wrapper(SELECT, XML).queryAndConvert()
-    uris = [node.firstChild.data for node in as_xml.getElementsByTagName("uri")]  # type: ignore[union-attr]
+    uris = [node.firstChild.data for node in as_xml.getElementsByTagName("uri")]  # type: ignore[union-attr]  # queryAndConvert() is typed as any result format; this one is XML
     assert uris == expected
     as_csv = loaded.wrapper(SELECT, CSV).queryAndConvert()
-    assert list(csv.reader(io.StringIO(as_csv.decode()))) == [["o"], *([iri] for iri in expected)]  # type: ignore[union-attr]
+    assert list(csv.reader(io.StringIO(as_csv.decode()))) == [["o"], *([iri] for iri in expected)]  # type: ignore[union-attr]  # queryAndConvert() is typed as any result format; this one is CSV bytes
     client = loaded.wrapper(SELECT, TSV)
     client.setMethod(POST)
-    assert client.queryAndConvert().decode().splitlines() == ["?o", *(f"<{iri}>" for iri in expected)]  # type: ignore[union-attr]
+    assert client.queryAndConvert().decode().splitlines() == ["?o", *(f"<{iri}>" for iri in expected)]  # type: ignore[union-attr]  # queryAndConvert() is typed as any result format; this one is TSV bytes
 
 
 def test_sparqlwrapper_construct_in_every_rdf_format(loaded: Loaded) -> None:
     size = loaded.sizes[loaded.big]
     construct = CONSTRUCT.replace("?g", f"<{loaded.big}>")
     turtle = loaded.wrapper(construct, TURTLE).queryAndConvert()
-    assert len(rdflib.Graph().parse(data=turtle, format="turtle")) == size  # type: ignore[arg-type]
+    assert len(rdflib.Graph().parse(data=turtle, format="turtle")) == size  # type: ignore[arg-type]  # queryAndConvert() is typed as any result format; this one is Turtle
     ntriples = loaded.wrapper(construct, N3)
     ntriples.addCustomHttpHeader("Accept", "application/n-triples")
     response = ntriples.query().response
@@ -117,7 +117,7 @@ def test_rdflib_sparqlstore_graph_and_dataset(loaded: Loaded) -> None:
     for graph, size in loaded.sizes.items():
         assert len(rdflib.Graph(store, identifier=rdflib.URIRef(graph))) == size
         rows = list(dataset.query(f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"))
-        assert int(rows[0][0]) == size  # type: ignore[index]
-    graphs = {str(row[0]) for row in dataset.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")}  # type: ignore[index]
+        assert int(rows[0][0]) == size  # type: ignore[index]  # rdflib types a result row as a Result or a bool; a SELECT's is a row
+    graphs = {str(row[0]) for row in dataset.query("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")}  # type: ignore[index]  # rdflib types a result row as a Result or a bool; a SELECT's is a row
     assert set(loaded.sizes) < graphs
     assert len(dataset) > sum(loaded.sizes.values())

@@ -118,10 +118,10 @@ class Visitor:
         self.sent: dict[str, Morsel[str]] = {}
 
     def request(self, method: str, path: str, **kwargs: object) -> httpx.Response:
-        headers = dict(kwargs.pop("headers", {}))  # type: ignore[call-overload]
+        headers = dict(kwargs.pop("headers", {}))  # type: ignore[call-overload]  # kwargs are **object; headers, when given, are a mapping
         if self.jar:
             headers["Cookie"] = "; ".join(f"{name}={value}" for name, value in self.jar.items())
-        response = self.http.request(method, path, headers=headers, **kwargs)  # type: ignore[arg-type]
+        response = self.http.request(method, path, headers=headers, **kwargs)  # type: ignore[arg-type]  # kwargs are httpx's own request arguments, passed through
         self.http.cookies.clear()
         for raw in response.headers.get_list("set-cookie"):
             cookie: SimpleCookie = SimpleCookie()

@@ -25,7 +25,7 @@ pytestmark = EMBEDDED_ONLY
 
 
 def get(service: Service, url: str, **params: object) -> dict:
-    answer = service.http.get(url, params=params)  # type: ignore[arg-type]
+    answer = service.http.get(url, params=params)  # type: ignore[arg-type]  # httpx's QueryParamTypes is narrower than **object; the callers pass str and int
     assert answer.status_code == 200, answer.text
     return answer.json()
 

@@ -115,7 +115,7 @@ def local(iri: str) -> str:
 def english_texts() -> dict[URIRef, str]:
     """Concept to its English opening text, read from the domain's template file."""
     templates = Graph().parse(DOMAIN / "templates-en.ttl")
-    return {s: str(o) for s, o in templates.subject_objects(URIRef(EPO + "openingText"))  # type: ignore[misc]
+    return {s: str(o) for s, o in templates.subject_objects(URIRef(EPO + "openingText"))  # type: ignore[misc]  # rdflib types subject_objects' pairs loosely; narrowed by the isinstance filter
             if isinstance(o, Literal) and o.language == "en"}
 
 

@@ -136,7 +136,7 @@ def test_a_bad_row_is_refused_naming_its_row_and_field(problem: str, form: str) 
     first = 1 if form == "jsonl" else 2
     message = pattern.format(r1=first, r2=first + 1, r3=first + 2, plan=PLAN, system=SYSTEM, release=RELEASE)
     with pytest.raises(ValueError, match=message):
-        parse_redteam(_jsonl(rows) if form == "jsonl" else _csv(rows), form, plan=PLAN)  # type: ignore[arg-type]
+        parse_redteam(_jsonl(rows) if form == "jsonl" else _csv(rows), form, plan=PLAN)  # type: ignore[arg-type]  # form is the parametrized str; parse_redteam takes its Literal
 
 
 def test_an_unknown_field_is_refused_naming_it() -> None:

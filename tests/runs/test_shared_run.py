@@ -45,7 +45,7 @@ def test_two_runners_share_a_run_on_a_remote_store_and_run_no_probe_twice(approv
                for _ in range(2)]
     outputs = [runner.communicate(timeout=120) for runner in runners]
     assert [r.returncode for r in runners] == [0, 0], [err for _, err in outputs]
-    ran = [int(re.search(r"ran (\d+), recorded", out).group(1)) for out, _ in outputs]  # type: ignore[union-attr]
+    ran = [int(re.search(r"ran (\d+), recorded", out).group(1)) for out, _ in outputs]  # type: ignore[union-attr]  # a None match fails the test as an AttributeError, which is its point
     assert sum(ran) == PROBES, outputs
     openings = {p.opening_prompt for p in plan_probes(graphs, ID, run.plan)}
     assert httpx.get(f"{chat_server}/asked/shared").json() == {opening: 1 for opening in openings}

@@ -31,7 +31,7 @@ SMALL = (SMALL_DSO, (), SMALL_SHAPES, (OLD_CRITERION,))
 def key(**changes: object) -> str:
     args: dict[str, object] = dict(dso=DSO, kgs=KGS, shapes=SHAPES, criteria=CRITERIA, **TINY)
     args.update(changes)
-    return tables_key(**args)  # type: ignore[arg-type]
+    return tables_key(**args)  # type: ignore[arg-type]  # args mixes the key's argument types, which a dict[str, object] cannot say
 
 
 def copy_of(graph: Graph) -> Graph:
@@ -57,7 +57,7 @@ def test_a_cache_compiles_once_per_key_and_keeps_the_latest() -> None:
     built: list[str] = []
 
     def build(name: str):
-        return lambda: built.append(name) or name  # type: ignore[return-value, func-returns-value]
+        return lambda: built.append(name) or name  # type: ignore[return-value, func-returns-value]  # append() returns None, so `or name` makes the builder's value: a counting stub
 
     assert cache.get("a", build("a")) == "a" and cache.get("a", build("a again")) == "a"
     cache.get("b", build("b"))
@@ -87,14 +87,14 @@ def test_cached_tables_are_shared_read_only_and_private_to_the_cache(private) ->
     assert len(first.context.dso) == before
     blocked = next(c for c in first.production.components if c.blocked)
     with pytest.raises(TypeError):
-        blocked.blocked[0] = ()  # type: ignore[index]
+        blocked.blocked[0] = ()  # type: ignore[index]  # the point: a cached table is immutable, and assigning to it raises
     with pytest.raises(TypeError):
-        first.production.component_of[0] = blocked  # type: ignore[index]
+        first.production.component_of[0] = blocked  # type: ignore[index]  # the point: a cached table is immutable, and assigning to it raises
     with pytest.raises(dataclasses.FrozenInstanceError):
-        first.counts = first.counts  # type: ignore[misc]
+        first.counts = first.counts  # type: ignore[misc]  # the point: a cached result is frozen, and assigning to it raises
     routing = next(c for c in first.production.components if c.pair_blocked)
     with pytest.raises(TypeError):
-        routing.pair_blocked[OLD_CRITERION.iri][0] = ()  # type: ignore[index]
+        routing.pair_blocked[OLD_CRITERION.iri][0] = ()  # type: ignore[index]  # the point: a cached table is immutable, and assigning to it raises
 
 
 def test_cached_and_fresh_tables_derive_the_same(private) -> None:
@@ -109,7 +109,7 @@ def test_cached_and_fresh_tables_derive_the_same(private) -> None:
 
 def test_derive_reuses_the_tables_of_the_same_inputs_whatever_the_seed() -> None:
     inp = DerivationInput(dso=DSO, kgs=KGS, shapes=(SHAPES,), criteria=(CriterionScope(CRITERIA[0].iri, CRITERIA[0].concepts),),
-                          seed=1, sample_size=10, **TINY)  # type: ignore[arg-type]
+                          seed=1, sample_size=10, **TINY)  # type: ignore[arg-type]  # TINY is a dict of frozensets under the input's own field names
     _, ctx, production = derive_with(inp)
     hits = TABLES.hits
     other = derive(dataclasses.replace(inp, seed=2, sample_size=20, evaluation_iri="https://example.org/evaluations/2"))

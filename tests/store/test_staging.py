@@ -32,7 +32,7 @@ def _ontology(triples: int) -> bytes:
 def test_a_large_write_is_staged_in_chunks_and_committed_whole(store: Store, remote_url: str, graph_store: str) -> None:
     if graph_store != "GSP POST":  # a store URL that answers 404, as where a store offers no Graph Store Protocol
         store = RemoteStore(f"{remote_url}/query", f"{remote_url}/update", f"{remote_url}/no-graph-store")
-    store.stage_chunk = 120  # type: ignore[attr-defined]
+    store.stage_chunk = 120  # type: ignore[attr-defined]  # the Store protocol has no stage_chunk; both backends under test do
     services = build_services(Settings(base_url=BASE_URL, remote_max_update_triples=50), store)
     ref = services.graphs.ref("ontologies", "big")
     result = services.graphs.write(ref, _ontology(400), RdfFormat.N_TRIPLES, Credential.model_validate(SYSTEM_ADMIN))

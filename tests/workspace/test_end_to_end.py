@@ -114,7 +114,7 @@ def at_sparql(url: str, report: dict) -> Figures:
         client.setQuery(bound(name, evaluation=f"<{BASE_URL}evaluations/measles>", run=f"<{report['run']}>",
                               asOf=f'"{report["asOf"]}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'))
         answer = client.queryAndConvert()
-        return [{k: v["value"] for k, v in row.items()} for row in answer["results"]["bindings"]]  # type: ignore[index]
+        return [{k: v["value"] for k, v in row.items()} for row in answer["results"]["bindings"]]  # type: ignore[index]  # queryAndConvert() is typed as any result format; this one is JSON
     (coverage,) = rows("coverage")
     return Figures(int(coverage["covered"]), int(coverage["applicable"]), Fraction(coverage["coveredWeight"]),
                    Fraction(coverage["applicableWeight"]),
