@@ -162,7 +162,10 @@ def test_a_front_not_ready_by_its_deadline_is_replaced_and_the_main_process_answ
             "-e", "inject=prctl:delay_enter=60s")
     with serving(tmp_path / "data", *held, CAIE_FRONT_READY_DEADLINE_S="1") as service:
         wait_until_up(service.url + "/health", service.served.process, seconds=UP_S)
-        first = service.fronts()
+        # fronts come and go here (each killed at its 1 s deadline, then another forked): wait for some to be there
+        deadline = time.monotonic() + UP_S
+        while not (first := service.fronts()) and time.monotonic() < deadline:
+            time.sleep(0.05)
         assert first, "no front was forked"
         connection = Connection(service.served)
         try:
