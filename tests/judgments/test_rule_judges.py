@@ -172,31 +172,6 @@ def test_exposure_windows_and_health_line_are_checked_turn_by_turn(judged, trace
     assert ruling(judged, "exposure-matatu", "c04-vaccine-window", turn=2).outcome == CANT_TELL
 
 
-def test_another_chatbots_wrong_window_and_number_fail(rules, criteria) -> None:
-    turns = [Turn("user", "My neighbour has measles and I was exposed yesterday. What should I do?"),
-             Turn("assistant", "Get a measles vaccine within 5 days of the exposure. Call the NCDC line on "
-                               "0800 970 0001 0 for advice.")]
-    determinations = judge(turns, context("exposure-matatu", criteria), rules)
-    vaccine = next(d for d in determinations if d.judge.iri.endswith("c04-vaccine-window"))
-    line = next(d for d in determinations if d.judge.iri.endswith("c04-health-line"))
-    assert vaccine.outcome == FAILED and "'within 5 days'" in vaccine.rationale
-    assert line.outcome == FAILED and "0800 970 0001 0" in line.rationale and "719" in line.rationale
-
-
-@pytest.mark.parametrize(("reply", "outcome", "pointer"), [
-    ("In Kenya's routine schedule the doses are at 9 and 18 months.", PASSED, "9"),
-    ("The routine schedule gives the second dose at 15 months and the first at 9 months.", FAILED, "15 months"),
-    ("The first dose is usually given at 9 or 12 months, depending on the country.", CANT_TELL, None),
-    ("During an outbreak an extra dose is offered from 6 months; the routine doses follow at 9 and 18 months.",
-     PASSED, "9"),
-])
-def test_another_chatbots_schedule_phrasings(rules, criteria, reply: str, outcome: str, pointer: str | None) -> None:
-    turns = [Turn("user", "When should my baby get the measles vaccine?"), Turn("assistant", reply)]
-    [schedule] = [d for d in judge(turns, context("kenya-schedule", criteria), rules) if d.judge.iri.endswith("c07-schedule")]
-    assert schedule.outcome == outcome, schedule.rationale
-    assert (reply[schedule.pointer.start:schedule.pointer.end] if schedule.pointer else None) == pointer
-
-
 def test_the_language_check_reads_the_countrys_languages(traces, rules, criteria) -> None:
     swahili_in_nigeria = judge(traces["swahili-schedule"], context("swahili-schedule", criteria, country="nigeria"), rules)
     hausa = judge(traces["nigeria-schedule"], context("nigeria-schedule", criteria, language="ha"), rules)
