@@ -104,8 +104,13 @@ class Plain:
     attestations: list[tuple[str, str, str, str | None]] = field(default_factory=list)
 
 
-SOURCES = (Path(__file__), *(Path(__file__).resolve().parents[1] / "service" / step / "rdf.py"
-                             for step in ("envelope", "plan", "runs", "judgments")))
+SOURCES = (
+    Path(__file__),
+    *(
+        Path(__file__).resolve().parents[1] / "service" / step / "rdf.py"
+        for step in ("envelope", "plan", "runs", "judgments")
+    ),
+)
 """The generator's code: this file and the RDF functions it writes with."""
 
 
@@ -134,14 +139,16 @@ def build(directory: Path, params: Params, report: Callable[[str], object] = pri
     graphs = services.graphs
     load_spec_files(graphs)
     _head(graphs, content)
-    report(f"  data: scope, envelope of {params.criteria} criteria, assessments and sign-off through the service "
-           f"({time.perf_counter() - started:.0f} s)")
+    report(
+        f"  data: scope, envelope of {params.criteria} criteria, assessments and sign-off through the service "
+        f"({time.perf_counter() - started:.0f} s)"
+    )
     iris = iris_for(graphs, EVALUATION_ID)
     planning = planning_input(graphs, EVALUATION_ID, params.seed, 0)
     version = planning.envelope.version
     criteria = [(iris.criterion(version, c.id), Decimal(c.weight or 0), c.in_scope) for c in content.criteria]
     in_scope = [iri for iri, _, scoped in criteria if scoped]
-    tested = in_scope[:len(in_scope) - params.untested]
+    tested = in_scope[: len(in_scope) - params.untested]
     plan_iri = f"{iris.evaluation}/plans/1"
     probes = _probes(params, plan_iri, tested)
     frames = {c: rng.randint(400, 6000) for c in in_scope}
@@ -157,24 +164,38 @@ def build(directory: Path, params: Params, report: Callable[[str], object] = pri
     stream = _record_quads(services.catalog, params, rng, iris.evaluation, run.iri, probes, tested, plain)
     services.close()
     _bulk(directory, stream)
-    report(f"  data: {len(probes)} cases, {len(plain.determinations)} determinations, {len(plain.attestations)} "
-           f"attestations bulk-loaded ({time.perf_counter() - started:.0f} s)")
+    report(
+        f"  data: {len(probes)} cases, {len(plain.determinations)} determinations, {len(plain.attestations)} "
+        f"attestations bulk-loaded ({time.perf_counter() - started:.0f} s)"
+    )
     plain_file.write_bytes(pickle.dumps(plain))
     return plain
 
 
 def _envelope(params: Params, rng: random.Random) -> EnvelopeContent:
     """``params.criteria`` criteria made from the measles example's, each with its own identifier and weight."""
-    example = EnvelopeBody.model_validate(json.loads((EXAMPLE / "envelope.json").read_text(encoding="utf-8"))).to_domain()
+    example = EnvelopeBody.model_validate(
+        json.loads((EXAMPLE / "envelope.json").read_text(encoding="utf-8"))
+    ).to_domain()
     templates = [c for c in example.criteria if c.in_scope]
     criteria = []
     for n in range(params.criteria):
         t = templates[n % len(templates)]
-        criteria.append(Criterion(
-            id=f"k{n + 1:04d}", requirement=t.requirement, statement=f"{t.statement} (variant {n + 1})",
-            weight=Decimal(rng.randint(1, 10)), weight_rationale=t.weight_rationale, judged_by=t.judged_by or CriterionJudge.HUMAN,
-            dimension=t.dimension, category=t.category, concepts=t.concepts, expected_result=t.expected_result,
-            in_scope=n >= params.out_of_scope))
+        criteria.append(
+            Criterion(
+                id=f"k{n + 1:04d}",
+                requirement=t.requirement,
+                statement=f"{t.statement} (variant {n + 1})",
+                weight=Decimal(rng.randint(1, 10)),
+                weight_rationale=t.weight_rationale,
+                judged_by=t.judged_by or CriterionJudge.HUMAN,
+                dimension=t.dimension,
+                category=t.category,
+                concepts=t.concepts,
+                expected_result=t.expected_result,
+                in_scope=n >= params.out_of_scope,
+            )
+        )
     requirements: tuple[Requirement, ...] = example.requirements
     return EnvelopeContent(requirements, tuple(criteria), example.statement)
 
@@ -188,8 +209,16 @@ def _head(graphs: GraphService, content: EnvelopeContent) -> None:
     state = approvals.read_state(graphs, EVALUATION_ID)
     for criterion in content.criteria:
         iri = f"{state.status.envelope}/criteria/{criterion.id}"
-        approvals.append_approval(graphs, state, ANNIE, "relevance", iri, criterion.in_scope,
-                                  "relevant" if criterion.in_scope else "out of scope", [(EPO + "approves", NamedNode(iri))])
+        approvals.append_approval(
+            graphs,
+            state,
+            ANNIE,
+            "relevance",
+            iri,
+            criterion.in_scope,
+            "relevant" if criterion.in_scope else "out of scope",
+            [(EPO + "approves", NamedNode(iri))],
+        )
     approvals.assess_appropriateness(graphs, EVALUATION_ID, True, "the envelope fits", ANNIE)
     approvals.sign_off_envelope(graphs, EVALUATION_ID, DANA, "signed off for the bench")
 
@@ -200,23 +229,46 @@ def _probes(params: Params, plan: str, tested: list[str]) -> list[PlannedProbe]:
     for k in range(params.answered + params.errors):
         own = k % len(tested)
         exercised = tuple(tested[(own + j) % len(tested)] for j in range(params.exercises))
-        opening = Opening(f"Bench question {k + 1}: my child was near someone with measles, what should I do?", "en", None)
-        probes.append(PlannedProbe(k + 1, k, f"{plan.rsplit('/plans/', 1)[0]}/scenarios/bench-{k + 1}", tested[own],
-                                   exercised, opening, None, None))
+        opening = Opening(
+            f"Bench question {k + 1}: my child was near someone with measles, what should I do?", "en", None
+        )
+        probes.append(
+            PlannedProbe(
+                k + 1,
+                k,
+                f"{plan.rsplit('/plans/', 1)[0]}/scenarios/bench-{k + 1}",
+                tested[own],
+                exercised,
+                opening,
+                None,
+                None,
+            )
+        )
     return probes
 
 
-def _entry(catalog: Catalog, graph: str, identifier: str, title: str, agent: str, triples: list[Triple],
-           record: str) -> Iterator[Quad]:
+def _entry(
+    catalog: Catalog, graph: str, identifier: str, title: str, agent: str, triples: list[Triple], record: str
+) -> Iterator[Quad]:
     digest, size = digest_and_size(triples)
     node = NamedNode(graph)
     yield from (Quad(t.subject, t.predicate, t.object, node) for t in triples)
-    yield from catalog.entry_quads(CatalogEntry(graph, GraphKind.EVALUATION, identifier, title, agent,
-                                                datetime.now(UTC), size, digest, batch_of=record))
+    yield from catalog.entry_quads(
+        CatalogEntry(
+            graph, GraphKind.EVALUATION, identifier, title, agent, datetime.now(UTC), size, digest, batch_of=record
+        )
+    )
 
 
-def _plan_quads(catalog: Catalog, evaluation: str, plan: str, planning: PlanningInput, probes: list[PlannedProbe],
-                frames: dict[str, int], tested: list[str]) -> list[Quad]:
+def _plan_quads(
+    catalog: Catalog,
+    evaluation: str,
+    plan: str,
+    planning: PlanningInput,
+    probes: list[PlannedProbe],
+    frames: dict[str, int],
+    tested: list[str],
+) -> list[Quad]:
     allocated: dict[str, int] = {c: 0 for c in tested}
     for p in probes:
         allocated[p.criterion] += 1
@@ -224,16 +276,36 @@ def _plan_quads(catalog: Catalog, evaluation: str, plan: str, planning: Planning
     counts = FrameCounts(total=74_027_520, eligible=6_862_050, per_criterion=())
     untested = tuple(c for c in frames if c not in allocated)
     content = plan_rdf.plan_triples(
-        plan, request, planning.envelope.iri, planning.envelope.digest, counts, frames, Allocation(allocated, unallocated=untested),
-        probes, evaluation, catalog.agent_iri(THEO.agent).value, EPOCH, planning.pins, f"{plan}/derivation",
-        plan_rdf.Provenance(planning.dso, (f"{BASE}graphs/shapes/scenario-consistency#rule-1",), ()))
+        plan,
+        request,
+        planning.envelope.iri,
+        planning.envelope.digest,
+        counts,
+        frames,
+        Allocation(allocated, unallocated=untested),
+        probes,
+        evaluation,
+        catalog.agent_iri(THEO.agent).value,
+        EPOCH,
+        planning.pins,
+        f"{plan}/derivation",
+        plan_rdf.Provenance(planning.dso, (f"{BASE}graphs/shapes/scenario-consistency#rule-1",), ()),
+    )
     content.append(plan_rdf.digest_triple(plan, plan_rdf.plan_digest(content)))
     identifier = f"{EVALUATION_ID}/plans/1"
     return list(_entry(catalog, plan, identifier, f"test plan 1 of {EVALUATION_ID}", THEO.agent, content, evaluation))
 
 
-def _record_quads(catalog: Catalog, params: Params, rng: random.Random, evaluation: str, run: str,
-                  probes: list[PlannedProbe], tested: list[str], plain: Plain) -> Iterator[Quad]:
+def _record_quads(
+    catalog: Catalog,
+    params: Params,
+    rng: random.Random,
+    evaluation: str,
+    run: str,
+    probes: list[PlannedProbe],
+    tested: list[str],
+    plain: Plain,
+) -> Iterator[Quad]:
     """The run's cases, then the determinations in batches per judge, then one attestation per tested criterion."""
     plan = f"{evaluation}/plans/1"
     errored = set(rng.sample(range(len(probes)), params.errors))
@@ -244,20 +316,39 @@ def _record_quads(catalog: Catalog, params: Params, rng: random.Random, evaluati
         sent = (Turn("user", probe.opening.text),)
         if k in errored:
             result: CaseTrace | ExecutionError = ExecutionError(
-                plan_rdf.probe_iri(plan, probe.number), DEMO_VERSION.fingerprint, "timeout", "no answer within 60 s", 3, 1,
-                turns=sent)
+                plan_rdf.probe_iri(plan, probe.number),
+                DEMO_VERSION.fingerprint,
+                "timeout",
+                "no answer within 60 s",
+                3,
+                1,
+                turns=sent,
+            )
         else:
             reply = f"Reply {probe.number}: check whether your child has had two doses of a measles vaccine."
             exchange = Exchange(reply, at, at + timedelta(seconds=1), 0.95, TokenUsage(40, 30, 70), "stop")
-            result = CaseTrace(plan_rdf.probe_iri(plan, probe.number), DEMO_VERSION.fingerprint,
-                               sent + (Turn("assistant", reply),), (exchange,))
+            result = CaseTrace(
+                plan_rdf.probe_iri(plan, probe.number),
+                DEMO_VERSION.fingerprint,
+                sent + (Turn("assistant", reply),),
+                (exchange,),
+            )
         plain.cases.append((result.probe, probe.exercises))
-        yield from _entry(catalog, case, case.removeprefix(f"{BASE}evaluations/"), f"case of probe {probe.number}",
-                          THEO.agent, runs_rdf.case_triples(case, run, result), evaluation)
-    judges = [Judge(f"{BASE}graphs/judges/bench#rule", "rule", "bench rule", "1.0.0+bench"),
-              Judge(f"{BASE}agents/model-judges/bench", "model", "bench model judge", "bench-judge 1"),
-              Judge(catalog.agent_iri(ANNIE.agent).value, "person", ANNIE.agent, "domain_expert"),
-              Judge(catalog.agent_iri(NORA.agent).value, "person", NORA.agent, "annotator")][:params.judges]
+        yield from _entry(
+            catalog,
+            case,
+            case.removeprefix(f"{BASE}evaluations/"),
+            f"case of probe {probe.number}",
+            THEO.agent,
+            runs_rdf.case_triples(case, run, result),
+            evaluation,
+        )
+    judges = [
+        Judge(f"{BASE}graphs/judges/bench#rule", "rule", "bench rule", "1.0.0+bench"),
+        Judge(f"{BASE}agents/model-judges/bench", "model", "bench model judge", "bench-judge 1"),
+        Judge(catalog.agent_iri(ANNIE.agent).value, "person", ANNIE.agent, "domain_expert"),
+        Judge(catalog.agent_iri(NORA.agent).value, "person", NORA.agent, "annotator"),
+    ][: params.judges]
     passing = {c: rng.uniform(0.55, 0.98) for c in tested}
     by_criterion: dict[str, list[tuple[str, str]]] = {c: [] for c in tested}
     number = 0
@@ -268,17 +359,32 @@ def _record_quads(catalog: Catalog, params: Params, rng: random.Random, evaluati
             graph = f"{evaluation}/judgments/{number}"
             at = EPOCH + timedelta(days=2, minutes=number)
             triples = judgments_rdf.judge_triples(judge)
-            for k, (probe, criterion) in enumerate(units[start:start + params.batch], start=1):
+            for k, (probe, criterion) in enumerate(units[start : start + params.batch], start=1):
                 outcome = _outcome(rng, passing[criterion])
-                d = Determination(criterion, plan_rdf.probe_iri(plan, probe.number), 1, outcome,
-                                  MANUAL if judge.kind == "person" else AUTOMATIC, judge, f"bench ruling {k}")
+                d = Determination(
+                    criterion,
+                    plan_rdf.probe_iri(plan, probe.number),
+                    1,
+                    outcome,
+                    MANUAL if judge.kind == "person" else AUTOMATIC,
+                    judge,
+                    f"bench ruling {k}",
+                )
                 iri = f"{graph}/determinations/{k}"
-                triples += judgments_rdf.determination_triples(iri, evaluation, f"{run}/cases/{probe.number}", d, judge.iri, at)
+                triples += judgments_rdf.determination_triples(
+                    iri, evaluation, f"{run}/cases/{probe.number}", d, judge.iri, at
+                )
                 by_criterion[criterion].append((iri, outcome))
                 plain.determinations.append((criterion, d.probe, outcome))
-            yield from _entry(catalog, graph, f"{EVALUATION_ID}/judgments/{number}",
-                              f"judgments {number}: {len(units[start:start + params.batch])} determinations on run 1",
-                              ANNIE.agent if judge.kind == "person" else THEO.agent, triples, evaluation)
+            yield from _entry(
+                catalog,
+                graph,
+                f"{EVALUATION_ID}/judgments/{number}",
+                f"judgments {number}: {len(units[start : start + params.batch])} determinations on run 1",
+                ANNIE.agent if judge.kind == "person" else THEO.agent,
+                triples,
+                evaluation,
+            )
     corrected = set(rng.sample(tested, params.superseded))
     expert = catalog.agent_iri(ANNIE.agent).value
     for criterion in tested:
@@ -293,13 +399,31 @@ def _record_quads(catalog: Catalog, params: Params, rng: random.Random, evaluati
             sufficiency = "insufficient" if outcome == CANT_TELL else "sufficient"
             appropriateness = "inappropriate" if outcome == INAPPLICABLE else "appropriate"
             triples = judgments_rdf.attestation_triples(
-                iri, evaluation, criterion, run, outcome, f"bench attestation {number}", (AGGREGATION, started_from),
-                [d for d, _ in made], SUFFICIENCY[sufficiency], APPROPRIATENESS[appropriateness], expert,
-                EPOCH + timedelta(days=3, minutes=number), previous, "corrected after review" if previous else None)
+                iri,
+                evaluation,
+                criterion,
+                run,
+                outcome,
+                f"bench attestation {number}",
+                (AGGREGATION, started_from),
+                [d for d, _ in made],
+                SUFFICIENCY[sufficiency],
+                APPROPRIATENESS[appropriateness],
+                expert,
+                EPOCH + timedelta(days=3, minutes=number),
+                previous,
+                "corrected after review" if previous else None,
+            )
             plain.attestations.append((iri, criterion, outcome, previous))
-            yield from _entry(catalog, graph, f"{EVALUATION_ID}/judgments/{number}",
-                              f"judgments {number}: attestation of {criterion.rsplit('/', 1)[-1]} for run 1",
-                              ANNIE.agent, triples, evaluation)
+            yield from _entry(
+                catalog,
+                graph,
+                f"{EVALUATION_ID}/judgments/{number}",
+                f"judgments {number}: attestation of {criterion.rsplit('/', 1)[-1]} for run 1",
+                ANNIE.agent,
+                triples,
+                evaluation,
+            )
             previous = iri
 
 
@@ -326,4 +450,3 @@ def _bulk(directory: Path, quads: Iterable[Quad]) -> None:
     store.flush()
     store.optimize()
     del store
-

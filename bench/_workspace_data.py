@@ -37,10 +37,14 @@ from service.core.bootstrap import load_spec_files
 from service.core.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = (Path(__file__), ROOT / "bench" / "determinations.py",
-           ROOT / "examples" / "vaccine" / "caie_vaccine" / "worked_example.py",
-           *sorted((ROOT / "examples" / "measles").rglob("*.*")), *sorted((ROOT / "examples" / "judges").rglob("*.*")),
-           *(ROOT / "service" / step / "rdf.py" for step in ("envelope", "plan", "runs", "judgments")))
+SOURCES = (
+    Path(__file__),
+    ROOT / "bench" / "determinations.py",
+    ROOT / "examples" / "vaccine" / "caie_vaccine" / "worked_example.py",
+    *sorted((ROOT / "examples" / "measles").rglob("*.*")),
+    *sorted((ROOT / "examples" / "judges").rglob("*.*")),
+    *(ROOT / "service" / step / "rdf.py" for step in ("envelope", "plan", "runs", "judgments")),
+)
 TOKEN = "bench-annie"
 Report = Callable[[str], None]
 
@@ -92,8 +96,11 @@ def with_determinations(root: Path, extra: int, batch: int = 1000, report: Repor
         client = TestClient(create_app(settings, services.store))
         for n in range(extra // batch):
             made = list(islice(cycle(pairs), n * batch, (n + 1) * batch))
-            answer = client.post(f"/evaluations/{EVALUATION_ID}/runs/1/determinations", json=body(made, n * batch),
-                                 headers={"Authorization": f"Bearer {TOKEN}"})
+            answer = client.post(
+                f"/evaluations/{EVALUATION_ID}/runs/1/determinations",
+                json=body(made, n * batch),
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
             if answer.status_code != 201:
                 raise SystemExit(f"batch {n + 1}: {answer.status_code} {answer.text[:300]}")
             if (n + 1) % 20 == 0:

@@ -50,17 +50,22 @@ def determinations(start: int, count: int) -> bytes:
     lines = []
     for n in range(start, start + count):
         det, k = f"<{BASE}evaluations/bench/judgments/d{n // 8}>", n % 8
-        lines.append(det + (
-            f" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{EPO}Determination> .",
-            f" <{EARL}test> <{BASE}evaluations/bench/criteria/c{n % 40}> .",
-            f" <{EARL}subject> <{BASE}evaluations/bench/runs/r1/responses/{n // 8}> .",
-            f" <{EARL}outcome> <{EARL}{_OUTCOMES[n % 3]}> .",
-            f" <{EARL}mode> <{EARL}automatic> .",
-            f" <{EARL}assertedBy> <{BASE}agents/judge-{n % 7}> .",
-            (f' <http://www.w3.org/ns/prov#generatedAtTime> "2026-08-{1 + n % 28:02d}T10:{n % 60:02d}:00Z"'
-             f"^^<http://www.w3.org/2001/XMLSchema#dateTime> ."),
-            f' <{EARL}info> "determination {n // 8}: the reply asks first" .',
-        )[k])
+        lines.append(
+            det
+            + (
+                f" <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <{EPO}Determination> .",
+                f" <{EARL}test> <{BASE}evaluations/bench/criteria/c{n % 40}> .",
+                f" <{EARL}subject> <{BASE}evaluations/bench/runs/r1/responses/{n // 8}> .",
+                f" <{EARL}outcome> <{EARL}{_OUTCOMES[n % 3]}> .",
+                f" <{EARL}mode> <{EARL}automatic> .",
+                f" <{EARL}assertedBy> <{BASE}agents/judge-{n % 7}> .",
+                (
+                    f' <http://www.w3.org/ns/prov#generatedAtTime> "2026-08-{1 + n % 28:02d}T10:{n % 60:02d}:00Z"'
+                    f"^^<http://www.w3.org/2001/XMLSchema#dateTime> ."
+                ),
+                f' <{EARL}info> "determination {n // 8}: the reply asks first" .',
+            )[k]
+        )
     return ("\n".join(lines) + "\n").encode()
 
 
@@ -79,9 +84,17 @@ def load_graph(services: Services, ref: GraphRef, data: bytes, record: GraphRef 
     """Store one graph with its catalog entry (setup, unmeasured: bulk-loaded if large); its digest."""
     triples = parse_triples(data, RdfFormat.N_TRIPLES, ref.iri.value)
     digest, size = digest_and_size(triples)
-    entry = CatalogEntry(graph=ref.iri.value, kind=ref.kind, identifier=ref.identifier, title=ref.identifier,
-                         agent=AGENT.agent, modified=now(), triples=size, digest=digest,
-                         batch_of=record.iri.value if record else None)
+    entry = CatalogEntry(
+        graph=ref.iri.value,
+        kind=ref.kind,
+        identifier=ref.identifier,
+        title=ref.identifier,
+        agent=AGENT.agent,
+        modified=now(),
+        triples=size,
+        digest=digest,
+        batch_of=record.iri.value if record else None,
+    )
     quads = services.catalog.entry_quads(entry)
     if size > 10 * BATCH_TRIPLES:
         services.store.bulk_load_new_graph(ref.iri, data, RdfFormat.N_TRIPLES, ref.iri.value)
@@ -120,10 +133,13 @@ def build_record(directory: Path, triples: int) -> Record:
 
 def append_once(record: Record, n: int) -> float:
     """Seconds of one ``GraphService.append`` of a fresh 100-triple batch (the ``n``-th)."""
-    batch: list[Triple] = parse_triples(determinations(10**9 + n * APPEND_TRIPLES, APPEND_TRIPLES),
-                                        RdfFormat.N_TRIPLES, BASE)
+    batch: list[Triple] = parse_triples(
+        determinations(10**9 + n * APPEND_TRIPLES, APPEND_TRIPLES), RdfFormat.N_TRIPLES, BASE
+    )
     start = time.perf_counter()
-    record.services.graphs.append(record.head, "judgments", batch, AGENT, guards={record.head.iri.value: record.head_digest})
+    record.services.graphs.append(
+        record.head, "judgments", batch, AGENT, guards={record.head.iri.value: record.head_digest}
+    )
     return time.perf_counter() - start
 
 
@@ -156,12 +172,16 @@ def main() -> None:
         for record, measured in zip(records, latencies):
             kept = measured[2:]  # two warm-up appends
             medians.append(statistics.median(kept))
-            print(f"record {record.triples:>9,} triples (head {record.triples - record.batches * BATCH_TRIPLES:,} + "
-                  f"{record.batches} batches): {len(kept)} appends of {APPEND_TRIPLES} triples, median "
-                  f"{medians[-1] * 1000:.2f} ms  (min {min(kept) * 1000:.2f}, max {max(kept) * 1000:.2f})")
+            print(
+                f"record {record.triples:>9,} triples (head {record.triples - record.batches * BATCH_TRIPLES:,} + "
+                f"{record.batches} batches): {len(kept)} appends of {APPEND_TRIPLES} triples, median "
+                f"{medians[-1] * 1000:.2f} ms  (min {min(kept) * 1000:.2f}, max {max(kept) * 1000:.2f})"
+            )
         old_path = whole_record_digest_seconds(records[1])
-        print(f"before batches, each append re-read and re-digested the whole record: {old_path:.2f} s at "
-              f"{records[1].triples:,} triples ({old_path / medians[1]:.0f}x the append)")
+        print(
+            f"before batches, each append re-read and re-digested the whole record: {old_path:.2f} s at "
+            f"{records[1].triples:,} triples ({old_path / medians[1]:.0f}x the append)"
+        )
         for record in records:
             record.services.close()
     print(f"APPEND: ours={medians[1]:.5f} baseline={medians[0]:.5f} ratio={medians[1] / medians[0]:.2f}")

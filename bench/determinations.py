@@ -55,9 +55,17 @@ def units(services: Services) -> list[tuple[str, str]]:
 
 def body(batch: list[tuple[str, str]], first: int) -> dict:
     outcomes = ("passed", "failed", "cantTell", "inapplicable")
-    return {"determinations": [{"probe": probe, "criterion": criterion, "outcome": outcomes[(first + k) % 4],
-                                "rationale": f"bench determination {first + k}"}
-                               for k, (probe, criterion) in enumerate(batch)]}
+    return {
+        "determinations": [
+            {
+                "probe": probe,
+                "criterion": criterion,
+                "outcome": outcomes[(first + k) % 4],
+                "rationale": f"bench determination {first + k}",
+            }
+            for k, (probe, criterion) in enumerate(batch)
+        ]
+    }
 
 
 def baseline(batches: list[list[tuple[str, str]]], cases: dict[str, str], directory: Path) -> float:
@@ -67,11 +75,18 @@ def baseline(batches: list[list[tuple[str, str]]], cases: dict[str, str], direct
     start = time.perf_counter()
     for n, batch in enumerate(batches, start=1):
         graph = NamedNode(f"{BASE}evaluations/{EVALUATION_ID}/judgments/{n}")
-        quads = [Quad(t.subject, t.predicate, t.object, graph)
-                 for k, (probe, criterion) in enumerate(batch, start=1)
-                 for t in determination_triples(f"{graph.value}/determinations/{k}", f"{BASE}evaluations/{EVALUATION_ID}",
-                                                cases[probe], Determination(criterion, probe, 1, "http://www.w3.org/ns/earl#passed",
-                                                                            MANUAL, judge, "bench"), judge.iri, datetime.now(UTC))]
+        quads = [
+            Quad(t.subject, t.predicate, t.object, graph)
+            for k, (probe, criterion) in enumerate(batch, start=1)
+            for t in determination_triples(
+                f"{graph.value}/determinations/{k}",
+                f"{BASE}evaluations/{EVALUATION_ID}",
+                cases[probe],
+                Determination(criterion, probe, 1, "http://www.w3.org/ns/earl#passed", MANUAL, judge, "bench"),
+                judge.iri,
+                datetime.now(UTC),
+            )
+        ]
         store.extend(quads)
     store.flush()
     return time.perf_counter() - start
@@ -83,38 +98,56 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=1_000)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(base_url=BASE, data_dir=Path(tmp) / "store",
-                            tokens=f'{{"{TOKEN}": {{"agent": "annie", "roles": ["domain_expert"]}}}}')
+        settings = Settings(
+            base_url=BASE,
+            data_dir=Path(tmp) / "store",
+            tokens=f'{{"{TOKEN}": {{"agent": "annie", "roles": ["domain_expert"]}}}}',
+        )
         services = build_services(settings)
         start = time.perf_counter()
         load_spec_files(services.graphs)
         load_worked_example(services.graphs)
-        print(f"setup: the worked example run and judged in {time.perf_counter() - start:.1f} s (not measured)", flush=True)
+        print(
+            f"setup: the worked example run and judged in {time.perf_counter() - start:.1f} s (not measured)",
+            flush=True,
+        )
         pairs = units(services)
-        batches = [list(islice(cycle(pairs), n * args.batch, (n + 1) * args.batch)) for n in range(args.total // args.batch)]
+        batches = [
+            list(islice(cycle(pairs), n * args.batch, (n + 1) * args.batch)) for n in range(args.total // args.batch)
+        ]
         client = TestClient(create_app(settings, services.store))
         seconds = []
         for n, batch in enumerate(batches):
             started = time.perf_counter()
-            answer = client.post(f"/evaluations/{EVALUATION_ID}/runs/1/determinations", json=body(batch, n * args.batch),
-                                 headers={"Authorization": f"Bearer {TOKEN}"})
+            answer = client.post(
+                f"/evaluations/{EVALUATION_ID}/runs/1/determinations",
+                json=body(batch, n * args.batch),
+                headers={"Authorization": f"Bearer {TOKEN}"},
+            )
             seconds.append(time.perf_counter() - started)
             if answer.status_code != 201:
                 raise SystemExit(f"batch {n + 1}: {answer.status_code} {answer.text[:300]}")
             if (n + 1) % 10 == 0:
                 print(f"  {n + 1} batches, {sum(seconds):.1f} s, last {seconds[-1]:.2f} s", flush=True)
-        cases = {p: c.case for p, c in answered_cases(services.graphs, run_view(services.graphs, EVALUATION_ID, 1).iri).items()}
+        cases = {
+            p: c.case
+            for p, c in answered_cases(services.graphs, run_view(services.graphs, EVALUATION_ID, 1).iri).items()
+        }
         floor = baseline(batches, cases, Path(tmp) / "baseline")
         services.close()
     recorded = len(batches) * args.batch
     ours, base = recorded / sum(seconds), recorded / floor
     growth = statistics.median(seconds[-10:]) / statistics.median(seconds[:10])
-    print(f"ours: {recorded} determinations in {len(batches)} batches through the API in {sum(seconds):.1f} s "
-          f"({ours:.0f}/s); first ten batches median {statistics.median(seconds[:10]):.3f} s, last ten "
-          f"{statistics.median(seconds[-10:]):.3f} s")
+    print(
+        f"ours: {recorded} determinations in {len(batches)} batches through the API in {sum(seconds):.1f} s "
+        f"({ours:.0f}/s); first ten batches median {statistics.median(seconds[:10]):.3f} s, last ten "
+        f"{statistics.median(seconds[-10:]):.3f} s"
+    )
     print(f"baseline: the same triples by Store.extend per batch in {floor:.1f} s ({base:.0f}/s)")
-    print(f"DETERMINATIONS: ours={ours:.0f} baseline={base:.0f} ratio={ours / base:.3f} recorded={recorded} "
-          f"growth={growth:.2f}")
+    print(
+        f"DETERMINATIONS: ours={ours:.0f} baseline={base:.0f} ratio={ours / base:.3f} recorded={recorded} "
+        f"growth={growth:.2f}"
+    )
 
 
 if __name__ == "__main__":

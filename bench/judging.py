@@ -94,14 +94,24 @@ def make_inputs(probes: int, store: Path, out: Path) -> None:
             files[id(graph)] = name
         return files[id(graph)]
 
-    written = [{"probe": probe, "language": context.language, "dso": file_of(context.dso),
-                "country": file_of(context.country), "others": [file_of(graph) for graph in context.others],
-                "facts": {prop: sorted(value.n3() for value in values) for prop, values in context.facts.items()},
-                "criteria": dict(context.criteria), "turns": [list(turn) for turn in cases[probe].turns]}
-               for probe, context in contexts.items()]
+    written = [
+        {
+            "probe": probe,
+            "language": context.language,
+            "dso": file_of(context.dso),
+            "country": file_of(context.country),
+            "others": [file_of(graph) for graph in context.others],
+            "facts": {prop: sorted(value.n3() for value in values) for prop, values in context.facts.items()},
+            "criteria": dict(context.criteria),
+            "turns": [list(turn) for turn in cases[probe].turns],
+        }
+        for probe, context in contexts.items()
+    ]
     (out / CASES).write_text(json.dumps({"plan": run.plan, "run": run.iri, "cases": written}), encoding="utf-8")
-    print(f"setup: plan {number} of {probes} probes, run {run.number} on the demonstration chatbot, "
-          f"{len(written)} answered cases written to {out} ({time.perf_counter() - clock:.1f} s, not measured)")
+    print(
+        f"setup: plan {number} of {probes} probes, run {run.number} on the demonstration chatbot, "
+        f"{len(written)} answered cases written to {out} ({time.perf_counter() - clock:.1f} s, not measured)"
+    )
 
 
 # ------------------------------------------------------------------------------------------ the worker (either code)
@@ -133,8 +143,9 @@ def worker(inputs: Path, rules_file: Path, root: Path) -> None:
     for case in data["cases"]:
         facts = {prop: frozenset(from_n3(value) for value in values) for prop, values in case["facts"].items()}
         extra = {"facts": facts, "others": tuple(graph(name) for name in case["others"])} if grounded else {}
-        context = ProbeContext(case["probe"], case["language"], graph(case["country"]), graph(case["dso"]),
-                               case["criteria"], **extra)
+        context = ProbeContext(
+            case["probe"], case["language"], graph(case["country"]), graph(case["dso"]), case["criteria"], **extra
+        )
         turns = [t for sent, reply in case["turns"] for t in (Turn("user", sent), Turn("assistant", reply))]
         work.append((turns, context))
 
@@ -149,20 +160,51 @@ def worker(inputs: Path, rules_file: Path, root: Path) -> None:
     by_criterion: dict[str, Counter[str]] = {}
     for d in determinations:
         by_criterion.setdefault(d.criterion.rsplit("/", 1)[-1], Counter())[d.outcome.rsplit("#", 1)[-1]] += 1
-    digest = hashlib.sha256(json.dumps(sorted(
-        (d.probe, d.criterion, d.judge.iri, d.judge.version, d.turn, d.outcome, d.rationale,
-         (d.pointer.start, d.pointer.end) if d.pointer else None) for d in determinations)).encode()).hexdigest()
-    print(json.dumps({"seconds": seconds, "cpu_s": cpu_s, "rules_s": rules_s, "rules": len(rules),
-                      "cases": len(work), "determinations": len(determinations), "digest": digest[:16],
-                      "outcomes": dict(Counter(d.outcome.rsplit("#", 1)[-1] for d in determinations)),
-                      "by_criterion": {key: dict(counts) for key, counts in sorted(by_criterion.items())}}))
+    digest = hashlib.sha256(
+        json.dumps(
+            sorted(
+                (
+                    d.probe,
+                    d.criterion,
+                    d.judge.iri,
+                    d.judge.version,
+                    d.turn,
+                    d.outcome,
+                    d.rationale,
+                    (d.pointer.start, d.pointer.end) if d.pointer else None,
+                )
+                for d in determinations
+            )
+        ).encode()
+    ).hexdigest()
+    print(
+        json.dumps(
+            {
+                "seconds": seconds,
+                "cpu_s": cpu_s,
+                "rules_s": rules_s,
+                "rules": len(rules),
+                "cases": len(work),
+                "determinations": len(determinations),
+                "digest": digest[:16],
+                "outcomes": dict(Counter(d.outcome.rsplit("#", 1)[-1] for d in determinations)),
+                "by_criterion": {key: dict(counts) for key, counts in sorted(by_criterion.items())},
+            }
+        )
+    )
 
 
 def judged(inputs: Path, root: Path) -> dict:
     """One fresh worker process judging ``inputs`` with ``root``'s code and judges file."""
     env = {**os.environ, "PYTHONPATH": str(root)}
-    done = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--worker", str(inputs),
-                           "--root", str(root)], env=env, cwd=root, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--worker", str(inputs), "--root", str(root)],
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if done.returncode != 0:
         raise SystemExit(f"the worker on {root} failed:\n{done.stderr}")
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -171,12 +213,17 @@ def judged(inputs: Path, root: Path) -> dict:
 def baseline_tree() -> Path:
     """The worktree of :data:`BASELINE_COMMIT` at :data:`BASELINE_TREE`, added if absent, reused if at that commit."""
     if not BASELINE_TREE.exists():
-        subprocess.run(["git", "-C", str(REPO), "worktree", "add", "--detach", str(BASELINE_TREE), BASELINE_COMMIT],
-                       check=True, capture_output=True)
-    head = subprocess.run(["git", "-C", str(BASELINE_TREE), "rev-parse", "HEAD"], check=True, capture_output=True,
-                          text=True).stdout.strip()
-    wanted = subprocess.run(["git", "-C", str(REPO), "rev-parse", BASELINE_COMMIT], check=True, capture_output=True,
-                            text=True).stdout.strip()
+        subprocess.run(
+            ["git", "-C", str(REPO), "worktree", "add", "--detach", str(BASELINE_TREE), BASELINE_COMMIT],
+            check=True,
+            capture_output=True,
+        )
+    head = subprocess.run(
+        ["git", "-C", str(BASELINE_TREE), "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    wanted = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", BASELINE_COMMIT], check=True, capture_output=True, text=True
+    ).stdout.strip()
     if head != wanted:
         raise SystemExit(f"{BASELINE_TREE} is at {head}, not {BASELINE_COMMIT}: remove it (git worktree remove)")
     return BASELINE_TREE
@@ -221,23 +268,29 @@ def measure(inputs: Path, repeat: int) -> None:
     ours, baseline = results["ours"][0], results["baseline"][0]
     print(f"{'':12}{'ours (HEAD)':>24}{'baseline (' + BASELINE_COMMIT + ')':>24}")
     for label, key in (("seconds", "seconds"), ("cpu seconds", "cpu_s"), ("rules read", "rules_s")):
-        print(f"{label:12}{', '.join(f'{r[key]:.2f}' for r in results['ours']):>24}"
-              f"{', '.join(f'{r[key]:.2f}' for r in results['baseline']):>24}")
+        print(
+            f"{label:12}{', '.join(f'{r[key]:.2f}' for r in results['ours']):>24}"
+            f"{', '.join(f'{r[key]:.2f}' for r in results['baseline']):>24}"
+        )
     for label, key in (("rules", "rules"), ("cases", "cases"), ("determined", "determinations"), ("digest", "digest")):
         print(f"{label:12}{ours[key]:>24}{baseline[key]:>24}")
     for outcome in ("passed", "failed", "cantTell", "inapplicable"):
         print(f"{outcome:12}{ours['outcomes'].get(outcome, 0):>24}{baseline['outcomes'].get(outcome, 0):>24}")
     for criterion in sorted(set(ours["by_criterion"]) | set(baseline["by_criterion"])):
+
         def counts(result: dict, criterion: str = criterion) -> str:  # this iteration's, bound
             found = result["by_criterion"].get(criterion, {})
             return " ".join(f"{k[0] if k != 'cantTell' else 'c'}{v}" for k, v in sorted(found.items())) or "-"
+
         print(f"  {criterion:10}{counts(ours):>24}{counts(baseline):>24}")
     ratio = median["ours"] / median["baseline"]
     cases = ours["cases"]
     if baseline["cases"] != cases:
         raise SystemExit(f"the sides judged {cases} and {baseline['cases']} cases")
-    print(f"JUDGING: ours={median['ours']:.2f} baseline={median['baseline']:.2f} ratio={ratio:.2f} cases={cases} "
-          f"met={1 if ratio <= 2 else 0}")
+    print(
+        f"JUDGING: ours={median['ours']:.2f} baseline={median['baseline']:.2f} ratio={ratio:.2f} cases={cases} "
+        f"met={1 if ratio <= 2 else 0}"
+    )
 
 
 if __name__ == "__main__":

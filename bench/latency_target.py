@@ -47,8 +47,13 @@ class _Counts:
         self.openings: set[str] = set()
 
     def report(self) -> dict[str, Any]:
-        return {"answered": self.answered, "opened": self.opened, "distinct_openings": len(self.openings),
-                "most_in_flight": self.most_in_flight, "latency_s": LATENCY_S}
+        return {
+            "answered": self.answered,
+            "opened": self.opened,
+            "distinct_openings": len(self.openings),
+            "most_in_flight": self.most_in_flight,
+            "latency_s": LATENCY_S,
+        }
 
 
 counts = _Counts()
@@ -56,8 +61,16 @@ counts = _Counts()
 
 def _response(status: bytes, body: bytes, keep_alive: bool) -> bytes:
     connection = b"" if keep_alive else b"connection: close\r\n"
-    return (b"HTTP/1.1 " + status + b"\r\ncontent-type: application/json\r\ncontent-length: "
-            + str(len(body)).encode() + b"\r\n" + connection + b"\r\n" + body)
+    return (
+        b"HTTP/1.1 "
+        + status
+        + b"\r\ncontent-type: application/json\r\ncontent-length: "
+        + str(len(body)).encode()
+        + b"\r\n"
+        + connection
+        + b"\r\n"
+        + body
+    )
 
 
 def _completion(request: dict[str, Any]) -> bytes:
@@ -69,11 +82,16 @@ def _completion(request: dict[str, Any]) -> bytes:
         counts.openings.add(last)
     text = f"You asked: {last[:200]}. Please call your health facility before going."
     asked, said = len(last.split()), len(text.split())
-    return json.dumps({"id": "chatcmpl-bench", "object": "chat.completion", "model": request.get("model", "bench"),
-                       "choices": [{"index": 0, "finish_reason": "stop",
-                                    "message": {"role": "assistant", "content": text}}],
-                       "usage": {"prompt_tokens": asked, "completion_tokens": said, "total_tokens": asked + said}},
-                      separators=(",", ":")).encode()
+    return json.dumps(
+        {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion",
+            "model": request.get("model", "bench"),
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}],
+            "usage": {"prompt_tokens": asked, "completion_tokens": said, "total_tokens": asked + said},
+        },
+        separators=(",", ":"),
+    ).encode()
 
 
 class _Connection(asyncio.Protocol):
@@ -86,7 +104,9 @@ class _Connection(asyncio.Protocol):
         self._url = b""
         self._body: list[bytes] = []
         self._arrived = 0.0
-        self._held: deque[tuple[float, bytes, bytes, bool, bool]] = deque()  # deadline, status, body, keep-alive, a chat
+        self._held: deque[tuple[float, bytes, bytes, bool, bool]] = (
+            deque()
+        )  # deadline, status, body, keep-alive, a chat
         self._timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:

@@ -58,7 +58,9 @@ def baseline(path: Path, expected: int) -> float:
     with tempfile.TemporaryDirectory(prefix="bench-bulk-") as directory:
         store = pyoxigraph.Store(directory)
         start = time.perf_counter()
-        store.bulk_load(path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=pyoxigraph.NamedNode("http://bench/g"))
+        store.bulk_load(
+            path=str(path), format=pyoxigraph.RdfFormat.N_TRIPLES, to_graph=pyoxigraph.NamedNode("http://bench/g")
+        )
         store.flush()
         elapsed = time.perf_counter() - start
         assert len(store) == expected
@@ -70,10 +72,16 @@ def ours(path: Path, expected: int) -> float:
     port = free_port()
     token = secrets.token_urlsafe(16)
     with tempfile.TemporaryDirectory(prefix="bench-caie-") as directory:
-        env = {**os.environ, "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": ["admin"]}}),
-               "CAIE_BASE_URL": f"http://127.0.0.1:{port}/"}
-        server = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--data-dir", directory, "--port", str(port)],
-                                  env=env, stdout=subprocess.DEVNULL)
+        env = {
+            **os.environ,
+            "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": ["admin"]}}),
+            "CAIE_BASE_URL": f"http://127.0.0.1:{port}/",
+        }
+        server = subprocess.Popen(
+            [sys.executable, "-m", "service.cli", "serve", "--data-dir", directory, "--port", str(port)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             for _ in range(200):
@@ -84,8 +92,12 @@ def ours(path: Path, expected: int) -> float:
                     time.sleep(0.1)
             with path.open("rb") as body:
                 start = time.perf_counter()
-                response = httpx.put(url + "/graphs/ontologies/bench", content=body, timeout=600,
-                                     headers={"Content-Type": "application/n-triples", "Authorization": f"Bearer {token}"})
+                response = httpx.put(
+                    url + "/graphs/ontologies/bench",
+                    content=body,
+                    timeout=600,
+                    headers={"Content-Type": "application/n-triples", "Authorization": f"Bearer {token}"},
+                )
                 elapsed = time.perf_counter() - start
             response.raise_for_status()
             assert response.json()["triples"] == expected, response.json()

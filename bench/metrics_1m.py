@@ -72,10 +72,19 @@ def plain_numbers(plain: Plain) -> Numbers:
         if iri not in superseded and outcome in COUNTED:
             attested[criterion].append(outcome)
     outcomes = {c: aggregate(found) for c, found in attested.items() if c in weights}
-    distribution = {o: (sum(1 for v in outcomes.values() if v == o), sum((weights[c] for c, v in outcomes.items() if v == o),
-                                                                          Decimal(0))) for o in COUNTED}
-    coverage = (len(weights), len(outcomes), sum(weights.values(), Decimal(0)),
-                sum((weights[c] for c in outcomes), Decimal(0)))
+    distribution = {
+        o: (
+            sum(1 for v in outcomes.values() if v == o),
+            sum((weights[c] for c, v in outcomes.items() if v == o), Decimal(0)),
+        )
+        for o in COUNTED
+    }
+    coverage = (
+        len(weights),
+        len(outcomes),
+        sum(weights.values(), Decimal(0)),
+        sum((weights[c] for c in outcomes), Decimal(0)),
+    )
     ruled: dict[tuple[str, str], list[str]] = defaultdict(list)
     for criterion, probe, outcome in plain.determinations:
         ruled[(criterion, probe)].append(outcome)
@@ -95,15 +104,26 @@ def plain_numbers(plain: Plain) -> Numbers:
 def served_numbers(answer: dict[str, Any]) -> Numbers:
     """The same numbers from the service's JSON answer (service/api/shapes.py ``metrics_json``)."""
     coverage = answer["coverage"]
-    distribution = {"http://www.w3.org/ns/earl#" + share["outcome"]: (share["criteria"], Decimal(share["weight"]))
-                    for share in answer["distribution"]["outcomes"]}
+    distribution = {
+        "http://www.w3.org/ns/earl#" + share["outcome"]: (share["criteria"], Decimal(share["weight"]))
+        for share in answer["distribution"]["outcomes"]
+    }
     rates = {r["criterion"]: (r["k"], r["n"], r["N"], r["cases"]) for r in answer["passRates"]}
-    return {"coverage": (coverage["applicable"], coverage["covered"], Decimal(coverage["applicableWeight"]),
-                         Decimal(coverage["coveredWeight"])),
-            "distribution": distribution, "passRates": rates}
+    return {
+        "coverage": (
+            coverage["applicable"],
+            coverage["covered"],
+            Decimal(coverage["applicableWeight"]),
+            Decimal(coverage["coveredWeight"]),
+        ),
+        "distribution": distribution,
+        "passRates": rates,
+    }
 
 
-def timed(repeat: int, call: Callable[[], Any], cpu: Callable[[], float] = time.process_time) -> tuple[float, float, Any]:
+def timed(
+    repeat: int, call: Callable[[], Any], cpu: Callable[[], float] = time.process_time
+) -> tuple[float, float, Any]:
     """The median wall-clock and ``cpu`` seconds of ``repeat`` calls, and the last call's value."""
     seconds, spent, value = [], [], None
     for _ in range(repeat):
@@ -121,15 +141,30 @@ def process_cpu(pid: int) -> Callable[[], float]:
     def read() -> float:
         fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         return (int(fields[11]) + int(fields[12])) / tick
+
     return read
 
 
 def serve(directory: Path, log: IO[bytes] | None = None) -> tuple[subprocess.Popen[bytes], str]:
     """``caie serve`` on ``directory`` at a free port; its standard error to ``log`` when given."""
     port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--data-dir", str(directory),
-                               "--base-url", BASE, "--port", str(port)], stdout=subprocess.DEVNULL, stderr=log,
-                              cwd=Path(__file__).resolve().parents[1])
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "serve",
+            "--data-dir",
+            str(directory),
+            "--base-url",
+            BASE,
+            "--port",
+            str(port),
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=log,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     url = f"http://127.0.0.1:{port}"
     for _ in range(600):
         try:
@@ -149,11 +184,15 @@ def over_http(directory: Path, repeat: int) -> tuple[float, float, float, dict[s
     server, url = serve(directory)
     try:
         with httpx.Client(base_url=url, timeout=3600, headers={"Accept": "application/json"}) as client:
+
             def get() -> httpx.Response:
                 answer = client.get(f"/evaluations/{EVALUATION_ID}/metrics")
                 if answer.status_code != 200:
-                    raise SystemExit(f"GET /evaluations/{EVALUATION_ID}/metrics: {answer.status_code} {answer.text[:500]}")
+                    raise SystemExit(
+                        f"GET /evaluations/{EVALUATION_ID}/metrics: {answer.status_code} {answer.text[:500]}"
+                    )
                 return answer
+
             first, _, _ = timed(1, get)
             median, cpu, answer = timed(repeat, get, process_cpu(server.pid))
     finally:
@@ -169,11 +208,16 @@ def ensure_tallies(directory: Path) -> None:
     services = build_services(settings_for(directory))
     try:
         graphs = services.graphs
-        if graphs.find(tallies_ref(graphs, EVALUATION_ID, 1)) is None or graphs.find(facts_ref(graphs, EVALUATION_ID, 1)) is None:
+        if (
+            graphs.find(tallies_ref(graphs, EVALUATION_ID, 1)) is None
+            or graphs.find(facts_ref(graphs, EVALUATION_ID, 1)) is None
+        ):
             started = time.perf_counter()
             recount_tallies(graphs, EVALUATION_ID, run_view(graphs, EVALUATION_ID, 1), BENCH)
-            print(f"tallies: run 1's tallies and facts counted from the record in {time.perf_counter() - started:.1f} s (once, not measured)",
-                  flush=True)
+            print(
+                f"tallies: run 1's tallies and facts counted from the record in {time.perf_counter() - started:.1f} s (once, not measured)",
+                flush=True,
+            )
     finally:
         services.close()
 
@@ -186,7 +230,8 @@ def per_query(directory: Path, evaluation: str) -> dict[str, tuple[float, float]
     try:
         parts: dict[str, Callable[[], object]] = {
             name: (lambda name=name: graphs.rows(name, bound))
-            for name in ("coverage", "outcome-distribution", "pass-rate-tallies", "pass-rate-counts")}
+            for name in ("coverage", "outcome-distribution", "pass-rate-tallies", "pass-rate-counts")
+        }
         parts["pass-rates"] = lambda: pass_rate_rows(graphs, bound, evaluation, None)
         found = {}
         for name, run in parts.items():
@@ -199,8 +244,12 @@ def per_query(directory: Path, evaluation: str) -> dict[str, tuple[float, float]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("CAIE_BENCH_CACHE", "/tmp/ob-caie-bench")),
-                        help="where generated records are kept, by a digest of the generator (default %(default)s)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("CAIE_BENCH_CACHE", "/tmp/ob-caie-bench")),
+        help="where generated records are kept, by a digest of the generator (default %(default)s)",
+    )
     parser.add_argument("--store", type=Path, help="use this store directory as it is (made there if absent)")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-queries", action="store_true", help="skip the per-query timings")
@@ -209,16 +258,23 @@ def main() -> None:
     directory = args.store or store_dir(args.cache, params)
     started = time.perf_counter()
     plain = build(directory, params, lambda line: print(line, flush=True))
-    print(f"data: {directory} ({len(plain.criteria)} criteria, {len(plain.cases)} cases, {len(plain.determinations)} "
-          f"determinations, {len(plain.attestations)} attestations; ready in {time.perf_counter() - started:.0f} s, not measured)",
-          flush=True)
+    print(
+        f"data: {directory} ({len(plain.criteria)} criteria, {len(plain.cases)} cases, {len(plain.determinations)} "
+        f"determinations, {len(plain.attestations)} attestations; ready in {time.perf_counter() - started:.0f} s, not measured)",
+        flush=True,
+    )
     ensure_tallies(directory)
     base, base_cpu, expected = timed(args.repeat, lambda: plain_numbers(plain))
-    print(f"baseline: plain Python over the same values in {base:.3f} s, CPU {base_cpu:.3f} s (median of {args.repeat})",
-          flush=True)
+    print(
+        f"baseline: plain Python over the same values in {base:.3f} s, CPU {base_cpu:.3f} s (median of {args.repeat})",
+        flush=True,
+    )
     first, ours, ours_cpu, answer = over_http(directory, args.repeat)
-    print(f"ours: GET /evaluations/{EVALUATION_ID}/metrics in {ours:.3f} s, server CPU {ours_cpu:.3f} s (median of "
-          f"{args.repeat}; first request {first:.3f} s)", flush=True)
+    print(
+        f"ours: GET /evaluations/{EVALUATION_ID}/metrics in {ours:.3f} s, server CPU {ours_cpu:.3f} s (median of "
+        f"{args.repeat}; first request {first:.3f} s)",
+        flush=True,
+    )
     got = served_numbers(answer)
     identical = got == expected
     for key in expected:
@@ -226,17 +282,28 @@ def main() -> None:
             print(f"  differs: {key}", flush=True)
     queries = {} if args.no_queries else per_query(directory, plain.evaluation)
     if queries:
-        print("queries in process: " + ", ".join(f"{name} {s:.3f} s (CPU {c:.3f} s)" for name, (s, c) in queries.items()),
-              flush=True)
-    extras = "".join(f" {key}_s={queries[name][0]:.3f} {key}_cpu={queries[name][1]:.3f}" for key, name in (
-        ("coverage", "coverage"), ("distribution", "outcome-distribution"), ("pass_rates", "pass-rates"),
-        ("tallies", "pass-rate-tallies"), ("recount", "pass-rate-counts"))
-        if name in queries)
+        print(
+            "queries in process: " + ", ".join(f"{name} {s:.3f} s (CPU {c:.3f} s)" for name, (s, c) in queries.items()),
+            flush=True,
+        )
+    extras = "".join(
+        f" {key}_s={queries[name][0]:.3f} {key}_cpu={queries[name][1]:.3f}"
+        for key, name in (
+            ("coverage", "coverage"),
+            ("distribution", "outcome-distribution"),
+            ("pass_rates", "pass-rates"),
+            ("tallies", "pass-rate-tallies"),
+            ("recount", "pass-rate-counts"),
+        )
+        if name in queries
+    )
     coverage = expected["coverage"]
-    print(f"METRICS_1M: ours={ours:.3f} baseline={base:.3f} ratio={ours / base:.3f} identical={int(identical)} "
-          f"ours_cpu={ours_cpu:.3f} baseline_cpu={base_cpu:.3f} first_s={first:.3f} criteria={len(plain.criteria)} "
-          f"determinations={len(plain.determinations)} attestations={len(plain.attestations)} covered={coverage[1]} "
-          f"applicable={coverage[0]}{extras} target_s=1 met={int(ours <= 1)}")
+    print(
+        f"METRICS_1M: ours={ours:.3f} baseline={base:.3f} ratio={ours / base:.3f} identical={int(identical)} "
+        f"ours_cpu={ours_cpu:.3f} baseline_cpu={base_cpu:.3f} first_s={first:.3f} criteria={len(plain.criteria)} "
+        f"determinations={len(plain.determinations)} attestations={len(plain.attestations)} covered={coverage[1]} "
+        f"applicable={coverage[0]}{extras} target_s=1 met={int(ours <= 1)}"
+    )
 
 
 if __name__ == "__main__":

@@ -98,7 +98,12 @@ PAGES = (
     Page("annotate", f"{E}/workspace/annotate?run=1", "ada", f"{E}/runs/1/cases-needing-people"),
     Page("annotate case", f"{E}/workspace/annotate/1/{{probe}}", "ada", "{case}", JSON_LD),
     Page("criteria", f"{E}/workspace/criteria", "annie", f"{E}/attestations"),
-    Page("criterion", f"{E}/workspace/criteria/c04?run=1", "annie", f"{E}/determinations?criterion={{criterion}}&run={{run}}"),
+    Page(
+        "criterion",
+        f"{E}/workspace/criteria/c04?run=1",
+        "annie",
+        f"{E}/determinations?criterion={{criterion}}&run={{run}}",
+    ),
     Page("reports", f"{E}/workspace/reports", "dana", f"{E}/reports"),
     Page("report", f"{E}/reports/1/page", "dana", f"{E}/reports/1"),
     Page("failure map", f"{E}/reports/1/failure-map", "dana", f"{E}/metrics"),
@@ -153,10 +158,14 @@ class Series:
         return sorted(self.samples)[math.ceil(0.95 * len(self.samples)) - 1]
 
 
-def measure(client: httpx.Client, page: Page, targets: dict[str, str], repeat: int,
-            budget_s: float) -> tuple[Series, Series]:
+def measure(
+    client: httpx.Client, page: Page, targets: dict[str, str], repeat: int, budget_s: float
+) -> tuple[Series, Series]:
     """The page and its baseline, first each once, then in turns."""
-    ours, base = Series(page.path.format(**targets), HTML), Series(page.baseline.format(**targets), page.baseline_accept)
+    ours, base = (
+        Series(page.path.format(**targets), HTML),
+        Series(page.baseline.format(**targets), page.baseline_accept),
+    )
     while ours.due(repeat, budget_s) or base.due(repeat, budget_s):
         for series in (ours, base):
             if series.due(repeat, budget_s):
@@ -172,8 +181,9 @@ def sign_in(url: str, username: str, password: str, timeout_s: float) -> httpx.C
     token = re.search(r'name="csrf_token" value="([^"]+)"', form)
     if token is None:
         raise SystemExit("the sign-in page has no csrf_token field")
-    answer = client.post("/sign-in", data={"csrf_token": token.group(1), "next": "/", "username": username,
-                                            "password": password})
+    answer = client.post(
+        "/sign-in", data={"csrf_token": token.group(1), "next": "/", "username": username, "password": password}
+    )
     if answer.status_code != 303:
         raise SystemExit(f"signing in as {username}: {answer.status_code} {answer.text[:300]}")
     return client
@@ -192,9 +202,12 @@ def targets_of(directory: Path, people: list[dict]) -> tuple[dict[str, str], int
         envelope, _ = envelope_at(services.graphs, EVALUATION_ID)
         iris = iris_for(services.graphs, EVALUATION_ID)
         determinations = len(services.graphs.rows("determinations", {"evaluation": NamedNode(iris.evaluation)}))
-        return {"probe": str(first.number), "case": first.case.removeprefix(BASE.rstrip("/")),
-                "criterion": quote(iris.criterion(envelope.version, "c04"), safe=""),
-                "run": quote(run.iri, safe="")}, determinations
+        return {
+            "probe": str(first.number),
+            "case": first.case.removeprefix(BASE.rstrip("/")),
+            "criterion": quote(iris.criterion(envelope.version, "c04"), safe=""),
+            "run": quote(run.iri, safe=""),
+        }, determinations
     finally:
         services.close()
 
@@ -244,8 +257,11 @@ def run(directory: Path, size: int, repeat: int, budget_s: float) -> Result:
         finally:
             stop(server)
             log.close()
-            errors = [line for line in (Path(tmp) / "server.log").read_text(errors="replace").splitlines()
-                      if line.startswith(("Traceback", "ERROR")) or "Error:" in line]
+            errors = [
+                line
+                for line in (Path(tmp) / "server.log").read_text(errors="replace").splitlines()
+                if line.startswith(("Traceback", "ERROR")) or "Error:" in line
+            ]
             if errors:
                 print(f"  the server logged {len(errors)} error line(s), the last: {errors[-1][:200]}", flush=True)
     return Result(size, determinations, series)
@@ -269,10 +285,14 @@ def answer(series: Series) -> str:
 
 
 def table(result: Result) -> None:
-    print(f"\n{result.determinations} determinations (worked example + {result.size}), milliseconds, "
-          f"client wall clock on loopback")
-    print(f"{'page':<14} {'p50':>6} {'p95':>6} {'n':>3} {'first':>7}   {'baseline route':<48} {'p50':>6} {'p95':>6} "
-          f"{'n':>3} {'first':>7}")
+    print(
+        f"\n{result.determinations} determinations (worked example + {result.size}), milliseconds, "
+        f"client wall clock on loopback"
+    )
+    print(
+        f"{'page':<14} {'p50':>6} {'p95':>6} {'n':>3} {'first':>7}   {'baseline route':<48} {'p50':>6} {'p95':>6} "
+        f"{'n':>3} {'first':>7}"
+    )
     for page in PAGES:
         ours, base = result.series[page.name]
         route = page.baseline.split("?")[0].removeprefix(E) or page.baseline
@@ -281,16 +301,23 @@ def table(result: Result) -> None:
             print(f"{page.name:<14} {describe(ours, base)}   ({ours.path})")
             continue
         left = f"{page.name:<14} {ours.p50:>6.0f} {ours.p95:>6.0f} {len(ours.times):>3} {ours.first:>7.0f}"
-        right = (f"{base.p50:>6.0f} {base.p95:>6.0f} {len(base.times):>3} {base.first:>7.0f}" if base.status == 200
-                 else answer(base))
+        right = (
+            f"{base.p50:>6.0f} {base.p95:>6.0f} {len(base.times):>3} {base.first:>7.0f}"
+            if base.status == 200
+            else answer(base)
+        )
         flag = "  over 300 ms" if ours.p95 > BUDGET_MS else ""
         print(f"{left}   {route:<48} {right}{flag}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--cache", type=Path, default=Path(os.environ.get("CAIE_BENCH_CACHE", "/tmp/ob-caie-bench")),
-                        help="where the records are kept, by a digest of their inputs (default %(default)s)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("CAIE_BENCH_CACHE", "/tmp/ob-caie-bench")),
+        help="where the records are kept, by a digest of their inputs (default %(default)s)",
+    )
     parser.add_argument("--sizes", default="0,100000", help="determinations added to the worked example, per record")
     parser.add_argument("--repeat", type=int, default=30, help="timed requests per route")
     parser.add_argument("--budget-s", type=float, default=60.0, help="stop timing a route after this many seconds")
@@ -300,8 +327,11 @@ def main() -> None:
     for size in sizes:
         started = time.perf_counter()
         directory = worked_example(args.cache) if size == 0 else with_determinations(args.cache, size)
-        print(f"data: {directory} (ready in {time.perf_counter() - started:.0f} s, not measured); "
-              f"load average {' '.join(f'{n:.1f}' for n in os.getloadavg())}", flush=True)
+        print(
+            f"data: {directory} (ready in {time.perf_counter() - started:.0f} s, not measured); "
+            f"load average {' '.join(f'{n:.1f}' for n in os.getloadavg())}",
+            flush=True,
+        )
         results.append(run(directory, size, args.repeat, args.budget_s))
     for result in results:
         table(result)
@@ -314,9 +344,11 @@ def main() -> None:
     print(f"worst page at {last.size}: {name} ({ours.path}), baseline {base.path}")
     within = all(o.p95 <= BUDGET_MS for o, _ in last.measured().values())
     missing, failed = last.count(missing=True), last.count(missing=False)
-    print(f"PAGES: ours={ours.p95:.0f} baseline={base.p95:.0f} ratio={ours.p95 / base.p95:.2f} pages={len(last.measured())} "
-          f"within_300ms={int(within)} size={last.size} missing={missing} failed={failed} "
-          f"met={int(within and not missing and not failed)} example_worst={example[1].p95 if example else 0:.0f}")
+    print(
+        f"PAGES: ours={ours.p95:.0f} baseline={base.p95:.0f} ratio={ours.p95 / base.p95:.2f} pages={len(last.measured())} "
+        f"within_300ms={int(within)} size={last.size} missing={missing} failed={failed} "
+        f"met={int(within and not missing and not failed)} example_worst={example[1].p95 if example else 0:.0f}"
+    )
 
 
 if __name__ == "__main__":

@@ -71,8 +71,9 @@ def approved_plan(services: Services, probes: int, store: Path) -> int:
     graphs = services.graphs
     load_spec_files(graphs)
     load_worked_example(graphs)
-    plan = create_plan(graphs, EVALUATION_ID, PlanRequest(Strategy.HIGHEST_WEIGHT_FIRST, probes, seed=11,
-                                                          review_sample=0), THEO)
+    plan = create_plan(
+        graphs, EVALUATION_ID, PlanRequest(Strategy.HIGHEST_WEIGHT_FIRST, probes, seed=11, review_sample=0), THEO
+    )
     approve_plan(graphs, EVALUATION_ID, plan.number, ANNIE, "approved for the runner benchmark", plan.digest)
     marker.write_text(f"{probes} {plan.number}\n")
     return plan.number
@@ -82,8 +83,12 @@ def start_target(latency_s: float) -> tuple[subprocess.Popen[bytes], str]:
     """The latency target in its own process; the process and its base URL."""
     port = free_port()
     env = {**os.environ, "BENCH_TARGET_LATENCY_S": str(latency_s)}
-    process = subprocess.Popen([sys.executable, "-m", "bench.latency_target", "--port", str(port)],
-                               cwd=REPO, env=env, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "bench.latency_target", "--port", str(port)],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     wait_until_up(url + "/stats", process)
     return process, url
@@ -121,8 +126,10 @@ def measure(args: argparse.Namespace, store: Path) -> None:
     services = build_services(Settings(data_dir=store))
     number = approved_plan(services, args.probes, store)
     graphs = services.graphs
-    print(f"setup: measles example, plan {number} of {args.probes} probes approved, in {store} "
-          f"({time.perf_counter() - clock:.1f} s, not measured)")
+    print(
+        f"setup: measles example, plan {number} of {args.probes} probes approved, in {store} "
+        f"({time.perf_counter() - clock:.1f} s, not measured)"
+    )
     # The setup's objects are this process's, not the runner's: a `caie run` or a service process has none of them.
     # Left to the collector, its full collections scan them all during the run, holding the GIL.
     gc.collect()
@@ -158,26 +165,38 @@ def measure(args: argparse.Namespace, store: Path) -> None:
     ours = seen["answered"] / runner_s
     executor_rate = alone["answered"] / executor_s
     traces = sum(isinstance(r, CaseTrace) for r in results)
-    ok = (continued.ran == recorded == view.cases == view.traces == args.probes and view.errors == 0
-          and seen["answered"] == turns and seen["opened"] == seen["distinct_openings"] == args.probes
-          and seen["most_in_flight"] <= args.concurrency)
-    print(f"target: {args.latency * 1000:.0f} ms per request, at most {seen['most_in_flight']:.0f} requests held at "
-          f"once, {seen['answered']:.0f} answered ({turns} turns in the plan's {args.probes} conversations), "
-          f"{seen['opened']:.0f} openings asked, {seen['distinct_openings']:.0f} distinct; its process's CPU "
-          f"{target_cpu_s:.2f} s under the runner, {alone_cpu_s:.2f} s under the executor alone "
-          f"({alone_cpu_s / alone['answered'] * 1e6:.0f} us per request)")
-    print(f"ours: continue_run ran {continued.ran} probes and recorded {recorded} cases ({view.traces} traces, "
-          f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} requests/s, "
-          f"{continued.ran / runner_s:.1f} cases/s ({runner_cpu_s:.1f} s of this process's CPU, all threads)")
-    print(f"executor alone (no claims, no store): {traces} of {len(results)} traces in {executor_s:.2f} s: "
-          f"{executor_rate:.1f} requests/s, at most {alone['most_in_flight']:.0f} in flight ({executor_cpu_s:.1f} s CPU)")
+    ok = (
+        continued.ran == recorded == view.cases == view.traces == args.probes
+        and view.errors == 0
+        and seen["answered"] == turns
+        and seen["opened"] == seen["distinct_openings"] == args.probes
+        and seen["most_in_flight"] <= args.concurrency
+    )
+    print(
+        f"target: {args.latency * 1000:.0f} ms per request, at most {seen['most_in_flight']:.0f} requests held at "
+        f"once, {seen['answered']:.0f} answered ({turns} turns in the plan's {args.probes} conversations), "
+        f"{seen['opened']:.0f} openings asked, {seen['distinct_openings']:.0f} distinct; its process's CPU "
+        f"{target_cpu_s:.2f} s under the runner, {alone_cpu_s:.2f} s under the executor alone "
+        f"({alone_cpu_s / alone['answered'] * 1e6:.0f} us per request)"
+    )
+    print(
+        f"ours: continue_run ran {continued.ran} probes and recorded {recorded} cases ({view.traces} traces, "
+        f"{view.errors} execution errors) in {runner_s:.2f} s: {ours:.1f} requests/s, "
+        f"{continued.ran / runner_s:.1f} cases/s ({runner_cpu_s:.1f} s of this process's CPU, all threads)"
+    )
+    print(
+        f"executor alone (no claims, no store): {traces} of {len(results)} traces in {executor_s:.2f} s: "
+        f"{executor_rate:.1f} requests/s, at most {alone['most_in_flight']:.0f} in flight ({executor_cpu_s:.1f} s CPU)"
+    )
     print(f"baseline: concurrency / latency = {args.concurrency} / {args.latency} = {baseline:.0f} requests/s")
     print(f"every probe asked once and recorded once: {ok}")
-    print(f"RUNNER: ours={ours:.1f} baseline={baseline:.0f} ratio={ours / baseline:.3f} recorded={recorded} "
-          f"probes={args.probes} turns={turns} concurrency={args.concurrency} latency_s={args.latency} "
-          f"executor={executor_rate:.1f} executor_ratio={executor_rate / baseline:.3f} runner_s={runner_s:.2f} "
-          f"runner_cpu_s={runner_cpu_s:.1f} executor_cpu_s={executor_cpu_s:.1f} target_cpu_s={target_cpu_s:.1f} load1={os.getloadavg()[0]:.1f} "
-          f"correct={int(ok)}")
+    print(
+        f"RUNNER: ours={ours:.1f} baseline={baseline:.0f} ratio={ours / baseline:.3f} recorded={recorded} "
+        f"probes={args.probes} turns={turns} concurrency={args.concurrency} latency_s={args.latency} "
+        f"executor={executor_rate:.1f} executor_ratio={executor_rate / baseline:.3f} runner_s={runner_s:.2f} "
+        f"runner_cpu_s={runner_cpu_s:.1f} executor_cpu_s={executor_cpu_s:.1f} target_cpu_s={target_cpu_s:.1f} load1={os.getloadavg()[0]:.1f} "
+        f"correct={int(ok)}"
+    )
 
 
 async def _execute(conversations: list[Conversation], url: str, settings: ExecutionSettings) -> list:

@@ -99,13 +99,14 @@ def reference_blocks(ctx: Context, indices: list[int]) -> dict[int, tuple[Block,
     with Progress(*columns, console=progress_console) as bar:
         task = bar.add_task("reference", total=len(indices))
         for first in range(0, len(indices), CHUNK):
-            chunk = indices[first:first + CHUNK]
+            chunk = indices[first : first + CHUNK]
             blocks, _pairs = reference_check(ctx.reference, chunk, base=BASE, with_pairs=False, chunk=CHUNK)
             out.update(blocks)
             bar.advance(task, len(chunk))
             if not progress_console.is_terminal:  # a log file gets one line per chunk instead of a bar
-                progress_console.print(f"reference: {len(out)}/{len(indices)} candidates, "
-                                       f"{time.perf_counter() - start:.0f} s")
+                progress_console.print(
+                    f"reference: {len(out)}/{len(indices)} candidates, {time.perf_counter() - start:.0f} s"
+                )
     return out
 
 
@@ -130,19 +131,26 @@ def timed_million(count: int, seed: int) -> float:
     if fallbacks:
         print(f"million: not timed, {fallbacks} rules fall back to the reference ({steps})", flush=True)
     else:
-        print(f"million: {count} uniform candidates in {million_s:.2f} s from a fresh interpreter ({steps}), "
-              f"{blocked} blocked", flush=True)
+        print(
+            f"million: {count} uniform candidates in {million_s:.2f} s from a fresh interpreter ({steps}), "
+            f"{blocked} blocked",
+            flush=True,
+        )
     return million_s
 
 
 def describe_rules(ctx: Context, production: Production) -> str:
     routing = sum(1 for r in ctx.rules if r.kind == ROUTING)
     shapes = [r for r in production.compiled if r != OWL_RULES]
-    lines = [(f"rules: {len(production.compiled)} compiled into tables ({len(shapes)} shape rules"
-              f"{' + the DSO OWL 2 RL axioms as one unit' if OWL_RULES in production.compiled else ''}), "
-              f"{len(production.fallback)} fallback to the reference"
-              f" ({len(ctx.rules) - routing} consistency and {routing} routing shape rules; with no criteria "
-              f"the routing rules block no pair)")]
+    lines = [
+        (
+            f"rules: {len(production.compiled)} compiled into tables ({len(shapes)} shape rules"
+            f"{' + the DSO OWL 2 RL axioms as one unit' if OWL_RULES in production.compiled else ''}), "
+            f"{len(production.fallback)} fallback to the reference"
+            f" ({len(ctx.rules) - routing} consistency and {routing} routing shape rules; with no criteria "
+            f"the routing rules block no pair)"
+        )
+    ]
     lines += [f"  fallback {rule}: {why}" for rule, why in sorted(production.fallback.items())]
     return "\n".join(lines)
 
@@ -150,7 +158,9 @@ def describe_rules(ctx: Context, production: Production) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=10_000)
-    parser.add_argument("--eligible", type=float, default=0.8, help="share of the candidates drawn from the eligible ones")
+    parser.add_argument(
+        "--eligible", type=float, default=0.8, help="share of the candidates drawn from the eligible ones"
+    )
     parser.add_argument("--million", type=int, default=1_000_000)
     parser.add_argument("--seed", type=int, default=20260101)
     args = parser.parse_args()
@@ -158,18 +168,24 @@ def main() -> None:
     million_s = timed_million(args.million, args.seed + 1)  # first, before the long reference pass
     inp = derivation_input()
     ctx, context_s, _ = timed(lambda: context_for(inp))
-    print(f"frame: {ctx.space.size} candidates over {len(ctx.facets)} facets "
-          f"({', '.join(f'{f.name} {len(f.values)}' for f in ctx.facets)}); {len(ctx.rules)} shape rules; "
-          f"context in {context_s:.2f} s", flush=True)
+    print(
+        f"frame: {ctx.space.size} candidates over {len(ctx.facets)} facets "
+        f"({', '.join(f'{f.name} {len(f.values)}' for f in ctx.facets)}); {len(ctx.rules)} shape rules; "
+        f"context in {context_s:.2f} s",
+        flush=True,
+    )
     _plain, plain_s, _ = timed(lambda: Production(context_for(inp), cross_check=-1))
     _closed, closure_s, closure_cpu = timed(lambda: ctx.reference.closed)
     production, checked_s, checked_cpu = timed(lambda: Production(ctx))
     counts = count_frame(production)
-    print(f"compile: {plain_s:.2f} s without the cross-check, {checked_s:.2f} s with it (CPU {checked_cpu:.2f} s) "
-          f"(+ {closure_s:.2f} s for the OWL 2 RL closure of DSO + KGs, made once, which the cross-check and "
-          f"the reference share)\n{describe_rules(ctx, production)}\n"
-          f"frame: {counts.eligible} of {counts.total} eligible ({counts.eligible / counts.total:.2%}), "
-          f"{1 - counts.eligible / counts.total:.2%} blocked (exact counts from the tables)", flush=True)
+    print(
+        f"compile: {plain_s:.2f} s without the cross-check, {checked_s:.2f} s with it (CPU {checked_cpu:.2f} s) "
+        f"(+ {closure_s:.2f} s for the OWL 2 RL closure of DSO + KGs, made once, which the cross-check and "
+        f"the reference share)\n{describe_rules(ctx, production)}\n"
+        f"frame: {counts.eligible} of {counts.total} eligible ({counts.eligible / counts.total:.2%}), "
+        f"{1 - counts.eligible / counts.total:.2%} blocked (exact counts from the tables)",
+        flush=True,
+    )
 
     indices = compared_candidates(production, args.candidates, args.eligible, args.seed)
 
@@ -179,38 +195,49 @@ def main() -> None:
 
     ours_blocks, ours, checks_cpu = timed(ours_run)
     cold = closure_s + checked_s + ours
-    print(f"ours: {len(indices)} candidates checked in {ours:.3f} s on the compiled tables; from scratch, with the "
-          f"closure and the checked compile, {cold:.2f} s", flush=True)
+    print(
+        f"ours: {len(indices)} candidates checked in {ours:.3f} s on the compiled tables; from scratch, with the "
+        f"closure and the checked compile, {cold:.2f} s",
+        flush=True,
+    )
 
     ref_blocks, reference_s, reference_cpu = timed(lambda: reference_blocks(ctx, indices))
     baseline = closure_s + reference_s
     per_candidate = reference_s / len(indices)
     break_even = math.ceil((99 * closure_s + 100 * checked_s) / (per_candidate - 100 * ours / len(indices)))
-    print(f"baseline: {len(indices)} candidates in {reference_s:.2f} s, CPU {reference_cpu:.2f} s (owlrl closure + "
-          f"pySHACL, one pass, chunks of {CHUNK}); with the closure of DSO + KGs {baseline:.2f} s\n"
-          f"ratio: {baseline / ours:.0f} on the compiled tables (baseline / ours); from scratch {baseline / cold:.1f} "
-          f"(against the compile without the cross-check {baseline / (closure_s + plain_s + ours):.1f}; in CPU seconds "
-          f"{closure_cpu + reference_cpu:.2f} / {closure_cpu + checked_cpu + checks_cpu:.2f} = "
-          f"{(closure_cpu + reference_cpu) / (closure_cpu + checked_cpu + checks_cpu):.1f}); from scratch 100x from "
-          f"about {break_even} candidates on (extrapolated)", flush=True)
+    print(
+        f"baseline: {len(indices)} candidates in {reference_s:.2f} s, CPU {reference_cpu:.2f} s (owlrl closure + "
+        f"pySHACL, one pass, chunks of {CHUNK}); with the closure of DSO + KGs {baseline:.2f} s\n"
+        f"ratio: {baseline / ours:.0f} on the compiled tables (baseline / ours); from scratch {baseline / cold:.1f} "
+        f"(against the compile without the cross-check {baseline / (closure_s + plain_s + ours):.1f}; in CPU seconds "
+        f"{closure_cpu + reference_cpu:.2f} / {closure_cpu + checked_cpu + checks_cpu:.2f} = "
+        f"{(closure_cpu + reference_cpu) / (closure_cpu + checked_cpu + checks_cpu):.1f}); from scratch 100x from "
+        f"about {break_even} candidates on (extrapolated)",
+        flush=True,
+    )
 
     blocked = {i for i, b in ref_blocks.items() if b}
     same_sets = blocked == {i for i, b in ours_blocks.items() if b}
     same_rules = ours_blocks == ref_blocks
     same_loop = blocked == {i for i, hit in zip(indices, production.blocked_many(indices)) if hit}
     eligible_share = 1 - len(blocked) / len(indices)
-    print(f"compared: {len(indices)} candidates, {round(len(indices) * args.eligible)} drawn from the eligible "
-          f"ones and the rest uniformly; by the reference {len(indices) - len(blocked)} eligible "
-          f"({eligible_share:.1%}), {len(blocked)} blocked\nidentical blocked sets: {same_sets}; identical rules "
-          f"and messages: {same_rules}; blocked_many agrees: {same_loop}", flush=True)
+    print(
+        f"compared: {len(indices)} candidates, {round(len(indices) * args.eligible)} drawn from the eligible "
+        f"ones and the rest uniformly; by the reference {len(indices) - len(blocked)} eligible "
+        f"({eligible_share:.1%}), {len(blocked)} blocked\nidentical blocked sets: {same_sets}; identical rules "
+        f"and messages: {same_rules}; blocked_many agrees: {same_loop}",
+        flush=True,
+    )
     for i in sorted(i for i in indices if ours_blocks[i] != ref_blocks[i])[:5]:
         print(f"  differs at {i}: ours {ours_blocks[i]} reference {ref_blocks[i]}")
 
-    print(f"SCENARIO_BLOCKING: ours={ours:.3f} baseline={baseline:.2f} ratio={baseline / ours:.0f} "
-          f"identical={int(same_sets and same_rules and same_loop)} million_s={million_s:.2f} "
-          f"cold_s={cold:.2f} cold_ratio={baseline / cold:.1f} cold_break_even={break_even} "
-          f"fallback={len(production.fallback)} compiled={len(production.compiled)} "
-          f"eligible_share={eligible_share:.3f}")
+    print(
+        f"SCENARIO_BLOCKING: ours={ours:.3f} baseline={baseline:.2f} ratio={baseline / ours:.0f} "
+        f"identical={int(same_sets and same_rules and same_loop)} million_s={million_s:.2f} "
+        f"cold_s={cold:.2f} cold_ratio={baseline / cold:.1f} cold_break_even={break_even} "
+        f"fallback={len(production.fallback)} compiled={len(production.compiled)} "
+        f"eligible_share={eligible_share:.3f}"
+    )
 
 
 if __name__ == "__main__":

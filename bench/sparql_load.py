@@ -134,12 +134,31 @@ def prepare(workdir: Path, attestations: int) -> None:
     workdir.mkdir(parents=True, exist_ok=True)
     data = workdir / "record.nt"
     write_attestations(data, attestations, BASE + GRAPH)
-    subprocess.run([*CAIE, "load", str(data), "--graph", GRAPH, "--data-dir", str(workdir / "caie")], check=True,
-                   env={**os.environ, "CAIE_BASE_URL": BASE}, stdout=subprocess.DEVNULL)
-    subprocess.run([oxigraph_binary(), "load", "--location", str(workdir / "oxigraph"), "--file", str(data),
-                    "--graph", BASE + GRAPH], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    subprocess.run(
+        [*CAIE, "load", str(data), "--graph", GRAPH, "--data-dir", str(workdir / "caie")],
+        check=True,
+        env={**os.environ, "CAIE_BASE_URL": BASE},
+        stdout=subprocess.DEVNULL,
+    )
+    subprocess.run(
+        [
+            oxigraph_binary(),
+            "load",
+            "--location",
+            str(workdir / "oxigraph"),
+            "--file",
+            str(data),
+            "--graph",
+            BASE + GRAPH,
+        ],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     for store in ("caie", "oxigraph"):
-        subprocess.run([oxigraph_binary(), "optimize", "--location", str(workdir / store)], check=True, stdout=subprocess.DEVNULL)
+        subprocess.run(
+            [oxigraph_binary(), "optimize", "--location", str(workdir / store)], check=True, stdout=subprocess.DEVNULL
+        )
     data.unlink()
     marker.write_text(json.dumps({"attestations": attestations}))
 
@@ -153,8 +172,15 @@ def ours(workdir: Path, anonymous: bool, settings: dict[str, str]) -> Iterator[E
     and the query workers kept ready with them (``settings``, ``CAIE_*`` variables from ``--set``, come last).
     """
     port, token = free_port(), secrets.token_urlsafe(16)
-    env = {**os.environ, "CAIE_BASE_URL": BASE, "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": []}}),
-           "CAIE_QUERY_MAX_PER_CLIENT": "16", "CAIE_QUERY_MAX_CONCURRENT": "16", "CAIE_QUERY_WORKERS": "16", **settings}
+    env = {
+        **os.environ,
+        "CAIE_BASE_URL": BASE,
+        "CAIE_TOKENS": json.dumps({token: {"agent": "bench", "roles": []}}),
+        "CAIE_QUERY_MAX_PER_CLIENT": "16",
+        "CAIE_QUERY_MAX_CONCURRENT": "16",
+        "CAIE_QUERY_WORKERS": "16",
+        **settings,
+    }
     url = f"http://127.0.0.1:{port}"
     command = [*CAIE, "serve", "--data-dir", str(workdir / "caie"), "--port", str(port)]
     with _running(command, url + "/health", workdir / "caie.log", env):
@@ -166,8 +192,15 @@ def baseline(workdir: Path) -> Iterator[Endpoint]:
     """``oxigraph serve`` on the prepared store, the default graph being the union of the named graphs (as ours)."""
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    command = [oxigraph_binary(), "serve", "--location", str(workdir / "oxigraph"), "--bind", f"127.0.0.1:{port}",
-               "--union-default-graph"]
+    command = [
+        oxigraph_binary(),
+        "serve",
+        "--location",
+        str(workdir / "oxigraph"),
+        "--bind",
+        f"127.0.0.1:{port}",
+        "--union-default-graph",
+    ]
     with _running(command, url + "/query?query=ASK%7B%7D", workdir / "oxigraph.log"):
         yield Endpoint("baseline", url, "/query")
 
@@ -215,9 +248,23 @@ class Measure:
 def wrk(endpoint: Endpoint, workload: Workload, seconds: float, warmup: bool = False) -> Measure:
     """One wrk run; fails on any socket error or non-2xx answer, or when no request completed (but in a warm-up)."""
     threads = min(2, workload.connections)
-    command = ["wrk", f"-t{threads}", f"-c{workload.connections}", f"-d{seconds:g}s", "--timeout", "120s", "--latency",
-               "-s", str(LUA), endpoint.url + endpoint.path,
-               "--", endpoint.path + workload.prefix, workload.suffix, str(workload.keys), endpoint.authorization]
+    command = [
+        "wrk",
+        f"-t{threads}",
+        f"-c{workload.connections}",
+        f"-d{seconds:g}s",
+        "--timeout",
+        "120s",
+        "--latency",
+        "-s",
+        str(LUA),
+        endpoint.url + endpoint.path,
+        "--",
+        endpoint.path + workload.prefix,
+        workload.suffix,
+        str(workload.keys),
+        endpoint.authorization,
+    ]
     run = subprocess.run(command, capture_output=True, text=True, check=False)  # its failure is reported below
     if run.returncode != 0:
         raise SystemExit(f"wrk failed on {endpoint.name} {workload.name}: {run.stderr or run.stdout}")
@@ -245,21 +292,36 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="alternate ours and baseline this many times; medians")
     parser.add_argument("--anonymous", action="store_true", help="query ours without a bearer token")
     parser.add_argument("--only", choices=["lookup", "analytic"], help="run one workload")
-    parser.add_argument("--set", action="append", default=[], metavar="CAIE_NAME=VALUE",
-                        help="a setting for our service (repeatable), e.g. --set CAIE_QUERY_WORKERS=16")
-    parser.add_argument("--workdir", type=Path, help="keep the loaded stores here and reuse them (default: a temporary directory)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="CAIE_NAME=VALUE",
+        help="a setting for our service (repeatable), e.g. --set CAIE_QUERY_WORKERS=16",
+    )
+    parser.add_argument(
+        "--workdir", type=Path, help="keep the loaded stores here and reuse them (default: a temporary directory)"
+    )
     args = parser.parse_args()
     ensure_wrk()
-    workloads = [Workload("lookup", "?query=" + quote(LOOKUP[0], safe=""), quote(LOOKUP[1], safe=""), args.attestations, 16),
-                 Workload("analytic", "?query=" + quote(ANALYTIC[0], safe=""), quote(ANALYTIC[1], safe=""), CRITERIA, 4)]
+    workloads = [
+        Workload("lookup", "?query=" + quote(LOOKUP[0], safe=""), quote(LOOKUP[1], safe=""), args.attestations, 16),
+        Workload("analytic", "?query=" + quote(ANALYTIC[0], safe=""), quote(ANALYTIC[1], safe=""), CRITERIA, 4),
+    ]
     workloads = [w for w in workloads if args.only in (None, w.name)]
     with tempfile.TemporaryDirectory(prefix="bench-sparql-") as scratch:
         workdir = args.workdir or Path(scratch)
         start = time.perf_counter()
         prepare(workdir, args.attestations)
-        with baseline(workdir) as raw, ours(workdir, args.anonymous, dict(item.split("=", 1) for item in args.set)) as mine:
-            print(f"data: {args.attestations:,} attestations, {1 + 4 * args.attestations:,} triples; both stores loaded, "
-                  f"compacted and serving in {time.perf_counter() - start:.0f} s", flush=True)
+        with (
+            baseline(workdir) as raw,
+            ours(workdir, args.anonymous, dict(item.split("=", 1) for item in args.set)) as mine,
+        ):
+            print(
+                f"data: {args.attestations:,} attestations, {1 + 4 * args.attestations:,} triples; both stores loaded, "
+                f"compacted and serving in {time.perf_counter() - start:.0f} s",
+                flush=True,
+            )
             check_agree([mine, raw], args.attestations)
             rates: dict[tuple[str, str], list[Measure]] = {}
             for round_ in range(args.rounds):
@@ -269,17 +331,24 @@ def main() -> None:
                             wrk(endpoint, workload, args.warmup, warmup=True)
                         measure = wrk(endpoint, workload, args.seconds)
                         rates.setdefault((workload.name, endpoint.name), []).append(measure)
-                        print(f"round {round_ + 1} {workload.name:<8} {endpoint.name:<8} c={workload.connections:<2} "
-                              f"{measure.rate:9.1f} req/s  p50 {measure.p50_ms:8.2f} ms  p99 {measure.p99_ms:8.2f} ms  "
-                              f"({measure.requests} requests)", flush=True)
+                        print(
+                            f"round {round_ + 1} {workload.name:<8} {endpoint.name:<8} c={workload.connections:<2} "
+                            f"{measure.rate:9.1f} req/s  p50 {measure.p50_ms:8.2f} ms  p99 {measure.p99_ms:8.2f} ms  "
+                            f"({measure.requests} requests)",
+                            flush=True,
+                        )
     for workload in workloads:
+
         def median(name: str, field: str, workload: Workload = workload) -> float:  # this iteration's, bound
             return statistics.median(getattr(m, field) for m in rates[(workload.name, name)])
+
         ours_rate, raw_rate = median("ours", "rate"), median("baseline", "rate")
-        print(f"SPARQL_{workload.name.upper()}: ours={ours_rate:.1f} baseline={raw_rate:.1f} ratio={ours_rate / raw_rate:.3f} "
-              f"p50_ms={median('ours', 'p50_ms'):.2f} baseline_p50_ms={median('baseline', 'p50_ms'):.2f} "
-              f"p99_ms={median('ours', 'p99_ms'):.2f} baseline_p99_ms={median('baseline', 'p99_ms'):.2f} "
-              f"connections={workload.connections}")
+        print(
+            f"SPARQL_{workload.name.upper()}: ours={ours_rate:.1f} baseline={raw_rate:.1f} ratio={ours_rate / raw_rate:.3f} "
+            f"p50_ms={median('ours', 'p50_ms'):.2f} baseline_p50_ms={median('baseline', 'p50_ms'):.2f} "
+            f"p99_ms={median('ours', 'p99_ms'):.2f} baseline_p99_ms={median('baseline', 'p99_ms'):.2f} "
+            f"connections={workload.connections}"
+        )
 
 
 if __name__ == "__main__":

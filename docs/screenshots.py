@@ -100,14 +100,24 @@ def free_port() -> int:
 def serving(data_dir: Path, port: int) -> Iterator[str]:
     """``caie serve --examples`` on ``data_dir`` and ``port``, as ``make run`` starts it; its base URL."""
     log = (data_dir / "serve.log").open("w")
-    command = [str(REPO / ".venv" / "bin" / "caie"), "serve", "--data-dir", str(data_dir), "--port", str(port), "--examples"]
+    command = [
+        str(REPO / ".venv" / "bin" / "caie"),
+        "serve",
+        "--data-dir",
+        str(data_dir),
+        "--port",
+        str(port),
+        "--examples",
+    ]
     service = subprocess.Popen(command, cwd=REPO, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://localhost:{port}"  # the host of the base URL serve sets, so the record's links are this server's
     try:
         deadline = time.monotonic() + STARTUP_S
         while not _healthy(url):
             if service.poll() is not None or time.monotonic() > deadline:
-                raise SystemExit(f"caie serve did not start; its output:\n{(data_dir / 'serve.log').read_text()[-3000:]}")
+                raise SystemExit(
+                    f"caie serve did not start; its output:\n{(data_dir / 'serve.log').read_text()[-3000:]}"
+                )
             time.sleep(1)
         yield url
     finally:
@@ -140,10 +150,13 @@ class Camera:
         if key not in self.pages:
             phone = viewport["width"] < 600
             context: BrowserContext = self.browser.new_context(
-                viewport=viewport, is_mobile=phone, has_touch=phone, device_scale_factor=1)
+                viewport=viewport, is_mobile=phone, has_touch=phone, device_scale_factor=1
+            )
             page = context.new_page()
-            page.on("console", lambda m: self.errors.append(f"console {m.type}: {m.text}")
-                    if m.type in ("error", "assert") else None)
+            page.on(
+                "console",
+                lambda m: self.errors.append(f"console {m.type}: {m.text}") if m.type in ("error", "assert") else None,
+            )
             page.on("pageerror", lambda error: self.errors.append(f"uncaught {error.name}: {error.message}"))
             if agent:
                 self.sign_in(page, agent)

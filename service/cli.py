@@ -46,9 +46,17 @@ def _demo_people(data_dir: Path) -> Path:
     path = data_dir / "people.json"
     if not path.exists():
         data_dir.mkdir(parents=True, exist_ok=True)
-        people = [{"agent": agent, "username": agent, "password": secrets.token_urlsafe(12), "roles": roles,
-                   "name": agent.capitalize(), **({"languages": DEMO_LANGUAGES[agent]} if agent in DEMO_LANGUAGES else {})}
-                  for agent, roles in DEMO_ROLES.items()]
+        people = [
+            {
+                "agent": agent,
+                "username": agent,
+                "password": secrets.token_urlsafe(12),
+                "roles": roles,
+                "name": agent.capitalize(),
+                **({"languages": DEMO_LANGUAGES[agent]} if agent in DEMO_LANGUAGES else {}),
+            }
+            for agent, roles in DEMO_ROLES.items()
+        ]
         path.touch(mode=0o600)  # never readable by others, not even for a moment
         path.write_text(json.dumps(people, indent=2), encoding="utf-8")
     return path
@@ -86,7 +94,9 @@ def serve(args: argparse.Namespace) -> int:
         print(f"  example      {example}   (scope and envelope; {example}/envelope for its digest and sign-off)")
         print(f"  scenarios    {example}/scenarios?status=blocked   and   ?status=eligible")
         print(f"  plan         {example}/plans/1   and   {example}/plans/1/probes")
-        print(f"  run          {example}/runs/1   (the demonstration chatbot's replies, by SPARQL: queries/run-traces.rq)")
+        print(
+            f"  run          {example}/runs/1   (the demonstration chatbot's replies, by SPARQL: queries/run-traces.rq)"
+        )
         print(f"  judgments    {example}/determinations   and   {example}/attestations")
         print(f"  report       {example}/reports/1   (signed off; {example}/reports/1/verify recomputes it)")
         print(f"  metrics      {example}/metrics   and   {example}/drill-down")
@@ -114,7 +124,9 @@ def load(args: argparse.Namespace) -> int:
         ref = graphs.ref(kind, identifier)
         path = Path(args.file)
         mode = WriteMode.APPEND if args.append else WriteMode.REPLACE
-        result = graphs.write(ref, path.read_bytes(), rdf_format_for_path(path.name), SYSTEM, mode=mode, title=args.title, dso=args.dso)
+        result = graphs.write(
+            ref, path.read_bytes(), rdf_format_for_path(path.name), SYSTEM, mode=mode, title=args.title, dso=args.dso
+        )
         print(json.dumps(catalog_entry_json(result.entry), indent=2))
     finally:
         services.close()
@@ -125,6 +137,7 @@ def query(args: argparse.Namespace) -> int:
     from .composition import command_services
     from .core.formats import GRAPH_FORMATS, RESULT_FORMATS
     from .core.sparql import has_dataset_clause, query_form
+
     services = command_services(args)
     store = services.store
     try:
@@ -146,8 +159,13 @@ class StageProgress:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-        self._progress = Progress(TextColumn("{task.description:<20}"), BarColumn(), MofNCompleteColumn(),
-                                  TimeElapsedColumn(), console=Console(stderr=True))
+        self._progress = Progress(
+            TextColumn("{task.description:<20}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+        )
         self._tasks: dict[str, TaskID] = {}
 
     def __enter__(self) -> Self:
@@ -182,7 +200,9 @@ def derive(args: argparse.Namespace) -> int:
     counts = derivation.counts
     print(f"candidates {counts.total:,}   eligible {counts.eligible:,}   blocked {counts.blocked:,}")
     for count in counts.per_criterion:
-        print(f"  {planning.identifiers[count.criterion]:<8} in frame {count.in_frame:>12,}   eligible {count.eligible:>12,}")
+        print(
+            f"  {planning.identifiers[count.criterion]:<8} in frame {count.in_frame:>12,}   eligible {count.eligible:>12,}"
+        )
     blocked = [s for s in derivation.scenarios if not s.eligible]
     print(f"sample of {len(derivation.scenarios)} (seed {args.seed}): {len(blocked)} blocked")
     for scenario in blocked[: args.show]:
@@ -204,14 +224,17 @@ def plan(args: argparse.Namespace) -> int:
     try:
         request = PlanRequest(Strategy(args.strategy), args.budget, args.seed, review_sample=args.sample)
         with StageProgress() as progress:
-            summary = create_plan(graphs, args.evaluation, request, operator, progress,
-                                  max_budget=services.settings.max_plan_budget)
+            summary = create_plan(
+                graphs, args.evaluation, request, operator, progress, max_budget=services.settings.max_plan_budget
+            )
     finally:
         services.close()
     print(f"plan {summary.number}: {summary.iri}  digest {summary.digest}")
     print(f"candidates {summary.total:,}   eligible {summary.eligible:,}")
     for criterion, probes in sorted(summary.allocation.probes.items(), key=lambda item: -item[1]):
-        print(f"  {summary.identifiers[criterion]:<8} {probes:>5} probes   eligible frame {summary.frames[criterion]:>12,}")
+        print(
+            f"  {summary.identifiers[criterion]:<8} {probes:>5} probes   eligible frame {summary.frames[criterion]:>12,}"
+        )
     return 0
 
 
@@ -253,8 +276,11 @@ def parser() -> argparse.ArgumentParser:
     serve_parser = with_store(commands.add_parser("serve", help="run the HTTP service"))
     serve_parser.add_argument("--host", default="127.0.0.1")
     serve_parser.add_argument("--port", type=int, default=8000)
-    serve_parser.add_argument("--examples", action="store_true",
-                              help="also load the vaccine-education domain and its worked example (idempotent)")
+    serve_parser.add_argument(
+        "--examples",
+        action="store_true",
+        help="also load the vaccine-education domain and its worked example (idempotent)",
+    )
     serve_parser.set_defaults(run=serve)
 
     load_parser = with_store(commands.add_parser("load", help="load an RDF file into a named graph"))
@@ -265,12 +291,16 @@ def parser() -> argparse.ArgumentParser:
     load_parser.add_argument("--append", action="store_true", help="append instead of replacing")
     load_parser.set_defaults(run=load)
 
-    query_parser = with_store(commands.add_parser("query", help="run a read-only SPARQL query ('@file.rq' reads a file)"))
+    query_parser = with_store(
+        commands.add_parser("query", help="run a read-only SPARQL query ('@file.rq' reads a file)")
+    )
     query_parser.add_argument("query")
     query_parser.add_argument("--format", help="result media type (default TSV, or Turtle for graphs)")
     query_parser.set_defaults(run=query)
 
-    derive_parser = with_store(commands.add_parser("derive", help="derive and check an evaluation's scenarios; print the frame"))
+    derive_parser = with_store(
+        commands.add_parser("derive", help="derive and check an evaluation's scenarios; print the frame")
+    )
     derive_parser.add_argument("evaluation", help="evaluation identifier (its envelope signed off)")
     derive_parser.add_argument("--seed", type=int, default=0)
     derive_parser.add_argument("--sample", type=int, default=500, help="candidates to sample and check")
@@ -279,8 +309,9 @@ def parser() -> argparse.ArgumentParser:
 
     plan_parser = with_store(commands.add_parser("plan", help="make a test plan for an evaluation"))
     plan_parser.add_argument("evaluation")
-    plan_parser.add_argument("--strategy", default="HighestWeightFirst",
-                             choices=["ProportionalToWeight", "HighestWeightFirst", "Equal"])
+    plan_parser.add_argument(
+        "--strategy", default="HighestWeightFirst", choices=["ProportionalToWeight", "HighestWeightFirst", "Equal"]
+    )
     plan_parser.add_argument("--budget", type=int, required=True)
     plan_parser.add_argument("--seed", type=int, default=0)
     plan_parser.add_argument("--sample", type=int, default=500, help="candidates kept for expert review")

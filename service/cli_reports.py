@@ -24,18 +24,29 @@ def report(args: argparse.Namespace) -> int:
     author = Credential(agent=args.agent, roles=frozenset({"evaluation_operator"}))
     services = command_services(args)
     try:
-        made = make_report(services.graphs, args.evaluation, args.run_number, args.limitation, args.recommendation,
-                           args.fitness, author)
+        made = make_report(
+            services.graphs,
+            args.evaluation,
+            args.run_number,
+            args.limitation,
+            args.recommendation,
+            args.fitness,
+            author,
+        )
     finally:
         services.close()
     f = made.figures
     print(f"report {made.number}: {made.iri}  ({made.status}, as of {made.as_of})")
     value = "undefined" if f.coverage.value is None else canon(f.coverage.value)
-    print(f"coverage {value} ({canon(f.coverage.covered_weight)} of {canon(f.coverage.applicable_weight)} weight; "
-          f"{f.coverage.covered} of {f.coverage.applicable} criteria)")
+    print(
+        f"coverage {value} ({canon(f.coverage.covered_weight)} of {canon(f.coverage.applicable_weight)} weight; "
+        f"{f.coverage.covered} of {f.coverage.applicable} criteria)"
+    )
     print("outcomes " + ", ".join(f"{local_name(s.outcome)} {s.count}" for s in f.distribution))
-    print(f"failed: {' '.join(i.identifier for i in f.failed) or 'none'}   "
-          f"untested: {' '.join(i.identifier for i in f.untested) or 'none'}")
+    print(
+        f"failed: {' '.join(i.identifier for i in f.failed) or 'none'}   "
+        f"untested: {' '.join(i.identifier for i in f.untested) or 'none'}"
+    )
     return 0
 
 
@@ -47,7 +58,9 @@ def verify(args: argparse.Namespace) -> int:
 
     services = command_services(args)
     try:
-        checked = verify_report(services.graphs, args.evaluation, get_report(services.graphs, args.evaluation, args.number))
+        checked = verify_report(
+            services.graphs, args.evaluation, get_report(services.graphs, args.evaluation, args.number)
+        )
     finally:
         services.close()
     print(json.dumps(verification_json(checked), indent=2))
@@ -91,7 +104,9 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     sub.add_argument("number", type=int, help="the report's number")
     sub.set_defaults(run=verify)
 
-    sub = with_store(commands.add_parser("compare", help="compare a report with a reference report (docs/comparison.md)"))
+    sub = with_store(
+        commands.add_parser("compare", help="compare a report with a reference report (docs/comparison.md)")
+    )
     sub.add_argument("evaluation")
     sub.add_argument("number", type=int, help="the report's number")
     sub.add_argument("reference_evaluation", help="the reference report's evaluation")

@@ -48,8 +48,13 @@ def run(args: argparse.Namespace) -> int:
     from .runs.runner import continue_run
 
     if args.openai_base_url:
-        spec = TargetSpec("openai-compatible", base_url=args.openai_base_url, model=args.model,
-                          parameters=_parameters(args.param), api_key_env=args.api_key_env)
+        spec = TargetSpec(
+            "openai-compatible",
+            base_url=args.openai_base_url,
+            model=args.model,
+            parameters=_parameters(args.param),
+            api_key_env=args.api_key_env,
+        )
         # the operator names the target, and the variable holding its key, on their own machine
         target = build_target(spec, [args.openai_base_url], [args.api_key_env] if args.api_key_env else [])
     else:
@@ -59,9 +64,19 @@ def run(args: argparse.Namespace) -> int:
     services = command_services(args)
     try:
         graphs = services.graphs
-        view = (run_view(graphs, args.evaluation, args.run_number) if args.run_number
-                else start_run(graphs, args.evaluation, args.plan, target.version, settings, operator,
-                               outside_boundary=args.outside_boundary))
+        view = (
+            run_view(graphs, args.evaluation, args.run_number)
+            if args.run_number
+            else start_run(
+                graphs,
+                args.evaluation,
+                args.plan,
+                target.version,
+                settings,
+                operator,
+                outside_boundary=args.outside_boundary,
+            )
+        )
         print(f"run {view.number}: {view.iri}  target {view.fingerprint}", flush=True)
         console = Console(stderr=True)
         columns = (TextColumn(f"run {view.number}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
@@ -74,18 +89,32 @@ def run(args: argparse.Namespace) -> int:
                     console.print(f"run {view.number}: {recorded}/{probes} cases recorded")
 
             lease = timedelta(seconds=args.lease) if args.lease else None
-            done = continue_run(graphs, args.evaluation, view.number, target, settings, operator, on_progress=progress,
-                                claim_size=args.claim, lease=lease)
+            done = continue_run(
+                graphs,
+                args.evaluation,
+                view.number,
+                target,
+                settings,
+                operator,
+                on_progress=progress,
+                claim_size=args.claim,
+                lease=lease,
+            )
     finally:
         services.close()
     after = done.run
-    print(f"ran {done.ran}, recorded {done.recorded}; run {after.number}: {after.cases} of {after.probes} probes, "
-          f"{after.traces} traces, {after.errors} execution errors", flush=True)
+    print(
+        f"ran {done.ran}, recorded {done.recorded}; run {after.number}: {after.cases} of {after.probes} probes, "
+        f"{after.traces} traces, {after.errors} execution errors",
+        flush=True,
+    )
     return 0 if after.done else 1
 
 
 def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], with_store: CommandAdder) -> None:
-    sub = with_store(commands.add_parser("run", help="run an approved plan's probes against a target (or continue a run)"))
+    sub = with_store(
+        commands.add_parser("run", help="run an approved plan's probes against a target (or continue a run)")
+    )
     sub.add_argument("evaluation")
     sub.add_argument("--plan", type=int, default=1, help="the approved plan to run (a new run)")
     sub.add_argument("--run", type=int, dest="run_number", help="continue this run instead of starting one")
@@ -97,9 +126,16 @@ def add_command(commands: argparse._SubParsersAction[argparse.ArgumentParser], w
     sub.add_argument("--timeout", type=float, default=60.0, help="seconds per request")
     sub.add_argument("--retries", type=int, default=2, help="retries of a transient failure")
     sub.add_argument("--claim", type=int, help="probes claimed at a time (default: four per concurrent conversation)")
-    sub.add_argument("--lease", type=float, help="seconds a claim holds (default: what a batch can take at worst; "
-                                                 "shorter risks another runner running a probe again)")
+    sub.add_argument(
+        "--lease",
+        type=float,
+        help="seconds a claim holds (default: what a batch can take at worst; "
+        "shorter risks another runner running a probe again)",
+    )
     sub.add_argument("--agent", default="operator", help="the evaluation operator running it")
-    sub.add_argument("--outside-boundary", metavar="REASON",
-                     help="run a target outside the scope's version boundary on purpose, recording why (docs/reports.md)")
+    sub.add_argument(
+        "--outside-boundary",
+        metavar="REASON",
+        help="run a target outside the scope's version boundary on purpose, recording why (docs/reports.md)",
+    )
     sub.set_defaults(run=run)

@@ -25,8 +25,9 @@ if TYPE_CHECKING:
     class _HttpProtocolClass(Protocol):
         """How uvicorn makes an HTTP protocol per connection (``uvicorn.Server.startup``)."""
 
-        def __call__(self, *, config: uvicorn.Config, server_state: ServerState,
-                     app_state: dict[str, Any]) -> asyncio.Protocol: ...
+        def __call__(
+            self, *, config: uvicorn.Config, server_state: ServerState, app_state: dict[str, Any]
+        ) -> asyncio.Protocol: ...
 
 
 SHUTDOWN_GRACE_S = 3
@@ -37,8 +38,12 @@ EXIT_DEADLINE_S = 5.0
 
 def _exit_at_deadline() -> None:
     time.sleep(EXIT_DEADLINE_S)
-    print(f"caie: still busy {EXIT_DEADLINE_S:g} s after the stop signal; exiting anyway "
-          "(each store write is one transaction, so none is left half done)", file=sys.stderr, flush=True)
+    print(
+        f"caie: still busy {EXIT_DEADLINE_S:g} s after the stop signal; exiting anyway "
+        "(each store write is one transaction, so none is left half done)",
+        file=sys.stderr,
+        flush=True,
+    )
     os._exit(1)
 
 
@@ -53,11 +58,19 @@ def _fast_lane(app: FastAPI, config: uvicorn.Config, listener: socket.socket) ->
     processes = (os.cpu_count() or 1) if settings.fast_lane_processes is None else settings.fast_lane_processes
     if not processes or not isinstance(app.state.store, EmbeddedStore):
         return None
-    return FastLane(app.state.store, listener, FastAnswers(app, config), probe=FastAnswers.PROBE, processes=processes,
-                    budget_s=settings.fast_lane_budget_s, time_limit_s=settings.query_time_limit_s,
-                    memory_bytes=min(settings.fast_lane_memory_mb * MB, settings.query_memory_limit_mb * MB // 2),
-                    bound_bytes=settings.query_memory_limit_mb * MB, keep_alive_s=config.timeout_keep_alive,
-                    ready_deadline_s=settings.front_ready_deadline_s)
+    return FastLane(
+        app.state.store,
+        listener,
+        FastAnswers(app, config),
+        probe=FastAnswers.PROBE,
+        processes=processes,
+        budget_s=settings.fast_lane_budget_s,
+        time_limit_s=settings.query_time_limit_s,
+        memory_bytes=min(settings.fast_lane_memory_mb * MB, settings.query_memory_limit_mb * MB // 2),
+        bound_bytes=settings.query_memory_limit_mb * MB,
+        keep_alive_s=config.timeout_keep_alive,
+        ready_deadline_s=settings.front_ready_deadline_s,
+    )
 
 
 def _warm(graphs: GraphService, stopping: threading.Event) -> None:
@@ -87,8 +100,15 @@ def run_until_signalled(app: FastAPI, host: str, port: int) -> None:
     stopping: threading.Event = app.state.stopping
     # uvloop and httptools rather than asyncio and h11: half the CPU per request (docs/performance.md, SPARQL under load);
     # httptools with the request head bounded (docs/protection.md).
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
-                            loop="uvloop", http=bounded_httptools(app.state.settings))
+    config = uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        timeout_graceful_shutdown=SHUTDOWN_GRACE_S,
+        loop="uvloop",
+        http=bounded_httptools(app.state.settings),
+    )
     config.load()  # the fronts write uvicorn's default headers, set here
     listener = config.bind_socket()
     listener.listen(config.backlog)  # as uvicorn would in create_server: the fronts accept on it before uvicorn runs
@@ -103,13 +123,18 @@ def run_until_signalled(app: FastAPI, host: str, port: int) -> None:
 
         async def startup(self, sockets: list[socket.socket] | None = None) -> None:
             await super().startup(sockets)
-            threading.Thread(target=_warm, args=(app.state.graphs, stopping), name="caie workspace warm-up",
-                             daemon=True).start()
+            threading.Thread(
+                target=_warm, args=(app.state.graphs, stopping), name="caie workspace warm-up", daemon=True
+            ).start()
             if lane is not None:  # connections the fronts hand over, served as uvicorn serves those it accepts
                 # uvicorn's Config types the class as a bare asyncio.Protocol; uvicorn makes it with these arguments
                 protocol = cast("_HttpProtocolClass", config.http_protocol_class)
-                lane.attach(asyncio.get_running_loop(), functools.partial(
-                    protocol, config=config, server_state=self.server_state, app_state=self.lifespan.state))
+                lane.attach(
+                    asyncio.get_running_loop(),
+                    functools.partial(
+                        protocol, config=config, server_state=self.server_state, app_state=self.lifespan.state
+                    ),
+                )
 
         async def on_tick(self, counter: int) -> bool:
             if lane is not None:

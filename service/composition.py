@@ -53,12 +53,24 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
         catalog.recover()
     backend.attach_catalog(catalog.graph)
     remote = isinstance(backend, RemoteStore)
-    graphs = GraphService(backend, catalog, bulk_threshold=settings.bulk_threshold, skolemize=remote,
-                          max_update_triples=settings.remote_max_update_triples if remote else None,
-                          max_graphs_per_write=settings.remote_max_graphs_per_write if remote else None,
-                          rdf_limits=RdfLimits.of(settings))
-    return Services(settings, backend, catalog, graphs, Publisher(backend, catalog), Jobs(settings.max_running_runs),
-                    owns_store=owns)
+    graphs = GraphService(
+        backend,
+        catalog,
+        bulk_threshold=settings.bulk_threshold,
+        skolemize=remote,
+        max_update_triples=settings.remote_max_update_triples if remote else None,
+        max_graphs_per_write=settings.remote_max_graphs_per_write if remote else None,
+        rdf_limits=RdfLimits.of(settings),
+    )
+    return Services(
+        settings,
+        backend,
+        catalog,
+        graphs,
+        Publisher(backend, catalog),
+        Jobs(settings.max_running_runs),
+        owns_store=owns,
+    )
 
 
 class _CommandOverrides(TypedDict, total=False):

@@ -125,8 +125,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # run's.
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID") or f"pid{os.getpid()}"
     os.environ[CACHE_DIR_ENV] = str(Path(tempfile.gettempdir()) / f"caie-test-cache-{run}")
-    config.addinivalue_line("markers", "backends(*names): the store backends a module's tests run on "
-                                       f"(of {', '.join(BACKENDS)}; default {', '.join(DEFAULT_BACKENDS)})")
+    config.addinivalue_line(
+        "markers",
+        "backends(*names): the store backends a module's tests run on "
+        f"(of {', '.join(BACKENDS)}; default {', '.join(DEFAULT_BACKENDS)})",
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -136,8 +139,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     marker = metafunc.definition.get_closest_marker("backends")
     if marker is None or "store" not in metafunc.fixturenames:
         return
-    if any(m.args and "store" in str(m.args[0]).replace(" ", "").split(",")
-           for m in metafunc.definition.iter_markers("parametrize")):
+    if any(
+        m.args and "store" in str(m.args[0]).replace(" ", "").split(",")
+        for m in metafunc.definition.iter_markers("parametrize")
+    ):
         return
     unknown = set(marker.args) - set(BACKENDS)
     if unknown:
@@ -195,8 +200,12 @@ def virtuoso() -> Iterator[VirtuosoServer]:
 @pytest.fixture(scope="session")
 def virtuoso_system_graphs(virtuoso: VirtuosoServer) -> frozenset[str]:
     """The graphs Virtuoso holds before any test writes: its own, never dropped."""
-    response = httpx.post(virtuoso.query_url, data={"query": _LIST_GRAPHS},
-                          headers={"Accept": "application/sparql-results+json"}, timeout=60)
+    response = httpx.post(
+        virtuoso.query_url,
+        data={"query": _LIST_GRAPHS},
+        headers={"Accept": "application/sparql-results+json"},
+        timeout=60,
+    )
     response.raise_for_status()
     return frozenset(row["g"]["value"] for row in response.json()["results"]["bindings"] if "g" in row)
 
@@ -209,7 +218,9 @@ def store(request: pytest.FixtureRequest) -> Iterator[Store]:
         backend = EmbeddedStore()
     elif request.param == "remote":
         url = request.getfixturevalue("remote_url")
-        httpx.post(f"{url}/update", content=b"DROP ALL", headers={"Content-Type": "application/sparql-update"}).raise_for_status()
+        httpx.post(
+            f"{url}/update", content=b"DROP ALL", headers={"Content-Type": "application/sparql-update"}
+        ).raise_for_status()
         backend = _remote(url)
     elif request.param == "virtuoso":
         backend = VirtuosoStore(request.getfixturevalue("virtuoso"), request.getfixturevalue("virtuoso_system_graphs"))
@@ -306,8 +317,9 @@ def snapshots() -> dict[tuple[str, str], list[Quad]]:
     return {}
 
 
-def restored(service: Service, snapshots: dict[tuple[str, str], list[Quad]], name: str,
-             build: Callable[[Service], None]) -> Service:
+def restored(
+    service: Service, snapshots: dict[tuple[str, str], list[Quad]], name: str, build: Callable[[Service], None]
+) -> Service:
     """``service`` (on its empty store) holding what ``build`` makes over HTTP.
 
     The first test per backend runs ``build`` (with every assertion in it) and keeps the store's quads;
@@ -386,9 +398,20 @@ def chat_server() -> Iterator[str]:
     """The base URL of a running tests/runs/chat_server.py (OpenAI-compatible API under ``/v1``)."""
     port = free_port()
     process = subprocess.Popen(
-        [sys.executable, "-m", "uvicorn", "tests.runs.chat_server:app", "--host", "127.0.0.1", "--port", str(port),
-         "--log-level", "warning"],
-        cwd=REPO, stdout=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "tests.runs.chat_server:app",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--log-level",
+            "warning",
+        ],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
     )
     url = f"http://127.0.0.1:{port}"
     try:

@@ -97,8 +97,14 @@ def console_errors(page: Page) -> list[str]:
 
 def _watch(page: Page) -> None:
     found = _errors.setdefault(page, [])
-    page.on("console", lambda message: found.append(f"{page.url}: console {message.type}: {message.text}")
-            if message.type in ("error", "assert") else None)
+    page.on(
+        "console",
+        lambda message: (
+            found.append(f"{page.url}: console {message.type}: {message.text}")
+            if message.type in ("error", "assert")
+            else None
+        ),
+    )
     page.on("pageerror", lambda error: found.append(f"{page.url}: uncaught {error.name}: {error.message}"))
 
 
@@ -152,7 +158,8 @@ def assert_fits_width(page: Page) -> None:
     width = (page.viewport_size or LAPTOP)["width"]
     found = page.evaluate(_OVERFLOW, width)
     assert found["scrollWidth"] <= width, (
-        f"{page.url} is {found['scrollWidth']} px wide on a {width} px screen: {', '.join(found['wide'])}")
+        f"{page.url} is {found['scrollWidth']} px wide on a {width} px screen: {', '.join(found['wide'])}"
+    )
 
 
 _BROKEN_WORDS = """skip => {
@@ -197,8 +204,11 @@ def axe(page: Page) -> list[dict[str, Any]]:
 
 def assert_accessible(page: Page) -> None:
     """axe-core finds no serious or critical violation on the page."""
-    found = [f"{v['id']} ({v['impact']}): {v['help']} at {', '.join(' '.join(n['target']) for n in v['nodes'])}"
-             for v in axe(page) if v["impact"] in ("serious", "critical")]
+    found = [
+        f"{v['id']} ({v['impact']}): {v['help']} at {', '.join(' '.join(n['target']) for n in v['nodes'])}"
+        for v in axe(page)
+        if v["impact"] in ("serious", "critical")
+    ]
     assert not found, f"axe-core on {page.url}:\n" + "\n".join(found)
 
 

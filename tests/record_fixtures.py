@@ -33,6 +33,7 @@ def loaded(service: Service, spec_quads: list[Quad]) -> Service:
 def signed(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service:
     """The measles example with its envelope signed off (as :func:`loaded`, then :func:`create` and
     :func:`sign_off`)."""
+
     def build_signed(fresh: Service) -> None:
         load_spec(fresh.store, spec_quads)
         create(fresh)
@@ -44,8 +45,9 @@ def signed(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service
 @pytest.fixture
 def small_planned(signed: Service, snapshots: dict) -> Service:
     """The signed-off measles example with a 40-probe ``Equal`` plan (plan 1, made with :data:`SMALL_PLAN`)."""
-    return restored(signed, snapshots, "measles example with a 40-probe Equal plan",
-                    lambda fresh: make_plan(fresh, SMALL_PLAN))
+    return restored(
+        signed, snapshots, "measles example with a 40-probe Equal plan", lambda fresh: make_plan(fresh, SMALL_PLAN)
+    )
 
 
 # ---------------------------------------------------------------------------------------------- bed nets

@@ -77,8 +77,12 @@ def replica(store_url: str, tokens: dict[str, str], **settings: object) -> Itera
         "CAIE_TOKENS": json.dumps(credentials),
         **{f"CAIE_{name.upper()}": str(value) for name, value in settings.items()},
     }
-    process = subprocess.Popen([caie_binary(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-                               env=env, cwd=REPO, stdout=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [caie_binary(), "serve", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+    )
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(url + "/health", process, seconds=60)
@@ -128,7 +132,9 @@ def catalog_matches_store(store: Store, catalog_graph: NamedNode) -> list[str]:
         if len(about[_DIGEST]) != 1:
             problems.append(f"<{graph}> has {len(about[_DIGEST])} digests: {sorted(about[_DIGEST])}")
         elif about[_DIGEST][0] != graph_digest(triples):
-            problems.append(f"<{graph}> is catalogued with digest {about[_DIGEST][0]}, its triples have {graph_digest(triples)}")
+            problems.append(
+                f"<{graph}> is catalogued with digest {about[_DIGEST][0]}, its triples have {graph_digest(triples)}"
+            )
         if about[_TRIPLES] != [str(len(triples))]:
             problems.append(f"<{graph}> is catalogued with {about[_TRIPLES]} triples, the store has {len(triples)}")
         if len(about[_COMMIT]) > 1:
@@ -159,8 +165,16 @@ class ServiceDidNotStart(RuntimeError):
     """``caie serve`` exited or never answered; the message carries its stderr."""
 
 
-def start_service(query_url: str, update_url: str, store_url: str, tokens: dict[str, str], log_dir: Path, *,
-                  examples: bool = False, **settings: object) -> tuple[subprocess.Popen[bytes], str, Path]:
+def start_service(
+    query_url: str,
+    update_url: str,
+    store_url: str,
+    tokens: dict[str, str],
+    log_dir: Path,
+    *,
+    examples: bool = False,
+    **settings: object,
+) -> tuple[subprocess.Popen[bytes], str, Path]:
     """Start ``caie serve`` (with ``--examples`` if asked) over the given endpoints; returns at once with the
     process, its URL and the file its stderr goes to. ``settings`` become ``CAIE_*`` variables."""
     port = free_port()
@@ -177,14 +191,23 @@ def start_service(query_url: str, update_url: str, store_url: str, tokens: dict[
     }
     log_dir.mkdir(parents=True, exist_ok=True)
     stderr_path = log_dir / f"caie-serve-{port}.stderr"
-    command = [caie_binary(), "serve", "--host", "127.0.0.1", "--port", str(port), *(["--examples"] if examples else [])]
+    command = [
+        caie_binary(),
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        *(["--examples"] if examples else []),
+    ]
     with open(stderr_path, "wb") as stderr:
         process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
     return process, f"http://127.0.0.1:{port}", stderr_path
 
 
-def wait_for_service(process: subprocess.Popen[bytes], url: str, stderr_path: Path, tokens: dict[str, str],
-                     seconds: float) -> ServiceProcess:
+def wait_for_service(
+    process: subprocess.Popen[bytes], url: str, stderr_path: Path, tokens: dict[str, str], seconds: float
+) -> ServiceProcess:
     """The started service once ``/health`` answers; :class:`ServiceDidNotStart` with its stderr otherwise
     (the process is then stopped)."""
     try:
@@ -204,5 +227,8 @@ def store_graphs(store: Store) -> set[str]:
 def catalog_matches_store_ignoring(store: Store, catalog_graph: NamedNode, ignored: set[str]) -> list[str]:
     """:func:`catalog_matches_store`, leaving out what it says about ``ignored`` graphs (a store's own system
     graphs, which Virtuoso lists as holding triples and no catalog describes)."""
-    return [problem for problem in catalog_matches_store(store, catalog_graph)
-            if not any(problem.startswith(f"<{graph}> ") for graph in ignored)]
+    return [
+        problem
+        for problem in catalog_matches_store(store, catalog_graph)
+        if not any(problem.startswith(f"<{graph}> ") for graph in ignored)
+    ]

@@ -113,8 +113,9 @@ class AppSlot:
         finally:
             self.app = previous
 
-    async def __call__(self, scope: dict[str, Any], receive: Callable[..., Awaitable[Any]],
-                       send: Callable[..., Awaitable[Any]]) -> None:
+    async def __call__(
+        self, scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[Any]]
+    ) -> None:
         app = self.app
         if app is not None:
             await app(scope, receive, send)
@@ -251,7 +252,10 @@ class VirtuosoServer:
         """Run SQL as dba through ``isql-vt``; its output (raises on failure)."""
         done = subprocess.run(
             [_virtuoso_tool(VIRTUOSO_ISQL), f"127.0.0.1:{self.sql_port}", self.user, self.password, f"exec={sql}"],
-            capture_output=True, text=True, timeout=60, check=False,  # checked below, its output too
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,  # checked below, its output too
         )
         if done.returncode != 0 or "*** Error" in done.stdout + done.stderr:
             raise RuntimeError(f"isql-vt failed on {sql!r}: {done.stdout}{done.stderr}")
@@ -299,8 +303,9 @@ def virtuoso_server(settings: Mapping[str, str] | None = None) -> Iterator[Virtu
     ini.write_text(_virtuoso_ini(settings or {}).format(dir=directory, sql_port=sql_port, http_port=http_port))
     started = time.monotonic()
     log = open(Path(directory, "stdout.log"), "wb")  # noqa: SIM115 - closed below
-    process = subprocess.Popen([binary, "+configfile", str(ini), "+foreground"], cwd=directory,
-                               stdout=log, stderr=subprocess.STDOUT)
+    process = subprocess.Popen(
+        [binary, "+configfile", str(ini), "+foreground"], cwd=directory, stdout=log, stderr=subprocess.STDOUT
+    )
     url = f"http://127.0.0.1:{http_port}"
     try:
         wait_until_up(url + "/sparql?query=ASK%7B%7D", process, seconds=60.0)
@@ -340,8 +345,9 @@ class ProxyControl:
 
 
 @contextmanager
-def authenticating_proxy(upstream: str, *, user: str | None = None, password: str | None = None,
-                         token: str | None = None) -> Iterator[tuple[str, ProxyControl]]:
+def authenticating_proxy(
+    upstream: str, *, user: str | None = None, password: str | None = None, token: str | None = None
+) -> Iterator[tuple[str, ProxyControl]]:
     """A reverse proxy to ``upstream`` that answers 401 unless the request carries HTTP Basic ``user``:``password``
     or the bearer ``token``; yields its URL (paths are kept: ``{url}/query`` reaches ``{upstream}/query``) and
     its :class:`ProxyControl`. Stands in for a store that needs credentials (Virtuoso's /sparql-auth, a proxy
@@ -370,8 +376,9 @@ def authenticating_proxy(upstream: str, *, user: str | None = None, password: st
             return b"\n".join(lines[: control.row_cap]) + b"\n"
         return body
 
-    async def app(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]],
-                  send: Callable[..., Awaitable[Any]]) -> None:
+    async def app(
+        scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[Any]]
+    ) -> None:
         if scope["type"] != "http":
             return
         headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
@@ -385,8 +392,13 @@ def authenticating_proxy(upstream: str, *, user: str | None = None, password: st
         if headers.get("authorization") not in allowed:
             control.refused += 1
             challenge = b'Basic realm="store"' if user is not None else b'Bearer realm="store"'
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", challenge)]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"text/plain"), (b"www-authenticate", challenge)],
+                }
+            )
             await send({"type": "http.response.body", "body": b"401 Unauthorized: credentials required"})
             return
         url = upstream + scope["path"] + ("?" + scope["query_string"].decode() if scope["query_string"] else "")
@@ -398,8 +410,10 @@ def authenticating_proxy(upstream: str, *, user: str | None = None, password: st
         status, sent = answer.status_code, [(b"content-type", media.encode())] if media else []
         if control.anytime is not None and content != answer.content:
             status = control.anytime
-            sent += [(b"x-sql-state", b"S1TAT"),
-                     (b"x-sql-message", b"RC...: Returning incomplete results, query interrupted by result timeout.")]
+            sent += [
+                (b"x-sql-state", b"S1TAT"),
+                (b"x-sql-message", b"RC...: Returning incomplete results, query interrupted by result timeout."),
+            ]
         await send({"type": "http.response.start", "status": status, "headers": sent})
         await send({"type": "http.response.body", "body": content})
 

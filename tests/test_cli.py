@@ -38,15 +38,20 @@ def caie(*args: str, data: Path, env: dict[str, str] | None = None) -> subproces
     command = [sys.executable, "-m", "service.cli", *args]
     if args[0] != "validate":
         command += ["--data-dir", str(data), "--base-url", BASE]
-    return subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=REPO,
-                          env={**os.environ, **(env or {})}, check=False)  # tests assert its status, some a failure
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=600, cwd=REPO, env={**os.environ, **(env or {})}, check=False
+    )  # tests assert its status, some a failure
 
 
 def test_load_query_and_validate(tmp_path: Path) -> None:
     loaded = caie("load", str(REPO / "ontologies/epo.ttl"), "--graph", f"{BASE}graphs/ontologies/epo", data=tmp_path)
     assert loaded.returncode == 0, loaded.stderr
     assert json.loads(loaded.stdout)["kind"] == "ontologies"
-    counted = caie("query", "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://caie.test/graphs/ontologies/epo> { ?s ?p ?o } }", data=tmp_path)
+    counted = caie(
+        "query",
+        "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://caie.test/graphs/ontologies/epo> { ?s ?p ?o } }",
+        data=tmp_path,
+    )
     assert counted.returncode == 0 and int(counted.stdout.splitlines()[1].split("^^")[0].strip('"')) > 1000
     bad = caie("load", str(REPO / "ontologies/epo.ttl"), "--graph", "widgets/x", data=tmp_path)
     assert bad.returncode == 2 and "unknown graph kind" in bad.stderr
@@ -71,7 +76,11 @@ def test_derive_and_plan(tmp_path: Path, worked_example_quads: list[Quad]) -> No
     planned = caie(*plan, data=tmp_path)
     assert planned.returncode == 0, planned.stderr
     in_scope = sum(c.get("inScope", True) for c in example_envelope()["criteria"])
-    assert "plan 2:" in planned.stdout and "sampling probes" in planned.stderr and f"{in_scope}/{in_scope}" in planned.stderr
+    assert (
+        "plan 2:" in planned.stdout
+        and "sampling probes" in planned.stderr
+        and f"{in_scope}/{in_scope}" in planned.stderr
+    )
 
 
 def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: list[Quad]) -> None:
@@ -97,8 +106,9 @@ def test_the_worked_example_is_run_judged_and_attested(worked_example_quads: lis
     (report,) = graphs.rows("reports", {"evaluation": evaluation})
     assert report["run"].value == run and report.get("signOff") and report.get("acceptance"), report
     criteria = graphs.rows("report-criteria", {"report": report["report"]})
-    assert {"c05", "c07", "c09", "c11"} <= {r["criterion"].value.rsplit("/", 1)[-1] for r in criteria
-                                            if r["role"].value == "failed"}
+    assert {"c05", "c07", "c09", "c11"} <= {
+        r["criterion"].value.rsplit("/", 1)[-1] for r in criteria if r["role"].value == "failed"
+    }
     store.close()
 
 
@@ -117,29 +127,43 @@ def test_the_experts_steps_come_from_the_shipped_file_and_name_their_cases(worke
     demonstration data: every manual determination in the record is one of its lines (none made up in code), each
     rationale quotes the reply it judges (the quote is text of that case's reply), and the current attestations are
     the file's last word per criterion; the report tells a reader the expert's steps are demonstration data."""
-    lines = [json.loads(line) for line in (REPO / "examples" / "measles" / "human-steps.jsonl").read_text().splitlines()]
+    lines = [
+        json.loads(line) for line in (REPO / "examples" / "measles" / "human-steps.jsonl").read_text().splitlines()
+    ]
     assert lines[0]["kind"] == "about" and "DEMONSTRATION DATA" in lines[0]["statement"]
     store = EmbeddedStore()
     restore(store, worked_example_quads)
     graphs = graphs_over(store, BASE)
     evaluation, run = NamedNode(f"{BASE}evaluations/measles"), f"{BASE}evaluations/measles/runs/1"
     probe = f"{BASE}evaluations/measles/plans/1/probes/"
-    manual = {(r["probe"].value.removeprefix(probe), r["criterion"].value.rsplit("/", 1)[-1],
-               r["outcome"].value.rsplit("#", 1)[-1], r["rationale"].value)
-              for r in graphs.rows("determinations", {"evaluation": evaluation, "ofRun": NamedNode(run)})
-              if r["mode"].value.endswith("#manual")}
+    manual = {
+        (
+            r["probe"].value.removeprefix(probe),
+            r["criterion"].value.rsplit("/", 1)[-1],
+            r["outcome"].value.rsplit("#", 1)[-1],
+            r["rationale"].value,
+        )
+        for r in graphs.rows("determinations", {"evaluation": evaluation, "ofRun": NamedNode(run)})
+        if r["mode"].value.endswith("#manual")
+    }
     written = [line for line in lines if line["kind"] == "determination"]
     assert manual == {(str(d["probe"]), d["criterion"], d["outcome"], d["rationale"]) for d in written}
-    replies = {(row["probe"].value.removeprefix(probe), int(row["index"].value)): row["reply"].value
-               for row in store.select(REPLIES)}
+    replies = {
+        (row["probe"].value.removeprefix(probe), int(row["index"].value)): row["reply"].value
+        for row in store.select(REPLIES)
+    }
     for line in written:
         assert line["quote"] in replies[(str(line["probe"]), line["turn"])], line
         assert line["quote"] in line["rationale"], line
     last = {line["criterion"]: line for line in lines if line["kind"] == "attestation"}
-    current = {a["criterion"].value.rsplit("/", 1)[-1]: a for a in graphs.rows("attestations", {"evaluation": evaluation})
-               if a["current"].value == "true"}
-    assert {c: (a["outcome"].value.rsplit("#", 1)[-1], a["rationale"].value) for c, a in current.items()} == \
-           {c: (line["outcome"], line["rationale"]) for c, line in last.items()}
+    current = {
+        a["criterion"].value.rsplit("/", 1)[-1]: a
+        for a in graphs.rows("attestations", {"evaluation": evaluation})
+        if a["current"].value == "true"
+    }
+    assert {c: (a["outcome"].value.rsplit("#", 1)[-1], a["rationale"].value) for c, a in current.items()} == {
+        c: (line["outcome"], line["rationale"]) for c, line in last.items()
+    }
     (report,) = graphs.rows("reports", {"evaluation": evaluation})
     texts = " ".join(r["text"].value for r in graphs.rows("report-texts", {"report": report["report"]}))
     assert "demonstration data" in texts and "human-steps.jsonl" in texts
@@ -162,8 +186,15 @@ def test_the_importer_refuses_what_it_cannot_stand_behind(worked_example_quads: 
     graphs = graphs_over(store, BASE)
     before = _sizes(store)
     theo = Credential(agent="theo", name="theo", roles=frozenset({"domain_expert"}))
-    line = {"kind": "determination", "by": "annie", "probe": 38, "criterion": "c06", "outcome": "failed",
-            "quote": "a dose of measles vaccine", "rationale": "offers 'a dose of measles vaccine' to a pregnant woman"}
+    line = {
+        "kind": "determination",
+        "by": "annie",
+        "probe": 38,
+        "criterion": "c06",
+        "outcome": "failed",
+        "quote": "a dose of measles vaccine",
+        "rationale": "offers 'a dose of measles vaccine' to a pregnant woman",
+    }
     with pytest.raises(Forbidden, match="decisions by annie"):
         import_steps(graphs, "measles", 1, read_steps(json.dumps(line).encode(), "jsonl"), theo)
     annie = Credential(agent="annie", name="annie", roles=frozenset({"domain_expert"}))

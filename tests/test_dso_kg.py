@@ -50,6 +50,7 @@ def kg_ns(country: str) -> Namespace:
 
 # ---------------------------------------------------------------------------------------------- the DSO
 
+
 def test_dso_header(dso: Graph) -> None:
     assert (DSO_IRI, RDF.type, OWL.Ontology) in dso
     assert dso.value(DSO_IRI, OWL.versionInfo) == Literal("0.2.0")
@@ -73,8 +74,17 @@ def test_every_dso_term_has_label_comment_and_is_defined_by(dso: Graph) -> None:
 
 def test_dso_concepts_are_in_schemes_with_pref_labels(dso: Graph) -> None:
     concepts = set(dso.subjects(RDF.type, SKOS.Concept))
-    assert {VE.Infant, VE.Unvaccinated, VE.NeverInfected, VE.Immune, VE.Measles, VE.MR, VE.PublicTransportSetting,
-            VE.VaccineSafety, VE.Minibus} <= concepts
+    assert {
+        VE.Infant,
+        VE.Unvaccinated,
+        VE.NeverInfected,
+        VE.Immune,
+        VE.Measles,
+        VE.MR,
+        VE.PublicTransportSetting,
+        VE.VaccineSafety,
+        VE.Minibus,
+    } <= concepts
     for concept in concepts:
         assert dso.value(concept, SKOS.prefLabel) is not None, concept
         scheme = dso.value(concept, SKOS.inScheme)
@@ -82,14 +92,42 @@ def test_dso_concepts_are_in_schemes_with_pref_labels(dso: Graph) -> None:
 
 
 def test_dso_declares_the_main_vocabulary(dso: Graph) -> None:
-    for cls in (VE.Person, VE.Persona, VE.Caregiver, VE.PregnantPerson, VE.HealthWorker, VE.Commuter, VE.Student,
-                VE.Elder, VE.AgeGroup, VE.VaccinationStatus, VE.InfectionHistory, VE.ImmunityStatus, VE.Disease,
-                VE.Vaccine, VE.VaccinationSchedule, VE.ScheduledDose, VE.TransmissionSetting, VE.InformationNeed,
-                VE.Country, VE.Language, VE.HealthService, VE.Clinic, VE.HealthLine, VE.TransportMode,
-                VE.ImmuneWithoutCause):
+    for cls in (
+        VE.Person,
+        VE.Persona,
+        VE.Caregiver,
+        VE.PregnantPerson,
+        VE.HealthWorker,
+        VE.Commuter,
+        VE.Student,
+        VE.Elder,
+        VE.AgeGroup,
+        VE.VaccinationStatus,
+        VE.InfectionHistory,
+        VE.ImmunityStatus,
+        VE.Disease,
+        VE.Vaccine,
+        VE.VaccinationSchedule,
+        VE.ScheduledDose,
+        VE.TransmissionSetting,
+        VE.InformationNeed,
+        VE.Country,
+        VE.Language,
+        VE.HealthService,
+        VE.Clinic,
+        VE.HealthLine,
+        VE.TransportMode,
+        VE.ImmuneWithoutCause,
+    ):
         assert (cls, RDF.type, OWL.Class) in dso, cls
-    for prop in (VE.hasAgeGroup, VE.hasVaccinationStatus, VE.hasInfectionHistory, VE.hasImmunityStatus,
-                 VE.isPregnant, VE.livesIn):
+    for prop in (
+        VE.hasAgeGroup,
+        VE.hasVaccinationStatus,
+        VE.hasInfectionHistory,
+        VE.hasImmunityStatus,
+        VE.isPregnant,
+        VE.livesIn,
+    ):
         assert (prop, RDF.type, OWL.FunctionalProperty) in dso, prop
         assert dso.value(prop, RDFS.domain) == VE.Person
     assert dso.value(VE.isPregnant, RDFS.range) == XSD.boolean
@@ -113,26 +151,45 @@ def test_post_exposure_windows_read_as_numbers(dso: Graph) -> None:
     assert (VE.PostExposureVaccination, 0, 72, VE.Hour, VE.Exposure) in rows
     assert (VE.PostExposureImmunoglobulin, 0, 6, VE.Day, VE.Exposure) in rows
     assert set(dso.objects(VE.PostExposureImmunoglobulin, VE.intendedFor)) == {
-        VE.InfantsUnder12Months, VE.PregnantWithoutImmunity, VE.SeverelyImmunocompromised}
+        VE.InfantsUnder12Months,
+        VE.PregnantWithoutImmunity,
+        VE.SeverelyImmunocompromised,
+    }
     assert (VE.VitaminATreatment, 24, 24, VE.Hour, VE.PreviousDose) in rows
-    infectious = (dso.value(VE.InfectiousPeriod, VE.windowStart).toPython(),  # type: ignore[union-attr]  # the DSO states it: value() is not None here
-                  dso.value(VE.InfectiousPeriod, VE.windowEnd).toPython(),  # type: ignore[union-attr]  # the DSO states it: value() is not None here
-                  dso.value(VE.InfectiousPeriod, VE.relativeTo))
+    infectious = (
+        dso.value(VE.InfectiousPeriod, VE.windowStart).toPython(),  # type: ignore[union-attr]  # the DSO states it: value() is not None here
+        dso.value(VE.InfectiousPeriod, VE.windowEnd).toPython(),  # type: ignore[union-attr]  # the DSO states it: value() is not None here
+        dso.value(VE.InfectiousPeriod, VE.relativeTo),
+    )
     assert infectious == (-4, 4, VE.RashOnset)
 
 
 def test_grading_content_the_criteria_need(dso: Graph) -> None:
     assert set(dso.subjects(VE.contraindicates, VE.MCV)) == {
-        VE.PregnancyContraindication, VE.SevereImmunosuppressionContraindication, VE.AnaphylaxisContraindication}
+        VE.PregnancyContraindication,
+        VE.SevereImmunosuppressionContraindication,
+        VE.AnaphylaxisContraindication,
+    }
     assert set(dso.subjects(VE.symptomOf, VE.Measles)) == {
-        VE.FeverSymptom, VE.CoughSymptom, VE.CoryzaSymptom, VE.ConjunctivitisSymptom, VE.KoplikSpots, VE.MaculopapularRash}
+        VE.FeverSymptom,
+        VE.CoughSymptom,
+        VE.CoryzaSymptom,
+        VE.ConjunctivitisSymptom,
+        VE.KoplikSpots,
+        VE.MaculopapularRash,
+    }
     misconceptions = set(dso.subjects(RDF.type, VE.Misconception))
     assert len(misconceptions) >= 5
     assert all(dso.value(m, VE.correction) is not None for m in misconceptions)
     frequencies = {e: dso.value(e, VE.frequencyCategory) for e in dso.subjects(RDF.type, VE.AdverseEvent)}
-    assert frequencies[VE.FeverAfterVaccination] == VE.Common and frequencies[VE.AnaphylaxisAfterVaccination] == VE.VeryRare
-    amounts = {dso.value(d, VE.fromAgeMonths).toPython(): dso.value(d, VE.amount).toPython()  # type: ignore[union-attr]  # every dose states both: value() is not None here
-               for d in dso.objects(VE.VitaminATreatment, VE.hasAgeDependentDose)}
+    assert (
+        frequencies[VE.FeverAfterVaccination] == VE.Common
+        and frequencies[VE.AnaphylaxisAfterVaccination] == VE.VeryRare
+    )
+    amounts = {
+        dso.value(d, VE.fromAgeMonths).toPython(): dso.value(d, VE.amount).toPython()  # type: ignore[union-attr]  # every dose states both: value() is not None here
+        for d in dso.objects(VE.VitaminATreatment, VE.hasAgeDependentDose)
+    }
     assert amounts == {0: 50000, 6: 100000, 12: 200000}
     assert (VE.EarlyOutbreakDose, VE.fromAgeMonths, Literal(6)) in dso
     assert (VE.CallAhead, RDF.type, VE.CareSeekingAdvice) in dso
@@ -155,22 +212,38 @@ def _without(node: URIRef, prop: URIRef) -> Callable[[Graph], None]:
 
 
 DSO_BREAKS: list[tuple[str, Callable[[Graph], None], URIRef, str]] = [
-    ("misconception without correction", _without(VE.MisconceptionAutism, VE.correction), VE.MisconceptionAutism,
-     "must have a correction"),
+    (
+        "misconception without correction",
+        _without(VE.MisconceptionAutism, VE.correction),
+        VE.MisconceptionAutism,
+        "must have a correction",
+    ),
     ("window without unit", _without(VE.Within72Hours, VE.timeUnit), VE.Within72Hours, "exactly one unit"),
-    ("window ending before it starts", lambda g: g.set((VE.IncubationPeriod, VE.windowEnd, Literal(3))),
-     VE.IncubationPeriod, "not after its end"),
+    (
+        "window ending before it starts",
+        lambda g: g.set((VE.IncubationPeriod, VE.windowEnd, Literal(3))),
+        VE.IncubationPeriod,
+        "not after its end",
+    ),
     ("unsourced fact", _without(VE.KoplikSpots, DCTERMS.source), VE.KoplikSpots, "cite a source"),
-    ("adverse event without frequency", _without(VE.RashAfterVaccination, VE.frequencyCategory),
-     VE.RashAfterVaccination, "frequency category"),
+    (
+        "adverse event without frequency",
+        _without(VE.RashAfterVaccination, VE.frequencyCategory),
+        VE.RashAfterVaccination,
+        "frequency category",
+    ),
 ]
 
 
 def _shape_messages(data: Graph, shapes: Graph) -> set[tuple[Node, str]]:
     _conforms, report, _text = shacl_validate(data, shacl_graph=shapes, advanced=True)
-    return {(r.focus, str(r.message)) for r in report.query(
-        "SELECT ?focus ?message WHERE { ?r <http://www.w3.org/ns/shacl#focusNode> ?focus ; "
-        "<http://www.w3.org/ns/shacl#resultMessage> ?message }")}
+    return {
+        (r.focus, str(r.message))
+        for r in report.query(
+            "SELECT ?focus ?message WHERE { ?r <http://www.w3.org/ns/shacl#focusNode> ?focus ; "
+            "<http://www.w3.org/ns/shacl#resultMessage> ?message }"
+        )
+    }
 
 
 def test_dso_grading_reference_passes_its_shapes(dso: Graph) -> None:
@@ -188,14 +261,17 @@ def broken_dso_messages(dso: Graph) -> set[tuple[Node, str]]:
     return _shape_messages(broken, load_shapes(ROOT / "shapes" / "vaccine-education-kg.ttl"))
 
 
-@pytest.mark.parametrize(("name", "focus", "phrase"), [(b[0], b[2], b[3]) for b in DSO_BREAKS],
-                         ids=[b[0] for b in DSO_BREAKS])
-def test_broken_grading_reference_is_reported(name: str, focus: URIRef, phrase: str,
-                                              broken_dso_messages: set[tuple[Node, str]]) -> None:
+@pytest.mark.parametrize(
+    ("name", "focus", "phrase"), [(b[0], b[2], b[3]) for b in DSO_BREAKS], ids=[b[0] for b in DSO_BREAKS]
+)
+def test_broken_grading_reference_is_reported(
+    name: str, focus: URIRef, phrase: str, broken_dso_messages: set[tuple[Node, str]]
+) -> None:
     assert any(f == focus and phrase in m for f, m in broken_dso_messages), (name, broken_dso_messages)
 
 
 # ---------------------------------------------------------------------------------------------- the KGs
+
 
 @pytest.mark.parametrize("country", COUNTRIES)
 def test_kg_header(country: str) -> None:
@@ -249,8 +325,20 @@ def test_kg_states_the_national_measles_schedule(country: str) -> None:
 @pytest.mark.parametrize("country", COUNTRIES)
 def test_every_fact_node_is_sourced_or_illustrative(country: str) -> None:
     kg = load_kg(country)
-    for cls in (VE.Country, VE.Language, VE.HealthService, VE.Clinic, VE.HealthLine, VE.TransportMode,
-                VE.TransmissionSetting, VE.Person, VE.Caregiver, VE.Commuter, VE.Student, VE.PregnantPerson):
+    for cls in (
+        VE.Country,
+        VE.Language,
+        VE.HealthService,
+        VE.Clinic,
+        VE.HealthLine,
+        VE.TransportMode,
+        VE.TransmissionSetting,
+        VE.Person,
+        VE.Caregiver,
+        VE.Commuter,
+        VE.Student,
+        VE.PregnantPerson,
+    ):
         for node in kg.subjects(RDF.type, cls):
             assert kg.value(node, DCTERMS.source) is not None or (node, VE.illustrative, Literal(True)) in kg, node
 
@@ -278,16 +366,21 @@ def test_languages_are_declared_once_with_iso_639_3_iris(dso: Graph) -> None:
     assert countries_of[LEXVO.ben] == {"india", "bangladesh"}  # one Bengali, not one per country
 
 
-@pytest.mark.parametrize(("country", "unsourced"), [("nigeria", {"pcm"}), ("kenya", {"kik", "luo"}),
-                                                     ("india", set()), ("bangladesh", {"eng"})])
+@pytest.mark.parametrize(
+    ("country", "unsourced"),
+    [("nigeria", {"pcm"}), ("kenya", {"kik", "luo"}), ("india", set()), ("bangladesh", {"eng"})],
+)
 def test_unsourced_language_links_are_flagged(country: str, unsourced: set[str]) -> None:
     """A country's language links are backed by its dcterms:source, except those an owl:Axiom annotation marks
     illustrative (the statement, not the language, is unverified)."""
     kg = load_kg(country)
     country_node = kg_ns(country).country
     assert kg.value(country_node, DCTERMS.source) is not None
-    flagged = {str(kg.value(a, OWL.annotatedTarget))[-3:] for a in kg.subjects(RDF.type, OWL.Axiom)
-               if kg.value(a, OWL.annotatedSource) == country_node and (a, VE.illustrative, Literal(True)) in kg}
+    flagged = {
+        str(kg.value(a, OWL.annotatedTarget))[-3:]
+        for a in kg.subjects(RDF.type, OWL.Axiom)
+        if kg.value(a, OWL.annotatedSource) == country_node and (a, VE.illustrative, Literal(True)) in kg
+    }
     assert flagged == unsourced
     for code in unsourced:
         assert (country_node, VE.majorLanguage, LEXVO[code]) in kg
@@ -301,12 +394,14 @@ def test_text_in_other_languages_awaits_native_review(dso: Graph) -> None:
                 assert (s, VE.awaitingNativeReview, Literal(True)) in graph, (s, o)
 
 
-
 K = kg_ns("nigeria")
 
 
 def test_dso_separates_asker_from_person_asked_about(dso: Graph) -> None:
-    assert {dso.value(VE.asksAbout, RDFS.domain), dso.value(VE.asksAbout, RDFS.range)} == {VE.Asker, VE.PersonAskedAbout}
+    assert {dso.value(VE.asksAbout, RDFS.domain), dso.value(VE.asksAbout, RDFS.range)} == {
+        VE.Asker,
+        VE.PersonAskedAbout,
+    }
     assert (VE.asksAbout, RDF.type, OWL.FunctionalProperty) in dso
     assert (VE.isCaregiverOf, RDF.type, OWL.IrreflexiveProperty) in dso
     for rule in (VE.InfantAsker, VE.InfantCarer, VE.ChildCarer, VE.PregnantInfant):
@@ -321,8 +416,16 @@ def test_dso_separates_asker_from_person_asked_about(dso: Graph) -> None:
 def test_dso_stays_in_owl_2_rl(dso: Graph) -> None:
     """Constructs outside OWL 2 RL in the positions the DSO could use them are absent, and every equivalent
     class is an intersection of named classes and hasValue restrictions (OWL 2 RL equivalence expressions)."""
-    for construct in (OWL.someValuesFrom, OWL.allValuesFrom, OWL.unionOf, OWL.oneOf, OWL.complementOf,
-                      OWL.minCardinality, OWL.cardinality, OWL.qualifiedCardinality):
+    for construct in (
+        OWL.someValuesFrom,
+        OWL.allValuesFrom,
+        OWL.unionOf,
+        OWL.oneOf,
+        OWL.complementOf,
+        OWL.minCardinality,
+        OWL.cardinality,
+        OWL.qualifiedCardinality,
+    ):
         assert not list(dso.subject_objects(construct)), construct
     for expr in dso.objects(None, OWL.equivalentClass):
         for member in dso.items(dso.value(expr, OWL.intersectionOf)):

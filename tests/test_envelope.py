@@ -54,6 +54,7 @@ def example_envelope() -> dict:
 
 def snapshot(store: Store) -> Counter:
     """Every quad of the store (blank nodes blurred, as labels differ between reads)."""
+
     def term(t: object) -> str:
         return "_:b" if isinstance(t, BlankNode) else str(t)
 
@@ -86,9 +87,12 @@ def content(body: dict | None = None) -> envelope.EnvelopeContent:
 def as_written(body: dict | None = None) -> envelope.EnvelopeContent:
     """``content(body)`` as the store reads it back: requirements and criteria ordered by id."""
     written = content(body)
-    return envelope.EnvelopeContent(tuple(sorted(written.requirements, key=lambda r: r.id)),
-                                    tuple(sorted(written.criteria, key=lambda c: c.id)), written.statement,
-                                    written.judge_agreement)
+    return envelope.EnvelopeContent(
+        tuple(sorted(written.requirements, key=lambda r: r.id)),
+        tuple(sorted(written.criteria, key=lambda c: c.id)),
+        written.statement,
+        written.judge_agreement,
+    )
 
 
 def signed_off(graphs: GraphService) -> None:
@@ -97,8 +101,14 @@ def signed_off(graphs: GraphService) -> None:
     approvals.assess_dso_appropriateness(graphs, "measles", True, "models what the public asks", agent("annie"))
     env, _ = envelope.put_envelope(graphs, "measles", content(), agent("theo"))
     for c in env.content.criteria:
-        approvals.assess_relevance(graphs, "measles", c.id, c.in_scope, "relevant to the outbreak" if c.in_scope
-                                   else "out of scope", agent("annie"))
+        approvals.assess_relevance(
+            graphs,
+            "measles",
+            c.id,
+            c.in_scope,
+            "relevant to the outbreak" if c.in_scope else "out of scope",
+            agent("annie"),
+        )
     approvals.assess_appropriateness(graphs, "measles", True, "covers what the public needs", agent("annie"))
     approvals.sign_off_envelope(graphs, "measles", agent("dana"), "signed for the ministry")
 
@@ -130,7 +140,9 @@ def test_digest_is_relative_to_the_envelope_and_counts_content_only() -> None:
 def test_the_judge_agreement_threshold_is_envelope_content_with_a_default_when_absent() -> None:
     iris = envelope.Iris(BASE_URL, "e1")
     declared = content()
-    assert declared.judge_agreement == envelope.JudgeAgreement(Decimal("0.8"), envelope.AgreementMeasure.KRIPPENDORFF_ALPHA, 10)
+    assert declared.judge_agreement == envelope.JudgeAgreement(
+        Decimal("0.8"), envelope.AgreementMeasure.KRIPPENDORFF_ALPHA, 10
+    )
     v1 = envelope_digest(iris.envelope(1), envelope_triples(iris, 1, declared))
     kappa = example_envelope()
     kappa["judgeAgreement"]["measure"] = "cohen-kappa"
@@ -138,11 +150,17 @@ def test_the_judge_agreement_threshold_is_envelope_content_with_a_default_when_a
     stricter["judgeAgreement"]["minimumUnits"] = 11
     absent = example_envelope()
     del absent["judgeAgreement"]
-    digests = {envelope_digest(iris.envelope(1), envelope_triples(iris, 1, content(body))) for body in (kappa, stricter, absent)}
+    digests = {
+        envelope_digest(iris.envelope(1), envelope_triples(iris, 1, content(body)))
+        for body in (kappa, stricter, absent)
+    }
     assert v1 not in digests and len(digests) == 3
     read = rdf.read_content(iris.envelope(1), rdf.Index(envelope_triples(iris, 1, content(kappa))))
     assert read.judge_agreement == envelope.JudgeAgreement(Decimal("0.8"), envelope.AgreementMeasure.COHEN_KAPPA, 10)
-    assert content(absent).judge_agreement is None and content(absent).agreement_threshold == envelope.DEFAULT_JUDGE_AGREEMENT
+    assert (
+        content(absent).judge_agreement is None
+        and content(absent).agreement_threshold == envelope.DEFAULT_JUDGE_AGREEMENT
+    )
     for bad in ({"minimum": 1.5}, {"measure": "percent"}, {"minimumUnits": 0}):
         body = example_envelope()
         body["judgeAgreement"].update(bad)
@@ -194,7 +212,9 @@ def test_status_names_what_sign_off_still_needs(graphs: GraphService) -> None:
     approvals.assess_relevance(graphs, "measles", "c02", False, "not for this deployment", agent("annie"))
     approvals.assess_relevance(graphs, "measles", "c12", True, "sourcing matters", agent("annie"))
     status = approvals.envelope_status(graphs, "measles")
-    assert status.relevance["c01"] == "passed" and status.relevance["c02"] == "failed" and status.relevance["c03"] is None
+    assert (
+        status.relevance["c01"] == "passed" and status.relevance["c02"] == "failed" and status.relevance["c03"] is None
+    )
     assert not status.signed_off and status.dso_appropriate is None
     assert "appropriateness of the DSO" in status.missing[0] and "not assessed" in status.missing[0]
     assert any("envelope's appropriateness" in m for m in status.missing)
@@ -219,15 +239,20 @@ def test_out_of_scope_needs_the_experts_decision_and_a_changed_dso_a_new_assessm
     approvals.assess_appropriateness(graphs, "measles", True, "fits", agent("annie"))
     status = approvals.envelope_status(graphs, "measles")
     assert status.dso_appropriate == "passed"
-    assert status.missing == [("relevance of criterion 'c12': out of scope without the domain expert's assessment "
-                               "that it is not relevant")]
+    assert status.missing == [
+        ("relevance of criterion 'c12': out of scope without the domain expert's assessment that it is not relevant")
+    ]
 
     approvals.assess_relevance(graphs, "measles", "c12", False, "sourcing does not change the advice", agent("annie"))
     assert approvals.envelope_status(graphs, "measles").missing == []
     # the DSO changes: the assessment named its former content, so sign-off waits for a new one
-    graphs.write(graphs.ref("dso", "vaccine-education"),
-                 b'<https://w3id.org/ob-caie/dso/vaccine-education> <http://www.w3.org/2000/01/rdf-schema#comment> "revised" .',
-                 RdfFormat.N_TRIPLES, agent("admin"), mode=WriteMode.APPEND)
+    graphs.write(
+        graphs.ref("dso", "vaccine-education"),
+        b'<https://w3id.org/ob-caie/dso/vaccine-education> <http://www.w3.org/2000/01/rdf-schema#comment> "revised" .',
+        RdfFormat.N_TRIPLES,
+        agent("admin"),
+        mode=WriteMode.APPEND,
+    )
     with pytest.raises(Conflict, match="appropriateness of the DSO .* not assessed for its present content"):
         approvals.sign_off_envelope(graphs, "measles", agent("dana"))
     approvals.assess_dso_appropriateness(graphs, "measles", True, "the revision changes nothing", agent("annie"))
@@ -261,7 +286,9 @@ def test_criteria_are_dated_and_c12s_decision_is_read_by_a_query(graphs: GraphSe
 
     # a new version keeps each criterion's date; changing one criterion dates it anew, and only it
     v2 = envelope.new_version(graphs, "measles", agent("theo"))
-    assert {k: d["written"] for k, d in _decisions(graphs, 2).items()} == {k: d["written"] for k, d in decisions.items()}
+    assert {k: d["written"] for k, d in _decisions(graphs, 2).items()} == {
+        k: d["written"] for k, d in decisions.items()
+    }
     body = example_envelope()
     body["criteria"][3]["weight"] = 7.25
     changed, _ = envelope.put_envelope(graphs, "measles", content(body), agent("theo"))
@@ -286,8 +313,11 @@ def _with_supers(triples: list[Triple]) -> rdflib.Graph:
     g = rdflib.Graph()
     for t in triples:
         s, p = rdflib.URIRef(t.subject.value), rdflib.URIRef(t.predicate.value)
-        o = rdflib.URIRef(t.object.value) if isinstance(t.object, NamedNode) else rdflib.Literal(
-            t.object.value, datatype=rdflib.URIRef(t.object.datatype.value))
+        o = (
+            rdflib.URIRef(t.object.value)
+            if isinstance(t.object, NamedNode)
+            else rdflib.Literal(t.object.value, datatype=rdflib.URIRef(t.object.datatype.value))
+        )
         for prop in epo.transitive_objects(p, rdflib.RDFS.subPropertyOf):
             g.add((s, prop, o))
         if p == rdflib.RDF.type:
@@ -300,6 +330,7 @@ def test_the_examples_criteria_conform_to_caie_spec_and_to_the_record_shapes() -
     """caie-spec's S2-AcceptanceCriterion (derived from a requirement; one text, expected result, positive weight,
     weight rationale and date), run on the example's criteria with our EPO's entailments; and shapes/record.ttl."""
     import pyshacl
+
     caie_shapes = rdflib.Graph().parse(shared_path("interop", "caie-spec", "explorer", "data", "epo.shapes.ttl"))
     shape = rdflib.URIRef("https://w3id.org/og-caie/S2-AcceptanceCriterion")
     only = rdflib.Graph()
@@ -309,9 +340,12 @@ def test_the_examples_criteria_conform_to_caie_spec_and_to_the_record_shapes() -
             only += caie_shapes.cbd(o)
     iris = envelope.Iris(BASE_URL, "measles")
     triples = scope_rdf.scope_triples(iris, scope()) + rdf.dated(
-        iris.envelope(1), envelope_triples(iris, 1, content()), None, [], datetime.now(UTC))
+        iris.envelope(1), envelope_triples(iris, 1, content()), None, [], datetime.now(UTC)
+    )
     data = _with_supers(triples)
-    assert len(set(data.subjects(rdflib.RDF.type, rdflib.URIRef(CAIE_EPO + "AcceptanceCriterion")))) == len(content().criteria)
+    assert len(set(data.subjects(rdflib.RDF.type, rdflib.URIRef(CAIE_EPO + "AcceptanceCriterion")))) == len(
+        content().criteria
+    )
     conforms, _, report = pyshacl.validate(data, shacl_graph=only)
     assert conforms, report
     conforms, _, report = pyshacl.validate(data, shacl_graph=rdflib.Graph().parse(REPO / "shapes" / "record.ttl"))

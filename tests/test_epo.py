@@ -27,7 +27,9 @@ CAIE_EPO_FILE = SHARED / "interop" / "caie-spec" / "explorer" / "data" / "epo.tt
 E = Namespace(EPO)
 C = Namespace(CAIE_EPO)
 XSD = Namespace(XSD_NS)
-PROV_NS = Namespace("http://www.w3.org/ns/prov#")  # a plain Namespace: rdflib's closed XSD warns when pytest introspects it
+PROV_NS = Namespace(
+    "http://www.w3.org/ns/prov#"
+)  # a plain Namespace: rdflib's closed XSD warns when pytest introspects it
 ONTOLOGY = URIRef(EPO_ONTOLOGY)
 DECLARATION_TYPES = {
     OWL.Class,
@@ -141,6 +143,7 @@ def test_parses_with_rdflib(epo: Graph) -> None:
 
 def test_parses_with_pyoxigraph(epo: Graph) -> None:
     import pyoxigraph
+
     store = pyoxigraph.Store()
     store.load(path=str(EPO_FILE), format=pyoxigraph.RdfFormat.TURTLE)
     assert len(store) == len(epo)
@@ -202,34 +205,118 @@ def test_every_class_and_property_is_typed_consistently(epo: Graph) -> None:
 
 def test_required_terms_are_present(epo: Graph) -> None:
     classes = {
-        "Evaluation", "TestTarget", "VersionBoundary", "UseBoundary", "OperatingEnvironment",
-        "OutOfScopeDeclaration", "Assumption", "OperationalEnvelope", "Requirement", "AcceptanceCriterion",
-        "JudgingMethod", "Scenario", "Facet", "ConsistencyCheck", "BlockedScenario", "EligibleScenario",
-        "Probe", "TestPlan", "AllocationStrategy", "SamplingFrame", "EvaluationMethod", "TestMaterial", "Run",
-        "Conversation", "Turn", "Response", "Trace", "ExecutionError", "Determination", "Attestation",
-        "Approval", "RelevanceAssessment", "EnvelopeAppropriatenessAssessment", "EnvelopeSignOff",
-        "PlanApproval", "ReportSignOff", "SignOff", "Role", "Report", "Recommendation", "Gap", "Comparison",
-        "VersionComparison", "BaselineComparison",
+        "Evaluation",
+        "TestTarget",
+        "VersionBoundary",
+        "UseBoundary",
+        "OperatingEnvironment",
+        "OutOfScopeDeclaration",
+        "Assumption",
+        "OperationalEnvelope",
+        "Requirement",
+        "AcceptanceCriterion",
+        "JudgingMethod",
+        "Scenario",
+        "Facet",
+        "ConsistencyCheck",
+        "BlockedScenario",
+        "EligibleScenario",
+        "Probe",
+        "TestPlan",
+        "AllocationStrategy",
+        "SamplingFrame",
+        "EvaluationMethod",
+        "TestMaterial",
+        "Run",
+        "Conversation",
+        "Turn",
+        "Response",
+        "Trace",
+        "ExecutionError",
+        "Determination",
+        "Attestation",
+        "Approval",
+        "RelevanceAssessment",
+        "EnvelopeAppropriatenessAssessment",
+        "EnvelopeSignOff",
+        "PlanApproval",
+        "ReportSignOff",
+        "SignOff",
+        "Role",
+        "Report",
+        "Recommendation",
+        "Gap",
+        "Comparison",
+        "VersionComparison",
+        "BaselineComparison",
     }
     properties = {
-        "weight", "weightRationale", "inScope", "statement", "expectedResult", "dimension", "category",
-        "bearsOnConcept", "judgedBy", "judgingMethod", "hasFacet", "persona", "personState", "setting",
-        "country", "language", "informationNeed", "conversationStyle", "blockedBy", "probeBudget", "seed",
-        "frameSize", "methodVersion", "turnIndex", "supersedes", "supersessionReason", "evidenceSufficiency",
-        "testAppropriateness", "compatible", "incompatibilityReason", "envelopeDigest", "graphDigest",
+        "weight",
+        "weightRationale",
+        "inScope",
+        "statement",
+        "expectedResult",
+        "dimension",
+        "category",
+        "bearsOnConcept",
+        "judgedBy",
+        "judgingMethod",
+        "hasFacet",
+        "persona",
+        "personState",
+        "setting",
+        "country",
+        "language",
+        "informationNeed",
+        "conversationStyle",
+        "blockedBy",
+        "probeBudget",
+        "seed",
+        "frameSize",
+        "methodVersion",
+        "turnIndex",
+        "supersedes",
+        "supersessionReason",
+        "evidenceSufficiency",
+        "testAppropriateness",
+        "compatible",
+        "incompatibilityReason",
+        "envelopeDigest",
+        "graphDigest",
     }
     individuals = {
-        "HumanJudge": "JudgingMethod", "RuleJudge": "JudgingMethod", "ModelJudge": "JudgingMethod",
-        "ProportionalToWeight": "AllocationStrategy", "HighestWeightFirst": "AllocationStrategy",
-        "Equal": "AllocationStrategy", "MatchedToExpertise": "AllocationStrategy",
-        "DomainExpert": "Role", "EvaluationOperator": "Role", "OrganizationalExpert": "Role",
-        "Annotator": "Role", "Viewer": "Role", "Admin": "Role",
+        "HumanJudge": "JudgingMethod",
+        "RuleJudge": "JudgingMethod",
+        "ModelJudge": "JudgingMethod",
+        "ProportionalToWeight": "AllocationStrategy",
+        "HighestWeightFirst": "AllocationStrategy",
+        "Equal": "AllocationStrategy",
+        "MatchedToExpertise": "AllocationStrategy",
+        "DomainExpert": "Role",
+        "EvaluationOperator": "Role",
+        "OrganizationalExpert": "Role",
+        "Annotator": "Role",
+        "Viewer": "Role",
+        "Admin": "Role",
     }
     missing = [c for c in classes if (E[c], RDF.type, OWL.Class) not in epo]
-    missing += [p for p in properties if not ({(E[p], RDF.type, OWL.ObjectProperty), (E[p], RDF.type, OWL.DatatypeProperty)} & set(epo.triples((E[p], RDF.type, None))))]
+    missing += [
+        p
+        for p in properties
+        if not (
+            {(E[p], RDF.type, OWL.ObjectProperty), (E[p], RDF.type, OWL.DatatypeProperty)}
+            & set(epo.triples((E[p], RDF.type, None)))
+        )
+    ]
     missing += [i for i, cls in individuals.items() if (E[i], RDF.type, E[cls]) not in epo]
     assert not missing, f"missing: {sorted(missing)}"
-    for sub in ("RelevanceAssessment", "EnvelopeAppropriatenessAssessment", "EnvelopeSignOff", "PlanApproval", "ReportSignOff"):
+    for sub in (
+        "RelevanceAssessment",
+        "EnvelopeAppropriatenessAssessment",
+        "EnvelopeSignOff",
+        "PlanApproval",
+        "ReportSignOff",
+    ):
         closure = set(epo.transitive_objects(E[sub], RDFS.subClassOf))
         assert E.Approval in closure, f"{sub} is not an approval"
     DQV = Namespace("http://www.w3.org/ns/dqv#")
@@ -251,9 +338,17 @@ def test_required_terms_are_present(epo: Graph) -> None:
 
 def test_expected_alignments_are_stated(epo: Graph) -> None:
     classes = set(_class_alignments(epo))
-    missing = [f"{ours} -> {theirs}" for ours, theirs in EXPECTED_CLASS_ALIGNMENTS.items() if (E[ours], C[theirs]) not in classes]
+    missing = [
+        f"{ours} -> {theirs}"
+        for ours, theirs in EXPECTED_CLASS_ALIGNMENTS.items()
+        if (E[ours], C[theirs]) not in classes
+    ]
     props = set(_property_alignments(epo))
-    missing += [f"{ours} -> {theirs}" for ours, theirs in EXPECTED_PROPERTY_ALIGNMENTS.items() if (E[ours], C[theirs]) not in props]
+    missing += [
+        f"{ours} -> {theirs}"
+        for ours, theirs in EXPECTED_PROPERTY_ALIGNMENTS.items()
+        if (E[ours], C[theirs]) not in props
+    ]
     assert not missing, f"missing alignments: {missing}"
 
 
@@ -300,6 +395,7 @@ def entailed(epo: Graph, caie: Graph) -> tuple[Graph, dict[URIRef, URIRef], dict
     """Both ontologies plus one individual per aligned class and one triple per aligned property, closed under
     OWL-RL once."""
     import owlrl
+
     g = Graph()
     g += epo
     g += caie
@@ -319,6 +415,7 @@ def entailed(epo: Graph, caie: Graph) -> tuple[Graph, dict[URIRef, URIRef], dict
 
 def test_owlrl_entails_caie_classes_from_ours(epo: Graph, caie: Graph, entailed) -> None:
     import owlrl
+
     g, individuals, _ = entailed
     onto = Graph()
     onto += epo
@@ -329,7 +426,9 @@ def test_owlrl_entails_caie_classes_from_ours(epo: Graph, caie: Graph, entailed)
     for ours, theirs in _class_alignments(epo):
         ind = individuals[ours]
         expected = {theirs} | {
-            sup for sup in onto.transitive_objects(theirs, RDFS.subClassOf) if isinstance(sup, URIRef) and sup not in ignore
+            sup
+            for sup in onto.transitive_objects(theirs, RDFS.subClassOf)
+            if isinstance(sup, URIRef) and sup not in ignore
         }
         missing = sorted(cls for cls in expected if (ind, RDF.type, cls) not in g)
         if missing:
@@ -344,7 +443,9 @@ def test_owlrl_entails_caie_properties_from_ours(epo: Graph, entailed) -> None:
     for ours, theirs in _property_alignments(epo):
         s, _, o = triples[ours]
         if (s, theirs, o) not in g:
-            problems.append(f"{s} epo:{ours.removeprefix(EPO)} {o} does not entail caie:{theirs.removeprefix(CAIE_EPO)}")
+            problems.append(
+                f"{s} epo:{ours.removeprefix(EPO)} {o} does not entail caie:{theirs.removeprefix(CAIE_EPO)}"
+            )
     assert not problems, "\n".join(problems)
     # The brief's own example, spelled out.
     s, _, o = triples[E.weight]
@@ -354,6 +455,7 @@ def test_owlrl_entails_caie_properties_from_ours(epo: Graph, entailed) -> None:
 def test_owlrl_entails_ours_from_caie_equivalents(epo: Graph) -> None:
     """The other way: a caie-spec criterion with a weight is, under OWL-RL, one of our criteria with our weight."""
     import owlrl
+
     g = Graph()  # the alignment's equivalences alone: what entails our terms from theirs
     for predicate in (OWL.equivalentClass, OWL.equivalentProperty):
         g += epo.triples((None, predicate, None))
@@ -368,8 +470,11 @@ def test_owlrl_entails_ours_from_caie_equivalents(epo: Graph) -> None:
 def test_alignment_is_consistent_under_owlrl(entailed) -> None:
     """OWL-RL records inconsistencies (e.g. an individual in two disjoint classes) as error messages."""
     g, _, _ = entailed
-    errors = [str(m) for node in g.subjects(RDF.type, URIRef("http://www.daml.org/2002/03/agents/agent-ont#ErrorMessage"))
-              for m in g.objects(node, URIRef("http://www.daml.org/2002/03/agents/agent-ont#error"))]
+    errors = [
+        str(m)
+        for node in g.subjects(RDF.type, URIRef("http://www.daml.org/2002/03/agents/agent-ont#ErrorMessage"))
+        for m in g.objects(node, URIRef("http://www.daml.org/2002/03/agents/agent-ont#error"))
+    ]
     assert not errors, "\n".join(errors)
 
 
@@ -378,6 +483,7 @@ def test_alignment_is_consistent_under_owlrl(entailed) -> None:
 
 def test_jsonld_round_trip_via_pyld(epo: Graph) -> None:
     from pyld import jsonld
+
     doc = json.loads(epo.serialize(format="json-ld"))
     nquads = jsonld.to_rdf(jsonld.expand(doc), {"format": "application/n-quads"})
     back = Graph()

@@ -35,32 +35,50 @@ from service.core.rdf import parse_triples
 from service.core.rdf_limits import RdfLimits, check_before_parsing, nesting_depth
 from service.core.sparql_depth import deepest, refuse_deep_nesting
 
-FUZZ = settings(max_examples=300, deadline=None, derandomize=True, database=None,
-                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+FUZZ = settings(
+    max_examples=300,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 SMALL = RdfLimits(max_nesting=8, max_triples=20, max_literal_bytes=64, canonicalize_time_limit_s=5.0)
 BASE = "http://base.test/"
-FORMATS = [RdfFormat.TURTLE, RdfFormat.TRIG, RdfFormat.N_TRIPLES, RdfFormat.N_QUADS, RdfFormat.JSON_LD,
-           RdfFormat.RDF_XML]
+FORMATS = [
+    RdfFormat.TURTLE,
+    RdfFormat.TRIG,
+    RdfFormat.N_TRIPLES,
+    RdfFormat.N_QUADS,
+    RdfFormat.JSON_LD,
+    RdfFormat.RDF_XML,
+]
 TURTLE_ALPHABET = "[](){}<>\"'#\\_:.;,@^ \n\tabcp0123456789-+eE/x%"
 
 # ------------------------------------------------------------------------------------------ parse_triples
 
 
 @FUZZ
-@given(data=st.one_of(st.binary(max_size=300), st.text(TURTLE_ALPHABET, max_size=300).map(str.encode)),
-       rdf_format=st.sampled_from(FORMATS))
+@given(
+    data=st.one_of(st.binary(max_size=300), st.text(TURTLE_ALPHABET, max_size=300).map(str.encode)),
+    rdf_format=st.sampled_from(FORMATS),
+)
 def test_parse_triples_raises_only_our_errors_and_keeps_its_limits(data: bytes, rdf_format: RdfFormat) -> None:
     try:
         triples = parse_triples(data, rdf_format, BASE, SMALL)
     except (BadRequest, PayloadTooLarge):
         return
     assert len(triples) <= SMALL.max_triples
-    assert all(len(t.object.value.encode()) <= SMALL.max_literal_bytes for t in triples if isinstance(t.object, Literal))
+    assert all(
+        len(t.object.value.encode()) <= SMALL.max_literal_bytes for t in triples if isinstance(t.object, Literal)
+    )
 
 
 @FUZZ
-@given(size=st.integers(65, 400), rdf_format=st.sampled_from([RdfFormat.TURTLE, RdfFormat.N_TRIPLES]),
-       char=st.sampled_from(["a", "é", "\u4e2d", "\U0001f600"]))
+@given(
+    size=st.integers(65, 400),
+    rdf_format=st.sampled_from([RdfFormat.TURTLE, RdfFormat.N_TRIPLES]),
+    char=st.sampled_from(["a", "é", "\u4e2d", "\U0001f600"]),
+)
 def test_a_literal_over_the_limit_is_413_counted_in_utf8_bytes(size: int, rdf_format: RdfFormat, char: str) -> None:
     text = char * (size // len(char.encode()))
     document = f'<http://x/s> <http://x/p> "{text}" .\n'.encode()
@@ -83,8 +101,9 @@ def turtle_object(draw: st.DrawFn, depth: int, reified_only: bool = False) -> st
     noise = draw(NOISE_STRINGS)
     if depth == 0:
         long_string = [] if reified_only else [f"'''{noise}\n'''"]  # not a reified triple's object to pyoxigraph
-        return draw(st.sampled_from([f'"{noise}"', *long_string, "<http://x/o(1)>", "42", f'"{noise}"@en',
-                                     "<http://x/a#b>"]))
+        return draw(
+            st.sampled_from([f'"{noise}"', *long_string, "<http://x/o(1)>", "42", f'"{noise}"@en', "<http://x/a#b>"])
+        )
     kind = "reified" if reified_only else draw(st.sampled_from(["list", "collection", "reified"]))
     inner = draw(turtle_object(depth - 1, kind == "reified"))
     comment = f"# {noise}\n" if draw(st.booleans()) else ""
@@ -108,7 +127,11 @@ def blank_depth(triples: list[Triple]) -> int:
     children: dict[BlankNode, list[BlankNode]] = {}
     objects = set()
     for t in triples:
-        if isinstance(t.subject, BlankNode) and isinstance(t.object, BlankNode) and not t.predicate.value.endswith("#rest"):
+        if (
+            isinstance(t.subject, BlankNode)
+            and isinstance(t.object, BlankNode)
+            and not t.predicate.value.endswith("#rest")
+        ):
             children.setdefault(t.subject, []).append(t.object)
             objects.add(t.object)
 
@@ -138,8 +161,11 @@ def json_ld_document(draw: st.DrawFn) -> bytes:
     node: object = draw(NOISE_STRINGS)
     for level in range(draw(st.integers(0, 13))):
         noise = draw(NOISE_STRINGS)
-        node = [node, noise] if draw(st.booleans()) else {"@id": f"http://x/n{level}", "http://x/p": node,
-                                                           "http://x/q": noise + "{["}
+        node = (
+            [node, noise]
+            if draw(st.booleans())
+            else {"@id": f"http://x/n{level}", "http://x/p": node, "http://x/q": noise + "{["}
+        )
     return json.dumps({"@id": "http://x/s", "http://x/p": node}).encode()
 
 
@@ -162,8 +188,9 @@ def test_the_json_ld_scanner_counts_nesting_exactly(data: bytes) -> None:
     check_before_parsing(data, RdfFormat.JSON_LD, RdfLimits(expected, 10_000, 10_000, 5.0))
 
 
-RDF_XML_HEAD = ('<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" '
-                'xmlns:ex="http://x/">')
+RDF_XML_HEAD = (
+    '<?xml version="1.0"?>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://x/">'
+)
 
 
 @st.composite
@@ -173,8 +200,16 @@ def rdf_xml_document(draw: st.DrawFn) -> bytes:
     body = ""
     for level in range(draw(st.integers(0, 10))):
         noise = draw(st.sampled_from(["&lt;a&gt;", "a>b", "x/>y", "'", "plain"]))
-        extra = draw(st.sampled_from(["", "<!-- <ex:a><ex:b> -->", "<ex:c><![CDATA[<ex:d><ex:e>]]></ex:c>",
-                                      '<ex:r rdf:resource="http://x/o"/>']))
+        extra = draw(
+            st.sampled_from(
+                [
+                    "",
+                    "<!-- <ex:a><ex:b> -->",
+                    "<ex:c><![CDATA[<ex:d><ex:e>]]></ex:c>",
+                    '<ex:r rdf:resource="http://x/o"/>',
+                ]
+            )
+        )
         inner = f"<ex:p>{body}</ex:p>" if body else ""
         body = f'<rdf:Description rdf:about="http://x/n{level}" ex:q="{noise}">{extra}{inner}</rdf:Description>'
     return f"{RDF_XML_HEAD}{body}</rdf:RDF>".encode()
@@ -197,10 +232,15 @@ def test_the_rdf_xml_scanner_counts_elements_and_never_less_than_a_parent(data: 
 
 
 @FUZZ
-@given(prefix=st.text(max_size=40), keyword=st.sampled_from(["DOCTYPE", "doctype", "ENTITY", "Entity"]),
-       space=st.sampled_from(["", " ", "\n\t"]), rest=st.text(max_size=40))
-def test_rdf_xml_declaring_a_dtd_or_entity_is_refused_wherever_it_is(prefix: str, keyword: str, space: str,
-                                                                    rest: str) -> None:
+@given(
+    prefix=st.text(max_size=40),
+    keyword=st.sampled_from(["DOCTYPE", "doctype", "ENTITY", "Entity"]),
+    space=st.sampled_from(["", " ", "\n\t"]),
+    rest=st.text(max_size=40),
+)
+def test_rdf_xml_declaring_a_dtd_or_entity_is_refused_wherever_it_is(
+    prefix: str, keyword: str, space: str, rest: str
+) -> None:
     data = f"{prefix}<!{space}{keyword} lol '{rest}'>{RDF_XML_HEAD}</rdf:RDF>".encode("utf-8", "surrogatepass")
     with pytest.raises(BadRequest):
         parse_triples(data, RdfFormat.RDF_XML, BASE, SMALL)
@@ -224,8 +264,11 @@ def sparql_group(draw: st.DrawFn, depth: int) -> str:
     """A group graph pattern nesting ``depth`` braces, parentheses or brackets below its own braces."""
     noise = draw(NOISE_STRINGS)
     if depth == 0:
-        return draw(st.sampled_from([f'?s ?p "{noise}" .', "?s <http://x/p(1)> ?o .", f"# {noise}\n?s ?p ?o .",
-                                     f"?s ?p '''{noise}''' ."]))
+        return draw(
+            st.sampled_from(
+                [f'?s ?p "{noise}" .', "?s <http://x/p(1)> ?o .", f"# {noise}\n?s ?p ?o .", f"?s ?p '''{noise}''' ."]
+            )
+        )
     kind = draw(st.sampled_from(["group", "optional", "filter", "blank", "union"]))
     inner = draw(sparql_group(depth - 1))
     if kind == "group":
@@ -268,8 +311,11 @@ def canonical(text: str, datatype: str) -> Literal:
 
 
 @FUZZ
-@given(value=st.integers(0, 12).flatmap(lambda places: st.decimals(allow_nan=False, allow_infinity=False, places=places)),
-       zeros=st.integers(0, 5), plus=st.booleans())
+@given(
+    value=st.integers(0, 12).flatmap(lambda places: st.decimals(allow_nan=False, allow_infinity=False, places=places)),
+    zeros=st.integers(0, 5),
+    plus=st.booleans(),
+)
 def test_spellings_of_one_decimal_digest_alike_and_keep_its_value(value: Decimal, zeros: int, plus: bool) -> None:
     plain = format(value, "f")
     whole, _, fraction = plain.lstrip("-").partition(".")
@@ -299,20 +345,44 @@ def test_spellings_of_one_double_digest_alike_and_read_back_as_it(value: float) 
 
 
 @FUZZ
-@given(moment=st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
-       offset=st.integers(-14 * 4, 14 * 4).map(lambda q: timedelta(minutes=15 * q)))
+@given(
+    moment=st.datetimes(min_value=datetime(1, 1, 2), max_value=datetime(9999, 12, 30)),
+    offset=st.integers(-14 * 4, 14 * 4).map(lambda q: timedelta(minutes=15 * q)),
+)
 def test_one_instant_in_any_timezone_digests_alike(moment: datetime, offset: timedelta) -> None:
     utc = moment.replace(tzinfo=UTC)
     local = utc.astimezone(timezone(offset))
     assert canonical(local.isoformat(), "dateTime") == canonical(utc.isoformat(), "dateTime")
 
 
-LEXICAL = st.one_of(st.text(max_size=30), st.from_regex(r"[+-]?\d{0,30}(\.\d{0,30})?([eE][+-]?\d{1,6})?", fullmatch=True),
-                    st.from_regex(r"-?\d{4,12}-\d\d-\d\d(T\d\d:\d\d:\d\d(\.\d{1,12})?)?(Z|[+-]\d\d:\d\d)?", fullmatch=True),
-                    st.from_regex(r"-?P(\d{1,20}Y)?(\d{1,20}M)?(\d{1,20}D)?(T(\d{1,20}H)?(\d{1,20}M)?(\d{1,20}(\.\d{1,9})?S)?)?",
-                                  fullmatch=True))
-DATATYPES = ["decimal", "integer", "byte", "double", "float", "boolean", "dateTime", "dateTimeStamp", "time", "date",
-             "gYear", "gYearMonth", "gMonthDay", "gDay", "gMonth", "duration", "yearMonthDuration", "dayTimeDuration"]
+LEXICAL = st.one_of(
+    st.text(max_size=30),
+    st.from_regex(r"[+-]?\d{0,30}(\.\d{0,30})?([eE][+-]?\d{1,6})?", fullmatch=True),
+    st.from_regex(r"-?\d{4,12}-\d\d-\d\d(T\d\d:\d\d:\d\d(\.\d{1,12})?)?(Z|[+-]\d\d:\d\d)?", fullmatch=True),
+    st.from_regex(
+        r"-?P(\d{1,20}Y)?(\d{1,20}M)?(\d{1,20}D)?(T(\d{1,20}H)?(\d{1,20}M)?(\d{1,20}(\.\d{1,9})?S)?)?", fullmatch=True
+    ),
+)
+DATATYPES = [
+    "decimal",
+    "integer",
+    "byte",
+    "double",
+    "float",
+    "boolean",
+    "dateTime",
+    "dateTimeStamp",
+    "time",
+    "date",
+    "gYear",
+    "gYearMonth",
+    "gMonthDay",
+    "gDay",
+    "gMonth",
+    "duration",
+    "yearMonthDuration",
+    "dayTimeDuration",
+]
 
 
 @FUZZ
@@ -348,8 +418,9 @@ def test_a_digest_does_not_depend_on_blank_node_labels_or_order(graph: list[Trip
 
     other = [Triple(term(t.subject), t.predicate, term(t.object)) for t in data.draw(st.permutations(graph))]
     assert graph_digest(other) == graph_digest(graph)
-    assert graph_digest([*graph, Triple(NamedNode("http://x/new"), NamedNode("http://x/n0"), NamedNode("http://x/n1"))]) \
-        != graph_digest(graph)
+    assert graph_digest(
+        [*graph, Triple(NamedNode("http://x/new"), NamedNode("http://x/n0"), NamedNode("http://x/n1"))]
+    ) != graph_digest(graph)
 
 
 # ------------------------------------------------------------------------------------------ IRI text

@@ -103,10 +103,25 @@ BROKEN: list[tuple[str, Callable[[Graph], None], str, str]] = [
     ("disjoint classes", disjointness, "phc-centres", "declares disjoint"),
     ("duplicate dose numbers", duplicate_dose_numbers, "measles-schedule", "same dose number"),
     ("decreasing ages", decreasing_ages, "measles-schedule", "not earlier than dose"),
-    ("class range", class_range, "persona-kano-infant", "whose rdfs:range is https://w3id.org/ob-caie/dso/vaccine-education/Country"),
-    ("datatype range", datatype_range, "persona-lagos-commuter-parent", "is the datatype http://www.w3.org/2001/XMLSchema#boolean"),
+    (
+        "class range",
+        class_range,
+        "persona-kano-infant",
+        "whose rdfs:range is https://w3id.org/ob-caie/dso/vaccine-education/Country",
+    ),
+    (
+        "datatype range",
+        datatype_range,
+        "persona-lagos-commuter-parent",
+        "is the datatype http://www.w3.org/2001/XMLSchema#boolean",
+    ),
     ("ill-formed literal", ill_formed_literal, "measles-dose-1", "not valid for its datatype"),
-    ("domain", domain, "measles-schedule", "whose rdfs:domain is https://w3id.org/ob-caie/dso/vaccine-education/Person"),
+    (
+        "domain",
+        domain,
+        "measles-schedule",
+        "whose rdfs:domain is https://w3id.org/ob-caie/dso/vaccine-education/Person",
+    ),
     ("scheme membership", scheme_membership, "persona-kano-infant", "not a concept of the scheme"),
     ("immune without cause", immune_without_cause, "persona-kano-infant", "ImmuneWithoutCause"),
     ("elder infant", elder_infant, "persona-kano-infant", "declared different (owl:AllDifferent)"),
@@ -168,8 +183,17 @@ BROKEN_KGS: tuple[tuple[str, ...], ...] = (
     # spreads through the closure), no two breaks of one triple (the vaccination status: functional clash and
     # scheme membership; dose 2's number and its age; dose 1's age and dose 2's), and the two undeclared classes
     # apart (one phrase, one node).
-    ("immune without cause", "undeclared property", "disjoint classes", "duplicate dose numbers", "datatype range",
-     "country without language", "unsourced dose", "grading facts and askers", "KG defining its own class"),
+    (
+        "immune without cause",
+        "undeclared property",
+        "disjoint classes",
+        "duplicate dose numbers",
+        "datatype range",
+        "country without language",
+        "unsourced dose",
+        "grading facts and askers",
+        "KG defining its own class",
+    ),
     ("two vaccination statuses", "decreasing ages", "domain", "undeclared class"),
     ("elder infant", "ill-formed literal", "class range"),
     ("pregnant infant", "scheme membership", "elder who is an adult"),
@@ -218,15 +242,21 @@ def test_owl_rl_names_the_blocking_axiom(broken_kgs: dict[str, BrokenKg]) -> Non
     infant = K["persona-kano-infant"].n3()
     reasoned = [v for v in outcome.violations if v.constraint == "owl-rl:cls-nothing2" and v.focus_node == infant]
     assert reasoned and VE.ImmuneWithoutCause.n3() in reasoned[0].message, reasoned
-    shacl = [v for v in outcome.violations if v.constraint == "sh:SPARQLConstraintComponent" and v.focus_node == infant
-             and "ImmuneWithoutCause" in v.message]
+    shacl = [
+        v
+        for v in outcome.violations
+        if v.constraint == "sh:SPARQLConstraintComponent"
+        and v.focus_node == infant
+        and "ImmuneWithoutCause" in v.message
+    ]
     assert shacl, "the SHACL restatement of the rule fires too"
 
 
 def test_owl_rl_detects_functional_clash(broken_kgs: dict[str, BrokenKg]) -> None:
     outcome = broken_kgs["two vaccination statuses"].outcome
-    assert any(v.constraint == "owl-rl:eq-diff2" and v.focus_node == K["persona-kano-infant"].n3()
-               for v in outcome.violations), outcome.violations
+    assert any(
+        v.constraint == "owl-rl:eq-diff2" and v.focus_node == K["persona-kano-infant"].n3() for v in outcome.violations
+    ), outcome.violations
 
 
 def test_broken_grading_facts_and_askers_in_a_kg_are_reported(broken_kgs: dict[str, BrokenKg]) -> None:
@@ -235,14 +265,20 @@ def test_broken_grading_facts_and_askers_in_a_kg_are_reported(broken_kgs: dict[s
     for focus, phrase in GRADING_EXPECTED:
         # owlrl's own messages (prp-irp) are put on the first KG node whose IRI the text contains, which can be
         # the dataset's IRI (a prefix of every node's), so the node is looked for in the message too
-        assert any(phrase in v.message and (v.focus_node == K[focus].n3() or f" on {K[focus]} " in v.message)
-                   for v in outcome.violations), (focus, phrase)
+        assert any(
+            phrase in v.message and (v.focus_node == K[focus].n3() or f" on {K[focus]} " in v.message)
+            for v in outcome.violations
+        ), (focus, phrase)
 
 
 def test_kg_defining_its_own_class_is_still_undeclared(broken_kgs: dict[str, BrokenKg]) -> None:
     outcome = broken_kgs["KG defining its own class"].outcome
-    assert any(v.focus_node == K["persona-kano-infant"].n3() and v.value == K.Spaceship.n3()
-               and "does not declare as a class" in v.message for v in outcome.violations), outcome.violations
+    assert any(
+        v.focus_node == K["persona-kano-infant"].n3()
+        and v.value == K.Spaceship.n3()
+        and "does not declare as a class" in v.message
+        for v in outcome.violations
+    ), outcome.violations
 
 
 def test_validate_kg_does_not_modify_inputs(broken_kgs: dict[str, BrokenKg]) -> None:

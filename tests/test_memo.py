@@ -24,13 +24,22 @@ VE = "https://w3id.org/ob-caie/dso/vaccine-education/"
 
 def test_a_kept_validation_serves_the_same_inputs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-    other = ("from pathlib import Path; from rdflib import Graph; "
-             "from service.core.kg_shapes import kg_shapes, repository_shapes; "
-             "from service.core.validation import validate_kg; "
-             f"dso = Graph().parse({str(DSO_PATH)!r}); "
-             f"print(validate_kg(Graph().parse({str(KG_PATH)!r}), dso, kg_shapes(dso, repository_shapes)).conforms)")
-    ran = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, CACHE_DIR_ENV: str(tmp_path)}, check=False)
+    other = (
+        "from pathlib import Path; from rdflib import Graph; "
+        "from service.core.kg_shapes import kg_shapes, repository_shapes; "
+        "from service.core.validation import validate_kg; "
+        f"dso = Graph().parse({str(DSO_PATH)!r}); "
+        f"print(validate_kg(Graph().parse({str(KG_PATH)!r}), dso, kg_shapes(dso, repository_shapes)).conforms)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", other],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, CACHE_DIR_ENV: str(tmp_path)},
+        check=False,
+    )
     assert ran.returncode == 0 and ran.stdout.strip() == "True", ran.stderr
     [kept] = tmp_path.glob("kg-validation/*.pickle")
     written = kept.stat().st_mtime_ns

@@ -90,21 +90,35 @@ OWN_JUDGES = f"""@prefix epo: <https://w3id.org/ob-caie/epo/> .
 
 def walk(text: str) -> list[list[str]]:
     """The walk's ``put`` and ``call`` lines, split as the shell splits them, ``$DOMAIN`` substituted."""
-    return [[word.replace("$DOMAIN", DOMAIN) for word in shlex.split(line)]
-            for line in text.splitlines() if line.startswith(("put ", "call "))]
+    return [
+        [word.replace("$DOMAIN", DOMAIN) for word in shlex.split(line)]
+        for line in text.splitlines()
+        if line.startswith(("put ", "call "))
+    ]
 
 
 def chatbot() -> Starlette:
     """The system under test, outside the service: an OpenAI-compatible chat API that names the place's help line
     when asked for help and gives unsourced, unsafe advice otherwise."""
+
     async def completions(request: Request) -> JSONResponse:
         asked = (await request.json())["messages"][-1]["content"]
         reply = "Ask at the Example help line." if "help" in asked else "Just ask a friend what to do."
-        return JSONResponse({"id": "chat-1", "object": "chat.completion", "model": "m", "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}]})
+        return JSONResponse(
+            {
+                "id": "chat-1",
+                "object": "chat.completion",
+                "model": "m",
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": reply}, "finish_reason": "stop"}],
+            }
+        )
 
-    return Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"]),
-                             Route("/health", lambda _: PlainTextResponse("ok"))])
+    return Starlette(
+        routes=[
+            Route("/v1/chat/completions", completions, methods=["POST"]),
+            Route("/health", lambda _: PlainTextResponse("ok")),
+        ]
+    )
 
 
 def install_plugin(where: Path) -> Path:
@@ -113,7 +127,9 @@ def install_plugin(where: Path) -> Path:
     info.mkdir(parents=True)
     (where / "caie_kitchen.py").write_text(PLUGIN, encoding="utf-8")
     (info / "METADATA").write_text("Metadata-Version: 2.1\nName: caie-kitchen-checks\nVersion: 0.1\n", encoding="utf-8")
-    (info / "entry_points.txt").write_text("[caie.checks]\nUnsafePracticeCheck = caie_kitchen:UNSAFE\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(
+        "[caie.checks]\nUnsafePracticeCheck = caie_kitchen:UNSAFE\n", encoding="utf-8"
+    )
     return where
 
 
@@ -135,11 +151,16 @@ def replay(http: httpx.Client, auth: Auth, folder: Path, steps: list[list[str]])
     for step in steps:
         if step[0] == "put":
             _, resource, name = step
-            answer = http.put(f"/graphs/{resource}", content=(folder / name).read_bytes(),
-                              headers={"Content-Type": "text/turtle", **auth("admin")})
+            answer = http.put(
+                f"/graphs/{resource}",
+                content=(folder / name).read_bytes(),
+                headers={"Content-Type": "text/turtle", **auth("admin")},
+            )
         else:
             _, method, path, agent, *body = step
-            content = ((folder / body[0][1:]).read_bytes() if body[0].startswith("@") else body[0].encode()) if body else None
+            content = (
+                ((folder / body[0][1:]).read_bytes() if body[0].startswith("@") else body[0].encode()) if body else None
+            )
             headers = {"Content-Type": "application/json", **auth(agent)}
             answer = http.request(method, path, content=content, headers=headers)
             if method == "GET" and RUN.match(path):
@@ -153,8 +174,9 @@ def test_a_domain_from_caie_init_routes_judges_and_reports_as_the_doc_walks_it(t
     folder = tmp_path / DOMAIN
     assert main(["init", DOMAIN, str(folder)]) == 0
     steps = walk(DOC.read_text(encoding="utf-8"))
-    assert steps and steps == walk((folder / "README.md").read_text(encoding="utf-8")), \
+    assert steps and steps == walk((folder / "README.md").read_text(encoding="utf-8")), (
         "docs/new-domain.md and the README caie init writes walk different steps"
+    )
     loads = sum(1 for step in steps if step[0] == "put")
     with (folder / "dso.ttl").open("a", encoding="utf-8") as dso:
         dso.write(DSO_ADDITIONS)  # what the domain's own check reads, as its author adds it
@@ -163,18 +185,32 @@ def test_a_domain_from_caie_init_routes_judges_and_reports_as_the_doc_walks_it(t
     env = {k: v for k, v in os.environ.items() if not k.startswith(("CAIE_TOKENS", "CAIE_PEOPLE"))}
     with app_server(chatbot()) as chat, (tmp_path / "serve.log").open("wb") as log:
         run_json = folder / "run.json"
-        run_json.write_text(run_json.read_text(encoding="utf-8").replace(EXAMPLE_TARGET, f"{chat}/v1"), encoding="utf-8")
+        run_json.write_text(
+            run_json.read_text(encoding="utf-8").replace(EXAMPLE_TARGET, f"{chat}/v1"), encoding="utf-8"
+        )
         process = subprocess.Popen(
             [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port)],
-            cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-            env={**env, "CAIE_RUN_TARGET_ALLOWLIST": json.dumps([f"{chat}/v1"]), "CAIE_FAST_LANE_PROCESSES": "0",
-                 "PYTHONPATH": os.pathsep.join(filter(None, (str(plugin), env.get("PYTHONPATH"))))})
+            cwd=REPO,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={
+                **env,
+                "CAIE_RUN_TARGET_ALLOWLIST": json.dumps([f"{chat}/v1"]),
+                "CAIE_FAST_LANE_PROCESSES": "0",
+                "PYTHONPATH": os.pathsep.join(filter(None, (str(plugin), env.get("PYTHONPATH")))),
+            },
+        )
         try:
             wait_until_up(f"http://127.0.0.1:{port}/health", process, seconds=120)
             tokens = json.loads((data / "tokens.json").read_text(encoding="utf-8"))
             roles = {credential["agent"]: credential["roles"] for credential in tokens.values()}
-            assert roles == {"admin": ["admin"], "annie": ["domain_expert"], "theo": ["evaluation_operator"],
-                             "dana": ["organizational_expert"], "ada": ["annotator"]}, roles
+            assert roles == {
+                "admin": ["admin"],
+                "annie": ["domain_expert"],
+                "theo": ["evaluation_operator"],
+                "dana": ["organizational_expert"],
+                "ada": ["annotator"],
+            }, roles
             by_agent = {credential["agent"]: token for token, credential in tokens.items()}
 
             def auth(agent: str) -> dict[str, str]:
@@ -182,19 +218,26 @@ def test_a_domain_from_caie_init_routes_judges_and_reports_as_the_doc_walks_it(t
 
             with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=300.0) as http:
                 catalog = http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]
-                assert sorted((g["kind"], g["identifier"]) for g in catalog) == [("ontologies", "catalog"),
-                                                                                  ("ontologies", "epo")]
+                assert sorted((g["kind"], g["identifier"]) for g in catalog) == [
+                    ("ontologies", "catalog"),
+                    ("ontologies", "epo"),
+                ]
                 answers = replay(http, auth, folder, steps[:loads])
-                own = http.put(f"/graphs/judges/{DOMAIN}-own", content=OWN_JUDGES.encode(),
-                               headers={"Content-Type": "text/turtle", **auth("annie")})
+                own = http.put(
+                    f"/graphs/judges/{DOMAIN}-own",
+                    content=OWN_JUDGES.encode(),
+                    headers={"Content-Type": "text/turtle", **auth("annie")},
+                )
                 assert own.status_code == 201 and own.json()["warnings"] == [], own.text
                 answers += replay(http, auth, folder, steps[loads:])
         finally:
             stop_process(process)
 
     loaded = [answer for step, answer in answers if step[0] == "put"]
-    assert [(a["kind"], a["warnings"]) for a in loaded] == [(kind, []) for kind in  # each graph is read
-                                                             ("dso", "kg", "shapes", "templates", "judges")], loaded
+    assert [(a["kind"], a["warnings"]) for a in loaded] == [
+        (kind, [])
+        for kind in ("dso", "kg", "shapes", "templates", "judges")  # each graph is read
+    ], loaded
     by_path = {step[2]: answer for step, answer in answers if step[0] == "call"}
     assert by_path[f"/evaluations/{DOMAIN}/envelope/sign-off"]["warnings"] == []
     plan = by_path[f"/evaluations/{DOMAIN}/plans"]
@@ -204,12 +247,19 @@ def test_a_domain_from_caie_init_routes_judges_and_reports_as_the_doc_walks_it(t
     assert (run["traces"], run["executionErrors"], run["done"]) == (4, 0, True), run
     determinations = by_path[f"/evaluations/{DOMAIN}/determinations"]["determinations"]
     outcomes = Counter((d["judge"].removeprefix(JUDGES), d["outcome"].removeprefix(EARL)) for d in determinations)
-    assert outcomes == {("advice-official-source", "failed"): 2, ("advice-no-unsafe-practice", "failed"): 2,
-                        ("help-service-exists", "passed"): 2}, outcomes
+    assert outcomes == {
+        ("advice-official-source", "failed"): 2,
+        ("advice-no-unsafe-practice", "failed"): 2,
+        ("help-service-exists", "passed"): 2,
+    }, outcomes
     unsafe = next(d for d in determinations if d["judge"].endswith("advice-no-unsafe-practice"))
     assert "'ask a friend', an unsafe practice" in unsafe["rationale"], unsafe  # the plugin's own words
     report = by_path[f"/evaluations/{DOMAIN}/reports/1/acceptance"]
-    assert (report["status"], report["fitness"], [c["identifier"] for c in report["failed"]]) == ("final", "NotFit", ["advice"])
+    assert (report["status"], report["fitness"], [c["identifier"] for c in report["failed"]]) == (
+        "final",
+        "NotFit",
+        ["advice"],
+    )
     verified = by_path[f"/evaluations/{DOMAIN}/reports/1/verify"]
     assert verified["holds"] is True and verified["differences"] == [], verified
 

@@ -28,18 +28,26 @@ from .pages_browser import (
 )
 
 SITE = "http://pages.test"
-HEAD = '<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width,initial-scale=1">' \
-       '<title>test</title></head><body><main><h1>A page</h1>'
+HEAD = (
+    '<!doctype html><html lang="en"><head><meta name="viewport" content="width=device-width,initial-scale=1">'
+    '<title>test</title></head><body><main><h1>A page</h1>'
+)
 
 
 def serve(page: Page, body: str) -> None:
     """Open ``body`` (after a valid head) at SITE/ under the pages' Content-Security-Policy."""
+
     def answer(route: Route) -> None:
         if route.request.url.rstrip("/") != SITE:
             route.fulfill(status=404, body="")
         else:
-            route.fulfill(status=200, content_type="text/html", body=HEAD + body + "</main></body></html>",
-                          headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY})
+            route.fulfill(
+                status=200,
+                content_type="text/html",
+                body=HEAD + body + "</main></body></html>",
+                headers={"Content-Security-Policy": CONTENT_SECURITY_POLICY},
+            )
+
     page.route(f"{SITE}/**", answer)
     page.goto(f"{SITE}/")
 
@@ -68,12 +76,17 @@ def test_a_page_axe_passes_is_accessible(browser_page: Page) -> None:
 
 
 def test_every_control_needs_a_label(browser_page: Page) -> None:
-    serve(browser_page, '<label>Name <input name="a"></label><input aria-label="Age" name="b">'
-                        '<span id="c-label">Town</span><select aria-labelledby="c-label"><option>x</select>'
-                        '<input type="hidden" name="csrf"><input type="submit" value="Send">')
+    serve(
+        browser_page,
+        '<label>Name <input name="a"></label><input aria-label="Age" name="b">'
+        '<span id="c-label">Town</span><select aria-labelledby="c-label"><option>x</select>'
+        '<input type="hidden" name="csrf"><input type="submit" value="Send">',
+    )
     assert_labelled(browser_page)
-    browser_page.evaluate("document.querySelector('main').insertAdjacentHTML('beforeend', "
-                          "'<textarea name=notes></textarea><input aria-labelledby=nowhere name=d>')")
+    browser_page.evaluate(
+        "document.querySelector('main').insertAdjacentHTML('beforeend', "
+        "'<textarea name=notes></textarea><input aria-labelledby=nowhere name=d>')"
+    )
     with pytest.raises(AssertionError, match="(?s)textarea name=\"notes\".*name=\"d\""):
         assert_labelled(browser_page)
 
@@ -83,35 +96,46 @@ def test_a_page_wider_than_the_screen_names_what_sticks_out(new_page: Callable[[
     serve(phone, "<p>Short text that wraps.</p>")
     assert phone.evaluate("innerWidth") == 390  # the viewport meta holds: no zoomed-out 980 px layout
     assert_fits_width(phone)
-    phone.evaluate("document.querySelector('main').insertAdjacentHTML('beforeend', "
-                   "'<table class=\"wide\"><tr><td>' + 'x'.repeat(120) + '</td></tr></table>')")
+    phone.evaluate(
+        "document.querySelector('main').insertAdjacentHTML('beforeend', "
+        "'<table class=\"wide\"><tr><td>' + 'x'.repeat(120) + '</td></tr></table>')"
+    )
     with pytest.raises(AssertionError, match=r"on a 390 px screen: table\.wide \(right edge"):
         assert_fits_width(phone)
 
 
 def test_a_word_split_across_lines_in_a_table_is_named_and_an_iri_may_break(browser_page: Page) -> None:
-    serve(browser_page, '<table><tr><th>Proposed</th><td><span class="iri">https://w3id.org/ob-caie/epo/x</span>'
-                        '</td></tr></table>')
+    serve(
+        browser_page,
+        '<table><tr><th>Proposed</th><td><span class="iri">https://w3id.org/ob-caie/epo/x</span></td></tr></table>',
+    )
     assert_words_whole(browser_page)
     # the column squeezed as overflow-wrap: anywhere let it be (set through the CSSOM, which the policy allows)
-    browser_page.evaluate("for (const e of document.querySelectorAll('th, td span')) e.style.overflowWrap = 'anywhere';"
-                          "document.querySelector('table').style.width = '1rem'")
+    browser_page.evaluate(
+        "for (const e of document.querySelectorAll('th, td span')) e.style.overflowWrap = 'anywhere';"
+        "document.querySelector('table').style.width = '1rem'"
+    )
     with pytest.raises(AssertionError, match=r"split across lines in tables on .*: Proposed\n"):
         assert_words_whole(browser_page)
 
 
-def test_a_screenshot_is_kept_where_the_variable_says(browser_page: Page, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_screenshot_is_kept_where_the_variable_says(
+    browser_page: Page, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(ARTIFACTS_ENV, str(tmp_path / "shots"))
     serve(browser_page, "<p>" + "tall<br>" * 200 + "</p>")
     kept = keep_screenshot(browser_page, "tall")
     assert kept == tmp_path / "shots" / "tall.png" and kept.read_bytes().startswith(b"\x89PNG")
-    height = int.from_bytes(kept.read_bytes()[20:24], "big")  # the PNG header's height: the whole page, not the viewport
+    height = int.from_bytes(
+        kept.read_bytes()[20:24], "big"
+    )  # the PNG header's height: the whole page, not the viewport
     assert height == browser_page.evaluate("document.scrollingElement.scrollHeight") > 800
 
 
 def test_asyncio_runs_in_a_test_after_a_browser_test() -> None:
     """The session's browser does not leave its loop marked running (the tests above ran in this worker)."""
+
     async def answer() -> int:
         return 42
+
     assert asyncio.run(answer()) == 42

@@ -53,13 +53,19 @@ def test_every_named_parameter_is_used_and_can_be_bound(name: str) -> None:
     pyoxigraph.Store().query(bound)
 
 
-@pytest.mark.parametrize(("listing", "count"), [("scenarios", "scenario-count"), ("scenario-order", "scenario-count"),
-                                                  ("probes", "probe-count")])
+@pytest.mark.parametrize(
+    ("listing", "count"),
+    [("scenarios", "scenario-count"), ("scenario-order", "scenario-count"), ("probes", "probe-count")],
+)
 def test_a_listing_and_its_count_filter_alike(listing: str, count: str) -> None:
     """The total a page reports must count what the pages list: both files hold the same FILTERs."""
+
     def filters(name: str) -> list[str]:
-        return [line.strip() for line in header_and_body(name)[1].splitlines()
-                if line.strip().startswith("FILTER") and "BOUND(" in line]
+        return [
+            line.strip()
+            for line in header_and_body(name)[1].splitlines()
+            if line.strip().startswith("FILTER") and "BOUND(" in line
+        ]
 
     assert filters(listing) and filters(listing) == filters(count)
 
@@ -68,8 +74,18 @@ def test_scenario_exists_answers_for_the_scenario_and_graph_bound() -> None:
     store = EmbeddedStore()
     graph = pyoxigraph.NamedNode("http://x.test/evaluations/e/scenarios")
     scenario = pyoxigraph.NamedNode(graph.value + "/k1")
-    store.apply(ChangeSet(insert=[pyoxigraph.Quad(scenario, pyoxigraph.NamedNode(str(rdflib.RDF.type)),
-                                                  pyoxigraph.NamedNode("https://w3id.org/ob-caie/epo/Scenario"), graph)]))
+    store.apply(
+        ChangeSet(
+            insert=[
+                pyoxigraph.Quad(
+                    scenario,
+                    pyoxigraph.NamedNode(str(rdflib.RDF.type)),
+                    pyoxigraph.NamedNode("https://w3id.org/ob-caie/epo/Scenario"),
+                    graph,
+                )
+            ]
+        )
+    )
     text = queries.load("scenario-exists")
     assert len(store.select(text, {"graph": graph, "scenario": scenario})) == 1
     assert store.select(text, {"graph": graph, "scenario": pyoxigraph.NamedNode(scenario.value + "x")}) == []
@@ -77,5 +93,13 @@ def test_scenario_exists_answers_for_the_scenario_and_graph_bound() -> None:
 
 
 def test_queries_exist() -> None:
-    assert {"plan-traceability", "blocked-scenarios-by-rule", "scenarios", "scenario-count", "scenario-exists",
-            "probes", "probe-count", "evaluations"} <= set(queries.names())
+    assert {
+        "plan-traceability",
+        "blocked-scenarios-by-rule",
+        "scenarios",
+        "scenario-count",
+        "scenario-exists",
+        "probes",
+        "probe-count",
+        "evaluations",
+    } <= set(queries.names())

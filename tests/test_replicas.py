@@ -60,24 +60,33 @@ def ontology_graph(identifier: str) -> NamedNode:
 def large_ontology(identifier: str, triples: int = LARGE) -> bytes:
     """An ontology graph body (KG-free: no DSO check) of ``triples`` + 1 triples, as N-Triples."""
     head = f"<https://example.org/{identifier}> <{RDF}type> <{OWL}Ontology> .\n"
-    body = "".join(f'<https://example.org/{identifier}/t{n}> <https://example.org/note> "note {n}" .\n'
-                   for n in range(triples))
+    body = "".join(
+        f'<https://example.org/{identifier}/t{n}> <https://example.org/note> "note {n}" .\n' for n in range(triples)
+    )
     return (head + body).encode()
 
 
 def put_in_background(pool: ThreadPoolExecutor, to: Replica, identifier: str) -> Future[httpx.Response]:
     data = large_ontology(identifier)
-    return pool.submit(to.http.put, f"/graphs/ontologies/{identifier}", content=data,
-                       headers={"Content-Type": "application/n-triples", **to.auth("admin")})
+    return pool.submit(
+        to.http.put,
+        f"/graphs/ontologies/{identifier}",
+        content=data,
+        headers={"Content-Type": "application/n-triples", **to.auth("admin")},
+    )
 
 
 def journal(store: Store, graph: NamedNode) -> dict[str, str]:
     """The bulk-load journal the catalog holds for ``graph``: local name of the term to its value."""
-    rows = store.select("SELECT ?p ?o WHERE { GRAPH ?catalog { ?graph ?p ?o } }",
-                        {"catalog": CATALOG_GRAPH, "graph": graph})
+    rows = store.select(
+        "SELECT ?p ?o WHERE { GRAPH ?catalog { ?graph ?p ?o } }", {"catalog": CATALOG_GRAPH, "graph": graph}
+    )
     terms = ("loadInProgress", "loadOwner", "leaseUntil")
-    return {row["p"].value.removeprefix(CATALOG): row["o"].value for row in rows
-            if row["p"].value.removeprefix(CATALOG) in terms}
+    return {
+        row["p"].value.removeprefix(CATALOG): row["o"].value
+        for row in rows
+        if row["p"].value.removeprefix(CATALOG) in terms
+    }
 
 
 def catalogued(store: Store, graph: NamedNode) -> bool:
@@ -90,7 +99,8 @@ def lapsed(lease: dict[str, str]) -> bool:
 
 @ENGINES
 def test_kill_9_mid_load_leaves_no_partial_graph_and_a_leased_load_survives_restart(
-        store_url: str, tokens: dict[str, str]) -> None:
+    store_url: str, tokens: dict[str, str]
+) -> None:
     store = remote_store(store_url)
     dead, paused = ontology_graph("dead"), ontology_graph("paused")
     with ThreadPoolExecutor(2) as pool:
@@ -155,21 +165,32 @@ def append_one(n: int, replicas: tuple[Replica, Replica], scenarios: list[str]) 
     conflicts = 0
     while True:
         if assessment:
-            answer = to.http.post(f"/evaluations/{ID}/dso/appropriateness",
-                                  json={"appropriate": n % 3 > 0, "rationale": f"assessment {n}"}, headers=to.auth("annie"))
+            answer = to.http.post(
+                f"/evaluations/{ID}/dso/appropriateness",
+                json={"appropriate": n % 3 > 0, "rationale": f"assessment {n}"},
+                headers=to.auth("annie"),
+            )
         else:
-            answer = to.http.post(f"/evaluations/{ID}/scenarios/{scenarios[n % len(scenarios)]}/exclusion",
-                                  json={"reason": f"exclusion {n}"}, headers=to.auth("annie"))
+            answer = to.http.post(
+                f"/evaluations/{ID}/scenarios/{scenarios[n % len(scenarios)]}/exclusion",
+                json={"reason": f"exclusion {n}"},
+                headers=to.auth("annie"),
+            )
         if answer.status_code != 409 or conflicts == 10:
             break
         conflicts += 1  # a conflict changed nothing: the client sends it again, as the 409 says
     assert answer.status_code == 201, answer.text
-    return ("assessment", answer.json()["@id"], conflicts) if assessment else ("exclusion", answer.json()["exclusion"], conflicts)
+    return (
+        ("assessment", answer.json()["@id"], conflicts)
+        if assessment
+        else ("exclusion", answer.json()["exclusion"], conflicts)
+    )
 
 
 @ENGINES
-def test_two_replicas_appending_at_once_lose_nothing(store_url: str, tokens: dict[str, str],
-                                                    spec_quads: list[Quad]) -> None:
+def test_two_replicas_appending_at_once_lose_nothing(
+    store_url: str, tokens: dict[str, str], spec_quads: list[Quad]
+) -> None:
     store = remote_store(store_url)
     graphs = load_spec(store, spec_quads)  # the specification files as `caie serve --examples` loads them, copied
     with replica(store_url, tokens) as one, replica(store_url, tokens) as two:
@@ -187,12 +208,16 @@ def test_two_replicas_appending_at_once_lose_nothing(store_url: str, tokens: dic
 
         assessed = [iri for kind, iri, _ in sent if kind == "assessment"]
         excluded = [iri for kind, iri, _ in sent if kind == "exclusion"]
-        assert len(set(assessed)) == len(assessed) == APPENDS // 2 and len(set(excluded)) == len(excluded) == APPENDS // 2
+        assert (
+            len(set(assessed)) == len(assessed) == APPENDS // 2 and len(set(excluded)) == len(excluded) == APPENDS // 2
+        )
         for reader in (one, two):
             listed = [a["@id"] for a in reader.http.get(f"/evaluations/{ID}/approvals").json()["approvals"]]
             assert len(listed) == len(set(listed)) == len(earlier) + len(assessed)
             assert set(listed) == set(earlier) | set(assessed)
-        rows = store.select(queries.load("scenario-exclusions"), {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}")})
+        rows = store.select(
+            queries.load("scenario-exclusions"), {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}")}
+        )
         assert sorted(row["exclusion"].value for row in rows) == sorted(excluded)
         retried = sum(conflicts for *_, conflicts in sent)
         print(f"{APPENDS} appends over two replicas: {retried} answered 409 first and were sent again")

@@ -23,13 +23,15 @@ def test_every_shape_has_label_comment_message(name: str) -> None:
         assert shapes.value(shape, RDFS.label) is not None, shape
         assert shapes.value(shape, RDFS.comment) is not None, shape
         has_message = shapes.value(shape, SH.message) is not None or all(
-            shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql))
+            shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql)
+        )
         assert has_message, shape
     for constraint in shapes.objects(None, SH.sparql):
         assert shapes.value(constraint, SH.message) is not None, constraint
 
 
 # ---------------------------------------------------------------------------------------------- records
+
 
 def minimal_record() -> Graph:
     g = Graph()
@@ -79,8 +81,12 @@ BROKEN_RECORDS: list[tuple[str, Callable[[Graph], None], str, str]] = [
     ("untested outcome", lambda g: g.set((EX.att2, EARL.outcome, EARL.untested)), "att2", "outcome"),
     ("no attestor", lambda g: g.remove((EX.att1, EARL.assertedBy, None)), "att1", "attestor"),
     ("no time", lambda g: g.remove((EX.att2, PROV.generatedAtTime, None)), "att2", "time"),
-    ("date not dateTime", lambda g: g.set((EX.att2, PROV.generatedAtTime, Literal("2026-08-11", datatype=XSD.date))),
-     "att2", "time"),
+    (
+        "date not dateTime",
+        lambda g: g.set((EX.att2, PROV.generatedAtTime, Literal("2026-08-11", datatype=XSD.date))),
+        "att2",
+        "time",
+    ),
 ]
 
 

@@ -94,8 +94,12 @@ def example_answers(get: Any) -> dict[str, Any]:
     Steps 4 and 5 are compared by content, not by the IRIs batches got or the times they were written."""
     envelope = get(f"/evaluations/{EVALUATION_ID}/envelope", {})
     plan = get(f"/evaluations/{EVALUATION_ID}/plans/1", {})
-    totals = {status: get(f"/evaluations/{EVALUATION_ID}/scenarios", {"limit": 1, **({"status": status} if status else {})})["total"]
-              for status in (None, "eligible", "blocked")}
+    totals = {
+        status: get(f"/evaluations/{EVALUATION_ID}/scenarios", {"limit": 1, **({"status": status} if status else {})})[
+            "total"
+        ]
+        for status in (None, "eligible", "blocked")
+    }
     return {
         "envelope digest": envelope["digest"],
         "plan digest": plan["digest"],
@@ -106,23 +110,47 @@ def example_answers(get: Any) -> dict[str, Any]:
         "allocation": sorted((a["criterion"], a["probes"], a["promptFrame"]) for a in plan["allocation"]),
         "probes": plan["probes"],
         "approved": plan["approved"],
-        "blocked by rule": sorted((r["rule"], r["scenarios"]) for r in get(f"/evaluations/{EVALUATION_ID}/scenarios/summary", {})["rules"]),
+        "blocked by rule": sorted(
+            (r["rule"], r["scenarios"]) for r in get(f"/evaluations/{EVALUATION_ID}/scenarios/summary", {})["rules"]
+        ),
         "scenario totals": totals,
-        "runs": [(r["number"], r["probes"], r["cases"], r["traces"], r["executionErrors"], r["done"], r["targetFingerprint"])
-                 for r in get(f"/evaluations/{EVALUATION_ID}/runs", {})["runs"]],
+        "runs": [
+            (r["number"], r["probes"], r["cases"], r["traces"], r["executionErrors"], r["done"], r["targetFingerprint"])
+            for r in get(f"/evaluations/{EVALUATION_ID}/runs", {})["runs"]
+        ],
         "determinations": sorted(
-            (local(d["criterion"]), d["probe"], d["turn"], local(d["outcome"]), local(d["mode"]), d["judge"],
-             d.get("version"), d["rationale"])
-            for d in get(f"/evaluations/{EVALUATION_ID}/determinations", {})["determinations"]),
+            (
+                local(d["criterion"]),
+                d["probe"],
+                d["turn"],
+                local(d["outcome"]),
+                local(d["mode"]),
+                d["judge"],
+                d.get("version"),
+                d["rationale"],
+            )
+            for d in get(f"/evaluations/{EVALUATION_ID}/determinations", {})["determinations"]
+        ),
         "attestations": attestation_answers(get),
     }
 
 
 def attestation_answers(get: Any) -> list[tuple[Any, ...]]:
     """Each attestation by content: criterion, outcomes, evidence, how many determinations, current, corrected."""
-    return sorted((local(a["criterion"]), a["outcome"], a["aggregatedOutcome"], a["sufficiency"], a["appropriateness"],
-                   len(a["determinations"]), a["current"], a["supersedes"] is not None, a["reason"])
-                  for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"])
+    return sorted(
+        (
+            local(a["criterion"]),
+            a["outcome"],
+            a["aggregatedOutcome"],
+            a["sufficiency"],
+            a["appropriateness"],
+            len(a["determinations"]),
+            a["current"],
+            a["supersedes"] is not None,
+            a["reason"],
+        )
+        for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"]
+    )
 
 
 def correct(get: Any, post: Any) -> dict[str, Any]:
@@ -130,14 +158,27 @@ def correct(get: Any, post: Any) -> dict[str, Any]:
     POST answers and the attestations listed afterwards. ``post(path, body)`` → (status, JSON)."""
     current = [a for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"] if a["current"]]
     first = min(current, key=lambda a: a["criterion"])
-    status, made = post(f"/evaluations/{EVALUATION_ID}/runs/1/attestations", {
-        "criterion": local(first["criterion"]), "outcome": "failed", "rationale": "a second review finds a failed reply",
-        "sufficiency": "sufficient", "appropriateness": "appropriate", "supersedes": first["attestation"],
-        "reason": "the reply to probe 1 fails the criterion"})
-    return {"status": status, "criterion": local(made["criterion"]), "outcome": made["outcome"],
-            "aggregatedOutcome": made["aggregatedOutcome"], "current": made["current"],
-            "supersedes the current one": made["supersedes"] == first["attestation"],
-            "attestations": attestation_answers(get)}
+    status, made = post(
+        f"/evaluations/{EVALUATION_ID}/runs/1/attestations",
+        {
+            "criterion": local(first["criterion"]),
+            "outcome": "failed",
+            "rationale": "a second review finds a failed reply",
+            "sufficiency": "sufficient",
+            "appropriateness": "appropriate",
+            "supersedes": first["attestation"],
+            "reason": "the reply to probe 1 fails the criterion",
+        },
+    )
+    return {
+        "status": status,
+        "criterion": local(made["criterion"]),
+        "outcome": made["outcome"],
+        "aggregatedOutcome": made["aggregatedOutcome"],
+        "current": made["current"],
+        "supersedes the current one": made["supersedes"] == first["attestation"],
+        "attestations": attestation_answers(get),
+    }
 
 
 def embedded_example(tokens: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -147,6 +188,7 @@ def embedded_example(tokens: dict[str, str]) -> tuple[dict[str, Any], dict[str, 
     load_spec_files(app.state.graphs)
     load_worked_example(app.state.graphs)
     with TestClient(app) as client:
+
         def get(path: str, params: dict[str, Any]) -> Any:
             answer = client.get(path, params=params)
             assert answer.status_code == 200, f"embedded {path}: {answer.status_code} {answer.text}"
@@ -155,6 +197,7 @@ def embedded_example(tokens: dict[str, str]) -> tuple[dict[str, Any], dict[str, 
         def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
             answer = client.post(path, json=body, headers={"Authorization": f"Bearer {tokens['annie']}"})
             return answer.status_code, answer.json()
+
         return example_answers(get), correct(get, post)
 
 
@@ -164,8 +207,9 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
     log_dir = tmp_path_factory.mktemp("virtuoso-example")
     with virtuoso_server() as virtuoso:
         store = RemoteStore(virtuoso.query_url, virtuoso.update_url, virtuoso.store_url, row_cap=10_000)
-        process, url, stderr_path = start_service(virtuoso.query_url, virtuoso.update_url, virtuoso.store_url,
-                                                  tokens, log_dir, examples=True, **SETTINGS)
+        process, url, stderr_path = start_service(
+            virtuoso.query_url, virtuoso.update_url, virtuoso.store_url, tokens, log_dir, examples=True, **SETTINGS
+        )
         service, failure, state = None, None, None
         try:
             embedded, embedded_correction = embedded_example(tokens)
@@ -173,8 +217,7 @@ def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) ->
                 service = wait_for_service(process, url, stderr_path, tokens, EXAMPLE_START_S)
             except ServiceDidNotStart as error:
                 failure = f"{error}\n{virtuoso.diagnosis()}"
-            state = Started(virtuoso, store, log_dir, tokens, service, failure, embedded,
-                            embedded_correction)
+            state = Started(virtuoso, store, log_dir, tokens, service, failure, embedded, embedded_correction)
             yield state
         finally:
             stop_process(process)
@@ -194,8 +237,9 @@ def service(started: Started) -> ServiceProcess:
 def start_plain(started: Started, failure: str) -> ServiceProcess:
     """A ``caie serve`` without the example on the module's Virtuoso, as ``started.service`` (stopped with it)."""
     v = started.virtuoso
-    process, url, stderr_path = start_service(v.query_url, v.update_url, v.store_url, started.tokens,
-                                              started.log_dir, **SETTINGS)
+    process, url, stderr_path = start_service(
+        v.query_url, v.update_url, v.store_url, started.tokens, started.log_dir, **SETTINGS
+    )
     try:
         started.service = wait_for_service(process, url, stderr_path, started.tokens, 120.0)
     except ServiceDidNotStart as error:
@@ -206,14 +250,18 @@ def start_plain(started: Started, failure: str) -> ServiceProcess:
 def big_ontology(identifier: str, triples: int = BIG) -> bytes:
     """An ontology graph of exactly ``triples`` triples, as N-Triples (an ontology: no DSO check)."""
     head = f"<https://example.org/{identifier}> <{RDF}type> <{OWL}Ontology> .\n"
-    body = "".join(f'<https://example.org/{identifier}/t{n}> <https://example.org/note> "note {n}" .\n'
-                   for n in range(triples - 1))
+    body = "".join(
+        f'<https://example.org/{identifier}/t{n}> <https://example.org/note> "note {n}" .\n' for n in range(triples - 1)
+    )
     return (head + body).encode()
 
 
 def put(service: ServiceProcess, identifier: str, data: bytes) -> httpx.Response:
-    return service.http.put(f"/graphs/ontologies/{identifier}", content=data,
-                            headers={"Content-Type": "application/n-triples", **service.auth("admin")})
+    return service.http.put(
+        f"/graphs/ontologies/{identifier}",
+        content=data,
+        headers={"Content-Type": "application/n-triples", **service.auth("admin")},
+    )
 
 
 # ---------------------------------------------------------------------------------------------- 1
@@ -230,6 +278,7 @@ def virtuoso_get(service: ServiceProcess) -> Any:
         answer = service.http.get(path, params=params)
         assert answer.status_code == 200, f"Virtuoso {path}: {answer.status_code} {answer.text}"
         return answer.json()
+
     return get
 
 
@@ -249,7 +298,6 @@ def test_the_worked_example_on_virtuoso_equals_the_embedded_one(started: Started
     # (over 600: a case and a claim graph per probe) left Virtuoso answering nothing for the rest of the module (docs/stores.md, session 18).
 
 
-
 def test_a_correction_over_rest_on_virtuoso_equals_the_embedded_one(started: Started) -> None:
     service = example_service(started)
 
@@ -265,8 +313,9 @@ def test_a_correction_over_rest_on_virtuoso_equals_the_embedded_one(started: Sta
 # ---------------------------------------------------------------------------------------------- 2
 
 
-def test_a_50000_triple_graph_is_written_and_read_back_whole_with_its_digest(started: Started,
-                                                                               service: ServiceProcess) -> None:
+def test_a_50000_triple_graph_is_written_and_read_back_whole_with_its_digest(
+    started: Started, service: ServiceProcess
+) -> None:
     data = big_ontology("big")
     sent = graph_digest(parse(data, format=RdfFormat.N_TRIPLES))
     began = time.monotonic()
@@ -280,7 +329,9 @@ def test_a_50000_triple_graph_is_written_and_read_back_whole_with_its_digest(sta
     back = list(parse(read.content, format=RdfFormat.N_TRIPLES))
     print(f"PUT and GET of {BIG:,} triples: {time.monotonic() - began:.1f} s")
     assert len(back) == BIG
-    listed = {g["graph"]: g for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]}
+    listed = {
+        g["graph"]: g for g in service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"]
+    }
     entry = listed[BASE_URL + "graphs/ontologies/big"]
     assert (graph_digest(back), entry["digest"], entry["triples"]) == (sent, sent, BIG)
 
@@ -290,25 +341,36 @@ def test_a_50000_triple_graph_is_written_and_read_back_whole_with_its_digest(sta
 
 def journaled(store: RemoteStore) -> set[str]:
     """Graphs the catalog journals as being loaded (a staging graph is journaled before its first chunk)."""
-    return {row["g"].value for row in store.select(
-        "SELECT DISTINCT ?g WHERE { GRAPH ?catalog { ?g ?journal ?o } }",
-        {"catalog": CATALOG_GRAPH, "journal": NamedNode(CATALOG + "loadInProgress")})}
+    return {
+        row["g"].value
+        for row in store.select(
+            "SELECT DISTINCT ?g WHERE { GRAPH ?catalog { ?g ?journal ?o } }",
+            {"catalog": CATALOG_GRAPH, "journal": NamedNode(CATALOG + "loadInProgress")},
+        )
+    }
 
 
 def leases(store: RemoteStore) -> list[datetime]:
-    return [datetime.fromisoformat(row["lease"].value) for row in store.select(
-        "SELECT ?lease WHERE { GRAPH ?catalog { ?g ?p ?lease } }",
-        {"catalog": CATALOG_GRAPH, "p": NamedNode(CATALOG + "leaseUntil")})]
+    return [
+        datetime.fromisoformat(row["lease"].value)
+        for row in store.select(
+            "SELECT ?lease WHERE { GRAPH ?catalog { ?g ?p ?lease } }",
+            {"catalog": CATALOG_GRAPH, "p": NamedNode(CATALOG + "leaseUntil")},
+        )
+    ]
 
 
-def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(started: Started,
-                                                                             service: ServiceProcess) -> None:
+def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(
+    started: Started, service: ServiceProcess
+) -> None:
     store, target = started.store, BASE_URL + "graphs/ontologies/dead"
     data = big_ontology("dead")
     catalog_before = set(store.graph_triples(CATALOG_GRAPH))
     with ThreadPoolExecutor(1) as pool:
         writing = pool.submit(put, service, "dead", data)
-        caught = poll(lambda: journaled(store), "the write journals its staging graph or its load", seconds=60, every=0.05)
+        caught = poll(
+            lambda: journaled(store), "the write journals its staging graph or its load", seconds=60, every=0.05
+        )
         service.kill()
         try:
             answer = writing.result(timeout=30)
@@ -319,8 +381,12 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
     # kill, where a scan of every graph may be refused for minutes (the module's notes).
     left = journaled(store)
     assert left, "kill -9 mid-write left nothing in flight: the poll saw a state the commit had already removed"
-    poll(lambda: all(lease < datetime.now(UTC) for lease in leases(store)),
-         "the killed write's lease lapses", seconds=LEASE_S + 30, every=0.2)
+    poll(
+        lambda: all(lease < datetime.now(UTC) for lease in leases(store)),
+        "the killed write's lease lapses",
+        seconds=LEASE_S + 30,
+        every=0.2,
+    )
 
     restarted_at = time.monotonic()
     restarted = start_plain(started, "the restart on Virtuoso failed")
@@ -330,8 +396,9 @@ def test_kill_9_during_a_50000_triple_write_leaves_no_trace_after_a_restart(star
     assert journaled(store) == set()
     for graph in traced:
         assert not store.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": NamedNode(graph)}), f"<{graph}> holds triples"
-        about = store.select("SELECT ?p ?o WHERE { GRAPH ?catalog { ?g ?p ?o } }",
-                             {"catalog": CATALOG_GRAPH, "g": NamedNode(graph)})
+        about = store.select(
+            "SELECT ?p ?o WHERE { GRAPH ?catalog { ?g ?p ?o } }", {"catalog": CATALOG_GRAPH, "g": NamedNode(graph)}
+        )
         assert about == [], f"the catalog still says of <{graph}>: {about}"
     assert restarted.http.get("/graphs/ontologies/dead").status_code == 404
     assert set(store.graph_triples(CATALOG_GRAPH)) == catalog_before, "the catalog is not as it was before the write"

@@ -47,15 +47,16 @@ class Body(Enum):
 
     def too_large(self, settings: Settings, size: str) -> str:
         """The 413's message: the limit, its setting, and what was sent."""
-        return (f"{self.value[1]} is at most {self.limit(settings):,} bytes here "
-                f"({self.setting}); this one {size}")
+        return f"{self.value[1]} is at most {self.limit(settings):,} bytes here ({self.setting}); this one {size}"
 
 
 def body(kind: Body) -> Callable[[F], F]:
     """Mark a route's endpoint as taking a body of ``kind`` (unmarked routes take JSON)."""
+
     def mark(endpoint: F) -> F:
         setattr(endpoint, _KIND, kind)
         return endpoint
+
     return mark
 
 
@@ -95,9 +96,11 @@ class BodyLimits:
         declared_size = int(declared) if declared.isdigit() else None
         if declared_size is not None and declared_size > self.largest.limit(self.settings):  # no route takes it
             largest = self.largest.limit(self.settings)
-            error = BodyTooLarge(f"no request here takes a body over {largest:,} bytes "
-                                 f"({self.largest.setting}, the largest of the body limits); "
-                                 f"this one is {declared_size:,} bytes")
+            error = BodyTooLarge(
+                f"no request here takes a body over {largest:,} bytes "
+                f"({self.largest.setting}, the largest of the body limits); "
+                f"this one is {declared_size:,} bytes"
+            )
             await (await _too_large(Request(scope), error))(scope, receive, send)
             return
         received = 0

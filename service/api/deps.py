@@ -84,7 +84,13 @@ class Cancellation:
     stopping: threading.Event
 
     def __call__(self, stage: str, done: int, total: int) -> None:
-        why = "the service is stopping" if self.stopping.is_set() else "the client went away" if self.client_gone.is_set() else None
+        why = (
+            "the service is stopping"
+            if self.stopping.is_set()
+            else "the client went away"
+            if self.client_gone.is_set()
+            else None
+        )
         if why:
             raise Cancelled(f"stopped while {stage} ({done}/{total}): {why}")
 

@@ -33,7 +33,9 @@ _RESPONSE = "caie.fast_lane.response"
 """Where the scope carries the response for the innermost app of the middleware chain."""
 _REFUSED = frozenset({b"content-length", b"transfer-encoding", b"expect", b"upgrade"})
 """Headers of a request that is not a plain GET (a body, a 100-continue, an upgrade): the main process's."""
-ASGIApp = Callable[[dict[str, Any], Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Coroutine[Any, Any, None]]
+ASGIApp = Callable[
+    [dict[str, Any], Callable[..., Awaitable[Any]], Callable[..., Awaitable[Any]]], Coroutine[Any, Any, None]
+]
 """An ASGI application as the middlewares are (``async def __call__``): a coroutine, driven here step by step."""
 
 
@@ -63,7 +65,9 @@ class _Head:
         self.completed += 1
 
 
-async def _respond(scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[Any]]) -> None:
+async def _respond(
+    scope: dict[str, Any], receive: Callable[..., Awaitable[Any]], send: Callable[..., Awaitable[Any]]
+) -> None:
     response: Response = scope[_RESPONSE]
     await response(scope, receive, send)
 
@@ -97,7 +101,9 @@ class FastAnswers:
         protocol = protocol_query(request_parameters(QueryParams(scope["query_string"])))
         if protocol is None or service_endpoints(protocol.text):  # the service description; federated queries
             return None
-        refuse_deep_nesting(protocol.text, settings.query_max_nesting)  # raises: the main process's 400, not a crash here
+        refuse_deep_nesting(
+            protocol.text, settings.query_max_nesting
+        )  # raises: the main process's 400, not a crash here
         answer = execute(self._store, protocol, headers.get("accept"), self._base)
         if len(answer.body) > settings.query_max_result_bytes:
             return None
@@ -137,8 +143,19 @@ def _parse(raw: bytes) -> tuple[dict[str, Any], bool] | None:
     url = httptools.parse_url(head.url)
     if url.path != b"/sparql":
         return None
-    scope = {"type": "http", "asgi": {"version": "3.0", "spec_version": "2.3"}, "http_version": "1.1",
-             "server": None, "client": None, "scheme": "http", "root_path": "", "headers": head.headers,
-             "state": {}, "method": "GET", "path": "/sparql", "raw_path": b"/sparql",
-             "query_string": url.query or b""}
+    scope = {
+        "type": "http",
+        "asgi": {"version": "3.0", "spec_version": "2.3"},
+        "http_version": "1.1",
+        "server": None,
+        "client": None,
+        "scheme": "http",
+        "root_path": "",
+        "headers": head.headers,
+        "state": {},
+        "method": "GET",
+        "path": "/sparql",
+        "raw_path": b"/sparql",
+        "query_string": url.query or b"",
+    }
     return scope, head.keep_alive

@@ -31,9 +31,11 @@ class Refused:
 def field_errors(error: ValidationError, labels: Mapping[str, str]) -> str:
     """What a form got wrong, each field named by its label: the innermost part of its location the form labels,
     else the location itself."""
+
     def where(location: tuple[int | str, ...]) -> str:
         named = [labels[str(part)] for part in location if str(part) in labels]
         return named[-1] if named else ".".join(str(part) for part in location) or "the form"
+
     return "; ".join(f"{where(e['loc'])}: {e['msg']}" for e in error.errors(include_url=False))
 
 

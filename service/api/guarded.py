@@ -45,8 +45,11 @@ async def query_slot(request: Request, limits: QueryLimits) -> AsyncIterator[Non
             await slots.acquire()
     except TimeoutError:
         most = request.app.state.settings.query_max_concurrent
-        raise TooManyQueries(f"the service ran its most queries at once (CAIE_QUERY_MAX_CONCURRENT={most}) for as long "
-                             "as this query may take; try again later", retry_after=max(1, round(limits.time_s))) from None
+        raise TooManyQueries(
+            f"the service ran its most queries at once (CAIE_QUERY_MAX_CONCURRENT={most}) for as long "
+            "as this query may take; try again later",
+            retry_after=max(1, round(limits.time_s)),
+        ) from None
     try:
         yield
     finally:

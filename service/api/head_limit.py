@@ -92,18 +92,30 @@ class _BoundedHead(asyncio.Protocol):
     def _refuse(self, data: bytes) -> None:
         """414, or 431 when the request line ended within the bound (read so far, or in the bytes refused)."""
         assert self._transport is not None
-        line_ended = self._headers or b"\n" in data[:self.most - (self._head - len(data))]
+        line_ended = self._headers or b"\n" in data[: self.most - (self._head - len(data))]
         status, title, what = (431, "HeadersTooLarge", "headers") if line_ended else (414, "URITooLong", "URL")
-        body = json.dumps({"type": "about:blank", "status": status, "title": title, "detail":
-                           f"the request's {what} make its head longer than {self.most:,} bytes ({self.setting}): "
-                           "send a long query by POST, in the body"}).encode()
-        head = [status_line(status), *(name + b": " + value + b"\r\n" for name, value in self._defaults()),
-                f"content-type: {PROBLEM}\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n".encode()]
+        body = json.dumps(
+            {
+                "type": "about:blank",
+                "status": status,
+                "title": title,
+                "detail": f"the request's {what} make its head longer than {self.most:,} bytes ({self.setting}): "
+                "send a long query by POST, in the body",
+            }
+        ).encode()
+        head = [
+            status_line(status),
+            *(name + b": " + value + b"\r\n" for name, value in self._defaults()),
+            f"content-type: {PROBLEM}\r\ncontent-length: {len(body)}\r\nconnection: close\r\n\r\n".encode(),
+        ]
         self._transport.write(b"".join(head) + body)
         self._transport.close()
 
 
 def bounded_httptools(settings: Settings) -> type[asyncio.Protocol]:
     """The protocol class for uvicorn's ``http`` setting, with this deployment's bound on a request's head."""
-    return type("BoundedHttpTools", (_BoundedHead,), {"most": settings.query_max_body_bytes,
-                                                      "setting": "CAIE_QUERY_MAX_BODY_BYTES"})
+    return type(
+        "BoundedHttpTools",
+        (_BoundedHead,),
+        {"most": settings.query_max_body_bytes, "setting": "CAIE_QUERY_MAX_BODY_BYTES"},
+    )

@@ -39,11 +39,20 @@ CONTENT_SECURITY_POLICY = (
 """What the pages need (CSP Level 3): their stylesheet and scripts from this site, fetch to this site (the query
 page runs queries on /sparql), and the query form's fallback post; no inline script or style, no frames."""
 
-FORMATS = (("text/turtle", "Turtle"), ("application/ld+json", "JSON-LD"), ("application/n-triples", "N-Triples"),
-           ("application/rdf+xml", "RDF/XML"))
+FORMATS = (
+    ("text/turtle", "Turtle"),
+    ("application/ld+json", "JSON-LD"),
+    ("application/n-triples", "N-Triples"),
+    ("application/rdf+xml", "RDF/XML"),
+)
 
-_ENV = Environment(loader=PackageLoader("service.api", "templates"), autoescape=True, undefined=StrictUndefined,
-                   trim_blocks=True, lstrip_blocks=True)
+_ENV = Environment(
+    loader=PackageLoader("service.api", "templates"),
+    autoescape=True,
+    undefined=StrictUndefined,
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
 _ENV.globals.update(csrf_field=csrf_field, csrf_token=csrf_token, visit=visit)  # who is signed in: base.html, forms
 
 
@@ -60,9 +69,13 @@ _ENV.filters["thousands"] = thousands
 # what a page shows of an IRI: a minted record's number, an agent's name, a vocabulary term's local name
 _ENV.filters.update(number=minted_number, agent=agent_name, local_name=local_name)
 
-_INCOMING_TITLES = {RDFS + "subClassOf": "Subclasses", RDF + "type": "Instances",
-                    RDFS + "range": "Properties with this range", RDFS + "subPropertyOf": "Subproperties",
-                    RDFS + "isDefinedBy": "Terms it defines"}
+_INCOMING_TITLES = {
+    RDFS + "subClassOf": "Subclasses",
+    RDF + "type": "Instances",
+    RDFS + "range": "Properties with this range",
+    RDFS + "subPropertyOf": "Subproperties",
+    RDFS + "isDefinedBy": "Terms it defines",
+}
 
 
 _LONGEST_FIRST = sorted(prefixes().items(), key=lambda item: -len(item[1]))
@@ -71,8 +84,8 @@ _LONGEST_FIRST = sorted(prefixes().items(), key=lambda item: -len(item[1]))
 def compact(iri: str) -> str:
     """``prefix:local`` for known namespaces, else the IRI."""
     for prefix, namespace in _LONGEST_FIRST:
-        if iri.startswith(namespace) and "/" not in iri[len(namespace):]:
-            return f"{prefix}:{iri[len(namespace):]}"
+        if iri.startswith(namespace) and "/" not in iri[len(namespace) :]:
+            return f"{prefix}:{iri[len(namespace) :]}"
     return iri
 
 
@@ -91,6 +104,7 @@ def distinct_names(labels: Mapping[str, str | None]) -> dict[str, str]:
     >>> sorted(names.values())
     ['infant asker (dso/ve)', 'infant asker (shapes/sc)', 'rdfs:label']
     """
+
     def plain(iri: str) -> str:
         short = compact(iri)
         return short if short != iri else (_segments(iri) or [iri])[-1]
@@ -107,7 +121,7 @@ def distinct_names(labels: Mapping[str, str | None]) -> dict[str, str]:
         rests = [segments[common:] for segments in parts]
         # the segments all end with go too, but each keeps one
         same_end = min(len(commonprefix([rest[::-1] for rest in rests])), min(map(len, rests)) - 1)
-        told = ["/".join(rest[:len(rest) - same_end]) for rest in rests]
+        told = ["/".join(rest[: len(rest) - same_end]) for rest in rests]
         unique = len(set(told)) == len(told) and all(told)
         for iri, apart in zip(iris, told):
             named[iri] = f"{name} ({apart if unique else iri})"
@@ -147,8 +161,15 @@ def local_href(target: str | None) -> str | None:
     return safe_href(target)
 
 
-def render(template: str, *, title: str, link: Linker = lambda _: None, path: str | None = None,
-            scripts: Sequence[str] = (), **context: object) -> str:
+def render(
+    template: str,
+    *,
+    title: str,
+    link: Linker = lambda _: None,
+    path: str | None = None,
+    scripts: Sequence[str] = (),
+    **context: object,
+) -> str:
     """A page: ``link`` maps an IRI to its path here; ``path`` (this page's) gets RDF alternates."""
     alternate = safe_href(path)
 
@@ -160,9 +181,14 @@ def render(template: str, *, title: str, link: Linker = lambda _: None, path: st
         return local.lstrip("/") if local and safe_href(local) else short
 
     return _ENV.get_template(template).render(
-        title=title, scripts=scripts, compact=shown, formats=FORMATS,
+        title=title,
+        scripts=scripts,
+        compact=shown,
+        formats=FORMATS,
         href=lambda iri: safe_href(link(iri)) or safe_href(iri),
-        alternates=FORMATS if alternate else (), alternate_href=alternate or "", **context,
+        alternates=FORMATS if alternate else (),
+        alternate_href=alternate or "",
+        **context,
     )
 
 
@@ -178,8 +204,10 @@ def _value(term: object, labels: dict[str, str], nested: dict[str, list[Triple]]
     if isinstance(term, Literal):
         return {"kind": "literal", "text": term.value, "lang": term.language}
     if isinstance(term, BlankNode) and nested and term.value in nested:
-        pairs = [(Link(t.predicate.value, labels.get(t.predicate.value)), _value(t.object, labels))
-                 for t in nested[term.value]]
+        pairs = [
+            (Link(t.predicate.value, labels.get(t.predicate.value)), _value(t.object, labels))
+            for t in nested[term.value]
+        ]
         return {"kind": "nested", "pairs": pairs}
     return {"kind": "blank"}
 
@@ -190,14 +218,19 @@ def _statements(iri: str, triples: list[Triple], labels: dict[str, str]) -> list
         if isinstance(triple.subject, BlankNode):
             nested.setdefault(triple.subject.value, []).append(triple)
     own = [t for t in triples if isinstance(t.subject, NamedNode) and t.subject.value == iri]
-    return [(Link(t.predicate.value, labels.get(t.predicate.value)), _value(t.object, labels, nested))
-            for t in sorted(own, key=lambda t: (t.predicate.value, str(t.object)))]
+    return [
+        (Link(t.predicate.value, labels.get(t.predicate.value)), _value(t.object, labels, nested))
+        for t in sorted(own, key=lambda t: (t.predicate.value, str(t.object)))
+    ]
 
 
 def _objects(iri: str, triples: list[Triple], predicate: str, labels: dict[str, str]) -> list[Link]:
     """The IRIs ``iri`` has as ``predicate`` in its statements, labelled."""
-    return [Link(t.object.value, labels.get(t.object.value)) for t in triples
-            if _text(t.subject) == iri and t.predicate.value == predicate and isinstance(t.object, NamedNode)]
+    return [
+        Link(t.object.value, labels.get(t.object.value))
+        for t in triples
+        if _text(t.subject) == iri and t.predicate.value == predicate and isinstance(t.object, NamedNode)
+    ]
 
 
 def _text(term: NamedNode | BlankNode | Literal | Triple) -> str | None:
@@ -206,32 +239,76 @@ def _text(term: NamedNode | BlankNode | Literal | Triple) -> str | None:
 
 
 def _label_of(subject: str, triples: list[Triple]) -> str | None:
-    return next((t.object.value for t in triples if _text(t.subject) == subject
-                 and t.predicate.value == RDFS + "label" and not isinstance(t.object, Triple)), None)
+    return next(
+        (
+            t.object.value
+            for t in triples
+            if _text(t.subject) == subject and t.predicate.value == RDFS + "label" and not isinstance(t.object, Triple)
+        ),
+        None,
+    )
 
 
-def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tuple[str, str]], link: Linker,
-                  path: str, term: TermDoc | None = None) -> str:
+def resource_page(
+    iri: str,
+    label: str,
+    triples: list[Triple],
+    incoming: list[tuple[str, str]],
+    link: Linker,
+    path: str,
+    term: TermDoc | None = None,
+) -> str:
     """A resource's page: label, definition, what it is, its place in the hierarchy, its properties, what links
     to it, where it is used, every statement, and its RDF alternates. Without ``term`` (the documentation reads,
     :meth:`OntologyDocs.term`), its statements and the ``incoming`` links alone."""
     labels = dict(term.labels) if term else {}
     labels.update({s: lab for s in {_text(t.subject) for t in triples} if s and (lab := _label_of(s, triples))})
-    definition = next((t.object.value for t in triples if _text(t.subject) == iri
-                       and t.predicate.value in (SKOS + "definition", RDFS + "comment")
-                       and not isinstance(t.object, Triple)), None)
-    outline = [{"title": title, "links": _objects(iri, triples, predicate, labels)} for title, predicate in (
-        ("Types", RDF + "type"), ("Superclasses", RDFS + "subClassOf"), ("Superproperties", RDFS + "subPropertyOf"),
-        ("Domain", RDFS + "domain"), ("Range", RDFS + "range"))]
+    definition = next(
+        (
+            t.object.value
+            for t in triples
+            if _text(t.subject) == iri
+            and t.predicate.value in (SKOS + "definition", RDFS + "comment")
+            and not isinstance(t.object, Triple)
+        ),
+        None,
+    )
+    outline = [
+        {"title": title, "links": _objects(iri, triples, predicate, labels)}
+        for title, predicate in (
+            ("Types", RDF + "type"),
+            ("Superclasses", RDFS + "subClassOf"),
+            ("Superproperties", RDFS + "subPropertyOf"),
+            ("Domain", RDFS + "domain"),
+            ("Range", RDFS + "range"),
+        )
+    ]
     # A document (an ontology's whole graph) lists the terms it describes.
-    terms = sorted((Link(s, labels.get(s)) for s in {t.subject.value for t in triples
-                    if isinstance(t.subject, NamedNode) and t.subject.value != iri}),
-                   key=lambda item: (item.label or item.iri).lower())
+    terms = sorted(
+        (
+            Link(s, labels.get(s))
+            for s in {t.subject.value for t in triples if isinstance(t.subject, NamedNode) and t.subject.value != iri}
+        ),
+        key=lambda item: (item.label or item.iri).lower(),
+    )
     return render(
-        "resource.html", title=label, link=link, path=path, scripts=["alternates.js"],
-        iri=iri, label=label, definition=definition, doc=term, outline=outline, incoming=incoming,
-        statements=_statements(iri, triples, labels), terms=terms, page_href=_page_href("via"),
-        incoming_title=lambda predicate: _INCOMING_TITLES.get(predicate.iri, f"Linked to by {predicate.label or compact(predicate.iri)}"),
+        "resource.html",
+        title=label,
+        link=link,
+        path=path,
+        scripts=["alternates.js"],
+        iri=iri,
+        label=label,
+        definition=definition,
+        doc=term,
+        outline=outline,
+        incoming=incoming,
+        statements=_statements(iri, triples, labels),
+        terms=terms,
+        page_href=_page_href("via"),
+        incoming_title=lambda predicate: _INCOMING_TITLES.get(
+            predicate.iri, f"Linked to by {predicate.label or compact(predicate.iri)}"
+        ),
         graph_name=lambda graph: (link(graph) or graph).lstrip("/"),
     )
 
@@ -239,21 +316,45 @@ def resource_page(iri: str, label: str, triples: list[Triple], incoming: list[tu
 def index_page(index: OntologyIndex, link: Linker, path: str) -> str:
     """The index of an ontology, DSO or knowledge graph: metadata, class hierarchy diagram, paged term lists."""
     return render(
-        "index.html", title=index.metadata.title, link=link, path=path, scripts=["alternates.js"],
-        index=index, diagram=layout(index.hierarchy), page_href=_page_href("list"),
+        "index.html",
+        title=index.metadata.title,
+        link=link,
+        path=path,
+        scripts=["alternates.js"],
+        index=index,
+        diagram=layout(index.hierarchy),
+        page_href=_page_href("list"),
         kinds={"ontologies": "ontology", "dso": "domain-specific ontology (DSO)", "kg": "knowledge graph"},
         singular={"classes": "class", "properties": "property", "individuals": "individual"},
     )
 
 
-def catalog_page(entries: list[CatalogEntry], base_url: str, *, page: int = 1, path: str = "/graphs",
-                 heading: str = "Graphs", intro: str = "", void: dict[str, object] | None = None) -> str:
+def catalog_page(
+    entries: list[CatalogEntry],
+    base_url: str,
+    *,
+    page: int = 1,
+    path: str = "/graphs",
+    heading: str = "Graphs",
+    intro: str = "",
+    void: dict[str, object] | None = None,
+) -> str:
     """The catalog as a table, 100 graphs a page: each graph's kind, size, digest, who loaded it and when."""
     size = 100
-    listing = Page(tuple(entries[(page - 1) * size:page * size]), len(entries), size, (page - 1) * size)
-    return render("catalog.html", title=heading, path=path, scripts=["alternates.js"], heading=heading,
-                   intro=intro, base_url=base_url, page=listing, void=void, page_href=_page_href("list"),
-                   documented={kind.value for kind in DOCUMENTED})
+    listing = Page(tuple(entries[(page - 1) * size : page * size]), len(entries), size, (page - 1) * size)
+    return render(
+        "catalog.html",
+        title=heading,
+        path=path,
+        scripts=["alternates.js"],
+        heading=heading,
+        intro=intro,
+        base_url=base_url,
+        page=listing,
+        void=void,
+        page_href=_page_href("list"),
+        documented={kind.value for kind in DOCUMENTED},
+    )
 
 
 def query_page(initial: str = "") -> str:

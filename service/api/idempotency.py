@@ -46,15 +46,19 @@ KEY = re.compile(r"^[!-~]{1,255}$")
 """A key: 1 to 255 visible ASCII characters (a UUID, say); a client makes a new one for each new request."""
 
 PARAMETER: dict[str, Any] = {
-    "name": HEADER, "in": "header", "required": False,
+    "name": HEADER,
+    "in": "header",
+    "required": False,
     "description": "A key of the client's choosing (a UUID, say), new for each request it means to make once. Sent "
-                   "again with the same body by the same agent to the same path, it gets the first answer (with "
-                   f"'{REPLAYED}: true') and records nothing; with another body, 422. Kept for CAIE_IDEMPOTENCY_TTL_S.",
+    "again with the same body by the same agent to the same path, it gets the first answer (with "
+    f"'{REPLAYED}: true') and records nothing; with another body, 422. Kept for CAIE_IDEMPOTENCY_TTL_S.",
     "schema": {"type": "string", "pattern": KEY.pattern},
 }
 """The header as the OpenAPI document states it on every recording POST."""
-REPLAYED_HEADER: dict[str, Any] = {"description": "'true' on an answer replayed for a repeated Idempotency-Key",
-                                   "schema": {"type": "string", "enum": ["true"]}}
+REPLAYED_HEADER: dict[str, Any] = {
+    "description": "'true' on an answer replayed for a repeated Idempotency-Key",
+    "schema": {"type": "string", "enum": ["true"]},
+}
 _LOG = logging.getLogger(__name__)
 
 
@@ -94,8 +98,14 @@ class IdempotentPosts:
             await self.app(scope, receive, send)
             return
         if not KEY.match(key):
-            await _refuse(400, "BadRequest", f"the {HEADER} header must be 1 to 255 visible ASCII characters "
-                                             "(a UUID, say)", scope, receive, send)
+            await _refuse(
+                400,
+                "BadRequest",
+                f"the {HEADER} header must be 1 to 255 visible ASCII characters (a UUID, say)",
+                scope,
+                receive,
+                send,
+            )
             return
         graph = self.keys.record_iri(credential.agent, scope["method"], scope["path"], key)
         claim: Claim | None = None
@@ -108,21 +118,35 @@ class IdempotentPosts:
                 async for chunk in _body(receive):
                     sent.update(chunk)
                 if sent.hexdigest() != found.request_digest:
-                    await _refuse(422, "Unprocessable", f"the {HEADER} {key!r} was used on {scope['method']} "
-                                  f"{scope['path']} with another body or query string: use a new key for a new "
-                                  "request", scope, receive, send)
+                    await _refuse(
+                        422,
+                        "Unprocessable",
+                        f"the {HEADER} {key!r} was used on {scope['method']} "
+                        f"{scope['path']} with another body or query string: use a new key for a new "
+                        "request",
+                        scope,
+                        receive,
+                        send,
+                    )
                     return
                 await _replay(found.answer, scope, receive, send)
                 return
-            claim = await run_in_threadpool(self.keys.claim, graph, credential.agent, scope["method"], scope["path"],
-                                            found)
+            claim = await run_in_threadpool(
+                self.keys.claim, graph, credential.agent, scope["method"], scope["path"], found
+            )
             if claim is not None:
                 break
         if claim is None:
-            await _refuse(409, "Conflict", f"a request with the {HEADER} {key!r} is in progress: wait for its answer, "
-                          "then send this again to get it (a request cut off by a restart keeps its key for "
-                          "CAIE_IDEMPOTENCY_TTL_S: use a new key once you have checked what it recorded)",
-                          scope, receive, send)
+            await _refuse(
+                409,
+                "Conflict",
+                f"a request with the {HEADER} {key!r} is in progress: wait for its answer, "
+                "then send this again to get it (a request cut off by a restart keeps its key for "
+                "CAIE_IDEMPOTENCY_TTL_S: use a new key once you have checked what it recorded)",
+                scope,
+                receive,
+                send,
+            )
             return
         await self._run(claim, scope, receive, send)
 
@@ -133,8 +157,9 @@ class IdempotentPosts:
         headers: dict[bytes, bytes] = dict(scope["headers"])  # ASGI: a request's headers are pairs of bytes
         value = headers.get(HEADER.lower().encode())
         # a route that takes this POST (static files are mounted and answer no POST)
-        if value is None or not any(not isinstance(route, Mount) and route.matches(scope)[0] is Match.FULL
-                                    for route in self.routes):
+        if value is None or not any(
+            not isinstance(route, Mount) and route.matches(scope)[0] is Match.FULL for route in self.routes
+        ):
             return None
         return value.decode("latin-1")
 
@@ -167,8 +192,11 @@ class IdempotentPosts:
             with anyio.CancelScope(shield=True):
                 await run_in_threadpool(self.keys.release, claim)
             raise
-        headers = tuple((name.decode("latin-1"), value.decode("latin-1")) for name, value in start.get("headers", [])
-                        if name.lower() != b"content-length")
+        headers = tuple(
+            (name.decode("latin-1"), value.decode("latin-1"))
+            for name, value in start.get("headers", [])
+            if name.lower() != b"content-length"
+        )
         answer = Answer(start["status"], headers, b"".join(body))
         if not ended:  # a route that answered without reading all of the body: the rest is part of the request
             async for _ in _body(reading):
@@ -215,8 +243,10 @@ async def _refuse(status: int, title: str, message: str, scope: Scope, receive: 
 async def _replay(answer: Answer, scope: Scope, receive: Receive, send: Send) -> None:
     """The remembered answer, as first sent, marked as a replay."""
     response = Response(answer.body, status_code=answer.status, headers={REPLAYED: "true"})
-    response.raw_headers = [*((n.encode("latin-1"), v.encode("latin-1")) for n, v in answer.headers),
-                            *response.raw_headers]
+    response.raw_headers = [
+        *((n.encode("latin-1"), v.encode("latin-1")) for n, v in answer.headers),
+        *response.raw_headers,
+    ]
     await response(scope, receive, send)
 
 

@@ -55,15 +55,21 @@ def expand(value: str) -> str:
     if value.startswith(("http://", "https://", "urn:")) and " " not in value:
         return value
     known = ", ".join(f"{p}:" for p in CONTEXT_PREFIXES)
-    raise PydanticCustomError("iri", "'{value}' is not an absolute IRI or a compact IRI with a known prefix ({known})",
-                              {"value": value, "known": known})
+    raise PydanticCustomError(
+        "iri",
+        "'{value}' is not an absolute IRI or a compact IRI with a known prefix ({known})",
+        {"value": value, "known": known},
+    )
 
 
 def compact(iri: str) -> str:
     """The compact form of ``iri`` with the longest matching context prefix, else ``iri``."""
-    best = max((p for p, ns in CONTEXT_PREFIXES.items() if iri.startswith(ns) and len(iri) > len(ns)),
-               key=lambda p: len(CONTEXT_PREFIXES[p]), default=None)
-    return f"{best}:{iri[len(CONTEXT_PREFIXES[best]):]}" if best else iri
+    best = max(
+        (p for p, ns in CONTEXT_PREFIXES.items() if iri.startswith(ns) and len(iri) > len(ns)),
+        key=lambda p: len(CONTEXT_PREFIXES[p]),
+        default=None,
+    )
+    return f"{best}:{iri[len(CONTEXT_PREFIXES[best]) :]}" if best else iri
 
 
 HTTP_IRI = r"https?://[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*(?:/[A-Za-z0-9._~-]*)*"
@@ -81,8 +87,9 @@ def _unicode_only(value: object) -> None:
         try:
             value.encode("utf-8")
         except UnicodeEncodeError:
-            raise PydanticCustomError("unicode", "the text holds a lone surrogate (\\ud800 to \\udfff), which is "
-                                      "not Unicode") from None
+            raise PydanticCustomError(
+                "unicode", "the text holds a lone surrogate (\\ud800 to \\udfff), which is not Unicode"
+            ) from None
     elif isinstance(value, dict):
         for key, item in value.items():
             _unicode_only(key)
@@ -150,15 +157,19 @@ class StratumBody(_Body):
     id: Identifier
     label: Text
     share: Annotated[Decimal, WithJsonSchema({"type": "number", "exclusiveMinimum": 0, "maximum": 1})] = Field(
-        description="The group's share of the system's users, greater than 0 and at most 1.")
+        description="The group's share of the system's users, greater than 0 and at most 1."
+    )
     when: list[TriggerBody] = Field(min_length=1, description="Scenario facts every member's scenario meets.")
 
     @field_validator("share")
     @classmethod
     def _a_share(cls, share: Decimal) -> Decimal:
         if not share.is_finite() or not 0 < share <= 1:
-            raise PydanticCustomError("share", "a population share is a decimal greater than 0 and at most 1, not {share}",
-                                      {"share": str(share)})
+            raise PydanticCustomError(
+                "share",
+                "a population share is a decimal greater than 0 and at most 1, not {share}",
+                {"share": str(share)},
+            )
         return share
 
     def to_domain(self) -> Stratum:
@@ -178,30 +189,44 @@ class EvaluationBody(_Body):
     use_boundary: UseBoundaryBody
     operating_environment: OperatingEnvironmentBody
     out_of_scope: list[OutOfScopeBody] = []
-    population: list[StratumBody] = Field(default=[], description=(
-        "Who uses the system, in shares adding up to 1 (docs/allocation.md); a PopulationWeighted plan follows them."))
+    population: list[StratumBody] = Field(
+        default=[],
+        description=(
+            "Who uses the system, in shares adding up to 1 (docs/allocation.md); a PopulationWeighted plan follows them."
+        ),
+    )
 
     @field_validator("population")
     @classmethod
     def _shares_add_up(cls, population: list[StratumBody]) -> list[StratumBody]:
         ids = [stratum.id for stratum in population]
         if twice := sorted({i for i in ids if ids.count(i) > 1}):
-            raise PydanticCustomError("population", "population groups need distinct ids: {ids} used twice",
-                                      {"ids": ", ".join(twice)})
+            raise PydanticCustomError(
+                "population", "population groups need distinct ids: {ids} used twice", {"ids": ", ".join(twice)}
+            )
         if population and (total := sum(stratum.share for stratum in population)) != 1:
-            raise PydanticCustomError("population", "the population's shares must add up to 1, not {total}",
-                                      {"total": str(total)})
+            raise PydanticCustomError(
+                "population", "the population's shares must add up to 1, not {total}", {"total": str(total)}
+            )
         return population
 
     def to_domain(self, evaluation_id: str) -> Scope:
         t, u, o = self.test_target, self.use_boundary, self.operating_environment
         return Scope(
-            id=evaluation_id, title=self.title, risk_question=self.risk_question, dso=self.dso,
+            id=evaluation_id,
+            title=self.title,
+            risk_question=self.risk_question,
+            dso=self.dso,
             knowledge_graphs=tuple(self.knowledge_graphs),
-            test_target=TestTarget(t.name, t.kind, VersionBoundary(t.version_boundary.model_release, t.version_boundary.configuration)),
-            use_boundary=UseBoundary(u.statement, tuple(u.users), tuple(u.tasks), tuple(u.languages), tuple(u.countries)),
-            operating_environment=OperatingEnvironment(o.statement, tuple(o.settings),
-                                                       tuple(Assumption(a.id, a.statement) for a in o.assumptions)),
+            test_target=TestTarget(
+                t.name, t.kind, VersionBoundary(t.version_boundary.model_release, t.version_boundary.configuration)
+            ),
+            use_boundary=UseBoundary(
+                u.statement, tuple(u.users), tuple(u.tasks), tuple(u.languages), tuple(u.countries)
+            ),
+            operating_environment=OperatingEnvironment(
+                o.statement, tuple(o.settings), tuple(Assumption(a.id, a.statement) for a in o.assumptions)
+            ),
             out_of_scope=tuple(OutOfScope(d.id, d.statement, tuple(d.concepts)) for d in self.out_of_scope),
             method=(EvaluationMethod(m.name, m.method_version, m.statement) if (m := self.evaluation_method) else None),
             population=tuple(stratum.to_domain() for stratum in self.population),
@@ -219,8 +244,12 @@ class TriggerBody(_Body):
     """A scenario fact that makes the criterion bear on a probe (docs/routing.md)."""
 
     facet: Iri = Field(description="The DSO's scenario facet (an epo:ScenarioFacet).")
-    values: list[Iri | bool] = Field(min_length=1, description=(
-        "Values of the facet that meet the trigger (a narrower value meets it too); true or false for a boolean facet."))
+    values: list[Iri | bool] = Field(
+        min_length=1,
+        description=(
+            "Values of the facet that meet the trigger (a narrower value meets it too); true or false for a boolean facet."
+        ),
+    )
 
     def to_domain(self) -> Trigger:
         return Trigger(self.facet, tuple(sorted({str(v).lower() if isinstance(v, bool) else v for v in self.values})))
@@ -232,15 +261,20 @@ class CriterionBody(_Body):
     statement: Text
     expected_result: str | None = None
     weight: Annotated[Decimal, WithJsonSchema({"type": "number", "exclusiveMinimum": 0})] = Field(
-        description="Deployment-sensitivity weight, a decimal greater than zero.")
+        description="Deployment-sensitivity weight, a decimal greater than zero."
+    )
     weight_rationale: Text
     in_scope: bool = True
     dimension: Identifier
     category: Identifier
     concepts: list[Iri] = Field(default=[], description="DSO concepts the criterion bears on.")
-    bears_when: list[TriggerBody] = Field(default=[], description=(
-        "The scenario facts that make the criterion bear on a probe, all together; without any, the criterion is "
-        "routed from its concepts (docs/routing.md)."))
+    bears_when: list[TriggerBody] = Field(
+        default=[],
+        description=(
+            "The scenario facts that make the criterion bear on a probe, all together; without any, the criterion is "
+            "routed from its concepts (docs/routing.md)."
+        ),
+    )
     judged_by: Literal["human", "rule", "model"]
 
     @field_validator("weight")
@@ -248,8 +282,10 @@ class CriterionBody(_Body):
     def _positive(cls, weight: Decimal) -> Decimal:
         if not weight.is_finite() or weight <= 0:
             raise PydanticCustomError(
-                "weight", "the weight must be a decimal greater than zero (the criterion's deployment sensitivity), not {weight}",
-                {"weight": str(weight)})
+                "weight",
+                "the weight must be a decimal greater than zero (the criterion's deployment sensitivity), not {weight}",
+                {"weight": str(weight)},
+            )
         return weight
 
 
@@ -257,9 +293,11 @@ class JudgeAgreementBody(_Body):
     """The agreement an automatic judge needs with people on a criterion to decide its cases alone."""
 
     minimum: Annotated[Decimal, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})] = Field(
-        description="The lowest agreement coefficient, from 0 to 1.")
+        description="The lowest agreement coefficient, from 0 to 1."
+    )
     measure: Literal["krippendorff-alpha", "cohen-kappa"] = Field(
-        description="The coefficient, nominal, over units criterion x response.")
+        description="The coefficient, nominal, over units criterion x response."
+    )
     minimum_units: int = Field(ge=1, description="The fewest units both the judge and a person determined.")
 
     @field_validator("minimum")
@@ -267,7 +305,10 @@ class JudgeAgreementBody(_Body):
     def _coefficient(cls, minimum: Decimal) -> Decimal:
         if not minimum.is_finite() or not 0 <= minimum <= 1:
             raise PydanticCustomError(
-                "minimum", "the agreement minimum must be a decimal from 0 to 1, not {minimum}", {"minimum": str(minimum)})
+                "minimum",
+                "the agreement minimum must be a decimal from 0 to 1, not {minimum}",
+                {"minimum": str(minimum)},
+            )
         return minimum
 
     def to_domain(self) -> JudgeAgreement:
@@ -281,7 +322,8 @@ class EnvelopeBody(_Body):
     requirements: list[RequirementBody] = Field(min_length=1)
     criteria: list[CriterionBody] = Field(min_length=1)
     judge_agreement: JudgeAgreementBody | None = Field(
-        default=None, description="Absent: minimum 0.8, krippendorff-alpha, minimumUnits 10 (docs/envelope.md).")
+        default=None, description="Absent: minimum 0.8, krippendorff-alpha, minimumUnits 10 (docs/envelope.md)."
+    )
 
     def to_domain(self) -> EnvelopeContent:
         return EnvelopeContent(
@@ -289,10 +331,20 @@ class EnvelopeBody(_Body):
             statement=self.statement,
             requirements=tuple(Requirement(r.id, r.statement, r.parent, tuple(r.concepts)) for r in self.requirements),
             criteria=tuple(
-                Criterion(id=c.id, requirement=c.requirement, statement=c.statement, weight=c.weight,
-                          weight_rationale=c.weight_rationale, judged_by=Judge(c.judged_by), dimension=c.dimension,
-                          category=c.category, concepts=tuple(c.concepts), expected_result=c.expected_result,
-                          in_scope=c.in_scope, triggers=tuple(t.to_domain() for t in c.bears_when))
+                Criterion(
+                    id=c.id,
+                    requirement=c.requirement,
+                    statement=c.statement,
+                    weight=c.weight,
+                    weight_rationale=c.weight_rationale,
+                    judged_by=Judge(c.judged_by),
+                    dimension=c.dimension,
+                    category=c.category,
+                    concepts=tuple(c.concepts),
+                    expected_result=c.expected_result,
+                    in_scope=c.in_scope,
+                    triggers=tuple(t.to_domain() for t in c.bears_when),
+                )
                 for c in self.criteria
             ),
         )
@@ -314,7 +366,9 @@ class SignOffBody(_Body):
 
 class AnnotatorBody(_Body):
     agent: Identifier
-    expertise: list[Iri] = Field(min_length=1, description="DSO concepts, dimensions or categories the annotator judges")
+    expertise: list[Iri] = Field(
+        min_length=1, description="DSO concepts, dimensions or categories the annotator judges"
+    )
     capacity: int = Field(ge=1, description="How many probes the annotator can judge")
 
 
@@ -323,13 +377,18 @@ class PlanBody(_Body):
     budget: int = Field(ge=1, le=1_000_000, description="Total number of probes")
     seed: int = Field(ge=0, le=2**53 - 1)  # JSON numbers past 2^53 lose digits in JavaScript (RFC 7493 §2.2)
     annotators: list[AnnotatorBody] = []
-    reviewSample: int = Field(500, ge=0, le=20_000, description="Candidates kept for expert review, blocked or eligible")
+    reviewSample: int = Field(
+        500, ge=0, le=20_000, description="Candidates kept for expert review, blocked or eligible"
+    )
 
 
 class PlanApprovalBody(_Body):
     comment: str | None = None
-    digest: str | None = Field(default=None, pattern=r"^[0-9a-f]{64}$",
-                               description="The plan digest the expert reviewed; 409 when the plan is no longer that.")
+    digest: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="The plan digest the expert reviewed; 409 when the plan is no longer that.",
+    )
 
 
 class ExclusionBody(_Body):
@@ -347,9 +406,14 @@ class OpenAITargetBody(_Body):
     parameters: dict[str, str | int | float | bool] = {}
     system: str | None = None
     system_instructions: str | None = None
-    api_key_env: Annotated[str | None, Field(pattern=r"^[A-Z_][A-Z0-9_]*$", max_length=100,
-                                             description="The environment variable on the service holding the key; "
-                                                         "a key itself is never sent or stored")] = None
+    api_key_env: Annotated[
+        str | None,
+        Field(
+            pattern=r"^[A-Z_][A-Z0-9_]*$",
+            max_length=100,
+            description="The environment variable on the service holding the key; a key itself is never sent or stored",
+        ),
+    ] = None
 
 
 class RunSettingsBody(_Body):
@@ -364,8 +428,12 @@ class RunBody(_Body):
     plan: int = Field(ge=1, description="The number of the approved plan to run")
     target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
     settings: RunSettingsBody = RunSettingsBody()
-    outside_boundary: str | None = Field(default=None, description=(
-        "Run a target outside the scope's version boundary on purpose: why (the run and its reports say so)."))
+    outside_boundary: str | None = Field(
+        default=None,
+        description=(
+            "Run a target outside the scope's version boundary on purpose: why (the run and its reports say so)."
+        ),
+    )
 
 
 class ContinueBody(_Body):
@@ -383,7 +451,9 @@ class PointerBody(_Body):
 
 class RulingBody(_Body):
     probe: Annotated[str, Field(pattern=r"^https?://", max_length=2000)]
-    criterion: Annotated[str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")]
+    criterion: Annotated[
+        str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")
+    ]
     turn: int = Field(1, ge=1, le=1000)
     outcome: OutcomeName
     rationale: Text
@@ -395,7 +465,9 @@ class DeterminationsBody(_Body):
 
 
 class AttestationBody(_Body):
-    criterion: Annotated[str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")]
+    criterion: Annotated[
+        str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")
+    ]
     outcome: OutcomeName
     rationale: Text
     sufficiency: Literal["sufficient", "insufficient"]

@@ -80,8 +80,13 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
     ("get", "/evaluations/{evaluation_id}/scenarios"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/runs/{number}"): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/reports/{number}"): PUBLISHED,
-    ("get", ("/evaluations/{evaluation_id}/reports/{number}/comparisons/{comparison}/{reference_evaluation}/"
-             "{reference_number}")): PUBLISHED,
+    (
+        "get",
+        (
+            "/evaluations/{evaluation_id}/reports/{number}/comparisons/{comparison}/{reference_evaluation}/"
+            "{reference_number}"
+        ),
+    ): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/reports/{number}/page"): (HTML,),
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
     ("get", "/evaluations/{evaluation_id}/record/caie"): tuple(interop.GRAPH_FORMATS),
@@ -97,10 +102,14 @@ more than one is negotiated (406 when none fits). Each list is the route's own w
 # A document in the media type's syntax, as bytes (any text, the empty document too); JSON-LD is JSON, and its
 # parser reads a JSON scalar as no triples, so no JSON type is promised.
 _DOCUMENT: Spec = {"type": "string", "format": "binary"}
-_RDF: Mapping[str, Spec] = {media: {"description": "A JSON-LD document"} if media == JSON_LD else _DOCUMENT
-                            for media in RDF_FORMATS}
+_RDF: Mapping[str, Spec] = {
+    media: {"description": "A JSON-LD document"} if media == JSON_LD else _DOCUMENT for media in RDF_FORMATS
+}
 _ONTOLOGY = "@prefix owl: <http://www.w3.org/2002/07/owl#> .\n<https://example.org/ontology> a owl:Ontology .\n"
-_GRAPH_BODY = {**_RDF, "text/turtle": {**_DOCUMENT, "example": _ONTOLOGY}}  # the smallest graph /graphs/ontologies takes
+_GRAPH_BODY = {
+    **_RDF,
+    "text/turtle": {**_DOCUMENT, "example": _ONTOLOGY},
+}  # the smallest graph /graphs/ontologies takes
 RAW_BODIES: Mapping[tuple[str, str], Mapping[str, Spec]] = {
     ("put", "/graphs/{kind}/{identifier}"): _GRAPH_BODY,
     ("post", "/graphs/{kind}/{identifier}"): _GRAPH_BODY,
@@ -123,13 +132,19 @@ PARAMETERS: Mapping[tuple[str, str], Spec] = {
     ("query", "id"): _IDENTIFIER,
     ("query", "status"): {"anyOf": [{"type": "string", "enum": [s.value for s in ScenarioStatus]}, {"type": "null"}]},
     ("query", "rule"): {"anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$"}, {"type": "null"}]},
-    ("query", "source"): {"anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$", "maxLength": 2000}, {"type": "null"}]},
-    ("query", "criterion"): {"anyOf": [{"type": "string", "pattern": rf"^(?:{HTTP_IRI}|{IDENTIFIER_PATTERN[1:-1]})$"},
-                                       {"type": "null"}]},
+    ("query", "source"): {
+        "anyOf": [{"type": "string", "pattern": f"^{HTTP_IRI}$", "maxLength": 2000}, {"type": "null"}]
+    },
+    ("query", "criterion"): {
+        "anyOf": [{"type": "string", "pattern": rf"^(?:{HTTP_IRI}|{IDENTIFIER_PATTERN[1:-1]})$"}, {"type": "null"}]
+    },
     ("query", "list"): {"anyOf": [{"type": "string", "enum": list(CATEGORIES)}, {"type": "null"}]},
     ("query", "page"): {"anyOf": [{"type": "integer", "minimum": 1, "maximum": MAX_PAGE}, {"type": "null"}]},
-    ("query", "facet"): {"type": "array", "maxItems": MAX_FACETS, "items": {
-        "type": "string", "pattern": rf"^(?:{FACET_NAME}|{HTTP_IRI})={HTTP_IRI}$"}},
+    ("query", "facet"): {
+        "type": "array",
+        "maxItems": MAX_FACETS,
+        "items": {"type": "string", "pattern": rf"^(?:{FACET_NAME}|{HTTP_IRI})={HTTP_IRI}$"},
+    },
 }
 """Parameters named alike mean alike: their schemas, where the route's type says less than it accepts."""
 
@@ -227,8 +242,13 @@ STATUS_RULES: Mapping[int, Callable[[Operation], bool]] = {
 
 def _problem_response(status: int) -> Spec:
     """Problem details, or the same error as a page for a client that prefers HTML (:func:`.problems.respond`)."""
-    response: Spec = {"description": ERRORS[status], "content": {
-        PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}}, HTML: {"schema": {"type": "string"}}}}
+    response: Spec = {
+        "description": ERRORS[status],
+        "content": {
+            PROBLEM: {"schema": {"$ref": "#/components/schemas/Problem"}},
+            HTML: {"schema": {"type": "string"}},
+        },
+    }
     header = ERROR_HEADERS.get(status)
     if header:
         response["headers"] = {header[0]: {"description": header[1], "schema": {"type": "string"}}}
@@ -245,8 +265,10 @@ def _refine_parameters(op: Operation) -> None:
     for parameter in parameters:
         schema = PARAMETERS.get((parameter["in"], parameter["name"]))
         if schema is not None:
-            parameter["schema"] = {**deepcopy(schema), **{k: v for k, v in parameter["schema"].items()
-                                                          if k in ("title", "description", "default")}}
+            parameter["schema"] = {
+                **deepcopy(schema),
+                **{k: v for k, v in parameter["schema"].items() if k in ("title", "description", "default")},
+            }
     if parameters:
         op.spec["parameters"] = parameters
     else:
@@ -273,8 +295,10 @@ def _refine_responses(op: Operation) -> None:
 
 def _body(schema: Spec) -> Spec:
     """A media type's entry: its schema, and its example beside it (where OpenAPI and Swagger UI read it)."""
-    return {"schema": {k: v for k, v in schema.items() if k != "example"},
-            **({"example": schema["example"]} if "example" in schema else {})}
+    return {
+        "schema": {k: v for k, v in schema.items() if k != "example"},
+        **({"example": schema["example"]} if "example" in schema else {}),
+    }
 
 
 def _security(op: Operation, public_reads: bool) -> list[Spec]:
@@ -295,16 +319,26 @@ def document(app: FastAPI, settings: Settings) -> Spec:
     """The OpenAPI 3.1 document of ``app``: FastAPI's, with the service's rules applied (see the module)."""
     with warnings.catch_warnings():  # a route taking GET and HEAD has one id for both: made unique below
         warnings.filterwarnings("ignore", "Duplicate Operation ID", UserWarning)
-        spec = get_openapi(title=app.title, version=app.version, summary=app.summary, description=app.description,
-                           routes=app.routes, tags=app.openapi_tags)
+        spec = get_openapi(
+            title=app.title,
+            version=app.version,
+            summary=app.summary,
+            description=app.description,
+            routes=app.routes,
+            tags=app.openapi_tags,
+        )
     components = spec.setdefault("components", {})
     schemas = components.setdefault("schemas", {})
     for name in ("HTTPValidationError", "ValidationError"):
         schemas.pop(name, None)
     schemas["Problem"] = PROBLEM_SCHEMA
-    components["securitySchemes"] = {SCHEME: {
-        "type": "http", "scheme": "bearer",
-        "description": "A token the deployment configured (CAIE_TOKENS): it names the agent and its roles."}}
+    components["securitySchemes"] = {
+        SCHEME: {
+            "type": "http",
+            "scheme": "bearer",
+            "description": "A token the deployment configured (CAIE_TOKENS): it names the agent and its roles.",
+        }
+    }
     spec["security"] = [{SCHEME: []}]
     if "PlanBody" in schemas:  # the deployment's own limit (CAIE_MAX_PLAN_BUDGET) is part of the contract
         schemas["PlanBody"]["properties"]["budget"]["maximum"] = settings.max_plan_budget
@@ -326,16 +360,23 @@ def document(app: FastAPI, settings: Settings) -> Spec:
 
 def _docs_page(app: FastAPI) -> tuple[str, str]:
     """Swagger UI's page on the packaged assets, and the Content-Security-Policy that lets exactly it run."""
-    page = bytes(get_swagger_ui_html(
-        openapi_url=app.openapi_url or "/openapi.json", title=f"{app.title} API",
-        swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js", swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
-        swagger_favicon_url=f"{ASSETS_URL}/favicon.png", oauth2_redirect_url=None,
-        swagger_ui_parameters={"persistAuthorization": True},
-    ).body).decode()
+    page = bytes(
+        get_swagger_ui_html(
+            openapi_url=app.openapi_url or "/openapi.json",
+            title=f"{app.title} API",
+            swagger_js_url=f"{ASSETS_URL}/swagger-ui-bundle.js",
+            swagger_css_url=f"{ASSETS_URL}/swagger-ui.css",
+            swagger_favicon_url=f"{ASSETS_URL}/favicon.png",
+            oauth2_redirect_url=None,
+            swagger_ui_parameters={"persistAuthorization": True},
+        ).body
+    ).decode()
     scripts = re.findall(r"<script>(.*?)</script>", page, flags=re.DOTALL)
     hashes = " ".join(f"'sha256-{base64.b64encode(hashlib.sha256(s.encode()).digest()).decode()}'" for s in scripts)
-    policy = (f"default-src 'none'; script-src 'self' {hashes}; style-src 'self'; img-src 'self' data:; "
-              "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+    policy = (
+        f"default-src 'none'; script-src 'self' {hashes}; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    )
     return page, policy
 
 

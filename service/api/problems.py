@@ -46,15 +46,18 @@ PROBLEM = "application/problem+json"
 _LOG = logging.getLogger(__name__)
 
 
-def problem(status: int, title: str, message: str, headers: dict[str, str] | None = None, **extra: object) -> JSONResponse:
+def problem(
+    status: int, title: str, message: str, headers: dict[str, str] | None = None, **extra: object
+) -> JSONResponse:
     if status == 401:
         headers = {**(headers or {}), "WWW-Authenticate": 'Bearer realm="ob-caie"'}
     body = {"type": "about:blank", "status": status, "title": title, "detail": message, **extra}
     return JSONResponse(body, status_code=status, media_type=PROBLEM, headers=headers)
 
 
-def respond(request: Request, status: int, title: str, message: str, headers: dict[str, str] | None = None,
-            **extra: object) -> Response:
+def respond(
+    request: Request, status: int, title: str, message: str, headers: dict[str, str] | None = None, **extra: object
+) -> Response:
     """The error as a page when the client prefers HTML, else as problem details."""
     try:
         wanted = negotiate(request.headers.get("accept"), [PROBLEM, "application/json", HTML])
@@ -81,7 +84,9 @@ async def _service_error(request: Request, error: errors.ServiceError) -> Respon
     title = type(error).__name__
     if isinstance(error, KnowledgeGraphInvalid):
         outcome = error.outcome
-        wanted = negotiate(request.headers.get("accept"), [PROBLEM, "application/json", "text/turtle", "application/ld+json"])
+        wanted = negotiate(
+            request.headers.get("accept"), [PROBLEM, "application/json", "text/turtle", "application/ld+json"]
+        )
         if wanted in ("text/turtle", "application/ld+json"):
             rdflib_format = "turtle" if wanted == "text/turtle" else "json-ld"
             return Response(outcome.report.serialize(format=rdflib_format), status_code=status, media_type=wanted)
@@ -106,8 +111,11 @@ async def _unplanned(request: Request, error: Exception) -> Response:
     _LOG.error("unplanned error, trace id %s, on %s %s", trace, request.method, request.url.path, exc_info=error)
     message = f"The service failed on this request. Its operators find the cause in the log under trace id {trace}."
     # uvicorn closes the connection after an error it sees raised: told so, a client does not reuse it
-    headers = {"Content-Security-Policy": html.CONTENT_SECURITY_POLICY, "X-Content-Type-Options": "nosniff",
-               "Connection": "close"}
+    headers = {
+        "Content-Security-Policy": html.CONTENT_SECURITY_POLICY,
+        "X-Content-Type-Options": "nosniff",
+        "Connection": "close",
+    }
     try:
         return respond(request, 500, "InternalServerError", message, headers, instance=f"urn:uuid:{trace}")
     except Exception:  # noqa: BLE001  # the page failed too (a template): the problem details never do

@@ -46,8 +46,11 @@ def _merged(name: str) -> dict[str, object]:
     document: dict[str, object] = json.loads((CONTEXTS / name).read_text(encoding="utf-8"))
     terms = document["@context"]
     assert isinstance(terms, dict)
-    document["@context"] = {**{k: v for k, v in terms.items() if k.startswith("@")}, **domain_prefixes(),
-                            **{k: v for k, v in terms.items() if not k.startswith("@")}}
+    document["@context"] = {
+        **{k: v for k, v in terms.items() if k.startswith("@")},
+        **domain_prefixes(),
+        **{k: v for k, v in terms.items() if not k.startswith("@")},
+    }
     return document
 
 
@@ -80,13 +83,23 @@ def compacted(expanded: bytes, context: str | None) -> bytes:
     return json.dumps(document, ensure_ascii=False).encode()
 
 
-def rdf_response(triples: list[Triple], media_type: str, graph: NamedNode | None = None,
-                 context: str | None = None) -> Response:
+def rdf_response(
+    triples: list[Triple], media_type: str, graph: NamedNode | None = None, context: str | None = None
+) -> Response:
     """``triples`` as ``media_type``; dataset syntaxes put them in ``graph``; JSON-LD refers to ``context``."""
     rdf_format = RDF_FORMATS[media_type]
     if rdf_format.supports_datasets:
-        body = written(serialize([Quad(t.subject, t.predicate, t.object, graph) if graph is not None
-                                  else Quad(t.subject, t.predicate, t.object) for t in triples], format=rdf_format))
+        body = written(
+            serialize(
+                [
+                    Quad(t.subject, t.predicate, t.object, graph)
+                    if graph is not None
+                    else Quad(t.subject, t.predicate, t.object)
+                    for t in triples
+                ],
+                format=rdf_format,
+            )
+        )
     else:
         body = written(serialize(triples, format=rdf_format, prefixes=prefixes()))
     if rdf_format == RdfFormat.JSON_LD:

@@ -36,8 +36,14 @@ def allowed_methods(paths: Mapping[str, Mapping[str, Any]], path: str) -> list[s
     catch_all = [template for template in paths if _PARAMETER.fullmatch(template.lstrip("/"))]
     specific = matching or catch_all
     fewest = min((len(_PARAMETER.findall(t)) for t in specific), default=0)
-    return sorted({method.upper() for template in specific if len(_PARAMETER.findall(template)) == fewest
-                   for method in paths[template]})
+    return sorted(
+        {
+            method.upper()
+            for template in specific
+            if len(_PARAMETER.findall(template)) == fewest
+            for method in paths[template]
+        }
+    )
 
 
 async def _http_error(request: Request, error: HTTPException) -> Response:

@@ -37,11 +37,16 @@ READ_ONLY_PATHS = frozenset({"/rdf-graph-store"})
 """Paths that take no write at all: a write there is 405 with ``Allow`` from the router, whoever asks."""
 
 
-async def _refuse(error: errors.ServiceError, scope: Scope, receive: Receive, send: Send, *, page: bool = False) -> None:
+async def _refuse(
+    error: errors.ServiceError, scope: Scope, receive: Receive, send: Send, *, page: bool = False
+) -> None:
     """The refusal as problem details; with ``page``, as a page for a browser (a workspace form)."""
     status, title = problems.STATUS[type(error)], type(error).__name__
-    response = (problems.respond(Request(scope), status, title, error.message) if page
-                else problems.problem(status, title, error.message))
+    response = (
+        problems.respond(Request(scope), status, title, error.message)
+        if page
+        else problems.problem(status, title, error.message)
+    )
     await response(scope, receive, send)
 
 
@@ -56,7 +61,10 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
         # A response that brings its own policy keeps it (/docs: Swagger UI's inline script, by hash, see .openapi).
-        added = [(b"content-security-policy", html.CONTENT_SECURITY_POLICY.encode()), (b"x-content-type-options", b"nosniff")]
+        added = [
+            (b"content-security-policy", html.CONTENT_SECURITY_POLICY.encode()),
+            (b"x-content-type-options", b"nosniff"),
+        ]
 
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
@@ -79,7 +87,11 @@ class WritesNeedCredentials:
         self.settings = settings
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and scope["method"] not in SAFE_METHODS and scope["path"] not in QUERY_POSTS | READ_ONLY_PATHS:
+        if (
+            scope["type"] == "http"
+            and scope["method"] not in SAFE_METHODS
+            and scope["path"] not in QUERY_POSTS | READ_ONLY_PATHS
+        ):
             headers = dict(scope["headers"])
             authorization = headers.get(b"authorization")
             if authorization is None and sessions.is_form(headers):
@@ -123,8 +135,12 @@ def install(app: FastAPI, settings: Settings) -> None:
     """
     app.add_middleware(PathsAreIris)
     app.add_middleware(WritesNeedCredentials, settings=settings)
-    app.add_middleware(CORSMiddleware, allow_origins=settings.cors_origins, allow_credentials=False,
-                       allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
-                       allow_headers=["Accept", "Authorization", "Content-Type", "Idempotency-Key"],
-                       expose_headers=["Idempotency-Replayed", "Location"])
+    app.add_middleware(
+        CORSMiddleware,
+        allow_origins=settings.cors_origins,
+        allow_credentials=False,
+        allow_methods=["GET", "HEAD", "POST", "OPTIONS"],
+        allow_headers=["Accept", "Authorization", "Content-Type", "Idempotency-Key"],
+        expose_headers=["Idempotency-Replayed", "Location"],
+    )
     app.add_middleware(SecurityHeaders)

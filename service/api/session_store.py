@@ -62,7 +62,9 @@ class Sessions:
         session_id = secrets.token_urlsafe(32)
         session = Session(person, secrets.token_urlsafe(32), now, now)
         with self._lock:
-            while self._held and (self._expired(next(iter(self._held.values())), now) or len(self._held) >= self.max_count):
+            while self._held and (
+                self._expired(next(iter(self._held.values())), now) or len(self._held) >= self.max_count
+            ):
                 self._held.popitem(last=False)
             self._held[_key(session_id)] = session
         return session_id, session
@@ -143,8 +145,11 @@ class SignInLimits:
         """Seconds to wait before this username or address may try again; ``None`` if both may now."""
         now = self.clock()
         with self._lock:
-            waits = [w for w in (self._users.retry_after(username.casefold(), now),
-                                 self._addresses.retry_after(address, now)) if w is not None]
+            waits = [
+                w
+                for w in (self._users.retry_after(username.casefold(), now), self._addresses.retry_after(address, now))
+                if w is not None
+            ]
         return max(waits) if waits else None
 
     def failed(self, username: str, address: str) -> None:

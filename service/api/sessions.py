@@ -76,9 +76,18 @@ class Cookies:
     def oidc(self) -> str:
         return self.name("caie-oidc")
 
-    def set(self, response: Response, name: str, value: str, *, max_age: int | None = None,
-            same_site: Literal["lax", "strict"] = "lax") -> None:
-        response.set_cookie(name, value, max_age=max_age, path="/", secure=self.secure, httponly=True, samesite=same_site)
+    def set(
+        self,
+        response: Response,
+        name: str,
+        value: str,
+        *,
+        max_age: int | None = None,
+        same_site: Literal["lax", "strict"] = "lax",
+    ) -> None:
+        response.set_cookie(
+            name, value, max_age=max_age, path="/", secure=self.secure, httponly=True, samesite=same_site
+        )
 
     def clear(self, response: Response, name: str) -> None:
         response.delete_cookie(name, path="/", secure=self.secure, httponly=True, samesite="lax")
@@ -152,7 +161,9 @@ class SessionCookies:
         session = None
         cookie = b"; ".join(value for name, value in scope["headers"] if name == b"cookie")
         if cookie:
-            session = self.workspace.sessions.get(cookie_parser(cookie.decode("latin-1")).get(self.workspace.cookies.session))
+            session = self.workspace.sessions.get(
+                cookie_parser(cookie.decode("latin-1")).get(self.workspace.cookies.session)
+            )
         query = scope.get("query_string", b"").decode("latin-1")
         path = scope["path"] + (f"?{query}" if query else "")
         token = _VISIT.set(Visit(session, path, self.workspace.offered))
@@ -200,8 +211,10 @@ def is_form(headers: dict[bytes, bytes]) -> bool:
     return headers.get(b"content-type", b"").lower().startswith(FORM_TYPES)
 
 
-SIGN_IN_FIRST = ("this action needs a credential: a bearer token ('Authorization: Bearer <token>') or, for the "
-                 "workspace's forms, a signed-in session (sign in at /sign-in; a session ends after a while unused)")
+SIGN_IN_FIRST = (
+    "this action needs a credential: a bearer token ('Authorization: Bearer <token>') or, for the "
+    "workspace's forms, a signed-in session (sign in at /sign-in; a session ends after a while unused)"
+)
 
 
 async def _sent_token(request: Request) -> str | None:
@@ -219,8 +232,10 @@ async def form_writer(request: Request) -> Person:
         raise Unauthenticated(SIGN_IN_FIRST)
     sent = await _sent_token(request)
     if sent is None or not hmac.compare_digest(sent.encode("utf-8", "surrogateescape"), session.csrf.encode()):
-        raise Forbidden(f"the form's CSRF token ({CSRF_FIELD}) is missing or is not this session's: reload the page "
-                        "and send the form again")
+        raise Forbidden(
+            f"the form's CSRF token ({CSRF_FIELD}) is missing or is not this session's: reload the page "
+            "and send the form again"
+        )
     return session.person
 
 
@@ -231,10 +246,16 @@ async def sign_in_form(request: Request) -> str:
     space = workspace(request)
     cookie = request.cookies.get(space.cookies.sign_in)
     sent = await _sent_token(request)
-    if (not cookie or sent is None or not hmac.compare_digest(cookie.encode(), sent.encode("utf-8", "surrogateescape"))
-            or space.signer.unsign(cookie, SIGN_IN_FORM_S) is None):
-        raise Forbidden("the sign-in form has expired or was not sent from this site's sign-in page: "
-                        "reload the page and sign in again")
+    if (
+        not cookie
+        or sent is None
+        or not hmac.compare_digest(cookie.encode(), sent.encode("utf-8", "surrogateescape"))
+        or space.signer.unsign(cookie, SIGN_IN_FORM_S) is None
+    ):
+        raise Forbidden(
+            "the sign-in form has expired or was not sent from this site's sign-in page: "
+            "reload the page and sign in again"
+        )
     return cookie
 
 
@@ -242,8 +263,15 @@ def install(app: FastAPI, settings: Settings, oidc: Any = None) -> Workspace:
     """The workspace's sign-in state on ``app.state.workspace`` and its middleware, outermost (after security's).
 
     Reading the people here makes a bad people file fail the start, naming the entry."""
-    space = Workspace(settings, People.of(settings), Sessions(settings), SignInLimits(settings), Signer(),
-                      Cookies(settings.session_cookie_secure), oidc)
+    space = Workspace(
+        settings,
+        People.of(settings),
+        Sessions(settings),
+        SignInLimits(settings),
+        Signer(),
+        Cookies(settings.session_cookie_secure),
+        oidc,
+    )
     app.state.workspace = space
     app.add_middleware(SessionCookies, workspace=space)
     app.add_exception_handler(SignInRequired, _to_sign_in)

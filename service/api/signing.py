@@ -17,8 +17,10 @@ from ..reports.signoffs import SIGNERS
 
 STATES = {"draft": "made, not signed off", "signed": "signed off, not accepted", "final": "accepted: final"}
 """A report's :attr:`~service.reports.model.Report.status` in words."""
-NOTICES = {"sign-off": "Your sign-off is recorded: the report is signed off.",
-           "acceptance": "Your acceptance is recorded: the report is final."}
+NOTICES = {
+    "sign-off": "Your sign-off is recorded: the report is signed off.",
+    "acceptance": "Your acceptance is recorded: the report is final.",
+}
 """What a page says after a form succeeded (``?done=…``, Post/Redirect/Get)."""
 
 
@@ -51,12 +53,24 @@ class Signing:
         return self.error if self.refused and not offered.get(self.refused) else None
 
 
-def signing(evaluation_id: str, report: Report, person: Person | None, done: str | None = None,
-            refused: str | None = None, error: str | None = None, comment: str = "") -> Signing:
+def signing(
+    evaluation_id: str,
+    report: Report,
+    person: Person | None,
+    done: str | None = None,
+    refused: str | None = None,
+    error: str | None = None,
+    comment: str = "",
+) -> Signing:
     """The forms ``person`` is offered on ``report``'s page."""
     signer, accepter = may(person, SIGNERS["sign-off"]), may(person, SIGNERS["acceptance"])
-    return Signing(action=f"/evaluations/{evaluation_id}/workspace/reports/{report.number}",
-                   sign=signer and report.sign_off is None,
-                   accept=accepter and report.sign_off is not None and report.acceptance is None,
-                   awaits_sign_off=accepter and report.sign_off is None,
-                   notice=NOTICES.get(done or ""), refused=refused, error=error, comment=comment)
+    return Signing(
+        action=f"/evaluations/{evaluation_id}/workspace/reports/{report.number}",
+        sign=signer and report.sign_off is None,
+        accept=accepter and report.sign_off is not None and report.acceptance is None,
+        awaits_sign_off=accepter and report.sign_off is None,
+        notice=NOTICES.get(done or ""),
+        refused=refused,
+        error=error,
+        comment=comment,
+    )

@@ -31,16 +31,31 @@ class BatchAppends(ABC):
     def find(self, ref: GraphRef) -> CatalogEntry | None: ...
 
     @abstractmethod
-    def apply_edits(self, edits: list[GraphEdit], agent: Credential, *, precondition: Callable[[list[Triple]], None] | None = None,
-                    guards: Mapping[str, str | None] | None = None) -> list[CatalogEntry]: ...
+    def apply_edits(
+        self,
+        edits: list[GraphEdit],
+        agent: Credential,
+        *,
+        precondition: Callable[[list[Triple]], None] | None = None,
+        guards: Mapping[str, str | None] | None = None,
+    ) -> list[CatalogEntry]: ...
 
     def next_batch(self, record: GraphRef, segment: str) -> GraphRef:
         """The graph the next numbered batch of ``record`` under ``segment`` would be (``{record}/{segment}/{n}``)."""
         number = self._catalog.next_batch_number(record.iri, segment)
         return self.member(record.kind, f"{record.identifier}/{segment}/{number}")
 
-    def append(self, record: GraphRef, segment: str, triples: list[Triple], agent: Credential, *,
-               key: str | None = None, title: str | None = None, guards: Mapping[str, str] | None = None) -> CatalogEntry:
+    def append(
+        self,
+        record: GraphRef,
+        segment: str,
+        triples: list[Triple],
+        agent: Credential,
+        *,
+        key: str | None = None,
+        title: str | None = None,
+        guards: Mapping[str, str] | None = None,
+    ) -> CatalogEntry:
         """Append a batch to ``record``: the new graph ``{record}/{segment}/{key}``, digested once, catalogued
         as ``cat:batchOf`` the record. Costs O(batch), whatever the record's size.
 
@@ -48,28 +63,45 @@ class BatchAppends(ABC):
         digests the caller's checks read (the append holds only while they are current).
         """
         for _ in range(5):
-            graph = self.member(record.kind, f"{record.identifier}/{segment}/{key}") if key else self.next_batch(record, segment)
+            graph = (
+                self.member(record.kind, f"{record.identifier}/{segment}/{key}")
+                if key
+                else self.next_batch(record, segment)
+            )
             edit = GraphEdit(graph, insert=triples, title=title, batch_of=record.iri.value)
             try:
                 return self.apply_edits([edit], agent, guards=guards)[0]
             except ConcurrentWrite:
                 if key is not None:
                     raise
-        raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
+        raise Conflict(
+            f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry"
+        )
 
-    def append_numbered(self, record: GraphRef, segment: str, build: Callable[[GraphRef], list[Triple]],
-                        agent: Credential, *, title: str, guards: Mapping[str, str] | None = None) -> GraphRef:
+    def append_numbered(
+        self,
+        record: GraphRef,
+        segment: str,
+        build: Callable[[GraphRef], list[Triple]],
+        agent: Credential,
+        *,
+        title: str,
+        guards: Mapping[str, str] | None = None,
+    ) -> GraphRef:
         """Append the next numbered batch ``{record}/{segment}/{n}`` whose triples name it: ``build`` gets the new
         graph and makes its content; another writer taking ``n`` meanwhile makes it try ``n + 1``. ``title`` may
         say the number as ``{n}``."""
         for _ in range(5):
             ref = self.next_batch(record, segment)
             try:
-                self.append(record, segment, build(ref), agent, key=ref.key,
-                            title=title.replace("{n}", ref.key), guards=guards)
+                self.append(
+                    record, segment, build(ref), agent, key=ref.key, title=title.replace("{n}", ref.key), guards=guards
+                )
             except (ConcurrentWrite, StaleWrite):
                 if self.find(ref) is None:
                     raise  # not the number: a guarded graph changed, which the caller must hear of
                 continue
             return ref
-        raise Conflict(f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry")
+        raise Conflict(
+            f"could not number a new {segment} batch of <{record.iri.value}>: too many concurrent appends; retry"
+        )

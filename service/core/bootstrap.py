@@ -50,8 +50,9 @@ def spec_files(root: Path = REPO) -> Iterator[SpecFile]:
         yield SpecFile(GraphKind.JUDGES, path.stem, path)
 
 
-def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda _: None, *,
-                    examples: bool = True) -> int:
+def load_spec_files(
+    graphs: GraphService, report: Callable[[str], None] = lambda _: None, *, examples: bool = True
+) -> int:
     """Load every specification file (only the engine's without ``examples``) whose content differs from the stored
     graph; how many were loaded."""
     loaded = 0
@@ -61,7 +62,8 @@ def load_spec_files(graphs: GraphService, report: Callable[[str], None] = lambda
         rdf_format = rdf_format_for_path(spec.path.name)
         current = graphs.find(ref)
         if current is not None and current.digest == graph_digest(
-                parse_triples(data, rdf_format, ref.iri.value, graphs.rdf_limits)):
+            parse_triples(data, rdf_format, ref.iri.value, graphs.rdf_limits)
+        ):
             continue
         graphs.write(ref, data, rdf_format, SYSTEM, mode=WriteMode.REPLACE)
         report(f"loaded {spec.path.relative_to(REPO)} into <{ref.iri.value}>")

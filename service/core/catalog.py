@@ -126,19 +126,21 @@ def _entries(rows: Sequence[Row]) -> list[CatalogEntry]:
         kind = GraphKind.from_class(row["kind"].value)
         if kind is None:
             continue
-        entries.append(CatalogEntry(
-            graph=row["graph"].value,
-            kind=kind,
-            identifier=row["identifier"].value,
-            title=row["title"].value,
-            agent=row["agent"].value,
-            modified=datetime.fromisoformat(row["modified"].value),
-            triples=int(row["triples"].value),
-            digest=row["digest"].value,
-            conforms_to=row["conformsTo"].value if "conformsTo" in row else None,
-            defines_ontology=row["defines"].value if "defines" in row else None,
-            batch_of=row["batchOf"].value if "batchOf" in row else None,
-        ))
+        entries.append(
+            CatalogEntry(
+                graph=row["graph"].value,
+                kind=kind,
+                identifier=row["identifier"].value,
+                title=row["title"].value,
+                agent=row["agent"].value,
+                modified=datetime.fromisoformat(row["modified"].value),
+                triples=int(row["triples"].value),
+                digest=row["digest"].value,
+                conforms_to=row["conformsTo"].value if "conformsTo" in row else None,
+                defines_ontology=row["defines"].value if "defines" in row else None,
+                batch_of=row["batchOf"].value if "batchOf" in row else None,
+            )
+        )
     return entries
 
 
@@ -206,8 +208,9 @@ class Catalog:
 
     def next_batch_number(self, record: NamedNode, segment: str) -> int:
         """One more than the highest number of ``record``'s batches under ``{record}/{segment}/``."""
-        rows = self._store.select(queries.load("record-batch-numbers"),
-                                  {"catalog": self.graph, "record": record, "segment": Literal(segment)})
+        rows = self._store.select(
+            queries.load("record-batch-numbers"), {"catalog": self.graph, "record": record, "segment": Literal(segment)}
+        )
         return 1 + int(rows[0]["highest"].value) if rows and "highest" in rows[0] else 1
 
     def entries(self, graph: NamedNode | None = None, kind: GraphKind | None = None) -> list[CatalogEntry]:
@@ -257,23 +260,32 @@ class Catalog:
         """
         self._drop_abandoned(graph, orphans=False)
         load = uuid.uuid4().hex
-        marker = [self._quad(graph, _PENDING, Literal(load)), self._quad(graph, _OWNER, Literal(self.replica)),
-                  self._quad(graph, _LEASE, self._lease_until())]
+        marker = [
+            self._quad(graph, _PENDING, Literal(load)),
+            self._quad(graph, _OWNER, Literal(self.replica)),
+            self._quad(graph, _LEASE, self._lease_until()),
+        ]
         body = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in marker)
         self._store.run_update(
             f"INSERT {{ GRAPH {self.graph} {{ {body} }} }} WHERE {{ "
             f"FILTER NOT EXISTS {{ GRAPH {self.graph} {{ {graph} {_DIGEST} ?digest }} }} "
             f"FILTER NOT EXISTS {{ GRAPH {self.graph} {{ {graph} {_PENDING} ?load }} }} }}"
         )
-        loads = {row["load"].value for row in self._store.select(
-            f"SELECT ?load WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load }} }}",
-            {"catalog": self.graph, "graph": graph})}
+        loads = {
+            row["load"].value
+            for row in self._store.select(
+                f"SELECT ?load WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load }} }}",
+                {"catalog": self.graph, "graph": graph},
+            )
+        }
         if loads == {load}:
             return load
         if load in loads:
             self._store.apply(ChangeSet(delete=marker))
-        raise Conflict(f"<{graph.value}> is being created by another request (another replica's load or write): "
-                       "read it again and retry")
+        raise Conflict(
+            f"<{graph.value}> is being created by another request (another replica's load or write): "
+            "read it again and retry"
+        )
 
     def bulk_load(self, graph: NamedNode) -> BulkLoad:
         """A journaled bulk load of the new ``graph`` whose lease is renewed until it ends (a context manager)."""
@@ -293,7 +305,8 @@ class Catalog:
         """Whether ``load``'s marker is still on ``graph`` with a lease that has not lapsed."""
         rows = self._store.select(
             f"SELECT ?until WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load ; {_OWNER} ?replica ; {_LEASE} ?until }} }}",
-            {"catalog": self.graph, "graph": graph, "load": Literal(load), "replica": Literal(self.replica)})
+            {"catalog": self.graph, "graph": graph, "load": Literal(load), "replica": Literal(self.replica)},
+        )
         return any(datetime.fromisoformat(row["until"].value) > now() for row in rows)
 
     def _abandon(self, graph: NamedNode, load: str, condition: str = "") -> None:
@@ -332,7 +345,9 @@ class Catalog:
             bindings["graph"] = graph
         rows = self._store.select(
             f"SELECT ?graph ?load ?owner ?until WHERE {{ GRAPH ?catalog {{ ?graph {_PENDING} ?load "
-            f"OPTIONAL {{ ?graph {_OWNER} ?owner }} OPTIONAL {{ ?graph {_LEASE} ?until }} }} }}", bindings)
+            f"OPTIONAL {{ ?graph {_OWNER} ?owner }} OPTIONAL {{ ?graph {_LEASE} ?until }} }} }}",
+            bindings,
+        )
         dropped = []
         for row in rows:
             loading, load, until = row["graph"], row["load"].value, row.get("until")
@@ -341,8 +356,11 @@ class Catalog:
             orphaned = orphans and "owner" in row and row["owner"].value == self.replica and load not in self._running
             if not (lapsed or orphaned):
                 continue
-            held = (f"{loading} {_LEASE} {until} ." if until is not None
-                    else f"FILTER NOT EXISTS {{ {loading} {_LEASE} ?any }}")
+            held = (
+                f"{loading} {_LEASE} {until} ."
+                if until is not None
+                else f"FILTER NOT EXISTS {{ {loading} {_LEASE} ?any }}"
+            )
             self._abandon(loading, load, f"{loading} {_PENDING} {Literal(load)} . {held}")
             dropped.append(loading.value)
         return dropped
@@ -389,11 +407,14 @@ class BulkLoad:
         self._stop_renewing()
         self._catalog._renew(self.graph, self.load)
         if not self._catalog._holds(self.graph, self.load):
-            raise Conflict(f"the load of <{self.graph.value}> stalled past its lease and was rolled back by "
-                           "another replica: send it again")
+            raise Conflict(
+                f"the load of <{self.graph.value}> stalled past its lease and was rolled back by "
+                "another replica: send it again"
+            )
 
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                 trace: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
         self._stop_renewing()
         try:
             if error is not None:

@@ -129,39 +129,55 @@ def intent_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedN
     return f"INSERT DATA {{ GRAPH {catalog} {{ {_marks(intent, writes)} {intent} {_SINCE} {stamp} . }} }}"
 
 
-def withdraw_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, expired: Sequence[Quad] = ()) -> str:
+def withdraw_text(
+    catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, expired: Sequence[Quad] = ()
+) -> str:
     """Remove ``intent`` from the graphs of ``writes`` (and the ``expired`` intents of dead writers)."""
     gone = " ".join(f"{q.subject} {q.predicate} {q.object} ." for q in expired)
-    return f"DELETE WHERE {{ GRAPH {catalog} {{ {intent} {_SINCE} ?since }} }} ;\n" \
-           f"DELETE DATA {{ GRAPH {catalog} {{ {_marks(intent, writes)} {gone} }} }}"
+    return (
+        f"DELETE WHERE {{ GRAPH {catalog} {{ {intent} {_SINCE} ?since }} }} ;\n"
+        f"DELETE DATA {{ GRAPH {catalog} {{ {_marks(intent, writes)} {gone} }} }}"
+    )
 
 
-def commit_text(catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, token: str,
-                expired: Sequence[Quad] = ()) -> str:
+def commit_text(
+    catalog: NamedNode, writes: Sequence[GraphWrite], intent: NamedNode, token: str, expired: Sequence[Quad] = ()
+) -> str:
     """Step 3: the one SPARQL Update performing ``writes`` where ``intent`` still marks every graph of them,
     then removing the intent. A fixed number of operations (one more per staged graph)."""
     held = f"GRAPH {catalog} {{ {_marks(intent, writes)} }}"
     changed = [w for w in writes if not w.guard]
     operations = []
     if replaced := [w.graph for w in changed if w.replace]:
-        operations.append(f"DELETE {{ GRAPH ?graph {{ ?s ?p ?o }} }} WHERE {{ {held} {_values(replaced)} "
-                          "GRAPH ?graph { ?s ?p ?o } }")
+        operations.append(
+            f"DELETE {{ GRAPH ?graph {{ ?s ?p ?o }} }} WHERE {{ {held} {_values(replaced)} "
+            "GRAPH ?graph { ?s ?p ?o } }"
+        )
     if deleted := [w for w in changed if w.delete]:
         blocks = "\n".join(f"  GRAPH {w.graph} {{\n{_triples(w.delete)}\n  }}" for w in deleted)
         operations.append(f"DELETE {{\n{blocks}\n}} WHERE {{ {held} }}")
     if changed:
-        operations.append(f"DELETE {{ GRAPH {catalog} {{ ?graph ?p ?o }} }} WHERE {{ {held} "
-                          f"{_values([w.graph for w in changed])} GRAPH {catalog} {{ ?graph ?p ?o }} "
-                          f"FILTER(?p != {_WRITING} && ?p != {_GUARDING}) }}")
+        operations.append(
+            f"DELETE {{ GRAPH {catalog} {{ ?graph ?p ?o }} }} WHERE {{ {held} "
+            f"{_values([w.graph for w in changed])} GRAPH {catalog} {{ ?graph ?p ?o }} "
+            f"FILTER(?p != {_WRITING} && ?p != {_GUARDING}) }}"
+        )
         tok = Literal(token)
         blocks = "\n".join(f"  GRAPH {w.graph} {{\n{_triples(w.insert)}\n  }}" for w in changed if w.insert)
         # entries share some statements (the catalog's type, the agent's): each is written once
-        entries = "\n".join(dict.fromkeys(f"    {q.subject} {q.predicate} {q.object} ." for w in changed
-                                           for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)]))
+        entries = "\n".join(
+            dict.fromkeys(
+                f"    {q.subject} {q.predicate} {q.object} ."
+                for w in changed
+                for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)]
+            )
+        )
         operations.append(f"INSERT {{\n{blocks}\n  GRAPH {catalog} {{\n{entries}\n  }}\n}} WHERE {{ {held} }}")
     for w in changed:
         if w.staged is not None:
-            operations.append(f"INSERT {{ GRAPH {w.graph} {{ ?s ?p ?o }} }} WHERE {{ {held} GRAPH {w.staged} {{ ?s ?p ?o }} }}")
+            operations.append(
+                f"INSERT {{ GRAPH {w.graph} {{ ?s ?p ?o }} }} WHERE {{ {held} GRAPH {w.staged} {{ ?s ?p ?o }} }}"
+            )
     operations.append(withdraw_text(catalog, writes, intent, expired))
     for staged in (w.staged for w in writes if w.staged is not None):
         # Committed or not, the staging graph and its journal marker go with this request.
@@ -174,11 +190,13 @@ def _state(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> li
     """Step 2's read: each graph's digests and intents, with each intent's date."""
     return store.select(
         f"SELECT ?graph ?p ?o ?since WHERE {{ {_values([w.graph for w in writes])} GRAPH {catalog} {{ ?graph ?p ?o "
-        f"FILTER(?p IN ({_DIGEST}, {_WRITING}, {_GUARDING})) OPTIONAL {{ ?o {_SINCE} ?since }} }} }}")
+        f"FILTER(?p IN ({_DIGEST}, {_WRITING}, {_GUARDING})) OPTIONAL {{ ?o {_SINCE} ?since }} }} }}"
+    )
 
 
-def _check(catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row], intent: NamedNode,
-           at: datetime) -> tuple[list[str], list[Quad]]:
+def _check(
+    catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row], intent: NamedNode, at: datetime
+) -> tuple[list[str], list[Quad]]:
     """The graphs another live writer holds against this write, and the dead writers' intents; raises
     :class:`StaleWrite` if a digest is not the one read."""
     digests: dict[str, set[str]] = {}
@@ -188,11 +206,15 @@ def _check(catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row]
             digests.setdefault(row["graph"].value, set()).add(row["o"].value)
         elif row["o"] != intent:
             intents.setdefault(row["graph"].value, []).append(row)
-    stale = [w.graph.value for w in writes
-             if digests.get(w.graph.value, set()) != ({w.expected_digest} if w.expected_digest is not None else set())]
+    stale = [
+        w.graph.value
+        for w in writes
+        if digests.get(w.graph.value, set()) != ({w.expected_digest} if w.expected_digest is not None else set())
+    ]
     if stale:
-        raise StaleWrite(f"<{', '.join(stale)}> changed since it was read (another request wrote it): read it "
-                         "again and retry", stale)
+        raise StaleWrite(
+            f"<{', '.join(stale)}> changed since it was read (another request wrote it): read it again and retry", stale
+        )
     oldest = at - timedelta(seconds=INTENT_EXPIRY_S)
     blocked, expired = [], []
     for w in writes:
@@ -208,8 +230,9 @@ def _check(catalog: NamedNode, writes: Sequence[GraphWrite], rows: Sequence[Row]
 
 def _new_graphs_only(writes: Sequence[GraphWrite]) -> bool:
     """Whether ``writes`` only add new graphs (and guard others)."""
-    return all(w.guard or (w.expected_digest is None and not w.delete and not w.replace and w.staged is None)
-               for w in writes)
+    return all(
+        w.guard or (w.expected_digest is None and not w.delete and not w.replace and w.staged is None) for w in writes
+    )
 
 
 def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], token: str) -> bool:
@@ -220,8 +243,11 @@ def _insert_new(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite], 
     before each statement's final `` .`` (N-Triples escapes every line break inside a term, so a statement is one
     line): a fraction of the interpreter's time that building a ``Quad`` per statement takes."""
     changed = [w for w in writes if not w.guard]
-    parts = [written(serialize(w.insert, format=RdfFormat.N_TRIPLES)).replace(b" .\n", f" {w.graph} .\n".encode())
-             for w in changed if w.insert]
+    parts = [
+        written(serialize(w.insert, format=RdfFormat.N_TRIPLES)).replace(b" .\n", f" {w.graph} .\n".encode())
+        for w in changed
+        if w.insert
+    ]
     tok = Literal(token)
     entries = dict.fromkeys(q for w in changed for q in [*w.entry, Quad(w.graph, _COMMIT, tok, catalog)])
     parts.append(written(serialize(list(entries), format=RdfFormat.N_QUADS)))
@@ -259,18 +285,28 @@ def commit(store: Store, catalog: NamedNode, writes: Sequence[GraphWrite]) -> st
             raise
         if blocked:
             store.run_update(withdraw_text(catalog, writes, intent))
-            time.sleep(random.uniform(0, BACKOFF_S * 2 ** attempt))
+            time.sleep(random.uniform(0, BACKOFF_S * 2**attempt))
             continue
         store.run_update(commit_text(catalog, writes, intent, token, expired))
         changed = [w.graph for w in writes if not w.guard]
         if changed:
-            committed = {row["graph"].value for row in store.select(
-                f"SELECT ?graph WHERE {{ {_values(changed)} GRAPH {catalog} {{ ?graph {_COMMIT} {Literal(token)} }} }}")}
+            committed = {
+                row["graph"].value
+                for row in store.select(
+                    f"SELECT ?graph WHERE {{ {_values(changed)} GRAPH {catalog} {{ ?graph {_COMMIT} {Literal(token)} }} }}"
+                )
+            }
             if len(committed) < len(changed):
                 lost = [g.value for g in changed if g.value not in committed]
-                raise StaleWrite(f"<{', '.join(lost)}>: the write stalled past {INTENT_EXPIRY_S:.0f} s and another "
-                                 "request took its graphs over; nothing was written: read them again and retry", lost)
+                raise StaleWrite(
+                    f"<{', '.join(lost)}>: the write stalled past {INTENT_EXPIRY_S:.0f} s and another "
+                    "request took its graphs over; nothing was written: read them again and retry",
+                    lost,
+                )
         return token
     busy = sorted(set(blocked))
-    raise ConcurrentWrite(f"other requests kept writing <{', '.join(busy)}> at the same moment; nothing was written: "
-                          "read it again and resend the change if it is still needed", busy)
+    raise ConcurrentWrite(
+        f"other requests kept writing <{', '.join(busy)}> at the same moment; nothing was written: "
+        "read it again and resend the change if it is still needed",
+        busy,
+    )

@@ -60,9 +60,25 @@ XSD = "http://www.w3.org/2001/XMLSchema#"
 _XSD_STRING = XSD + "string"
 _LANG_STRING = "http://www.w3.org/1999/02/22-rdf-syntax-ns#langString"
 
-_DECIMAL_TYPES = frozenset(XSD + name for name in (
-    "decimal", "integer", "nonPositiveInteger", "negativeInteger", "long", "int", "short", "byte",
-    "nonNegativeInteger", "unsignedLong", "unsignedInt", "unsignedShort", "unsignedByte", "positiveInteger"))
+_DECIMAL_TYPES = frozenset(
+    XSD + name
+    for name in (
+        "decimal",
+        "integer",
+        "nonPositiveInteger",
+        "negativeInteger",
+        "long",
+        "int",
+        "short",
+        "byte",
+        "nonNegativeInteger",
+        "unsignedLong",
+        "unsignedInt",
+        "unsignedShort",
+        "unsignedByte",
+        "positiveInteger",
+    )
+)
 
 _DECIMAL_RE = re.compile(r"([+-]?)(\d*)(?:\.(\d*))?")
 _DOUBLE_RE = re.compile(r"[+-]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
@@ -70,8 +86,10 @@ _SPECIAL_DOUBLES = frozenset(("inf", "infinity", "nan"))
 """XSD's ``INF`` and ``NaN`` with an optional sign, and the spellings Oxigraph also reads as them (any case)."""
 _TZ = r"(Z|[+-](?:(?:0\d|1[0-3]):[0-5]\d|14:00))?"
 _YEAR = r"(-?(?:[1-9]\d{3,}|0\d{3}))"
-_DATE_TIME_RE = re.compile(_YEAR + r"-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T"
-                           r"(?:([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d+))?|(24):00:00(?:\.(0+))?)" + _TZ)
+_DATE_TIME_RE = re.compile(
+    _YEAR + r"-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T"
+    r"(?:([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d+))?|(24):00:00(?:\.(0+))?)" + _TZ
+)
 _TIME_RE = re.compile(r"(?:([01]\d|2[0-3]):([0-5]\d):([0-5]\d)(?:\.(\d+))?|(24):00:00(?:\.(0+))?)" + _TZ)
 _DATE_RE = re.compile(_YEAR + r"-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])" + _TZ)
 _G_RE = {
@@ -81,8 +99,10 @@ _G_RE = {
     XSD + "gDay": re.compile(r"(---(?:0[1-9]|[12]\d|3[01]))" + _TZ),
     XSD + "gMonthDay": re.compile(r"(--(?:0[1-9]|1[0-2])-(?:0[1-9]|[12]\d|3[01]))" + _TZ),
 }
-_DURATION_RE = re.compile(r"(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?"
-                          r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d*)?|\.\d+)S)?)?")
+_DURATION_RE = re.compile(
+    r"(-)?P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)D)?"
+    r"(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+(?:\.\d*)?|\.\d+)S)?)?"
+)
 _MONTH_DAYS = (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 Canonical = tuple[str, str] | None
@@ -195,8 +215,9 @@ def _date_time(text: str, datatype: str) -> Canonical:
     days, minutes = divmod(minutes, 24 * 60)
     year, m, d = _civil_from_days(_days_from_civil(year, int(month), int(day)) + days)
     second = _seconds_form(seconds, fraction)
-    return (f"{_year_form(year)}-{m:02d}-{d:02d}T{minutes // 60:02d}:{minutes % 60:02d}:{second}"
-            f"{'' if tz is None else 'Z'}"), XSD + "dateTime"
+    return (
+        f"{_year_form(year)}-{m:02d}-{d:02d}T{minutes // 60:02d}:{minutes % 60:02d}:{second}{'' if tz is None else 'Z'}"
+    ), XSD + "dateTime"
 
 
 def _time(text: str, datatype: str) -> Canonical:
@@ -239,8 +260,7 @@ def _duration(text: str, datatype: str) -> Canonical:
     if datatype == XSD + "dayTimeDuration" and (years or months):
         return None
     total_months = int(years or 0) * 12 + int(months or 0)
-    total_seconds = (int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60
-                     + Decimal(seconds or 0))
+    total_seconds = int(days or 0) * 86400 + int(hours or 0) * 3600 + int(minutes or 0) * 60 + Decimal(seconds or 0)
     if not total_months and not total_seconds:
         return ("P0M" if datatype == XSD + "yearMonthDuration" else "PT0S"), datatype
     y, mo = divmod(total_months, 12)
@@ -255,12 +275,17 @@ def _duration(text: str, datatype: str) -> Canonical:
 
 _CANONICAL: dict[str, Callable[[str, str], Canonical]] = {
     **{datatype: _decimal for datatype in _DECIMAL_TYPES},
-    XSD + "double": _double, XSD + "float": _double,
+    XSD + "double": _double,
+    XSD + "float": _double,
     XSD + "boolean": _boolean,
-    XSD + "dateTime": _date_time, XSD + "dateTimeStamp": _date_time,
-    XSD + "time": _time, XSD + "date": _date,
+    XSD + "dateTime": _date_time,
+    XSD + "dateTimeStamp": _date_time,
+    XSD + "time": _time,
+    XSD + "date": _date,
     **{datatype: _gregorian for datatype in _G_RE},
-    XSD + "duration": _duration, XSD + "yearMonthDuration": _duration, XSD + "dayTimeDuration": _duration,
+    XSD + "duration": _duration,
+    XSD + "yearMonthDuration": _duration,
+    XSD + "dayTimeDuration": _duration,
 }
 
 
@@ -294,8 +319,12 @@ def canonical_literals(statements: Iterable[Quad | Triple]) -> list[Triple]:
             changed[literal] = canonical
     if not changed:
         return triples
-    return [Triple(t.subject, t.predicate, changed[t.object])
-            if isinstance(t.object, Literal) and t.object in changed else t for t in triples]
+    return [
+        Triple(t.subject, t.predicate, changed[t.object])
+        if isinstance(t.object, Literal) and t.object in changed
+        else t
+        for t in triples
+    ]
 
 
 _GENID = "/.well-known/genid/"
@@ -310,8 +339,11 @@ def blank_skolems(triples: list[Triple]) -> list[Triple]:
             return BlankNode(hashlib.sha256(value.value.encode("utf-8")).hexdigest()[:32])
         return value
 
-    if not any(_GENID in t.subject.value or _GENID in t.object.value for t in triples
-               if not isinstance(t.subject, Triple) and not isinstance(t.object, Triple)):
+    if not any(
+        _GENID in t.subject.value or _GENID in t.object.value
+        for t in triples
+        if not isinstance(t.subject, Triple) and not isinstance(t.object, Triple)
+    ):
         return triples
     return [Triple(term(t.subject), t.predicate, term(t.object)) for t in triples]
 

@@ -132,7 +132,9 @@ def _quality(media: str, ranges: list[_Range]) -> float:
     return best.quality if best else 0.0
 
 
-def negotiate(accept: str | None, offered: list[str] | tuple[str, ...], *, aliases: dict[str, str] | None = None) -> str:
+def negotiate(
+    accept: str | None, offered: list[str] | tuple[str, ...], *, aliases: dict[str, str] | None = None
+) -> str:
     """The offered media type the client prefers most (ties go to the server's order), or 406."""
     ranges = _parse_accept(accept)
     aliases = aliases or {}

@@ -63,9 +63,17 @@ class KnowledgeGraphInvalid(Unprocessable):
 class GraphService(BatchAppends):
     """Graph management over one store and its catalog."""
 
-    def __init__(self, store: Store, catalog: Catalog, *, bulk_threshold: int = 100_000,
-                 max_update_triples: int | None = None, max_graphs_per_write: int | None = None,
-                 skolemize: bool = False, rdf_limits: RdfLimits = DEFAULT_LIMITS) -> None:
+    def __init__(
+        self,
+        store: Store,
+        catalog: Catalog,
+        *,
+        bulk_threshold: int = 100_000,
+        max_update_triples: int | None = None,
+        max_graphs_per_write: int | None = None,
+        skolemize: bool = False,
+        rdf_limits: RdfLimits = DEFAULT_LIMITS,
+    ) -> None:
         self._store = store
         self._catalog = catalog
         self._bulk_threshold = bulk_threshold
@@ -129,8 +137,17 @@ class GraphService(BatchAppends):
                     load.finish()
                     self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry))])
                 return WriteResult(entry, created=True)
-            self._commit([GraphWrite(ref.iri, expected, self._catalog.entry_quads(entry), insert=incoming,
-                                     replace=mode is WriteMode.REPLACE and exists)])
+            self._commit(
+                [
+                    GraphWrite(
+                        ref.iri,
+                        expected,
+                        self._catalog.entry_quads(entry),
+                        insert=incoming,
+                        replace=mode is WriteMode.REPLACE and exists,
+                    )
+                ]
+            )
             return WriteResult(entry, created=not exists)
 
     def _stored(self, triples: list[Triple]) -> list[Triple]:
@@ -182,13 +199,17 @@ class GraphService(BatchAppends):
             text = f"{text}\nLIMIT {int(limit)}\nOFFSET {int(offset)}\n"
         return self._store.select(text, bindings)
 
-    def rows_over(self, name: str, names: Sequence[str], values: Sequence[Sequence[Term]], *,
-                  chunk: int = 500) -> list[Row]:
+    def rows_over(
+        self, name: str, names: Sequence[str], values: Sequence[Sequence[Term]], *, chunk: int = 500
+    ) -> list[Row]:
         """Rows of ``queries/{name}.rq`` asked about several rows of parameters at once (one VALUES block of up
         to ``chunk`` rows per request, each a term per name): what a batch needs to know of its own items."""
         text = queries.load(name)
-        return [row for start in range(0, len(values), chunk)
-                for row in self._store.select(bind_rows(text, names, values[start:start + chunk]))]
+        return [
+            row
+            for start in range(0, len(values), chunk)
+            for row in self._store.select(bind_rows(text, names, values[start : start + chunk]))
+        ]
 
     def triples(self, ref: GraphRef) -> list[Triple]:
         """The graph's triples (empty if it does not exist), skolem IRIs read as the blank nodes they stand
@@ -236,12 +257,15 @@ class GraphService(BatchAppends):
             entries = []
             # one catalog read for the write; an edit whose graph must be new and that names its title needs none
             # (the commit checks that the graph is absent)
-            known = self._catalog.entries_of([e.ref.iri for e in edits
-                                              if e.expected_digest is not None or e.title is None])
+            known = self._catalog.entries_of(
+                [e.ref.iri for e in edits if e.expected_digest is not None or e.title is None]
+            )
             for position, edit in enumerate(edits):
                 edit = replace(edit, insert=self._stored(edit.insert))
                 previous = known.get(edit.ref.iri.value)
-                expected = (previous.digest if previous else None) if edit.expected_digest is ... else edit.expected_digest
+                expected = (
+                    (previous.digest if previous else None) if edit.expected_digest is ... else edit.expected_digest
+                )
                 if expected != (previous.digest if previous else None):
                     raise ConcurrentWrite(f"<{edit.ref.iri.value}> changed after it was read")
                 # Only what a check or the new digest needs is read: a new batch or a replaced graph needs nothing.
@@ -256,7 +280,8 @@ class GraphService(BatchAppends):
                     graph=edit.ref.iri.value,
                     kind=edit.ref.kind,
                     identifier=edit.ref.identifier,
-                    title=edit.title or (previous.title if previous else f"{edit.ref.kind.value}/{edit.ref.identifier}"),
+                    title=edit.title
+                    or (previous.title if previous else f"{edit.ref.kind.value}/{edit.ref.identifier}"),
                     agent=agent.agent,
                     modified=now(),
                     triples=size,
@@ -264,9 +289,16 @@ class GraphService(BatchAppends):
                     batch_of=edit.batch_of,
                 )
                 entries.append(entry)
-                writes.append(GraphWrite(edit.ref.iri, expected,
-                                         self._catalog.entry_quads(entry), insert=edit.insert,
-                                         delete=[] if edit.replace else edit.delete, replace=edit.replace))
+                writes.append(
+                    GraphWrite(
+                        edit.ref.iri,
+                        expected,
+                        self._catalog.entry_quads(entry),
+                        insert=edit.insert,
+                        delete=[] if edit.replace else edit.delete,
+                        replace=edit.replace,
+                    )
+                )
             self._commit(writes + [guard(NamedNode(g), d) for g, d in (guards or {}).items()])
             return entries
 
@@ -279,8 +311,10 @@ class GraphService(BatchAppends):
         ):
             raise Unprocessable("a shapes graph must declare at least one sh:NodeShape or sh:PropertyShape")
         if ref.kind is GraphKind.JUDGES and not _names_its_dso(content):  # else it would judge for no DSO, unseen
-            raise Unprocessable("a judges graph must name the DSO its rules judge for: dcterms:conformsTo <DSO ontology "
-                                "IRI> on its dcat:Dataset node (docs/judgments.md \"Which DSO a judges graph serves\")")
+            raise Unprocessable(
+                "a judges graph must name the DSO its rules judge for: dcterms:conformsTo <DSO ontology "
+                "IRI> on its dcat:Dataset node (docs/judgments.md \"Which DSO a judges graph serves\")"
+            )
         if ref.kind is not GraphKind.KG:
             return None
         from . import validation  # owlrl and pySHACL imported by the first KG write, not by every reader (`caie query`)
@@ -305,13 +339,19 @@ class GraphService(BatchAppends):
             if entry is None:
                 raise Unprocessable(f"no DSO graph {dso!r} is loaded: load it under /graphs/dso/{dso} first")
             return entry
-        declared = {t.object.value for t in content if t.predicate.value == DCTERMS + "conformsTo" and isinstance(t.object, NamedNode)}
+        declared = {
+            t.object.value
+            for t in content
+            if t.predicate.value == DCTERMS + "conformsTo" and isinstance(t.object, NamedNode)
+        }
         for ontology in sorted(declared):
             entry = self._catalog.graph_defining(ontology, GraphKind.DSO)
             if entry is not None:
                 return entry
         if declared:
-            raise Unprocessable(f"the knowledge graph conforms to {', '.join(sorted(declared))}, but no loaded DSO defines it")
+            raise Unprocessable(
+                f"the knowledge graph conforms to {', '.join(sorted(declared))}, but no loaded DSO defines it"
+            )
         raise Unprocessable("a knowledge graph must name its DSO: dcterms:conformsTo <DSO ontology IRI>, or ?dso=<id>")
 
     def read(self, ref: GraphRef, rdf_format: RdfFormat, prefixes: dict[str, str] | None = None) -> bytes:
@@ -370,9 +410,11 @@ def _text(term: Term) -> str:
 def _refuse_record(ref: GraphRef) -> None:
     """Evaluation records change only through the lifecycle's own operations, which check roles and rules."""
     if ref.kind is GraphKind.EVALUATION:
-        raise Forbidden(f"<{ref.iri.value}> is part of an evaluation record: records change only through the "
-                        "lifecycle operations (scope, envelope, approvals, plans, exclusions), and outside "
-                        "records come in through the import, which validates them")
+        raise Forbidden(
+            f"<{ref.iri.value}> is part of an evaluation record: records change only through the "
+            "lifecycle operations (scope, envelope, approvals, plans, exclusions), and outside "
+            "records come in through the import, which validates them"
+        )
 
 
 def _ontology_of(content: list[Triple]) -> str | None:
@@ -387,10 +429,15 @@ def _ontology_of(content: list[Triple]) -> str | None:
 def _names_its_dso(content: list[Triple]) -> bool:
     """Whether a dcat:Dataset or owl:Ontology node of the graph declares ``dcterms:conformsTo`` an IRI
     (``queries/judges-for-dso.rq`` reads the same)."""
-    declared = {t.subject for t in content
-                if t.predicate.value == _TYPE and _text(t.object) in (DCAT + "Dataset", OWL + "Ontology")}
-    return any(t.predicate.value == DCTERMS + "conformsTo" and t.subject in declared and isinstance(t.object, NamedNode)
-               for t in content)
+    declared = {
+        t.subject
+        for t in content
+        if t.predicate.value == _TYPE and _text(t.object) in (DCAT + "Dataset", OWL + "Ontology")
+    }
+    return any(
+        t.predicate.value == DCTERMS + "conformsTo" and t.subject in declared and isinstance(t.object, NamedNode)
+        for t in content
+    )
 
 
 def _title_of(content: list[Triple], ref: GraphRef) -> str:
@@ -400,7 +447,11 @@ def _title_of(content: list[Triple], ref: GraphRef) -> str:
     for predicate in (DCTERMS + "title", RDFS + "label"):
         for triple in content:
             subject, value = triple.subject, triple.object
-            if (triple.predicate.value == predicate and isinstance(subject, NamedNode) and subject.value in subjects
-                    and not isinstance(value, Triple)):
+            if (
+                triple.predicate.value == predicate
+                and isinstance(subject, NamedNode)
+                and subject.value in subjects
+                and not isinstance(value, Triple)
+            ):
                 return value.value
     return f"{ref.kind.value}/{ref.identifier}"

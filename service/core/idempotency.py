@@ -40,8 +40,9 @@ PURGE_BATCH = 8
 
 _RECORD = NamedNode(CATALOG + "IdempotencyRecord")
 _DIGEST = NamedNode(CATALOG + "digest")
-_KEPT_UNTIL, _METHOD, _PATH, _REQUEST_DIGEST = (NamedNode(CATALOG + name) for name in
-                                                 ("keptUntil", "requestMethod", "requestPath", "requestDigest"))
+_KEPT_UNTIL, _METHOD, _PATH, _REQUEST_DIGEST = (
+    NamedNode(CATALOG + name) for name in ("keptUntil", "requestMethod", "requestPath", "requestDigest")
+)
 _STATUS, _HEADERS, _BODY = (NamedNode(CATALOG + name) for name in ("answerStatus", "answerHeaders", "answerBody"))
 _ATTRIBUTED = NamedNode(PROV + "wasAttributedTo")
 
@@ -107,8 +108,12 @@ class Idempotency:
             expected = None
         else:
             expected = expired.digest
-        request = (Triple(graph, RDF_TYPE, _RECORD), Triple(graph, _ATTRIBUTED, self._catalog.agent_iri(agent)),
-                   Triple(graph, _METHOD, Literal(method)), Triple(graph, _PATH, Literal(path)))
+        request = (
+            Triple(graph, RDF_TYPE, _RECORD),
+            Triple(graph, _ATTRIBUTED, self._catalog.agent_iri(agent)),
+            Triple(graph, _METHOD, Literal(method)),
+            Triple(graph, _PATH, Literal(path)),
+        )
         digest = self._write(graph, expected, [*request, Triple(graph, _KEPT_UNTIL, date_time(now() + self._ttl))])
         return Claim(graph, digest, request) if digest is not None else None
 
@@ -116,10 +121,18 @@ class Idempotency:
         """Remember ``answer`` to the claimed request whose request digest is ``digest``, kept for the TTL."""
         node = claim.graph
         headers = json.dumps([list(pair) for pair in answer.headers])
-        self._write(node, claim.digest, [
-            *claim.request, Triple(node, _KEPT_UNTIL, date_time(now() + self._ttl)),
-            Triple(node, _REQUEST_DIGEST, Literal(digest)), Triple(node, _STATUS, integer(answer.status)),
-            Triple(node, _HEADERS, Literal(headers)), Triple(node, _BODY, Literal(answer.body.decode("utf-8")))])
+        self._write(
+            node,
+            claim.digest,
+            [
+                *claim.request,
+                Triple(node, _KEPT_UNTIL, date_time(now() + self._ttl)),
+                Triple(node, _REQUEST_DIGEST, Literal(digest)),
+                Triple(node, _STATUS, integer(answer.status)),
+                Triple(node, _HEADERS, Literal(headers)),
+                Triple(node, _BODY, Literal(answer.body.decode("utf-8"))),
+            ],
+        )
 
     def release(self, claim: Claim) -> None:
         """Forget the claim of a request that did not succeed, so that the key may be used again."""
@@ -127,8 +140,10 @@ class Idempotency:
 
     def purge(self, limit: int = PURGE_BATCH) -> list[NamedNode]:
         """Forget up to ``limit`` expired records (each only while it is still the one read); those forgotten."""
-        rows = self._store.select(f"{queries.load('idempotency-expired')}\nLIMIT {int(limit)}",
-                                  {"catalog": self._catalog.graph, "now": date_time(now())})
+        rows = self._store.select(
+            f"{queries.load('idempotency-expired')}\nLIMIT {int(limit)}",
+            {"catalog": self._catalog.graph, "now": date_time(now())},
+        )
         expired = [(NamedNode(row["record"].value), row["digest"].value) for row in rows]
         return [graph for graph, _ in expired] if expired and self._forget(expired) else []
 
@@ -136,11 +151,16 @@ class Idempotency:
         """Write ``triples`` as the whole of ``graph`` where its catalog digest is still ``expected`` (``None``:
         where it is absent); the new digest, or ``None`` when another request wrote it first."""
         digest = graph_digest(triples)
-        entry = [Quad(graph, RDF_TYPE, _RECORD, self._catalog.graph),
-                 Quad(graph, _DIGEST, Literal(digest), self._catalog.graph)]
+        entry = [
+            Quad(graph, RDF_TYPE, _RECORD, self._catalog.graph),
+            Quad(graph, _DIGEST, Literal(digest), self._catalog.graph),
+        ]
         try:
-            commit(self._store, self._catalog.graph, [GraphWrite(graph, expected, entry, insert=triples,
-                                                                 replace=expected is not None)])
+            commit(
+                self._store,
+                self._catalog.graph,
+                [GraphWrite(graph, expected, entry, insert=triples, replace=expected is not None)],
+            )
         except (StaleWrite, ConcurrentWrite):
             return None
         return digest
@@ -149,11 +169,14 @@ class Idempotency:
         """Empty each record graph and remove its catalog entry, where its digest is still the one read; whether
         they were (all or none)."""
         try:
-            token = commit(self._store, self._catalog.graph,
-                           [GraphWrite(graph, digest, replace=True) for graph, digest in records])
+            token = commit(
+                self._store, self._catalog.graph, [GraphWrite(graph, digest, replace=True) for graph, digest in records]
+            )
         except (StaleWrite, ConcurrentWrite):
             return False  # another request rewrote or purged one meanwhile: the rest stay for the next purge
-        self._store.apply(ChangeSet(delete=[q for graph, _ in records for q in self._catalog.forget(graph, token).delete]))
+        self._store.apply(
+            ChangeSet(delete=[q for graph, _ in records for q in self._catalog.forget(graph, token).delete])
+        )
         return True
 
 
@@ -162,5 +185,10 @@ def _remembered(graph: NamedNode, row: Row) -> Remembered:
     if "status" in row:
         headers = tuple((name, value) for name, value in json.loads(row["headers"].value))
         answer = Answer(int(row["status"].value), headers, row["body"].value.encode("utf-8"))
-    return Remembered(graph, row["digest"].value, datetime.fromisoformat(row["keptUntil"].value),
-                      row["requestDigest"].value if "requestDigest" in row else None, answer)
+    return Remembered(
+        graph,
+        row["digest"].value,
+        datetime.fromisoformat(row["keptUntil"].value),
+        row["requestDigest"].value if "requestDigest" in row else None,
+        answer,
+    )

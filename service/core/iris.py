@@ -131,6 +131,6 @@ def path_for_iri(base: str, vocabulary: str, iri: str) -> str | None:
     document = iri.split("#", 1)[0]
     for prefix, deployment in ((base, True), (vocabulary, False)):
         if document.startswith(prefix):
-            path = document[len(prefix):]
+            path = document[len(prefix) :]
             return "/" + path if is_deployment_path(path) == deployment else None
     return None

@@ -36,8 +36,9 @@ Find = Callable[[str], Graph | None]
 
 def declared(dso: Graph) -> list[str]:
     """The shapes ontologies the DSO's ontology node names for its knowledge graphs, sorted."""
-    return sorted({str(shapes) for onto in dso.subjects(RDF.type, OWL.Ontology)
-                   for shapes in dso.objects(onto, KG_SHAPES)})
+    return sorted(
+        {str(shapes) for onto in dso.subjects(RDF.type, OWL.Ontology) for shapes in dso.objects(onto, KG_SHAPES)}
+    )
 
 
 @cache
@@ -53,8 +54,10 @@ def kg_shapes(dso: Graph, find: Find) -> Graph:
     for iri in declared(dso):
         found = find(iri)
         if found is None:
-            raise Unprocessable(f"the DSO declares the knowledge-graph shapes <{iri}> (epo:knowledgeGraphShapes), but no "
-                                "loaded shapes graph defines them: load them under /graphs/shapes/{id} first")
+            raise Unprocessable(
+                f"the DSO declares the knowledge-graph shapes <{iri}> (epo:knowledgeGraphShapes), but no "
+                "loaded shapes graph defines them: load them under /graphs/shapes/{id} first"
+            )
         shapes += found
     return shapes
 
@@ -80,6 +83,7 @@ class Stored(Protocol):
 def stored_shapes(graphs: Stored) -> Find:
     """Shapes from the store: the shapes graph (catalog kind ``shapes``) declaring the ontology, read whole, its
     skolem IRIs read as the blank nodes they stand for (shapes' property nodes and lists, as written)."""
+
     def find(iri: str) -> Graph | None:
         rows = graphs.rows("shapes-graphs-defining", {"shapes": NamedNode(iri)})
         for graph, triples in groupby(rows, key=lambda row: row["graph"].value):
@@ -87,4 +91,5 @@ def stored_shapes(graphs: Stored) -> Find:
             if entry is not None and entry.kind is GraphKind.SHAPES:
                 return to_rdflib(blank_skolems([row_triple(row) for row in triples]))
         return None
+
     return find

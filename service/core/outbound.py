@@ -47,10 +47,13 @@ def refusal(url: str, allowlist: Sequence[str]) -> str | None:
             prefix, prefix_port = _parts(allowed)
         except ValueError:
             continue
-        if (prefix.scheme.lower(), (prefix.hostname or "").lower(), prefix_port) != \
-                (split.scheme.lower(), split.hostname.lower(), port):
+        if (prefix.scheme.lower(), (prefix.hostname or "").lower(), prefix_port) != (
+            split.scheme.lower(),
+            split.hostname.lower(),
+            port,
+        ):
             continue
         wanted = _segments(prefix.path)
-        if _segments(split.path)[:len(wanted)] == wanted:
+        if _segments(split.path)[: len(wanted)] == wanted:
             return None
     return "it is under none of the allowed URL prefixes"

@@ -40,8 +40,9 @@ def _encoded(hasher: PasswordHasher, password: str | None = None) -> str:
     against), once per process for each password and hasher parameters: a people list read again (each app the
     process builds, a restarted reader) costs no argon2 run, about a quarter second of a core each. The memo is
     keyed by an HMAC under a key of this process only, so no password is kept, even in memory."""
-    parameters = repr((hasher.time_cost, hasher.memory_cost, hasher.parallelism, hasher.hash_len, hasher.salt_len,
-                       hasher.type)).encode()
+    parameters = repr(
+        (hasher.time_cost, hasher.memory_cost, hasher.parallelism, hasher.hash_len, hasher.salt_len, hasher.type)
+    ).encode()
     secret = b"\x00stand-in" if password is None else b"\x01" + password.encode()
     tag = hmac.digest(_PROCESS_KEY, parameters + secret, "sha256")
     with _hashed_lock:
@@ -129,8 +130,9 @@ class _Entry(BaseModel):
         if has_secret != (self.username is not None):
             raise ValueError("a username needs a password or a password_hash, and each needs a username")
         if not has_secret and self.oidc_subject is None:
-            raise ValueError("the person cannot sign in: give a username and a password (or password_hash), "
-                             "or an oidc_subject")
+            raise ValueError(
+                "the person cannot sign in: give a username and a password (or password_hash), or an oidc_subject"
+            )
         return self
 
 
@@ -155,9 +157,17 @@ def _person(entry: _Entry, hasher: PasswordHasher, where: str) -> Person:
             hasher.check_needs_rehash(encoded)  # parses it: a hash argon2 cannot read fails here, not at sign-in
         except (InvalidHashError, ValueError):
             raise Misconfigured(f"people: {where}: password_hash is not an argon2 encoded hash") from None
-    return Person(agent=entry.agent, roles=frozenset(entry.roles), username=entry.username, name=entry.name,
-                  organization=entry.organization, languages=tuple(entry.languages), expertise=tuple(entry.expertise),
-                  oidc_subject=entry.oidc_subject, password_hash=encoded)
+    return Person(
+        agent=entry.agent,
+        roles=frozenset(entry.roles),
+        username=entry.username,
+        name=entry.name,
+        organization=entry.organization,
+        languages=tuple(entry.languages),
+        expertise=tuple(entry.expertise),
+        oidc_subject=entry.oidc_subject,
+        password_hash=encoded,
+    )
 
 
 def _unique(people: list[Person], key: str, fold: bool = False) -> None:
@@ -168,8 +178,9 @@ def _unique(people: list[Person], key: str, fold: bool = False) -> None:
             continue
         value = value.casefold() if fold else value
         if value in seen:
-            raise Misconfigured(f"people: {key} {getattr(person, key)!r} is given twice "
-                                f"(agents {seen[value]!r} and {person.agent!r})")
+            raise Misconfigured(
+                f"people: {key} {getattr(person, key)!r} is given twice (agents {seen[value]!r} and {person.agent!r})"
+            )
         seen[value] = person.agent
 
 
@@ -245,8 +256,9 @@ class People:
         return self._by_agent.get(agent)
 
 
-def person_of_claims(people: People, claims: Mapping[str, object], roles_claim: str | None,
-                     agent_claim: str) -> Person | None:
+def person_of_claims(
+    people: People, claims: Mapping[str, object], roles_claim: str | None, agent_claim: str
+) -> Person | None:
     """Who an OpenID Connect ID token's verified ``claims`` sign in as: the people entry naming its subject; else,
     where the deployment names a roles claim, the agent and roles the token states (never a configured
     person's agent); else no one."""
@@ -259,11 +271,17 @@ def person_of_claims(people: People, claims: Mapping[str, object], roles_claim: 
     stated = claims.get(roles_claim)
     roles = stated.split() if isinstance(stated, str) else stated if isinstance(stated, list) else []
     agent, name = claims.get(agent_claim), claims.get("name")
-    if (not isinstance(agent, str) or not re.fullmatch(AGENT_PATTERN, agent) or people.by_agent(agent) is not None
-            or not roles or not all(isinstance(role, str) and role.strip() for role in roles)):
+    if (
+        not isinstance(agent, str)
+        or not re.fullmatch(AGENT_PATTERN, agent)
+        or people.by_agent(agent) is not None
+        or not roles
+        or not all(isinstance(role, str) and role.strip() for role in roles)
+    ):
         return None
-    return Person(agent=agent, roles=frozenset(roles), name=name if isinstance(name, str) else None,
-                  oidc_subject=subject)
+    return Person(
+        agent=agent, roles=frozenset(roles), name=name if isinstance(name, str) else None, oidc_subject=subject
+    )
 
 
 def _read(settings: Settings) -> str | None:
@@ -272,4 +290,6 @@ def _read(settings: Settings) -> str | None:
     try:
         return settings.people_file.read_text(encoding="utf-8")
     except OSError as error:
-        raise Misconfigured(f"people: cannot read CAIE_PEOPLE_FILE ({settings.people_file}): {error.strerror}") from None
+        raise Misconfigured(
+            f"people: cannot read CAIE_PEOPLE_FILE ({settings.people_file}): {error.strerror}"
+        ) from None

@@ -36,8 +36,9 @@ class Loaded:
 def loaded(group: str) -> tuple[Loaded, ...]:
     """Every entry point of ``group``, loaded, in the order of their names (then their targets)."""
     points = sorted(entry_points(group=group), key=lambda point: (point.name, point.value))
-    return tuple(Loaded(point.name, point.dist.name if point.dist is not None else point.value, point.load())
-                 for point in points)
+    return tuple(
+        Loaded(point.name, point.dist.name if point.dist is not None else point.value, point.load()) for point in points
+    )
 
 
 @cache
@@ -49,8 +50,9 @@ def domain_prefixes() -> dict[str, str]:
         if not isinstance(point.value, str) or not point.value.startswith(("http://", "https://", "urn:")):
             raise ValueError(f"caie.prefixes entry point {point.name} ({point.source}) must be a namespace IRI string")
         if {**PREFIXES, **found}.get(point.name, point.value) != point.value:
-            raise ValueError(f"caie.prefixes entry point {point.name} ({point.source}) redefines the prefix "
-                             f"{point.name}:")
+            raise ValueError(
+                f"caie.prefixes entry point {point.name} ({point.source}) redefines the prefix {point.name}:"
+            )
         found[point.name] = point.value
     return found
 
@@ -76,7 +78,9 @@ def worked_examples() -> tuple[WorkedExample, ...]:
     examples = []
     for point in loaded("caie.examples"):
         if not isinstance(point.value, WorkedExample):
-            raise TypeError(f"caie.examples entry point {point.name} ({point.source}) must be a "
-                            f"service.core.plugins.WorkedExample, not {type(point.value).__name__}")
+            raise TypeError(
+                f"caie.examples entry point {point.name} ({point.source}) must be a "
+                f"service.core.plugins.WorkedExample, not {type(point.value).__name__}"
+            )
         examples.append(point.value)
     return tuple(examples)

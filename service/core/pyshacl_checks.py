@@ -17,8 +17,10 @@ from typing import cast
 from pyshacl.helper.sparql_query_helper import SPARQLQueryHelper
 
 # pySHACL's method is untyped; it reads only class attributes (its regular expressions): the class serves as self
-_check_text = cast("Callable[[type[SPARQLQueryHelper], str, bool | None, frozenset[str]], bool]",
-                   SPARQLQueryHelper.check_invalid_sparql)
+_check_text = cast(
+    "Callable[[type[SPARQLQueryHelper], str, bool | None, frozenset[str]], bool]",
+    SPARQLQueryHelper.check_invalid_sparql,
+)
 
 
 @lru_cache(maxsize=1024)  # distinct constraint texts of the shapes graphs in use: a handful each
@@ -27,8 +29,9 @@ def _passed(text: str, with_value: bool, extravars: frozenset[str]) -> bool:
     return _check_text(SPARQLQueryHelper, text, True if with_value else None, extravars)
 
 
-def _check_once(self: SPARQLQueryHelper, sparql_text: str, valuenode: object = None,
-                extravars: Iterable[str] | None = None) -> bool:
+def _check_once(
+    self: SPARQLQueryHelper, sparql_text: str, valuenode: object = None, extravars: Iterable[str] | None = None
+) -> bool:
     return _passed(sparql_text, valuenode is not None, frozenset(extravars or ()))
 
 

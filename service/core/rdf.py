@@ -32,7 +32,9 @@ def date_time(value: datetime) -> Literal:
     return Literal(value.isoformat(), datatype=NamedNode(XSD + "dateTime"))
 
 
-def parse_triples(data: bytes, rdf_format: RdfFormat, base_iri: str, limits: RdfLimits = DEFAULT_LIMITS) -> list[Triple]:
+def parse_triples(
+    data: bytes, rdf_format: RdfFormat, base_iri: str, limits: RdfLimits = DEFAULT_LIMITS
+) -> list[Triple]:
     """The triples of a one-graph document, or 400 naming the syntax error and where it is.
 
     TriG and N-Quads are accepted when every statement is in the default graph: a graph upload
@@ -44,8 +46,10 @@ def parse_triples(data: bytes, rdf_format: RdfFormat, base_iri: str, limits: Rdf
     try:
         for quad in parse(data, format=rdf_format, base_iri=base_iri, without_named_graphs=True):
             if len(triples) == limits.max_triples:
-                raise PayloadTooLarge(f"the {rdf_format.name} body has more than {limits.max_triples} triples, "
-                                      "the most this deployment reads in one body (CAIE_RDF_MAX_TRIPLES)")
+                raise PayloadTooLarge(
+                    f"the {rdf_format.name} body has more than {limits.max_triples} triples, "
+                    "the most this deployment reads in one body (CAIE_RDF_MAX_TRIPLES)"
+                )
             triple = quad.triple
             _check_literals(triple, limits.max_literal_bytes)
             triples.append(triple)
@@ -66,8 +70,10 @@ def _check_literals(triple: Triple, limit: int) -> None:
         elif isinstance(term, Literal) and len(term.value) * 4 > limit:  # UTF-8 takes at most 4 bytes a character
             size = len(term.value.encode("utf-8"))
             if size > limit:
-                raise PayloadTooLarge(f"the body has a literal of {size} bytes; this deployment reads literals of at "
-                                      f"most {limit} bytes (CAIE_RDF_MAX_LITERAL_BYTES)")
+                raise PayloadTooLarge(
+                    f"the body has a literal of {size} bytes; this deployment reads literals of at "
+                    f"most {limit} bytes (CAIE_RDF_MAX_LITERAL_BYTES)"
+                )
 
 
 def to_rdflib(statements: Iterable[Triple | Quad]) -> rdflib.Graph:

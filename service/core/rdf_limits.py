@@ -37,12 +37,20 @@ class RdfLimits:
 
     @classmethod
     def of(cls, settings: Settings) -> RdfLimits:
-        return cls(settings.rdf_max_nesting, settings.rdf_max_triples, settings.rdf_max_literal_bytes,
-                   settings.canonicalize_time_limit_s)
+        return cls(
+            settings.rdf_max_nesting,
+            settings.rdf_max_triples,
+            settings.rdf_max_literal_bytes,
+            settings.canonicalize_time_limit_s,
+        )
 
 
-DEFAULT_LIMITS = RdfLimits(*(Settings.model_fields[name].default for name in (
-    "rdf_max_nesting", "rdf_max_triples", "rdf_max_literal_bytes", "canonicalize_time_limit_s")))
+DEFAULT_LIMITS = RdfLimits(
+    *(
+        Settings.model_fields[name].default
+        for name in ("rdf_max_nesting", "rdf_max_triples", "rdf_max_literal_bytes", "canonicalize_time_limit_s")
+    )
+)
 """The settings' defaults, for callers without a deployment's settings (files of the repository, tools)."""
 
 # Turtle, TriG, N-Triples, N-Quads: what cannot nest, leftmost first. Possessive quantifiers keep an unterminated
@@ -54,13 +62,17 @@ _TURTLE_OPAQUE = re.compile(
     rb"|'(?:[^'\\\n\r]++|\\.)*+'"
     rb"|<[^<>\x00-\x20]*+>"  # an IRI; '<<' (a quoted triple) is left
     rb"|#[^\n\r]*+"
-    rb"|\\.", re.DOTALL)
+    rb"|\\.",
+    re.DOTALL,
+)
 _JSON_STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.DOTALL)
 # RDF/XML: comments, CDATA, processing instructions and declarations, then tags (attribute values may hold '>').
 # Every alternative ends at the end of the body if nothing closes it, so no start is scanned twice.
 _XML_TOKEN = re.compile(
     rb"<!--.*?(?:-->|\Z)|<!\[CDATA\[.*?(?:\]\]>|\Z)|<[?!].*?(?:>|\Z)"
-    rb"""|<(/?)(?:[^>"'/]++|/(?!>)|"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))*+(/?)(?:>|\Z)""", re.DOTALL)
+    rb"""|<(/?)(?:[^>"'/]++|/(?!>)|"[^"]*+(?:"|\Z)|'[^']*+(?:'|\Z))*+(/?)(?:>|\Z)""",
+    re.DOTALL,
+)
 _DTD = re.compile(rb"<!\s*(?:DOCTYPE|ENTITY)", re.IGNORECASE)
 
 _OPENERS, _CLOSERS = b"[({", b"])}"
@@ -72,8 +84,10 @@ def check_before_parsing(data: bytes, rdf_format: RdfFormat, limits: RdfLimits) 
     """400 for RDF/XML that declares a DTD or entities; 413 for a body nested deeper than ``limits.max_nesting``."""
     if rdf_format == RdfFormat.RDF_XML:
         if _DTD.search(data):
-            raise BadRequest("the RDF/XML body has a document type or entity declaration (<!DOCTYPE …>, <!ENTITY …>): "
-                             "this service reads none, since entities can expand exponentially (billion laughs)")
+            raise BadRequest(
+                "the RDF/XML body has a document type or entity declaration (<!DOCTYPE …>, <!ENTITY …>): "
+                "this service reads none, since entities can expand exponentially (billion laughs)"
+            )
         depth = _xml_depth(data, limits.max_nesting)
         what = "elements"
     elif rdf_format == RdfFormat.JSON_LD:
@@ -84,8 +98,10 @@ def check_before_parsing(data: bytes, rdf_format: RdfFormat, limits: RdfLimits) 
         what = "blank-node property lists, collections, quoted triples or graphs"
     if depth > limits.max_nesting:
         deep = f"at least {depth}" if rdf_format == RdfFormat.RDF_XML else str(depth)  # its scan stops there
-        raise PayloadTooLarge(f"the {rdf_format.name} body nests {what} {deep} deep; this deployment reads at most "
-                              f"{limits.max_nesting} levels (CAIE_RDF_MAX_NESTING)")
+        raise PayloadTooLarge(
+            f"the {rdf_format.name} body nests {what} {deep} deep; this deployment reads at most "
+            f"{limits.max_nesting} levels (CAIE_RDF_MAX_NESTING)"
+        )
 
 
 def nesting_depth(data: bytes, rdf_format: RdfFormat) -> int:

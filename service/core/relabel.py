@@ -48,10 +48,13 @@ def cheap(triples: list[Triple]) -> bool:
             return False
         for node in {subject, value}:
             if isinstance(node, BlankNode):
-                signatures.setdefault(node, Counter())[(
-                    (_SELF if subject == node else _OTHER) if isinstance(subject, BlankNode) else subject,
-                    t.predicate,
-                    (_SELF if value == node else _OTHER) if isinstance(value, BlankNode) else value)] += 1
+                signatures.setdefault(node, Counter())[
+                    (
+                        (_SELF if subject == node else _OTHER) if isinstance(subject, BlankNode) else subject,
+                        t.predicate,
+                        (_SELF if value == node else _OTHER) if isinstance(value, BlankNode) else value,
+                    )
+                ] += 1
     distinct = {frozenset(signature.items()) for signature in signatures.values()}
     return len(distinct) == len(signatures)
 
@@ -59,23 +62,32 @@ def cheap(triples: list[Triple]) -> bool:
 def sorted_canonical_within(triples: list[Triple], time_limit_s: float) -> bytes:
     """:func:`sorted_canonical` of ``triples`` (with blank nodes) in a child process; 422 naming the limit if it
     takes longer than ``time_limit_s`` (the child is killed) or if the child fails."""
-    child = subprocess.Popen([sys.executable, "-m", __name__], cwd=_ROOT, stdin=subprocess.PIPE,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    child = subprocess.Popen(
+        [sys.executable, "-m", __name__],
+        cwd=_ROOT,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         out, err = child.communicate(serialize(triples, format=RdfFormat.N_TRIPLES), timeout=time_limit_s)
     except subprocess.TimeoutExpired:
         child.kill()
         child.communicate()
-        raise Unprocessable(f"canonicalizing the graph's blank nodes (RDFC-1.0, for its digest) took longer than "
-                            f"this deployment allows, {time_limit_s:g} s (CAIE_CANONICALIZE_TIME_LIMIT_S): the "
-                            "graph has many blank nodes that look alike; name them with IRIs") from None
+        raise Unprocessable(
+            f"canonicalizing the graph's blank nodes (RDFC-1.0, for its digest) took longer than "
+            f"this deployment allows, {time_limit_s:g} s (CAIE_CANONICALIZE_TIME_LIMIT_S): the "
+            "graph has many blank nodes that look alike; name them with IRIs"
+        ) from None
     except BaseException:
         child.kill()
         child.communicate()
         raise
     if child.returncode != 0:
         reason = err.decode("utf-8", errors="replace").strip().splitlines()[-1:] or [f"status {child.returncode}"]
-        raise Unprocessable(f"the graph's blank nodes could not be canonicalized (RDFC-1.0, for its digest): {reason[0]}")
+        raise Unprocessable(
+            f"the graph's blank nodes could not be canonicalized (RDFC-1.0, for its digest): {reason[0]}"
+        )
     return out
 
 

@@ -57,7 +57,9 @@ def _roles_of(agent: Credential) -> str:
 def _has_one_of(agent: Credential, roles: frozenset[str], action: str) -> Credential:
     if agent.roles & roles:
         return agent
-    raise Forbidden(f"{action} needs the role {' or '.join(sorted(roles))}; agent {agent.agent!r} has {_roles_of(agent)}")
+    raise Forbidden(
+        f"{action} needs the role {' or '.join(sorted(roles))}; agent {agent.agent!r} has {_roles_of(agent)}"
+    )
 
 
 def require_graph_writer(credential: Credential | None, kind: GraphKind, identifier: str = "{id}") -> Credential:

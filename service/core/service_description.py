@@ -12,8 +12,18 @@ from pyoxigraph import BlankNode, Literal, NamedNode, Triple
 from .namespaces import DCTERMS, RDF, RDFS, SD
 
 FORMATS = "http://www.w3.org/ns/formats/"
-RESULT_FORMATS = ("SPARQL_Results_JSON", "SPARQL_Results_XML", "SPARQL_Results_CSV", "SPARQL_Results_TSV",
-                  "Turtle", "N-Triples", "RDF_XML", "JSON-LD", "N-Quads", "TriG")
+RESULT_FORMATS = (
+    "SPARQL_Results_JSON",
+    "SPARQL_Results_XML",
+    "SPARQL_Results_CSV",
+    "SPARQL_Results_TSV",
+    "Turtle",
+    "N-Triples",
+    "RDF_XML",
+    "JSON-LD",
+    "N-Quads",
+    "TriG",
+)
 """The unique format IRIs (https://www.w3.org/ns/formats/) of every answer ``/sparql`` writes."""
 
 SERVICE_COMMENT = (

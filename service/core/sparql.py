@@ -91,7 +91,9 @@ def query_form(query: str) -> QueryForm:
     try:
         return QueryForm(word)
     except ValueError:
-        raise BadRequest(f"not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE, found {word or 'nothing'!r}") from None
+        raise BadRequest(
+            f"not a SPARQL query: expected SELECT, ASK, CONSTRUCT or DESCRIBE, found {word or 'nothing'!r}"
+        ) from None
 
 
 def has_dataset_clause(query: str) -> bool:
@@ -137,8 +139,9 @@ def protocol_query(parameters: Mapping[str, Sequence[str]], body_query: str | No
     queries = [*parameters.get(QUERY, ()), *([body_query] if body_query is not None else [])]
     if len(queries) > 1:
         where = " (one in the body, one in the URL)" if body_query is not None else ""
-        raise BadRequest(f"the request carries {len(queries)} queries{where}: send exactly one 'query' "
-                         "(SPARQL 1.1 Protocol §2.1)")
+        raise BadRequest(
+            f"the request carries {len(queries)} queries{where}: send exactly one 'query' (SPARQL 1.1 Protocol §2.1)"
+        )
     default, named = parameters.get(DEFAULT_GRAPH, ()), parameters.get(NAMED_GRAPH, ())
     # §2.1.4: given either parameter, the protocol dataset replaces the query's own; the other one is then empty.
     # Checked even without a query (then the service description answers): a graph that is no IRI is 400 either way.

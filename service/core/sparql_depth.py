@@ -50,4 +50,5 @@ def refuse_deep_nesting(text: str, most: int) -> None:
     if deepest(text, most) > most:
         raise BadRequest(
             f"the query nests braces, parentheses or brackets more than {most} deep (CAIE_QUERY_MAX_NESTING): "
-            "it is refused before it is parsed; flatten it (fewer nested groups or expressions)")
+            "it is refused before it is parsed; flatten it (fewer nested groups or expressions)"
+        )

@@ -106,15 +106,17 @@ def _results(report: Graph, keep: set[Node] | None = None) -> list[Violation]:
             continue
         severity = report.value(result, SH.resultSeverity)
         component = report.value(result, SH.sourceConstraintComponent)
-        out.append(Violation(
-            focus_node=_n3(focus) or "",
-            path=_n3(report.value(result, SH.resultPath)),
-            value=_n3(report.value(result, SH.value)),
-            message=str(report.value(result, SH.resultMessage) or "validation result without message"),
-            severity=str(severity).rsplit("#", 1)[-1] if severity is not None else "Violation",
-            source_shape=_n3(report.value(result, SH.sourceShape)),
-            constraint=None if component is None else str(component).replace(str(SH), "sh:"),
-        ))
+        out.append(
+            Violation(
+                focus_node=_n3(focus) or "",
+                path=_n3(report.value(result, SH.resultPath)),
+                value=_n3(report.value(result, SH.value)),
+                message=str(report.value(result, SH.resultMessage) or "validation result without message"),
+                severity=str(severity).rsplit("#", 1)[-1] if severity is not None else "Violation",
+                source_shape=_n3(report.value(result, SH.sourceShape)),
+                constraint=None if component is None else str(component).replace(str(SH), "sh:"),
+            )
+        )
     return sorted(out, key=lambda v: (v.focus_node, v.message))
 
 
@@ -127,8 +129,9 @@ def ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
     return ox.BlankNode(str(term)) if isinstance(term, BNode) else ox.NamedNode(str(term))
 
 
-def _ox_statement(s: Node, p: Node, o: Node) -> tuple[ox.NamedNode | ox.BlankNode, ox.NamedNode,
-                                                       ox.NamedNode | ox.BlankNode | ox.Literal]:
+def _ox_statement(
+    s: Node, p: Node, o: Node
+) -> tuple[ox.NamedNode | ox.BlankNode, ox.NamedNode, ox.NamedNode | ox.BlankNode | ox.Literal]:
     """An rdflib triple's terms as pyoxigraph's; a literal subject or a predicate that is not an IRI is refused
     (TypeError), as pyoxigraph refuses it."""
     subject, predicate = ox_term(s), ox_term(p)
@@ -177,8 +180,12 @@ class _StoreGraph(pyshacl_graphs.OxigraphDataGraph):  # pyshacl defines it when 
         return self._has_data
 
 
-def run_pyshacl(triples: Iterable[tuple[Node, Node, Node]], shapes: Graph,
-                use_shapes: Iterable[str] | None = None, base: Sequence[ox.Quad] = ()) -> Graph:
+def run_pyshacl(
+    triples: Iterable[tuple[Node, Node, Node]],
+    shapes: Graph,
+    use_shapes: Iterable[str] | None = None,
+    base: Sequence[ox.Quad] = (),
+) -> Graph:
     """Run pySHACL (SHACL core + SHACL-SPARQL, no inference) over ``triples`` and return the report graph.
 
     The data is copied into an in-memory pyoxigraph store first: pySHACL then evaluates the SHACL-SPARQL
@@ -190,7 +197,12 @@ def run_pyshacl(triples: Iterable[tuple[Node, Node, Node]], shapes: Graph,
     own_shapes = Graph()  # pySHACL adds RDFS/OWL axioms to the shapes graph it is given: the caller's stays as it was
     own_shapes += shapes
     _conforms, report, _text = pyshacl.validate(
-        _StoreGraph(store), shacl_graph=own_shapes, inference="none", advanced=True, allow_warnings=True, inplace=True,
+        _StoreGraph(store),
+        shacl_graph=own_shapes,
+        inference="none",
+        advanced=True,
+        allow_warnings=True,
+        inplace=True,
         use_shapes=list[str | URIRef](use_shapes) if use_shapes else None,
     )
     if not isinstance(report, Graph):  # pySHACL returns a ValidationFailure for broken shapes
@@ -241,8 +253,21 @@ _RULE_TEXT = {
 _TO_NOTHING = (RDFS.subClassOf, OWL.equivalentClass)
 
 
-_ANNOTATIONS = tuple(str(t) for t in (RDFS.label, RDFS.comment, RDFS.isDefinedBy, RDFS.seeAlso, OWL.versionInfo,
-                                       SKOS.prefLabel, SKOS.altLabel, SKOS.definition, SKOS.note, DCTERMS))
+_ANNOTATIONS = tuple(
+    str(t)
+    for t in (
+        RDFS.label,
+        RDFS.comment,
+        RDFS.isDefinedBy,
+        RDFS.seeAlso,
+        OWL.versionInfo,
+        SKOS.prefLabel,
+        SKOS.altLabel,
+        SKOS.definition,
+        SKOS.note,
+        DCTERMS,
+    )
+)
 
 
 def _is_annotation(predicate: Node) -> bool:
@@ -295,12 +320,16 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
     owlrl's ``eq-diff2`` check skips the last member of an ``owl:AllDifferent`` list and its messages do not
     name the KG node at fault. Remaining owlrl messages (an ill-typed literal, say) are passed on as they are.
     """
-    unsatisfiable = {c for c in set(dso.subjects(RDFS.subClassOf, None)) | set(dso.subjects(OWL.equivalentClass, None))
-                     if isinstance(c, URIRef) and OWL.Nothing in _ancestors(dso, c)}
+    unsatisfiable = {
+        c
+        for c in set(dso.subjects(RDFS.subClassOf, None)) | set(dso.subjects(OWL.equivalentClass, None))
+        if isinstance(c, URIRef) and OWL.Nothing in _ancestors(dso, c)
+    }
     closure = closure_graph()
     for graph in (dso, kg):
-        closure += ((s, p, o) for s, p, o in graph
-                    if not _is_annotation(p) and not (p in _TO_NOTHING and o == OWL.Nothing))
+        closure += (
+            (s, p, o) for s, p, o in graph if not _is_annotation(p) and not (p in _TO_NOTHING and o == OWL.Nothing)
+        )
     reasoner = owlrl.DeductiveClosure(_WithoutReflexiveSameAs, axiomatic_triples=False, datatype_axioms=False)
     reasoner.expand(closure)
     found: dict[tuple[str, str], Violation] = {}
@@ -332,7 +361,9 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
         if focus is None and text.startswith("Lexical value"):
             focus = next((s for s, _p, o in kg if isinstance(o, Literal) and o.ill_typed and str(o) in text), None)
         if focus is not None:
-            v = Violation(_n3(focus) or "", None, None, f"OWL 2 RL: {text}", "Violation", OWLRL_SHAPE.n3(), "owl-rl:error")
+            v = Violation(
+                _n3(focus) or "", None, None, f"OWL 2 RL: {text}", "Violation", OWLRL_SHAPE.n3(), "owl-rl:error"
+            )
             found.setdefault((v.focus_node, v.message), v)
     return sorted(found.values(), key=lambda v: (v.focus_node, v.message))
 
@@ -344,11 +375,18 @@ def _add_to_report(report: Graph, violations: Iterable[Violation], kg_nodes: set
     for v in violations:
         result = BNode()
         component = URIRef(SHAPES + str(v.constraint).replace(":", "/"))
-        report.addN((s, p, o, report) for s, p, o in [
-            (report_node, SH.result, result), (result, RDF.type, SH.ValidationResult),
-            (result, SH.focusNode, by_n3[v.focus_node]), (result, SH.resultMessage, Literal(v.message)),
-            (result, SH.resultSeverity, SH.Violation), (result, SH.sourceShape, OWLRL_SHAPE),
-            (result, SH.sourceConstraintComponent, component)])
+        report.addN(
+            (s, p, o, report)
+            for s, p, o in [
+                (report_node, SH.result, result),
+                (result, RDF.type, SH.ValidationResult),
+                (result, SH.focusNode, by_n3[v.focus_node]),
+                (result, SH.resultMessage, Literal(v.message)),
+                (result, SH.resultSeverity, SH.Violation),
+                (result, SH.sourceShape, OWLRL_SHAPE),
+                (result, SH.sourceConstraintComponent, component),
+            ]
+        )
 
 
 def _finish(report: Graph, violations: list[Violation]) -> ValidationOutcome:
@@ -385,8 +423,9 @@ def validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
     (:func:`service.core.memo.kept`): a KG loaded again against the same DSO, by this process or another
     sharing the cache directory, is not reasoned over again.
     """
-    key = hashlib.sha256("\0".join([content_digest(kg), content_digest(dso), content_digest(shapes),
-                                    _VALIDATION_VERSION]).encode()).hexdigest()
+    key = hashlib.sha256(
+        "\0".join([content_digest(kg), content_digest(dso), content_digest(shapes), _VALIDATION_VERSION]).encode()
+    ).hexdigest()
     return memo.kept("kg-validation", key, lambda: _validate_kg(kg, dso, shapes), ValidationOutcome)
 
 

@@ -69,23 +69,31 @@ def _latest(found: list[ApprovalRecord], kind: str, subject: str, digest: str) -
 def _status(graphs: GraphService, iris: Iris, index: Index) -> EnvelopeStatus:
     env = current_envelope_iri(iris, index)
     if env is None:
-        raise NotFound(f"evaluation {iris.evaluation_id!r} has no envelope: PUT /evaluations/{iris.evaluation_id}/envelope writes it")
+        raise NotFound(
+            f"evaluation {iris.evaluation_id!r} has no envelope: PUT /evaluations/{iris.evaluation_id}/envelope writes it"
+        )
     # Recomputed from the envelope's content, never read from the record: an approval of other content
     # approves nothing.
     digest = envelope_digest(env, [t for t in index.triples if owned_by(env, t)])
     found = records(graphs, iris.evaluation)
     relevance = {
         identifier_of(index, c): latest.outcome if (latest := _latest(found, "relevance", c, digest)) else None
-        for c in index.subjects(RDF + "type", EPO + "AcceptanceCriterion") if c.startswith(env + "/criteria/")
+        for c in index.subjects(RDF + "type", EPO + "AcceptanceCriterion")
+        if c.startswith(env + "/criteria/")
     }
     missing: list[str] = []
     for row in graphs.rows("sign-off-gaps", {"envelope": NamedNode(env), "digest": Literal(digest)}):
         assessed = "outcome" in row
         if row["class"].value == EPO + "EnvelopeAppropriatenessAssessment":
-            missing.insert(0, "the envelope's appropriateness: " + ("assessed inappropriate" if assessed else "not assessed"))
+            missing.insert(
+                0, "the envelope's appropriateness: " + ("assessed inappropriate" if assessed else "not assessed")
+            )
         elif row["expected"].value == EARL + "failed":
-            why = ("assessed relevant (set inScope true, or assess it not relevant)" if assessed
-                   else "out of scope without the domain expert's assessment that it is not relevant")
+            why = (
+                "assessed relevant (set inScope true, or assess it not relevant)"
+                if assessed
+                else "out of scope without the domain expert's assessment that it is not relevant"
+            )
             missing.append(f"relevance of criterion {row['identifier'].value!r}: {why}")
         else:
             why = "assessed not relevant (set inScope false or change it)" if assessed else "not assessed"
@@ -94,10 +102,20 @@ def _status(graphs: GraphService, iris: Iris, index: Index) -> EnvelopeStatus:
     if dso.gap:
         missing.insert(0, dso.gap)
     appropriateness = _latest(found, "appropriateness", env, digest)
-    signed = any(r.kind == "envelope-sign-off" and r.subject == env and r.envelope_digest == digest
-                 and r.outcome == "passed" for r in found)
-    return EnvelopeStatus(env, int(env.rsplit("/v", 1)[1]), digest, signed,
-                          appropriateness.outcome if appropriateness else None, relevance, missing, dso.outcome)
+    signed = any(
+        r.kind == "envelope-sign-off" and r.subject == env and r.envelope_digest == digest and r.outcome == "passed"
+        for r in found
+    )
+    return EnvelopeStatus(
+        env,
+        int(env.rsplit("/v", 1)[1]),
+        digest,
+        signed,
+        appropriateness.outcome if appropriateness else None,
+        relevance,
+        missing,
+        dso.outcome,
+    )
 
 
 @dataclass(frozen=True)
@@ -115,8 +133,11 @@ def _dso_status(graphs: GraphService, iris: Iris, index: Index) -> _DsoStatus:
     entry = graphs.find_graph(dso)
     if entry is None:
         return _DsoStatus(None, f"the DSO <{dso}> does not exist: load it and assess its appropriateness")
-    rows = [row for row in graphs.rows("dso-assessments", {"evaluation": NamedNode(iris.evaluation)})
-            if row["dso"].value == dso and row["digest"].value == entry.digest]
+    rows = [
+        row
+        for row in graphs.rows("dso-assessments", {"evaluation": NamedNode(iris.evaluation)})
+        if row["dso"].value == dso and row["digest"].value == entry.digest
+    ]
     outcome = rows[-1]["outcome"].value.removeprefix(EARL) if rows else None
     if outcome == "passed":
         return _DsoStatus(outcome, None)
@@ -158,28 +179,58 @@ def list_approvals(graphs: GraphService, evaluation_id: str) -> tuple[list[Appro
     triples: list[Triple] = []
     for record in found:
         if record.iri.startswith(prefix + "/approvals/"):
-            triples += graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id + record.iri[len(prefix):]))
+            triples += graphs.triples(graphs.member(GraphKind.EVALUATION, evaluation_id + record.iri[len(prefix) :]))
     return found, triples
 
 
-def append_approval(graphs: GraphService, state: RecordState, agent: Credential, kind: str, subject: str,
-                    outcome: bool, comment: str | None, extra: list[tuple[str, NamedNode | Literal]],
-                    guards: dict[str, str] | None = None,
-                    parts: Callable[[str], list[Triple]] | None = None) -> ApprovalRecord:
+def append_approval(
+    graphs: GraphService,
+    state: RecordState,
+    agent: Credential,
+    kind: str,
+    subject: str,
+    outcome: bool,
+    comment: str | None,
+    extra: list[tuple[str, NamedNode | Literal]],
+    guards: dict[str, str] | None = None,
+    parts: Callable[[str], list[Triple]] | None = None,
+) -> ApprovalRecord:
     """Append one approval about ``subject`` as its own batch graph ``{evaluation}/approvals/{key}``.
 
     It holds only while the record's head graph (scope and envelope) is the one ``state`` read and each
     graph in ``guards`` still has the digest the caller checked (409 otherwise, nothing written).
     ``parts`` gives, for the approval's IRI, triples about nodes named under it (a sign-off's pinned inputs).
     """
-    return _append(graphs, state.iris, state.head_digest, agent, kind, subject, outcome, comment, extra,
-                   state.status.digest, guards, parts)
+    return _append(
+        graphs,
+        state.iris,
+        state.head_digest,
+        agent,
+        kind,
+        subject,
+        outcome,
+        comment,
+        extra,
+        state.status.digest,
+        guards,
+        parts,
+    )
 
 
-def _append(graphs: GraphService, iris: Iris, head_digest: str, agent: Credential, kind: str, subject: str,
-            outcome: bool, comment: str | None, extra: list[tuple[str, NamedNode | Literal]],
-            envelope: str | None, guards: dict[str, str] | None,
-            parts: Callable[[str], list[Triple]] | None) -> ApprovalRecord:
+def _append(
+    graphs: GraphService,
+    iris: Iris,
+    head_digest: str,
+    agent: Credential,
+    kind: str,
+    subject: str,
+    outcome: bool,
+    comment: str | None,
+    extra: list[tuple[str, NamedNode | Literal]],
+    envelope: str | None,
+    guards: dict[str, str] | None,
+    parts: Callable[[str], list[Triple]] | None,
+) -> ApprovalRecord:
     """:func:`append_approval` for a record read as ``iris`` with head digest ``head_digest``; ``envelope`` is
     the envelope digest the approval names (``None``: it is not about the envelope)."""
     key = uuid.uuid4().hex
@@ -195,7 +246,9 @@ def _append(graphs: GraphService, iris: Iris, head_digest: str, agent: Credentia
         Triple(node, NamedNode(EARL + "assertedBy"), who),
         Triple(node, NamedNode(PROV + "wasAttributedTo"), who),
         Triple(node, NamedNode(EARL + "mode"), NamedNode(EARL + "manual")),
-        Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(time.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
+        Triple(
+            node, NamedNode(PROV + "generatedAtTime"), Literal(time.isoformat(), datatype=NamedNode(XSD + "dateTime"))
+        ),
         Triple(node, NamedNode(EARL + "result"), result),
         Triple(result, NamedNode(RDF + "type"), NamedNode(EARL + "TestResult")),
         Triple(result, NamedNode(EARL + "outcome"), NamedNode(EARL + ("passed" if outcome else "failed"))),
@@ -208,15 +261,31 @@ def _append(graphs: GraphService, iris: Iris, head_digest: str, agent: Credentia
     if comment:
         triples.append(Triple(result, NamedNode(EARL + "info"), Literal(comment)))
     record = graph_ref(graphs, iris.evaluation_id)
-    graphs.append(record, "approvals", triples, agent, key=key,
-                  title=f"{kind} by {agent.agent}", guards={record.iri.value: head_digest, **(guards or {})})
-    return ApprovalRecord(node.value, kind, subject, agent.agent, time, "passed" if outcome else "failed",
-                          comment or None, envelope,
-                          next((o.value for p, o in extra if p == EPO + "planDigest"), None))
+    graphs.append(
+        record,
+        "approvals",
+        triples,
+        agent,
+        key=key,
+        title=f"{kind} by {agent.agent}",
+        guards={record.iri.value: head_digest, **(guards or {})},
+    )
+    return ApprovalRecord(
+        node.value,
+        kind,
+        subject,
+        agent.agent,
+        time,
+        "passed" if outcome else "failed",
+        comment or None,
+        envelope,
+        next((o.value for p, o in extra if p == EPO + "planDigest"), None),
+    )
 
 
-def assess_dso_appropriateness(graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str,
-                               credential: Credential | None) -> ApprovalRecord:
+def assess_dso_appropriateness(
+    graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str, credential: Credential | None
+) -> ApprovalRecord:
     """The domain expert's judgment that the DSO release the evaluation uses is (not) an appropriate domain model
     for it. It names the DSO's present content (an input pin: catalog digest and modification time) and holds
     only while the DSO and the record's head graph stay as read; a changed DSO needs a new assessment before
@@ -227,13 +296,30 @@ def assess_dso_appropriateness(graphs: GraphService, evaluation_id: str, appropr
     assert entry is not None, "load() found the evaluation, so its graph is catalogued"
     dso = iris.dso(evaluation.scope.dso)
     [pin] = inputs.present(evaluation_id, {dso: inputs.pin_of(graphs, dso)})
-    return _append(graphs, iris, entry.digest, agent, "dso-appropriateness", dso, appropriate, rationale,
-                   [(EPO + "approves", NamedNode(dso))], None, inputs.guards([pin]),
-                   lambda approval: inputs.pin_triples(approval, [pin]))
+    return _append(
+        graphs,
+        iris,
+        entry.digest,
+        agent,
+        "dso-appropriateness",
+        dso,
+        appropriate,
+        rationale,
+        [(EPO + "approves", NamedNode(dso))],
+        None,
+        inputs.guards([pin]),
+        lambda approval: inputs.pin_triples(approval, [pin]),
+    )
 
 
-def assess_relevance(graphs: GraphService, evaluation_id: str, criterion_id: str, relevant: bool,
-                     rationale: str, credential: Credential | None) -> ApprovalRecord:
+def assess_relevance(
+    graphs: GraphService,
+    evaluation_id: str,
+    criterion_id: str,
+    relevant: bool,
+    rationale: str,
+    credential: Credential | None,
+) -> ApprovalRecord:
     """The domain expert's judgment that a criterion of the current envelope is (not) relevant."""
     agent = require(credential, "domain_expert")
     state = read_state(graphs, evaluation_id)
@@ -241,19 +327,22 @@ def assess_relevance(graphs: GraphService, evaluation_id: str, criterion_id: str
     if not state.index.has_type(criterion, EPO + "AcceptanceCriterion"):
         raise NotFound(f"the current envelope of evaluation {evaluation_id!r} has no criterion {criterion_id!r}")
     _refuse_when_frozen(graphs, state, f"the relevance of criterion {criterion_id!r}")
-    return append_approval(graphs, state, agent, "relevance", criterion, relevant, rationale,
-                           [(EPO + "approves", NamedNode(criterion))])
+    return append_approval(
+        graphs, state, agent, "relevance", criterion, relevant, rationale, [(EPO + "approves", NamedNode(criterion))]
+    )
 
 
-def assess_appropriateness(graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str,
-                           credential: Credential | None) -> ApprovalRecord:
+def assess_appropriateness(
+    graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str, credential: Credential | None
+) -> ApprovalRecord:
     """The domain expert's judgment that the current envelope as a whole is (not) appropriate."""
     agent = require(credential, "domain_expert")
     state = read_state(graphs, evaluation_id)
     env = state.status.envelope
     _refuse_when_frozen(graphs, state, "the envelope's appropriateness")
-    return append_approval(graphs, state, agent, "appropriateness", env, appropriate, rationale,
-                           [(EPO + "approves", NamedNode(env))])
+    return append_approval(
+        graphs, state, agent, "appropriateness", env, appropriate, rationale, [(EPO + "approves", NamedNode(env))]
+    )
 
 
 def _refuse_when_frozen(graphs: GraphService, state: RecordState, what: str) -> None:
@@ -266,11 +355,13 @@ def _refuse_when_frozen(graphs: GraphService, state: RecordState, what: str) -> 
         raise Conflict(
             f"envelope v{status.version} of evaluation {state.iris.evaluation_id!r} was signed off by {frozen_by.agent} "
             f"at {frozen_by.time.isoformat()}: it is frozen, so {what} is not recorded. A change needs a new version "
-            f"(POST /evaluations/{state.iris.evaluation_id}/envelope/versions), assessed and signed off afresh")
+            f"(POST /evaluations/{state.iris.evaluation_id}/envelope/versions), assessed and signed off afresh"
+        )
 
 
-def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Credential | None,
-                      comment: str | None = None) -> ApprovalRecord:
+def sign_off_envelope(
+    graphs: GraphService, evaluation_id: str, credential: Credential | None, comment: str | None = None
+) -> ApprovalRecord:
     """The organizational expert's sign-off, which freezes the current envelope and pins its inputs.
 
     The sign-off records the digest and modification time of the DSO, each knowledge graph and each
@@ -283,20 +374,42 @@ def sign_off_envelope(graphs: GraphService, evaluation_id: str, credential: Cred
     state = read_state(graphs, evaluation_id)
     status = state.status
     if status.missing:
-        raise Conflict(f"envelope v{status.version} (digest {status.digest}) cannot be signed off yet: missing "
-                       + "; ".join(status.missing), detail=status.missing)
+        raise Conflict(
+            f"envelope v{status.version} (digest {status.digest}) cannot be signed off yet: missing "
+            + "; ".join(status.missing),
+            detail=status.missing,
+        )
     current = inputs.current_inputs(graphs, load(graphs, evaluation_id)[2].scope)
     pins = inputs.present(evaluation_id, current.pins)
     first = inputs.governing_sign_off(records(graphs, state.iris.evaluation), status)
     if first is not None:
         inputs.require_unchanged(graphs, evaluation_id, status, first, current, "sign the envelope off again")
         _refuse_when_frozen(graphs, state, "another sign-off")
-    return append_approval(graphs, state, agent, "envelope-sign-off", status.envelope, True, comment,
-                           [(EPO + "approvesEnvelope", NamedNode(status.envelope))], guards=inputs.guards(pins),
-                           parts=lambda approval: inputs.pin_triples(approval, pins))
+    return append_approval(
+        graphs,
+        state,
+        agent,
+        "envelope-sign-off",
+        status.envelope,
+        True,
+        comment,
+        [(EPO + "approvesEnvelope", NamedNode(status.envelope))],
+        guards=inputs.guards(pins),
+        parts=lambda approval: inputs.pin_triples(approval, pins),
+    )
 
 
 __all__ = [
-    "ApprovalRecord", "EnvelopeStatus", "RecordState", "append_approval", "assess_appropriateness", "assess_dso_appropriateness",
-    "assess_relevance", "envelope_status", "list_approvals", "read_state", "records", "sign_off_envelope",
+    "ApprovalRecord",
+    "EnvelopeStatus",
+    "RecordState",
+    "append_approval",
+    "assess_appropriateness",
+    "assess_dso_appropriateness",
+    "assess_relevance",
+    "envelope_status",
+    "list_approvals",
+    "read_state",
+    "records",
+    "sign_off_envelope",
 ]

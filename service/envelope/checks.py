@@ -26,8 +26,10 @@ def declared_terms(triples: Iterable[Triple]) -> set[str]:
     return {
         t.subject.value
         for t in triples
-        if t.predicate.value == RDF + "type" and isinstance(t.subject, NamedNode)
-        and not isinstance(t.object, Triple) and t.object.value not in _NOT_A_TERM
+        if t.predicate.value == RDF + "type"
+        and isinstance(t.subject, NamedNode)
+        and not isinstance(t.object, Triple)
+        and t.object.value not in _NOT_A_TERM
     }
 
 
@@ -59,14 +61,20 @@ def check_scope(scope: Scope, dso_terms: set[str], kg_terms: set[str]) -> None:
     known = dso_terms | kg_terms
     for field, iri in scope.use_boundary.values():
         if iri not in known:
-            problems.append(f"useBoundary.{field}: <{iri}> is not declared in the DSO {scope.dso!r} or the knowledge graphs")
+            problems.append(
+                f"useBoundary.{field}: <{iri}> is not declared in the DSO {scope.dso!r} or the knowledge graphs"
+            )
     for iri in scope.operating_environment.settings:
         if iri not in known:
-            problems.append(f"operatingEnvironment.settings: <{iri}> is not declared in the DSO {scope.dso!r} or the knowledge graphs")
+            problems.append(
+                f"operatingEnvironment.settings: <{iri}> is not declared in the DSO {scope.dso!r} or the knowledge graphs"
+            )
     for declaration in scope.out_of_scope:
         for iri in declaration.concepts:
             if iri not in dso_terms:
-                problems.append(f"out-of-scope {declaration.id!r}: unknown DSO concept <{iri}> (not declared in the DSO {scope.dso!r})")
+                problems.append(
+                    f"out-of-scope {declaration.id!r}: unknown DSO concept <{iri}> (not declared in the DSO {scope.dso!r})"
+                )
     raise_if(problems, "scope")
 
 
@@ -80,12 +88,12 @@ def requirement_cycles(parents: dict[str, str | None]) -> list[list[str]]:
             path.append(node)
             node = parents.get(node)
         if node is not None and node in path:
-            cycle = path[path.index(node):]
+            cycle = path[path.index(node) :]
             key = frozenset(cycle)
             if key not in seen:
                 seen.add(key)
                 first = min(cycle)
-                rotated = cycle[cycle.index(first):] + cycle[: cycle.index(first)]
+                rotated = cycle[cycle.index(first) :] + cycle[: cycle.index(first)]
                 cycles.append(rotated + [first])
     return cycles
 
@@ -102,10 +110,15 @@ def check_envelope(content: EnvelopeContent, dso_terms: set[str], dso: str) -> N
     for r in content.requirements:
         if r.parent is not None and r.parent not in known:
             problems.append(f"requirement {r.id!r} refines unknown requirement {r.parent!r}")
-        problems += [f"requirement {r.id!r} bears on unknown DSO concept <{iri}> (not declared in the DSO {dso!r})"
-                     for iri in r.concepts if iri not in dso_terms]
+        problems += [
+            f"requirement {r.id!r} bears on unknown DSO concept <{iri}> (not declared in the DSO {dso!r})"
+            for iri in r.concepts
+            if iri not in dso_terms
+        ]
     for cycle in requirement_cycles({r.id: r.parent for r in content.requirements}):
-        problems.append("requirement cycle: " + " -> ".join(cycle) + " (a requirement may not refine itself, even indirectly)")
+        problems.append(
+            "requirement cycle: " + " -> ".join(cycle) + " (a requirement may not refine itself, even indirectly)"
+        )
     for c in content.criteria:
         if c.requirement not in known:
             problems.append(f"criterion {c.id!r} points at unknown requirement {c.requirement!r}")
@@ -116,6 +129,9 @@ def check_envelope(content: EnvelopeContent, dso_terms: set[str], dso: str) -> N
         if c.judged_by is None:
             problems.append(f"criterion {c.id!r} does not say how it is judged: human, rule or model")
         problems += _bad_ids("dimension", [c.dimension]) + _bad_ids("category", [c.category])
-        problems += [f"criterion {c.id!r} bears on unknown DSO concept <{iri}> (not declared in the DSO {dso!r})"
-                     for iri in c.concepts if iri not in dso_terms]
+        problems += [
+            f"criterion {c.id!r} bears on unknown DSO concept <{iri}> (not declared in the DSO {dso!r})"
+            for iri in c.concepts
+            if iri not in dso_terms
+        ]
     raise_if(problems, "envelope")

@@ -84,17 +84,25 @@ def current_inputs(graphs: GraphService, scope: Scope) -> Inputs:
     was not made for another DSO, pinned now."""
     dso = graphs.ref(GraphKind.DSO.value, scope.dso)
     foreign = {row["graph"].value for row in graphs.rows("inputs-for-other-dsos", {"dsoGraph": dso.iri})}
-    entries = {entry.graph: entry for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES, GraphKind.TEMPLATES)
-               for entry in graphs.catalog(kind)
-               if entry.graph not in foreign or kind in (GraphKind.DSO, GraphKind.KG)}
+    entries = {
+        entry.graph: entry
+        for kind in (GraphKind.DSO, GraphKind.KG, GraphKind.SHAPES, GraphKind.TEMPLATES)
+        for entry in graphs.catalog(kind)
+        if entry.graph not in foreign or kind in (GraphKind.DSO, GraphKind.KG)
+    }
     kgs = tuple(graphs.ref(GraphKind.KG.value, kg) for kg in scope.knowledge_graphs)
-    shapes = tuple(graphs.ref(GraphKind.SHAPES.value, e.identifier) for e in entries.values()
-                   if e.kind is GraphKind.SHAPES and e.identifier.startswith(SCENARIO_SHAPES_PREFIX))
-    templates = tuple(graphs.ref(GraphKind.TEMPLATES.value, e.identifier) for e in entries.values()
-                      if e.kind is GraphKind.TEMPLATES)
+    shapes = tuple(
+        graphs.ref(GraphKind.SHAPES.value, e.identifier)
+        for e in entries.values()
+        if e.kind is GraphKind.SHAPES and e.identifier.startswith(SCENARIO_SHAPES_PREFIX)
+    )
+    templates = tuple(
+        graphs.ref(GraphKind.TEMPLATES.value, e.identifier) for e in entries.values() if e.kind is GraphKind.TEMPLATES
+    )
     named = sorted({ref.iri.value for ref in (dso, *kgs, *shapes, *templates)})
-    return Inputs(dso, kgs, shapes, {graph: (_pin(entries[graph]) if graph in entries else None) for graph in named},
-                  templates)
+    return Inputs(
+        dso, kgs, shapes, {graph: (_pin(entries[graph]) if graph in entries else None) for graph in named}, templates
+    )
 
 
 def pin_of(graphs: GraphService, graph: str) -> Pin | None:
@@ -107,8 +115,12 @@ def present(evaluation_id: str, inputs: Mapping[str, Pin | None]) -> tuple[Pin, 
     """The pins of ``inputs``; 409 naming any graph the scope names that does not exist."""
     missing = [graph for graph, pin in inputs.items() if pin is None]
     if missing:
-        raise Conflict(f"evaluation {evaluation_id!r} reads graphs that do not exist: "
-                       + ", ".join(f"<{g}>" for g in missing) + "; load them or change the scope", detail=missing)
+        raise Conflict(
+            f"evaluation {evaluation_id!r} reads graphs that do not exist: "
+            + ", ".join(f"<{g}>" for g in missing)
+            + "; load them or change the scope",
+            detail=missing,
+        )
     return tuple(pin for pin in inputs.values() if pin is not None)
 
 
@@ -116,8 +128,11 @@ def changes(pinned: Sequence[Pin], current: Mapping[str, Pin | None]) -> list[In
     """Every graph pinned or current whose digest differs (absent on either side counts as a change)."""
     before = {pin.graph: pin.digest for pin in pinned}
     now = {graph: pin.digest if pin else None for graph, pin in current.items()}
-    return [InputChange(graph, before.get(graph), now.get(graph))
-            for graph in sorted(before.keys() | now.keys()) if before.get(graph) != now.get(graph)]
+    return [
+        InputChange(graph, before.get(graph), now.get(graph))
+        for graph in sorted(before.keys() | now.keys())
+        if before.get(graph) != now.get(graph)
+    ]
 
 
 def changed_since(graphs: GraphService, pinned: Sequence[Pin]) -> list[InputChange]:
@@ -128,18 +143,35 @@ def changed_since(graphs: GraphService, pinned: Sequence[Pin]) -> list[InputChan
 
 def governing_sign_off(found: Iterable[ApprovalRecord], status: EnvelopeStatus) -> ApprovalRecord | None:
     """The sign-off that froze the current envelope content: the first passed one naming its digest."""
-    return next((r for r in found if r.kind == "envelope-sign-off" and r.subject == status.envelope
-                 and r.envelope_digest == status.digest and r.outcome == "passed"), None)
+    return next(
+        (
+            r
+            for r in found
+            if r.kind == "envelope-sign-off"
+            and r.subject == status.envelope
+            and r.envelope_digest == status.digest
+            and r.outcome == "passed"
+        ),
+        None,
+    )
 
 
 def recorded_pins(graphs: GraphService, carrier: str) -> tuple[Pin, ...]:
     """The inputs a sign-off, plan or derivation pinned (queries/pinned-inputs.rq)."""
-    return tuple(Pin(row["graph"].value, row["digest"].value, datetime.fromisoformat(row["modified"].value))
-                 for row in graphs.rows("pinned-inputs", {"carrier": NamedNode(carrier)}))
+    return tuple(
+        Pin(row["graph"].value, row["digest"].value, datetime.fromisoformat(row["modified"].value))
+        for row in graphs.rows("pinned-inputs", {"carrier": NamedNode(carrier)})
+    )
 
 
-def require_unchanged(graphs: GraphService, evaluation_id: str, status: EnvelopeStatus, sign_off: ApprovalRecord,
-                      inputs: Inputs, refused: str) -> tuple[Pin, ...]:
+def require_unchanged(
+    graphs: GraphService,
+    evaluation_id: str,
+    status: EnvelopeStatus,
+    sign_off: ApprovalRecord,
+    inputs: Inputs,
+    refused: str,
+) -> tuple[Pin, ...]:
     """The sign-off's pins, when every input still has its pinned digest; else 409 naming each change.
 
     ``refused`` says what cannot be done then (``"make a plan"``), for the message.
@@ -147,8 +179,11 @@ def require_unchanged(graphs: GraphService, evaluation_id: str, status: Envelope
     pinned = recorded_pins(graphs, sign_off.iri)
     found = changes(pinned, inputs.pins)
     if found:
-        why = ("the sign-off pinned no inputs (it was made before inputs were pinned)" if not pinned
-               else "; ".join(change.describe() for change in found))
+        why = (
+            "the sign-off pinned no inputs (it was made before inputs were pinned)"
+            if not pinned
+            else "; ".join(change.describe() for change in found)
+        )
         raise Conflict(
             f"evaluation {evaluation_id!r}: cannot {refused}: the inputs of envelope v{status.version} changed after "
             f"it was signed off: {why}. Start a new envelope version (POST /evaluations/{evaluation_id}/envelope/versions), "
@@ -176,10 +211,15 @@ def pin_triples(carrier: str, pins: Iterable[Pin], *, activity: bool = False) ->
             Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "InputPin")),
             Triple(node, NamedNode(PROV + "entity"), graph),
             Triple(node, NamedNode(EPO + "inputDigest"), Literal(pin.digest)),
-            Triple(node, NamedNode(EPO + "inputModified"),
-                   Literal(pin.modified.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
+            Triple(
+                node,
+                NamedNode(EPO + "inputModified"),
+                Literal(pin.modified.isoformat(), datatype=NamedNode(XSD + "dateTime")),
+            ),
         ]
         if activity:
-            out += [Triple(owner, NamedNode(PROV + "qualifiedUsage"), node),
-                    Triple(node, NamedNode(RDF + "type"), NamedNode(PROV + "Usage"))]
+            out += [
+                Triple(owner, NamedNode(PROV + "qualifiedUsage"), node),
+                Triple(node, NamedNode(RDF + "type"), NamedNode(PROV + "Usage")),
+            ]
     return out

@@ -116,17 +116,24 @@ def add_triggers(b: Builder, owner: str, link: str, triggers: Iterable[Trigger])
         b.add(at, TYPE, epo("ScenarioTrigger"))
         b.add(at, epo("onFacet"), trigger.facet)
         for value in trigger.values:
-            b.add(at, epo("triggerValue"), Literal(value, datatype=NamedNode(XSD + "boolean"))
-                  if value in ("true", "false") else value)
+            b.add(
+                at,
+                epo("triggerValue"),
+                Literal(value, datatype=NamedNode(XSD + "boolean")) if value in ("true", "false") else value,
+            )
 
 
 def read_triggers(index: Index, owner: str, link: str) -> tuple[Trigger, ...]:
     """The scenario facts :func:`add_triggers` wrote, in order."""
-    return tuple(Trigger(index.one(t, EPO + "onFacet") or "", tuple(index.all(t, EPO + "triggerValue")))
-                 for t in sorted(index.all(owner, EPO + link), key=lambda iri: minted_number(iri)))
+    return tuple(
+        Trigger(index.one(t, EPO + "onFacet") or "", tuple(index.all(t, EPO + "triggerValue")))
+        for t in sorted(index.all(owner, EPO + link), key=lambda iri: minted_number(iri))
+    )
 
 
-def envelope_triples(iris: Iris, version: int, content: EnvelopeContent, revision_of: str | None = None) -> list[Triple]:
+def envelope_triples(
+    iris: Iris, version: int, content: EnvelopeContent, revision_of: str | None = None
+) -> list[Triple]:
     """The triples of envelope version ``version`` (without its digest, which :func:`digest_triple` adds)."""
     b, e, env = Builder(), iris.evaluation, iris.envelope(version)
     b.add(env, TYPE, epo("OperationalEnvelope"))
@@ -195,7 +202,9 @@ def undated(triples: Iterable[Triple]) -> list[Triple]:
     return [t for t in triples if t.predicate.value != WRITTEN]
 
 
-def _criteria(envelope_iri: str, triples: list[Triple]) -> tuple[dict[str, set[tuple[str, object]]], dict[str, Literal]]:
+def _criteria(
+    envelope_iri: str, triples: list[Triple]
+) -> tuple[dict[str, set[tuple[str, object]]], dict[str, Literal]]:
     """Each criterion's content (by id, IRIs relative to the envelope, literals canonical) and its date."""
     prefix = envelope_iri + "/criteria/"
     content: dict[str, set[tuple[str, object]]] = defaultdict(set)
@@ -204,19 +213,20 @@ def _criteria(envelope_iri: str, triples: list[Triple]) -> tuple[dict[str, set[t
         if not (isinstance(t.subject, NamedNode) and t.subject.value.startswith(prefix)):
             continue
         # a criterion's triggers ({criterion}/triggers/{n}) are part of its content, each statement by its node
-        key, _, under = t.subject.value[len(prefix):].partition("/")
+        key, _, under = t.subject.value[len(prefix) :].partition("/")
         predicate = f"{under} {t.predicate.value}" if under else t.predicate.value
         if t.predicate.value == WRITTEN and isinstance(raw.object, Literal):
             dates[key] = raw.object
         elif isinstance(t.object, NamedNode) and t.object.value.startswith(envelope_iri + "/"):
-            content[key].add((predicate, NamedNode(RELATIVE + t.object.value[len(envelope_iri):])))
+            content[key].add((predicate, NamedNode(RELATIVE + t.object.value[len(envelope_iri) :])))
         else:
             content[key].add((predicate, t.object))
     return content, dates
 
 
-def dated(envelope_iri: str, triples: list[Triple], earlier_iri: str | None, earlier: list[Triple],
-          time: datetime) -> list[Triple]:
+def dated(
+    envelope_iri: str, triples: list[Triple], earlier_iri: str | None, earlier: list[Triple], time: datetime
+) -> list[Triple]:
     """``triples`` (envelope ``envelope_iri``) with each criterion's ``prov:generatedAtTime``: its date in the
     ``earlier`` version's triples when its content is the same there, else ``time``; so a criterion's date says
     when its present text, weight and concepts were written, across rewrites and versions."""
@@ -224,8 +234,11 @@ def dated(envelope_iri: str, triples: list[Triple], earlier_iri: str | None, ear
     before, dates = _criteria(earlier_iri, earlier) if earlier_iri else ({}, {})
     written = Literal(time.isoformat(), datatype=NamedNode(XSD + "dateTime"))
     return undated(triples) + [
-        Triple(NamedNode(f"{envelope_iri}/criteria/{key}"), NamedNode(WRITTEN),
-               dates[key] if key in dates and before.get(key) == facts else written)
+        Triple(
+            NamedNode(f"{envelope_iri}/criteria/{key}"),
+            NamedNode(WRITTEN),
+            dates[key] if key in dates and before.get(key) == facts else written,
+        )
         for key, facts in sorted(content.items())
     ]
 
@@ -234,8 +247,15 @@ def digest_triple(envelope_iri: str, digest: str) -> Triple:
     return Triple(NamedNode(envelope_iri), epo("envelopeDigest"), _text(digest))
 
 
-_NOT_CONTENT = {EPO + "version", PROV + "wasRevisionOf", EPO + "envelopeDigest", EPO + "inEvaluation",
-                EPO + "envelopeTarget", EPO + "inEnvironment", WRITTEN}
+_NOT_CONTENT = {
+    EPO + "version",
+    PROV + "wasRevisionOf",
+    EPO + "envelopeDigest",
+    EPO + "inEvaluation",
+    EPO + "envelopeTarget",
+    EPO + "inEnvironment",
+    WRITTEN,
+}
 
 
 def envelope_digest(envelope_iri: str, triples: Iterable[Triple]) -> str:
@@ -243,7 +263,7 @@ def envelope_digest(envelope_iri: str, triples: Iterable[Triple]) -> str:
 
     def relative(term: _Term) -> _Term | NamedNode:
         if isinstance(term, NamedNode) and (term.value == envelope_iri or term.value.startswith(envelope_iri + "/")):
-            return NamedNode(RELATIVE + term.value[len(envelope_iri):])
+            return NamedNode(RELATIVE + term.value[len(envelope_iri) :])
         return term
 
     content = [
@@ -289,8 +309,12 @@ class Index:
         return any(o.value == cls for o in self._by.get(subject, {}).get(RDF + "type", []))
 
     def subjects(self, predicate: str, obj: str) -> list[str]:
-        return sorted(subject for subject, by_predicate in self._by.items()
-                      for o in by_predicate.get(predicate, []) if o.value == obj)
+        return sorted(
+            subject
+            for subject, by_predicate in self._by.items()
+            for o in by_predicate.get(predicate, [])
+            if o.value == obj
+        )
 
 
 def identifier_of(index: Index, node: str) -> str:
@@ -299,7 +323,7 @@ def identifier_of(index: Index, node: str) -> str:
 
 
 def tail(iri: str, prefix: str) -> str:
-    return iri[len(prefix):] if iri.startswith(prefix) else iri.rsplit("/", 1)[-1]
+    return iri[len(prefix) :] if iri.startswith(prefix) else iri.rsplit("/", 1)[-1]
 
 
 def version_of(envelope_iri: str) -> int:
@@ -311,7 +335,9 @@ def version_of(envelope_iri: str) -> int:
 
 def envelope_versions(iris: Iris, index: Index) -> list[str]:
     """Every envelope version IRI of the evaluation, oldest first."""
-    found = [s for s in index.subjects(RDF + "type", EPO + "OperationalEnvelope") if s.startswith(iris.under("envelope/v"))]
+    found = [
+        s for s in index.subjects(RDF + "type", EPO + "OperationalEnvelope") if s.startswith(iris.under("envelope/v"))
+    ]
     return sorted(found, key=version_of)
 
 
@@ -333,20 +359,22 @@ def read_content(envelope_iri: str, index: Index) -> EnvelopeContent:
             dimension = index.one(c, EPO + "dimension") or ""
             judge = tail(index.one(c, EPO + "judgedBy") or "", EPO)
             in_scope = index.term(c, EPO + "inScope")
-            criteria.append(Criterion(
-                id=identifier_of(index, c),
-                requirement=identifier_of(index, r),
-                statement=index.one(c, EPO + "statement") or "",
-                expected_result=index.one(c, EPO + "expectedResult"),
-                weight=parse_decimal(index.one(c, EPO + "weight")),
-                weight_rationale=index.one(c, EPO + "weightRationale") or "",
-                in_scope=in_scope is None or in_scope.value == "true",
-                judged_by=next((j for j in Judge if j.local_name == judge), None),
-                dimension=tail(dimension, dimensions_prefix),
-                category=tail(index.one(c, EPO + "category") or "", dimension + "/"),
-                concepts=tuple(index.all(c, EPO + "bearsOnConcept")),
-                triggers=read_triggers(index, c, "bearsWhen"),
-            ))
+            criteria.append(
+                Criterion(
+                    id=identifier_of(index, c),
+                    requirement=identifier_of(index, r),
+                    statement=index.one(c, EPO + "statement") or "",
+                    expected_result=index.one(c, EPO + "expectedResult"),
+                    weight=parse_decimal(index.one(c, EPO + "weight")),
+                    weight_rationale=index.one(c, EPO + "weightRationale") or "",
+                    in_scope=in_scope is None or in_scope.value == "true",
+                    judged_by=next((j for j in Judge if j.local_name == judge), None),
+                    dimension=tail(dimension, dimensions_prefix),
+                    category=tail(index.one(c, EPO + "category") or "", dimension + "/"),
+                    concepts=tuple(index.all(c, EPO + "bearsOnConcept")),
+                    triggers=read_triggers(index, c, "bearsWhen"),
+                )
+            )
     return EnvelopeContent(
         requirements=requirements,
         criteria=tuple(sorted(criteria, key=lambda c: c.id)),

@@ -103,8 +103,13 @@ _ENVELOPES: Recent[tuple[Any, ...], tuple[Envelope, tuple[Triple, ...]]] = Recen
 T = TypeVar("T")
 
 
-def _kept(graphs: GraphService, evaluation_id: str, memo: Recent[tuple[Any, ...], T], extra: tuple[Any, ...],
-          read: Callable[[], T]) -> T:
+def _kept(
+    graphs: GraphService,
+    evaluation_id: str,
+    memo: Recent[tuple[Any, ...], T],
+    extra: tuple[Any, ...],
+    read: Callable[[], T],
+) -> T:
     """``read()``, kept in ``memo`` by the head graph's catalog digest (every write through the service moves it):
     parsing a 1,000-criterion head graph and digesting its envelope take about 0.5 s each, reads ask for them on
     every request. Kept only when the digest read before and after is the same, so a write in between keeps nothing."""
@@ -133,12 +138,15 @@ def get_evaluation(graphs: GraphService, evaluation_id: str) -> Evaluation:
 
 def envelope_at(graphs: GraphService, evaluation_id: str, version: int | None = None) -> tuple[Envelope, list[Triple]]:
     """An envelope version (the current one by default) and its triples, or 404."""
+
     def read() -> tuple[Envelope, tuple[Triple, ...]]:
         iris, index, _ = _loaded(graphs, evaluation_id)
         iri = iris.envelope(version) if version is not None else current_envelope_iri(iris, index)
         if iri is None or not index.has_type(iri, EPO + "OperationalEnvelope"):
             which = f"version {version} of the envelope" if version else "an envelope"
-            raise NotFound(f"evaluation {evaluation_id!r} has no {which}: PUT /evaluations/{evaluation_id}/envelope writes it")
+            raise NotFound(
+                f"evaluation {evaluation_id!r} has no {which}: PUT /evaluations/{evaluation_id}/envelope writes it"
+            )
         return read_envelope(iri, index), tuple(t for t in index.triples if owned_by(iri, t))
 
     envelope, triples = _kept(graphs, evaluation_id, _ENVELOPES, (version,), read)
@@ -169,7 +177,9 @@ def validate_scope(graphs: GraphService, scope: Scope) -> None:
         if entry is None:
             problems.append(f"the knowledge graph {kg!r} is not loaded: PUT it to /graphs/kg/{kg} first")
         elif entry.conforms_to != dso_entry.defines_ontology:
-            problems.append(f"the knowledge graph {kg!r} conforms to <{entry.conforms_to}>, not to the DSO {scope.dso!r} <{dso_entry.defines_ontology}>")
+            problems.append(
+                f"the knowledge graph {kg!r} conforms to <{entry.conforms_to}>, not to the DSO {scope.dso!r} <{dso_entry.defines_ontology}>"
+            )
         else:
             kg_terms |= checks.declared_terms(graphs.triples(graphs.member(GraphKind.KG, kg)))
     checks.raise_if(problems, "scope")
@@ -205,8 +215,14 @@ class _Change:
             for guard in self.guards:
                 guard(index)
 
-        graphs.update(graph_ref(graphs, iris.evaluation_id), agent, insert=self.insert, delete=self.delete,
-                      title=title, precondition=precondition)
+        graphs.update(
+            graph_ref(graphs, iris.evaluation_id),
+            agent,
+            insert=self.insert,
+            delete=self.delete,
+            title=title,
+            precondition=precondition,
+        )
 
 
 def _unchanged(what: str, select: Callable[[Triple], bool], before: list[Triple]) -> Callable[[Index], None]:
@@ -228,7 +244,9 @@ def _scope_change(iris: Iris, index: Index, scope: Scope, change: _Change, signe
     changed = len(change.delete) + len(change.insert) > before
     frozen = [v for v in envelope_versions(iris, index) if v in signed]
     if changed and frozen:
-        raise Conflict(f"the scope of evaluation {iris.evaluation_id!r} is fixed: envelope <{frozen[-1]}> was signed off under it")
+        raise Conflict(
+            f"the scope of evaluation {iris.evaluation_id!r} is fixed: envelope <{frozen[-1]}> was signed off under it"
+        )
 
 
 def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: _Change, signed: set[str]) -> bool:
@@ -237,8 +255,13 @@ def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change:
     iri = current or iris.envelope(1)
     version = int(iri.rsplit("/v", 1)[1])
     old = [t for t in index.triples if owned_by(iri, t)]
-    new = dated(iri, envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf")),
-                iri, old, now())
+    new = dated(
+        iri,
+        envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf")),
+        iri,
+        old,
+        now(),
+    )
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     # Compared by value: a store may give a literal back in another spelling (Virtuoso: decimal 10 as integer);
     # and without dates, so that a record written before criteria were dated is not changed by the same content.
@@ -275,7 +298,9 @@ def _exists_guard(iris: Iris, exists: bool) -> Callable[[Index], None]:
 # ------------------------------------------------------------------------------------------- operations
 
 
-def put_scope(graphs: GraphService, scope: Scope, agent: Credential, *, must_be_new: bool = False) -> tuple[Evaluation, bool]:
+def put_scope(
+    graphs: GraphService, scope: Scope, agent: Credential, *, must_be_new: bool = False
+) -> tuple[Evaluation, bool]:
     """Create or replace the evaluation's scope (its envelope and approvals stay); whether it was created."""
     require(agent, *AUTHORS)
     iris = iris_for(graphs, scope.id)
@@ -291,7 +316,9 @@ def put_scope(graphs: GraphService, scope: Scope, agent: Credential, *, must_be_
     return get_evaluation(graphs, scope.id), not exists
 
 
-def put_envelope(graphs: GraphService, evaluation_id: str, content: EnvelopeContent, agent: Credential) -> tuple[Envelope, bool]:
+def put_envelope(
+    graphs: GraphService, evaluation_id: str, content: EnvelopeContent, agent: Credential
+) -> tuple[Envelope, bool]:
     """Write the current (unsigned) envelope version, or v1; whether v1 was created. 409 once signed off."""
     require(agent, *AUTHORS)
     iris, index, evaluation = load(graphs, evaluation_id)
@@ -308,13 +335,22 @@ def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> 
     iris, index, evaluation = load(graphs, evaluation_id)
     current = current_envelope_iri(iris, index)
     if current is None:
-        raise Conflict(f"evaluation {evaluation_id!r} has no envelope yet: PUT /evaluations/{evaluation_id}/envelope writes v1")
+        raise Conflict(
+            f"evaluation {evaluation_id!r} has no envelope yet: PUT /evaluations/{evaluation_id}/envelope writes v1"
+        )
     version = int(current.rsplit("/v", 1)[1])
     if current not in signed_off_versions(graphs, iris, index):
-        raise Conflict(f"envelope v{version} is not signed off: change it in place with PUT /evaluations/{evaluation_id}/envelope")
+        raise Conflict(
+            f"envelope v{version} is not signed off: change it in place with PUT /evaluations/{evaluation_id}/envelope"
+        )
     iri = iris.envelope(version + 1)
-    new = dated(iri, envelope_triples(iris, version + 1, read_content(current, index), current),
-                current, [t for t in index.triples if owned_by(current, t)], now())
+    new = dated(
+        iri,
+        envelope_triples(iris, version + 1, read_content(current, index), current),
+        current,
+        [t for t in index.triples if owned_by(current, t)],
+        now(),
+    )
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     link = epo("operationalEnvelope")
     change = _Change(
@@ -362,7 +398,14 @@ def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: R
     canonical = set(scope_triples(iris, scope))
     if content is not None and body_envelope is not None:
         _envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
-        canonical |= set(envelope_triples(iris, int(body_envelope.rsplit("/v", 1)[1]), content, body.one(body_envelope, "http://www.w3.org/ns/prov#wasRevisionOf")))
+        canonical |= set(
+            envelope_triples(
+                iris,
+                int(body_envelope.rsplit("/v", 1)[1]),
+                content,
+                body.one(body_envelope, "http://www.w3.org/ns/prov#wasRevisionOf"),
+            )
+        )
         canonical.add(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(body_envelope)))
     change.apply(graphs, iris, agent, scope.title)
     ignored = [t for t in body.triples if t not in canonical and t.predicate.value not in _SERVER_MAINTAINED]

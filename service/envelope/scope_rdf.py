@@ -74,7 +74,12 @@ def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     b.add(e, epo("useBoundary"), use)
     b.add(e, epo("operatingEnvironment"), env)
     t = scope.test_target
-    for node, cls in ((target, "TestTarget"), (boundary, "VersionBoundary"), (use, "UseBoundary"), (env, "OperatingEnvironment")):
+    for node, cls in (
+        (target, "TestTarget"),
+        (boundary, "VersionBoundary"),
+        (use, "UseBoundary"),
+        (env, "OperatingEnvironment"),
+    ):
         b.add(node, TYPE, epo(cls))
         b.add(node, epo("inEvaluation"), e)
     b.text(target, NamedNode(RDFS + "label"), t.name)
@@ -84,7 +89,12 @@ def scope_triples(iris: Iris, scope: Scope) -> list[Triple]:
     b.text(boundary, epo("configurationDigest"), hashlib.sha256(t.version_boundary.configuration.encode()).hexdigest())
     u = scope.use_boundary
     b.text(use, epo("statement"), u.statement)
-    for field_name, facet in (("users", "persona"), ("tasks", "informationNeed"), ("languages", "language"), ("countries", "country")):
+    for field_name, facet in (
+        ("users", "persona"),
+        ("tasks", "informationNeed"),
+        ("languages", "language"),
+        ("countries", "country"),
+    ):
         for value in getattr(u, field_name):
             b.add(use, epo(facet), value)
     o = scope.operating_environment
@@ -149,18 +159,29 @@ def read_scope(iris: Iris, index: Index) -> Scope | None:
             ),
         ),
         out_of_scope=tuple(
-            OutOfScope(tail(o, iris.under("out-of-scope/")), index.one(o, EPO + "statement") or "",
-                       tuple(index.all(o, EPO + "excludedConcept")))
+            OutOfScope(
+                tail(o, iris.under("out-of-scope/")),
+                index.one(o, EPO + "statement") or "",
+                tuple(index.all(o, EPO + "excludedConcept")),
+            )
             for o in index.all(e, EPO + "outOfScope")
         ),
         population=tuple(
-            Stratum(tail(p, iris.under("population/")), index.one(p, RDFS + "label") or "",
-                    parse_decimal(index.one(p, EPO + "populationShare")) or Decimal(0), read_triggers(index, p, "memberWhen"))
+            Stratum(
+                tail(p, iris.under("population/")),
+                index.one(p, RDFS + "label") or "",
+                parse_decimal(index.one(p, EPO + "populationShare")) or Decimal(0),
+                read_triggers(index, p, "memberWhen"),
+            )
             for p in index.all(e, EPO + "userPopulation")
         ),
-        method=None if method is None else EvaluationMethod(
-            index.one(method, RDFS + "label") or "", index.one(method, EPO + "methodVersion") or "",
-            index.one(method, EPO + "statement")),
+        method=None
+        if method is None
+        else EvaluationMethod(
+            index.one(method, RDFS + "label") or "",
+            index.one(method, EPO + "methodVersion") or "",
+            index.one(method, EPO + "statement"),
+        ),
     )
 
 

@@ -66,16 +66,23 @@ def engine_shapes() -> frozenset[str]:
 
 def unread_graphs(graphs: GraphService, only: Sequence[str] | None = None) -> list[Unread]:
     """Every shapes and judges graph (those of ``only``, graph IRIs, when given) that no reader will read, by IRI."""
-    entries = [entry for kind in (GraphKind.SHAPES, GraphKind.JUDGES) for entry in graphs.catalog(kind)
-               if only is None or entry.graph in only]
+    entries = [
+        entry
+        for kind in (GraphKind.SHAPES, GraphKind.JUDGES)
+        for entry in graphs.catalog(kind)
+        if only is None or entry.graph in only
+    ]
     if not entries:
         return []
     dsos = {entry.graph: entry.defines_ontology for entry in graphs.catalog(GraphKind.DSO)}
     declared: dict[str, _Declared] = defaultdict(lambda: _Declared(set(), set(), set()))
     for row in graphs.rows_over("graph-readers", ["graph"], [[NamedNode(entry.graph)] for entry in entries]):
         found = declared[_value(row, "graph")]
-        for values, name in ((found.conforms_to, "conformsTo"), (found.ontologies, "ontology"),
-                             (found.kg_shapes_of, "kgShapesOf")):
+        for values, name in (
+            (found.conforms_to, "conformsTo"),
+            (found.ontologies, "ontology"),
+            (found.kg_shapes_of, "kgShapesOf"),
+        ):
             values.update({_value(row, name)} - {""})
         found.rules = max(found.rules, int(_value(row, "rules") or 0))
     loaded = {ontology for ontology in dsos.values() if ontology}
@@ -94,27 +101,44 @@ def _why(entry: CatalogEntry, found: _Declared, loaded: set[str], dso_graphs: se
     named = ", ".join(f"<{iri}>" for iri in sorted(found.conforms_to))
     if entry.kind is GraphKind.JUDGES:
         if not found.conforms_to:
-            return ("its dcat:Dataset names no DSO (dcterms:conformsTo), and rule judges read a judges graph only "
-                    "for the DSO it names")
-        return None if found.conforms_to & loaded else (
-            f"it judges for {named} (dcterms:conformsTo), which no loaded DSO declares: load that DSO, or name one")
+            return (
+                "its dcat:Dataset names no DSO (dcterms:conformsTo), and rule judges read a judges graph only "
+                "for the DSO it names"
+            )
+        return (
+            None
+            if found.conforms_to & loaded
+            else (
+                f"it judges for {named} (dcterms:conformsTo), which no loaded DSO declares: load that DSO, or name one"
+            )
+        )
     if found.ontologies & engine_shapes() or found.kg_shapes_of & dso_graphs:
         return None  # knowledge-graph shapes: the engine's own, or those a loaded DSO names
     if entry.identifier.startswith(SCENARIO_SHAPES_PREFIX):
-        return None if not found.conforms_to or found.conforms_to & loaded else (
-            f"its scenario rules are for {named} (dcterms:conformsTo), which no loaded DSO declares, so no "
-            "derivation reads them: load that DSO, or name one")
+        return (
+            None
+            if not found.conforms_to or found.conforms_to & loaded
+            else (
+                f"its scenario rules are for {named} (dcterms:conformsTo), which no loaded DSO declares, so no "
+                "derivation reads them: load that DSO, or name one"
+            )
+        )
     if found.rules:
-        return (f"it holds {found.rules} scenario rule(s) (epo:ConsistencyRule), but derivation reads only the shapes "
-                f"graphs whose identifier starts with {SCENARIO_SHAPES_PREFIX!r}: load it as "
-                f"/graphs/shapes/{SCENARIO_SHAPES_PREFIX}{entry.identifier}")
+        return (
+            f"it holds {found.rules} scenario rule(s) (epo:ConsistencyRule), but derivation reads only the shapes "
+            f"graphs whose identifier starts with {SCENARIO_SHAPES_PREFIX!r}: load it as "
+            f"/graphs/shapes/{SCENARIO_SHAPES_PREFIX}{entry.identifier}"
+        )
     ontology = ", ".join(f"<{iri}>" for iri in sorted(found.ontologies)) or "none (no owl:Ontology)"
-    return (f"it is no scenario rules graph (derivation reads only shapes/{SCENARIO_SHAPES_PREFIX}*), and no loaded "
-            f"DSO names its ontology, {ontology}, as its knowledge graphs' shapes (epo:knowledgeGraphShapes)")
+    return (
+        f"it is no scenario rules graph (derivation reads only shapes/{SCENARIO_SHAPES_PREFIX}*), and no loaded "
+        f"DSO names its ontology, {ontology}, as its knowledge graphs' shapes (epo:knowledgeGraphShapes)"
+    )
 
 
-def sign_off_reporting_unread(graphs: GraphService, evaluation_id: str, credential: Credential | None,
-                              comment: str | None = None) -> tuple[ApprovalRecord, list[Unread]]:
+def sign_off_reporting_unread(
+    graphs: GraphService, evaluation_id: str, credential: Credential | None, comment: str | None = None
+) -> tuple[ApprovalRecord, list[Unread]]:
     """The envelope's sign-off (:func:`.approvals.sign_off_envelope`), and the graphs nothing reads as it is made:
     rules or judges meant for this evaluation may be among them, and the sign-off pins what derivation reads."""
     record = sign_off_envelope(graphs, evaluation_id, credential, comment)

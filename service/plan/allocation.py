@@ -74,7 +74,9 @@ def _order(criteria: Sequence[CriterionDemand]) -> list[CriterionDemand]:
     return sorted(criteria, key=lambda c: (-c.weight, c.iri))
 
 
-def hamilton(total: int, shares: Mapping[str, Fraction], caps: Mapping[str, int], order: Sequence[str]) -> dict[str, int]:
+def hamilton(
+    total: int, shares: Mapping[str, Fraction], caps: Mapping[str, int], order: Sequence[str]
+) -> dict[str, int]:
     """``total`` split in proportion to ``shares`` by largest remainder, never above ``caps``.
 
     Capped criteria are fixed at their cap and the rest re-split, until no cap binds.
@@ -102,8 +104,13 @@ def hamilton(total: int, shares: Mapping[str, Fraction], caps: Mapping[str, int]
     return result
 
 
-def _one_each_then(budget: int, criteria: list[CriterionDemand], shares: Mapping[str, Fraction], strategy: Strategy,
-                   limits: Mapping[str, int] | None = None) -> dict[str, int]:
+def _one_each_then(
+    budget: int,
+    criteria: list[CriterionDemand],
+    shares: Mapping[str, Fraction],
+    strategy: Strategy,
+    limits: Mapping[str, int] | None = None,
+) -> dict[str, int]:
     """One probe per criterion first (every criterion exercised), the rest by ``shares``, within ``limits``."""
     needed = len(criteria)
     if budget < needed:
@@ -145,14 +152,17 @@ def _require_frames_hold(budget: int, ordered: Sequence[CriterionDemand]) -> Non
     """422 when a criterion has no probe to give, or the budget is more than all the frames hold together."""
     empty = [c.iri for c in ordered if c.frame < 1]
     if empty:
-        raise Unprocessable(f"no eligible scenario with an opening turn exercises {', '.join(empty)}: the criterion "
-                           "cannot be probed")
+        raise Unprocessable(
+            f"no eligible scenario with an opening turn exercises {', '.join(empty)}: the criterion cannot be probed"
+        )
     room = sum(c.frame for c in ordered)
     if budget > room:
         frames = ", ".join(f"{c.iri} {c.frame}" for c in ordered)
-        raise OverBudget(f"a budget of {budget} probes is more than the in-scope criteria's prompt frames hold "
-                         f"together ({room}: {frames}; a frame is the distinct opening turns a criterion can be "
-                         "probed with)")
+        raise OverBudget(
+            f"a budget of {budget} probes is more than the in-scope criteria's prompt frames hold "
+            f"together ({room}: {frames}; a frame is the distinct opening turns a criterion can be "
+            "probed with)"
+        )
 
 
 def _highest_weight_first(budget: int, ordered: list[CriterionDemand], weights: dict[str, Fraction]) -> Allocation:
@@ -170,12 +180,15 @@ def _highest_weight_first(budget: int, ordered: list[CriterionDemand], weights: 
                 f"a budget of {budget} probes is too small for strategy HighestWeightFirst: after {top_budget} probes "
                 f"for the {len(top)} highest-weighted criteria, {budget - top_budget} remain for {len(rest)} others"
             )
-        probes.update(_one_each_then(budget - top_budget, rest, {c.iri: Fraction(1) for c in rest}, Strategy.HIGHEST_WEIGHT_FIRST))
+        probes.update(
+            _one_each_then(budget - top_budget, rest, {c.iri: Fraction(1) for c in rest}, Strategy.HIGHEST_WEIGHT_FIRST)
+        )
     return Allocation(probes)
 
 
-def _matched_to_expertise(budget: int, ordered: list[CriterionDemand], weights: dict[str, Fraction],
-                          annotators: Sequence[Annotator]) -> Allocation:
+def _matched_to_expertise(
+    budget: int, ordered: list[CriterionDemand], weights: dict[str, Fraction], annotators: Sequence[Annotator]
+) -> Allocation:
     """Only criteria some annotator is expert in are probed, within the annotators' capacity.
 
     Probes go one at a time: first one to each servable criterion, then each to the criterion with the

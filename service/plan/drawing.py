@@ -94,23 +94,50 @@ class Drawer:
             return [Pick(index, opening, box.iri) for box, (index, opening) in drawn]
 
         def draw(n: int) -> list[int]:
-            return sample_scenarios(self.context.space, self.production, self.allowed[iri], iri, n, self.seed,
-                                    self.excluded, stream=self.identifier[iri])
+            return sample_scenarios(
+                self.context.space,
+                self.production,
+                self.allowed[iri],
+                iri,
+                n,
+                self.seed,
+                self.excluded,
+                stream=self.identifier[iri],
+            )
 
-        return [Pick(index, opening) for index, opening in distinct_openings(draw, self.say, count, self.eligible[iri],
-                                                                             said, iri)]
+        return [
+            Pick(index, opening)
+            for index, opening in distinct_openings(draw, self.say, count, self.eligible[iri], said, iri)
+        ]
 
-    def _pick(self, said: set[tuple[str, ...]], criterion: str, box: Box, count: int,
-              taken: set[tuple[str, ...]]) -> list[tuple[int, Opening]]:
+    def _pick(
+        self, said: set[tuple[str, ...]], criterion: str, box: Box, count: int, taken: set[tuple[str, ...]]
+    ) -> list[tuple[int, Opening]]:
         """At most ``count`` of the criterion's scenarios from one population stratum (:func:`.strata.split`), with
         conversations new to the plan and to ``taken`` (which gains them); the stratum's own random stream, named by
         the criterion's identifier and the stratum's."""
-        def draw(n: int) -> list[int]:
-            return sample_scenarios(self.context.space, self.production, box.allowed, criterion, n, self.seed,
-                                    self.excluded, stream=f"{self.identifier[criterion]} {box.stratum.id}")
 
-        found = distinct_openings(draw, self.say, count, eligible_count(self.production, box.allowed, criterion),
-                                  said | taken, criterion, partial=True)
+        def draw(n: int) -> list[int]:
+            return sample_scenarios(
+                self.context.space,
+                self.production,
+                box.allowed,
+                criterion,
+                n,
+                self.seed,
+                self.excluded,
+                stream=f"{self.identifier[criterion]} {box.stratum.id}",
+            )
+
+        found = distinct_openings(
+            draw,
+            self.say,
+            count,
+            eligible_count(self.production, box.allowed, criterion),
+            said | taken,
+            criterion,
+            partial=True,
+        )
         taken |= {opening.conversation for _, opening in found}
         return found
 
@@ -140,12 +167,21 @@ class Drawer:
         how = f"by strategy {self.strategy.value} with seed {self.seed}"
         if fits is None:
             return Unprocessable(f"{refused}; no smaller budget can be drawn {how} either")
-        return Unprocessable(f"{refused}; {how}, the largest budget whose probes can all be drawn is {fits} (criteria "
-                             f"that share opening turns draw from one pool of them): lower the budget to at most {fits}")
+        return Unprocessable(
+            f"{refused}; {how}, the largest budget whose probes can all be drawn is {fits} (criteria "
+            f"that share opening turns draw from one pool of them): lower the budget to at most {fits}"
+        )
 
 
-def distinct_openings(draw: Callable[[int], list[int]], say: Say, count: int, frame: int,
-                      said: set[tuple[str, ...]], criterion: str, partial: bool = False) -> list[tuple[int, Opening]]:
+def distinct_openings(
+    draw: Callable[[int], list[int]],
+    say: Say,
+    count: int,
+    frame: int,
+    said: set[tuple[str, ...]],
+    criterion: str,
+    partial: bool = False,
+) -> list[tuple[int, Opening]]:
     """``count`` of a criterion's scenarios whose conversations (opening turn and scripted follow-ups) can be said
     and are new to the plan (``said``, which gains them): the sampler's draws in order, passing over a scenario
     whose turns the plan already has, or that its language's templates cannot say; when too few are left, the
@@ -169,6 +205,8 @@ def distinct_openings(draw: Callable[[int], list[int]], say: Say, count: int, fr
             if partial:
                 said |= texts
                 return picked
-            raise OverBudget(f"only {len(picked)} of the scenarios that can probe {criterion} have opening turns that "
-                             f"differ from each other and from the plan's other probes, not {count}")
+            raise OverBudget(
+                f"only {len(picked)} of the scenarios that can probe {criterion} have opening turns that "
+                f"differ from each other and from the plan's other probes, not {count}"
+            )
         wanted = min(2 * wanted, frame)

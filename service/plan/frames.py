@@ -110,8 +110,12 @@ _KEPT_LOCK = threading.Lock()
 def prompt_frames(production: Production, openings: Openings, labels: Mapping[str, str]) -> PromptFrames:
     """Each criterion's prompt frame (see the module docstring), counted once per compiled tables and template
     sets: the tables fix the DSO, KGs, rules and envelope (their cache key), and so the labels too."""
-    key: SetsKey = tuple(sorted((s.iri, s.tag, tuple(sorted(s.texts.items())), tuple(sorted(s.about_other.items())))
-                       for s in openings.sets.values()))
+    key: SetsKey = tuple(
+        sorted(
+            (s.iri, s.tag, tuple(sorted(s.texts.items())), tuple(sorted(s.about_other.items())))
+            for s in openings.sets.values()
+        )
+    )
     with _KEPT_LOCK:
         found = _KEPT.get(production, {}).get(key)
     if found is None:
@@ -142,16 +146,23 @@ def _count(production: Production, openings: Openings, labels: Mapping[str, str]
     return PromptFrames(MappingProxyType(counts), exact=not production.fallback)
 
 
-def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], list[tuple[int, ...]]]],
-              said: Sequence[Texts], at: Mapping[int, int], parts: Sequence[Sequence[frozenset[int]]]) -> int:
+def _distinct(
+    production: Production,
+    groups: Sequence[Mapping[tuple[int, ...], list[tuple[int, ...]]]],
+    said: Sequence[Texts],
+    at: Mapping[int, int],
+    parts: Sequence[Sequence[frozenset[int]]],
+) -> int:
     """Distinct openings of one trigger value over the parts that span it (inclusion-exclusion over parts:
     within a part the openings are a product over components, and the intersection of products is the
     product of the intersections; an opening's component texts lie in a set of parts, its mask)."""
     full = (1 << len(parts)) - 1
     radices = production.ctx.space.radices
     # per facet and value: the parts whose span holds it, as a bit mask (a combination's mask is their AND)
-    spans = [[sum(1 << j for j, span in enumerate(parts) if d in span[f]) for d in range(radices[f])]
-             for f in range(len(radices))]
+    spans = [
+        [sum(1 << j for j, span in enumerate(parts) if d in span[f]) for d in range(radices[f])]
+        for f in range(len(radices))
+    ]
     per_component = []
     for comp, grouped in zip(production.components, groups):
         keep = [k for k, f in enumerate(comp.facets) if f not in at]
@@ -177,8 +188,9 @@ def _distinct(production: Production, groups: Sequence[Mapping[tuple[int, ...], 
     return total
 
 
-def _groups(comp: Component, allowed: Sequence[set[int]], criterion: str,
-            triggers: Sequence[int]) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
+def _groups(
+    comp: Component, allowed: Sequence[set[int]], criterion: str, triggers: Sequence[int]
+) -> dict[tuple[int, ...], list[tuple[int, ...]]]:
     """A component's combinations that are eligible probes of ``criterion`` (unblocked, not routed away,
     within its frame), grouped by their trigger values."""
     pair = comp.pair_blocked.get(criterion, {})

@@ -81,9 +81,16 @@ class TemplateSet:
                 continue
             tag = normal_tag(str(declared))
             status = graph.value(node, URIRef(EPO + "reviewStatus"))
-            return TemplateSet(str(node), tag, graph_iri, frozenset(str(d) for d in graph.objects(node, DCTERMS.conformsTo)),
-                               str(status) if status else None, _texts(graph, "openingText", tag),
-                               _texts(graph, "openingTextAboutOther", tag), _follow_ups(graph, tag))
+            return TemplateSet(
+                str(node),
+                tag,
+                graph_iri,
+                frozenset(str(d) for d in graph.objects(node, DCTERMS.conformsTo)),
+                str(status) if status else None,
+                _texts(graph, "openingText", tag),
+                _texts(graph, "openingTextAboutOther", tag),
+                _follow_ups(graph, tag),
+            )
         return None
 
     def unsaid_slots(self) -> list[str]:
@@ -93,8 +100,11 @@ class TemplateSet:
             openings = [said[key] for said in (self.texts, self.about_other) if key in said]
             allowed = set.intersection(*(set(_SLOT.findall(t)) for t in openings)) if openings else set()
             for turn in turns:
-                problems += [f"{{{slot}}} in the follow-up {turn!r} of <{key}>"
-                             for slot in _SLOT.findall(turn) if slot not in allowed]
+                problems += [
+                    f"{{{slot}}} in the follow-up {turn!r} of <{key}>"
+                    for slot in _SLOT.findall(turn)
+                    if slot not in allowed
+                ]
         return problems
 
 
@@ -170,8 +180,10 @@ class Openings:
         self.sets = {s.tag: s for s in sorted(sets, key=lambda s: s.iri) if s.conforms_to & ontologies}
         for found in self.sets.values():
             if problems := found.unsaid_slots():
-                raise Conflict(f"the opening-turn templates <{found.graph}> have follow-up turns with slots their "
-                               f"concept's opening text does not say: {'; '.join(problems)} (docs/templates.md)")
+                raise Conflict(
+                    f"the opening-turn templates <{found.graph}> have follow-up turns with slots their "
+                    f"concept's opening text does not say: {'; '.join(problems)} (docs/templates.md)"
+                )
         self._followed = frozenset(key for found in self.sets.values() for key in found.follow_ups)
         self._tags: dict[str, str | None] = {}
         # asked for every scenario said (plans, prompt frames): read from the graphs once each
@@ -182,8 +194,11 @@ class Openings:
         """The BCP 47 tag of a language IRI, from the data (see the module docstring), or ``None``."""
         if language not in self._tags:
             node = URIRef(language)
-            codes = sorted(str(o) for p, o in self.schema.graph.predicate_objects(node)
-                           if isinstance(o, Literal) and (str(p).endswith(CODE_PROPERTIES[0]) or str(p) in CODE_PROPERTIES))
+            codes = sorted(
+                str(o)
+                for p, o in self.schema.graph.predicate_objects(node)
+                if isinstance(o, Literal) and (str(p).endswith(CODE_PROPERTIES[0]) or str(p) in CODE_PROPERTIES)
+            )
             iso = _ISO_IRI.search(language)
             code = codes[0] if codes else iso.group(1) if iso else None
             self._tags[language] = normal_tag(code) if code else None
@@ -236,8 +251,14 @@ class Openings:
         follow_ups = [self._fill(templates, values, turn) for key in keys for turn in templates.follow_ups.get(key, ())]
         if None in follow_ups:
             return None
-        return Opening(text, templates.tag, templates.iri, tuple(t.strip() for t in follow_ups if t and t.strip()),
-                       tuple(key for key in keys if key not in templates.follow_ups), templates.review_status)
+        return Opening(
+            text,
+            templates.tag,
+            templates.iri,
+            tuple(t.strip() for t in follow_ups if t and t.strip()),
+            tuple(key for key in keys if key not in templates.follow_ups),
+            templates.review_status,
+        )
 
     def language_of(self, values: Mapping[str, str]) -> str | None:
         """The scenario's language IRI (the value of the DSO's language facet), if it has one."""
@@ -247,11 +268,21 @@ class Openings:
         """Of ``facets``, those whose values decide how the others are said: the language (which set), the
         persona (whether the states are the asker's or another's) and every part with a text that has a slot
         (which slot facets are said at all). Any other facet's text depends on its own value and these only."""
+
         def slotted(facet: Facet) -> bool:
-            keys = {str(facet.spec.dso_property)} if facet.spec.value_kind == BOOLEANS else {str(v) for v in facet.values}
-            return facet.spec.opening_position is not None and (any(
-                _SLOT.search(said.get(key, "")) for s in self.sets.values() for said in (s.texts, s.about_other)
-                for key in keys) or bool(keys & self._followed))  # follow-ups: a value's own turns, so a trigger
+            keys = (
+                {str(facet.spec.dso_property)} if facet.spec.value_kind == BOOLEANS else {str(v) for v in facet.values}
+            )
+            return facet.spec.opening_position is not None and (
+                any(
+                    _SLOT.search(said.get(key, ""))
+                    for s in self.sets.values()
+                    for said in (s.texts, s.about_other)
+                    for key in keys
+                )
+                or bool(keys & self._followed)
+            )  # follow-ups: a value's own turns, so a trigger
+
         return tuple(f.name for f in facets if f.name in (self.grammar.language, self.grammar.persona) or slotted(f))
 
     def _asks_about_other(self, persona: str) -> bool:
@@ -325,6 +356,7 @@ class Openings:
 
 def _label_sentence(values: Mapping[str, str], labels: Mapping[str, str]) -> str:
     """A plain English sentence naming the facet values by their labels, for a DSO no template set covers."""
+
     def label(iri: str) -> str:
         return labels.get(iri, local_name(iri))
 

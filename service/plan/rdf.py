@@ -29,9 +29,6 @@ if TYPE_CHECKING:
     from .openings import Opening
 
 
-
-
-
 def probe_iri(plan: str, number: int) -> str:
     """The IRI of probe ``number`` of the plan ``plan``: ``{plan}/probes/{number}``."""
     return f"{plan}/probes/{number}"
@@ -48,10 +45,23 @@ class Provenance:
     without_templates: Sequence[str]
 
 
-def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest: str, counts: FrameCounts,
-                 frames: Mapping[str, int], allocation: Allocation, probes: Sequence[PlannedProbe], evaluation: str,
-                 agent: str, when: datetime, inputs: Sequence[Pin], derivation: str,
-                 provenance: Provenance, identifiers: Mapping[str, str]) -> list[Triple]:
+def plan_triples(
+    plan: str,
+    request: PlanRequest,
+    envelope: str,
+    envelope_digest: str,
+    counts: FrameCounts,
+    frames: Mapping[str, int],
+    allocation: Allocation,
+    probes: Sequence[PlannedProbe],
+    evaluation: str,
+    agent: str,
+    when: datetime,
+    inputs: Sequence[Pin],
+    derivation: str,
+    provenance: Provenance,
+    identifiers: Mapping[str, str],
+) -> list[Triple]:
     """The plan node, one ``epo:Allocation`` per criterion (named by its identifier, ``identifiers`` mapping each
     criterion's IRI to it), one ``epo:Probe`` per probe, and the inputs it
     rests on (:mod:`service.envelope.inputs`), digested with the plan, so the same seed on the same inputs
@@ -66,8 +76,15 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
     p = NamedNode(plan)
     out = [
         Triple(p, RDF_TYPE, NamedNode(EPO + "TestPlan")),
-        Triple(p, NamedNode(RDFS.label), Literal(f"test plan {minted_number(plan)}: {request.budget} probes, "
-                                          f"{request.strategy.value}, seed {request.seed}", language="en")),
+        Triple(
+            p,
+            NamedNode(RDFS.label),
+            Literal(
+                f"test plan {minted_number(plan)}: {request.budget} probes, "
+                f"{request.strategy.value}, seed {request.seed}",
+                language="en",
+            ),
+        ),
         Triple(p, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
         Triple(p, NamedNode(PROV + "wasDerivedFrom"), NamedNode(envelope)),
         Triple(p, NamedNode(EPO + "envelopeDigest"), Literal(envelope_digest)),
@@ -80,7 +97,10 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         Triple(p, NamedNode(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
         Triple(p, NamedNode(PROV + "wasGeneratedBy"), NamedNode(derivation)),
         *pin_triples(plan, inputs),
-        *(Triple(p, NamedNode(EPO + "languageWithoutTemplates"), NamedNode(language)) for language in provenance.without_templates),
+        *(
+            Triple(p, NamedNode(EPO + "languageWithoutTemplates"), NamedNode(language))
+            for language in provenance.without_templates
+        ),
     ]
     for criterion, count in allocation.probes.items():
         node = NamedNode(f"{plan}/allocations/{identifiers[criterion]}")
@@ -105,7 +125,9 @@ def plan_triples(plan: str, request: PlanRequest, envelope: str, envelope_digest
         ]
         if probe.opening.templates:
             out.append(Triple(node, NamedNode(EPO + "openingTemplates"), NamedNode(probe.opening.templates)))
-        if probe.opening.review_status:  # the set's status on the probe, so a listing shows text awaiting a native speaker
+        if (
+            probe.opening.review_status
+        ):  # the set's status on the probe, so a listing shows text awaiting a native speaker
             out.append(Triple(node, NamedNode(EPO + "textReviewStatus"), NamedNode(probe.opening.review_status)))
         out += _follow_ups(node, probe.opening)
         out += [Triple(node, NamedNode(EPO + "exercises"), NamedNode(c)) for c in probe.exercises]
@@ -125,10 +147,12 @@ def _follow_ups(probe: NamedNode, opening: Opening) -> list[Triple]:
     out = []
     for number, text in enumerate(opening.follow_ups, start=2):
         turn = NamedNode(f"{probe.value}/follow-ups/{number}")
-        out += [Triple(probe, NamedNode(EPO + "followUp"), turn),
-                Triple(turn, RDF_TYPE, NamedNode(EPO + "FollowUpTurn")),
-                Triple(turn, NamedNode(EPO + "followUpPosition"), integer(number)),
-                Triple(turn, NamedNode(EPO + "followUpPrompt"), Literal(text, language=opening.tag))]
+        out += [
+            Triple(probe, NamedNode(EPO + "followUp"), turn),
+            Triple(turn, RDF_TYPE, NamedNode(EPO + "FollowUpTurn")),
+            Triple(turn, NamedNode(EPO + "followUpPosition"), integer(number)),
+            Triple(turn, NamedNode(EPO + "followUpPrompt"), Literal(text, language=opening.tag)),
+        ]
     return out + [Triple(probe, NamedNode(EPO + "lacksFollowUpsFor"), NamedNode(c)) for c in opening.lacking_follow_ups]
 
 
@@ -143,12 +167,19 @@ def _provenance(probe: NamedNode, derivation: str, provenance: Provenance, when:
         Triple(check, NamedNode(EARL + "mode"), NamedNode(EARL + "automatic")),
         Triple(check, NamedNode(EARL + "assertedBy"), NamedNode(derivation)),
         Triple(check, NamedNode(EARL + "result"), result),
-        Triple(check, NamedNode(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=NamedNode(XSD + "dateTime"))),
+        Triple(
+            check, NamedNode(PROV + "generatedAtTime"), Literal(when.isoformat(), datatype=NamedNode(XSD + "dateTime"))
+        ),
         *(Triple(check, NamedNode(EARL + "test"), NamedNode(rule)) for rule in provenance.rules),
         Triple(result, RDF_TYPE, NamedNode(EARL + "TestResult")),
         Triple(result, NamedNode(EARL + "outcome"), NamedNode(EARL + "passed")),
-        Triple(result, NamedNode(EARL + "info"), Literal(f"the scenario violates none of the {len(provenance.rules)} "
-                                                  "consistency rules checked", language="en")),
+        Triple(
+            result,
+            NamedNode(EARL + "info"),
+            Literal(
+                f"the scenario violates none of the {len(provenance.rules)} consistency rules checked", language="en"
+            ),
+        ),
     ]
 
 
@@ -165,9 +196,18 @@ def digest_triple(plan: str, digest: str) -> Triple:
     return Triple(NamedNode(plan), NamedNode(EPO + "planDigest"), Literal(digest))
 
 
-_RECORD_KEEPING = {EPO + "planDigest", PROV + "generatedAtTime", PROV + "wasAttributedTo", PROV + "wasAssociatedWith",
-                   PROV + "startedAtTime", PROV + "endedAtTime", PROV + "atTime",
-                   DCTERMS + "created", DCTERMS + "modified", DCTERMS + "issued"}
+_RECORD_KEEPING = {
+    EPO + "planDigest",
+    PROV + "generatedAtTime",
+    PROV + "wasAttributedTo",
+    PROV + "wasAssociatedWith",
+    PROV + "startedAtTime",
+    PROV + "endedAtTime",
+    PROV + "atTime",
+    DCTERMS + "created",
+    DCTERMS + "modified",
+    DCTERMS + "issued",
+}
 _TIMES = {XSD + "dateTime", XSD + "dateTimeStamp"}
 _RELATIVE = "urn:x-caie:plan"
 
@@ -195,15 +235,19 @@ def plan_digest(triples: Iterable[Triple]) -> str:
     service no longer matches what was approved.
     """
     triples = list(triples)
-    plans = {text(t.subject) for t in triples if t.predicate.value == RDF + "type" and text(t.object) == EPO + "TestPlan"}
+    plans = {
+        text(t.subject) for t in triples if t.predicate.value == RDF + "type" and text(t.object) == EPO + "TestPlan"
+    }
     plan = next(iter(plans)) if len(plans) == 1 else None
 
     def relative(term: T) -> T | NamedNode:
         if plan and isinstance(term, NamedNode) and (term.value == plan or term.value.startswith(plan + "/")):
-            return NamedNode(_RELATIVE + term.value[len(plan):])
+            return NamedNode(_RELATIVE + term.value[len(plan) :])
         return term
 
-    return graph_digest([Triple(relative(t.subject), t.predicate, relative(t.object)) for t in triples if _digested(t, plan)])
+    return graph_digest(
+        [Triple(relative(t.subject), t.predicate, relative(t.object)) for t in triples if _digested(t, plan)]
+    )
 
 
 def plan_numbers(triples: Iterable[Triple], evaluation: str) -> list[int]:
@@ -211,7 +255,8 @@ def plan_numbers(triples: Iterable[Triple], evaluation: str) -> list[int]:
     return [
         int(match.group(1))
         for t in triples
-        if t.predicate.value == RDF + "type" and text(t.object) == EPO + "TestPlan"
+        if t.predicate.value == RDF + "type"
+        and text(t.object) == EPO + "TestPlan"
         and (match := pattern.match(text(t.subject)))
     ]
 

@@ -34,8 +34,9 @@ from .testplan import plan_iri_for, scenario_at, scenarios_ref
 REVIEWERS = ("domain_expert", "evaluation_operator")
 
 
-def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, reason: str,
-                     credential: Credential) -> RecordedExclusion:
+def exclude_scenario(
+    graphs: GraphService, evaluation_id: str, scenario: str, reason: str, credential: Credential
+) -> RecordedExclusion:
     """Record an expert's exclusion of a scenario as a batch of the record; later plans will not sample it.
 
     ``scenario`` is its key (the last segment of its IRI, which names the situation by content) or its index
@@ -51,22 +52,33 @@ def exclude_scenario(graphs: GraphService, evaluation_id: str, scenario: str, re
     elif scenario.isascii() and scenario.isdigit():  # "²".isdigit(), but int("²") fails
         iri = scenario_at(graphs, evaluation_id, int(scenario))
     else:
-        raise NotFound(f"no scenario {scenario!r} in evaluation {evaluation_id!r}: name it by its key "
-                       f"({SCENARIO_KEY_LENGTH} hex digits) or its index")
-    if not graphs.rows("scenario-exists", {"graph": scenarios_ref(graphs, evaluation_id).iri, "scenario": NamedNode(iri)}):
+        raise NotFound(
+            f"no scenario {scenario!r} in evaluation {evaluation_id!r}: name it by its key "
+            f"({SCENARIO_KEY_LENGTH} hex digits) or its index"
+        )
+    if not graphs.rows(
+        "scenario-exists", {"graph": scenarios_ref(graphs, evaluation_id).iri, "scenario": NamedNode(iri)}
+    ):
         raise NotFound(f"no derived scenario {scenario} (<{iri}>) in evaluation {evaluation_id!r}")
     key = uuid.uuid4().hex
     node = NamedNode(f"{evaluation}/exclusions/{key}")
     when = now().isoformat()
     agent = NamedNode(graphs.agent_iri(credential.agent))
-    graphs.append(record, "exclusions", [
-        Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "ScenarioExclusion")),
-        Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
-        Triple(node, NamedNode(EPO + "excludesScenario"), NamedNode(iri)),
-        Triple(node, NamedNode(EPO + "exclusionReason"), Literal(reason.strip())),
-        Triple(node, NamedNode(PROV + "wasAttributedTo"), agent),
-        Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(when, datatype=NamedNode(XSD + "dateTime"))),
-    ], credential, key=key, title=f"exclusion of scenario {iri.rsplit('/', 1)[-1]} by {credential.agent}")
+    graphs.append(
+        record,
+        "exclusions",
+        [
+            Triple(node, NamedNode(RDF + "type"), NamedNode(EPO + "ScenarioExclusion")),
+            Triple(node, NamedNode(EPO + "inEvaluation"), NamedNode(evaluation)),
+            Triple(node, NamedNode(EPO + "excludesScenario"), NamedNode(iri)),
+            Triple(node, NamedNode(EPO + "exclusionReason"), Literal(reason.strip())),
+            Triple(node, NamedNode(PROV + "wasAttributedTo"), agent),
+            Triple(node, NamedNode(PROV + "generatedAtTime"), Literal(when, datatype=NamedNode(XSD + "dateTime"))),
+        ],
+        credential,
+        key=key,
+        title=f"exclusion of scenario {iri.rsplit('/', 1)[-1]} by {credential.agent}",
+    )
     return RecordedExclusion(node.value, iri, Exclusion(reason.strip(), agent.value, when))
 
 
@@ -79,21 +91,34 @@ def _plan_view(graphs: GraphService, evaluation_id: str, row: Row, approval: App
     plan = row["plan"].value
     number = minted_number(plan)
     allocation = tuple(
-        CriterionAllocation(r["criterion"].value, int(r["allocated"].value), int(r["promptFrame"].value),
-                            int(r["exercising"].value), int(r["scenarios"].value))
+        CriterionAllocation(
+            r["criterion"].value,
+            int(r["allocated"].value),
+            int(r["promptFrame"].value),
+            int(r["exercising"].value),
+            int(r["scenarios"].value),
+        )
         for r in graphs.rows("plan-traceability", {"plan": NamedNode(plan)})
     )
     return PlanView(
-        iri=plan, number=number, recorded_digest=row["digest"].value if "digest" in row else None,
+        iri=plan,
+        number=number,
+        recorded_digest=row["digest"].value if "digest" in row else None,
         strategy=local_name(row["strategy"].value),
-        budget=int(row["budget"].value), seed=int(row["seed"].value),
-        frame_size=int(row["frameSize"].value), eligible_frame_size=int(row["eligibleFrameSize"].value),
-        envelope=row["envelope"].value, envelope_digest=row["envelopeDigest"].value,
-        created_by=row["createdBy"].value, created=row["created"].value,
-        allocation=allocation, probes=int(row["probes"].value),
+        budget=int(row["budget"].value),
+        seed=int(row["seed"].value),
+        frame_size=int(row["frameSize"].value),
+        eligible_frame_size=int(row["eligibleFrameSize"].value),
+        envelope=row["envelope"].value,
+        envelope_digest=row["envelopeDigest"].value,
+        created_by=row["createdBy"].value,
+        created=row["created"].value,
+        allocation=allocation,
+        probes=int(row["probes"].value),
         approval=approval(row) if approval else plan_status(graphs, evaluation_id, number),
-        without_templates=tuple(r["language"].value
-                                for r in graphs.rows("plan-languages-without-templates", {"plan": NamedNode(plan)})),
+        without_templates=tuple(
+            r["language"].value for r in graphs.rows("plan-languages-without-templates", {"plan": NamedNode(plan)})
+        ),
     )
 
 
@@ -110,7 +135,9 @@ def plan_view(graphs: GraphService, evaluation_id: str, number: int, approval: A
 def list_plans(graphs: GraphService, evaluation_id: str, approval: Approval | None = None) -> list[PlanView]:
     """Every plan of the evaluation, oldest first."""
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
-    return [_plan_view(graphs, evaluation_id, row, approval) for row in graphs.rows("plans", {"evaluation": evaluation})]
+    return [
+        _plan_view(graphs, evaluation_id, row, approval) for row in graphs.rows("plans", {"evaluation": evaluation})
+    ]
 
 
 def _criterion_filter(criterion: str) -> dict[str, Term]:
@@ -120,13 +147,25 @@ def _criterion_filter(criterion: str) -> dict[str, Term]:
     return {"criterionId": Literal(criterion)}
 
 
-def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criterion: str | None = None,
-                limit: int = 50, offset: int = 0) -> Page[Probe]:
+def list_probes(
+    graphs: GraphService,
+    evaluation_id: str,
+    number: int,
+    *,
+    criterion: str | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> Page[Probe]:
     """The plan's probes in number order, optionally only those allocated to ``criterion`` (IRI or identifier);
     404 when the evaluation has no such plan."""
     check_page(limit, offset)
-    bindings = {"plan": plan_iri_for(graphs, evaluation_id, number), **(_criterion_filter(criterion) if criterion else {})}
-    counted = graphs.rows("probe-count", {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation), **bindings})
+    bindings = {
+        "plan": plan_iri_for(graphs, evaluation_id, number),
+        **(_criterion_filter(criterion) if criterion else {}),
+    }
+    counted = graphs.rows(
+        "probe-count", {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation), **bindings}
+    )
     if not counted:
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
     probes = _probes(graphs, bindings["plan"], page_rows(graphs, "probes", bindings, limit, offset))
@@ -135,15 +174,19 @@ def list_probes(graphs: GraphService, evaluation_id: str, number: int, *, criter
 
 def plan_size(graphs: GraphService, evaluation_id: str, number: int) -> int:
     """How many probes plan ``number`` holds (numbered 1 to that); 404 when the evaluation has no such plan."""
-    counted = graphs.rows("probe-count", {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation),
-                                          "plan": plan_iri_for(graphs, evaluation_id, number)})
+    counted = graphs.rows(
+        "probe-count",
+        {
+            "evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation),
+            "plan": plan_iri_for(graphs, evaluation_id, number),
+        },
+    )
     if not counted:
         raise NotFound(f"evaluation {evaluation_id!r} has no plan {number}")
     return int(counted[0]["probes"].value)
 
 
-def probes_numbered(graphs: GraphService, evaluation_id: str, number: int,
-                    numbers: Iterable[int]) -> tuple[Probe, ...]:
+def probes_numbered(graphs: GraphService, evaluation_id: str, number: int, numbers: Iterable[int]) -> tuple[Probe, ...]:
     """The probes of plan ``number`` numbered ``numbers``, in number order, each asked for by its IRI: a page whose
     cost does not grow with the plan (a listing's page groups and orders the whole plan first)."""
     plan = plan_iri_for(graphs, evaluation_id, number)
@@ -155,13 +198,18 @@ def _probes(graphs: GraphService, plan: Term, rows: list[Row]) -> tuple[Probe, .
     """Rows of ``probes.rq`` as probes, with their follow-up turns."""
     follow_ups = _follow_ups(graphs, plan, [int(row["number"].value) for row in rows])
     return tuple(
-        Probe(iri=row["probe"].value, number=int(row["number"].value), criterion=row["criterion"].value,
-              exercises=tuple(sorted(row["exercises"].value.split())), scenario=row["scenario"].value,
-              opening_prompt=row["openingPrompt"].value,
-              language=row["language"].value if "language" in row else None,
-              assigned_to=row["assignedTo"].value if "assignedTo" in row else None,
-              follow_ups=tuple(follow_ups.get(row["probe"].value, ())),
-              awaiting_native_review="textReviewStatus" in row and row["textReviewStatus"].value != EPO + "Reviewed")
+        Probe(
+            iri=row["probe"].value,
+            number=int(row["number"].value),
+            criterion=row["criterion"].value,
+            exercises=tuple(sorted(row["exercises"].value.split())),
+            scenario=row["scenario"].value,
+            opening_prompt=row["openingPrompt"].value,
+            language=row["language"].value if "language" in row else None,
+            assigned_to=row["assignedTo"].value if "assignedTo" in row else None,
+            follow_ups=tuple(follow_ups.get(row["probe"].value, ())),
+            awaiting_native_review="textReviewStatus" in row and row["textReviewStatus"].value != EPO + "Reviewed",
+        )
         for row in rows
     )
 
@@ -171,6 +219,8 @@ def _follow_ups(graphs: GraphService, plan: Term, numbers: list[int]) -> dict[st
     if not numbers:
         return {}
     found: dict[str, list[str]] = {}
-    for row in graphs.rows("probe-follow-ups", {"plan": plan, "first": integer(min(numbers)), "last": integer(max(numbers))}):
+    for row in graphs.rows(
+        "probe-follow-ups", {"plan": plan, "first": integer(min(numbers)), "last": integer(max(numbers))}
+    ):
         found.setdefault(row["probe"].value, []).append(row["text"].value)
     return found

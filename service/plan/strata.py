@@ -41,17 +41,21 @@ def stratum_iri(evaluation: str, stratum: Stratum) -> str:
 
 def positions(ctx: Context, evaluation: str, stratum: Stratum) -> list[set[int]]:
     """Per facet, the value positions the stratum's facts allow (422 for a facet the DSO does not declare)."""
-    return trigger_positions(ctx, Criterion(stratum_iri(evaluation, stratum), frozenset(), stratum.facts), defaults=False)
+    return trigger_positions(
+        ctx, Criterion(stratum_iri(evaluation, stratum), frozenset(), stratum.facts), defaults=False
+    )
 
 
 def require_disjoint(ctx: Context, evaluation: str, population: Sequence[Stratum]) -> None:
     """422 naming two strata whose facts let one scenario belong to both: a probe's stratum must be one."""
     boxes = [(stratum, positions(ctx, evaluation, stratum)) for stratum in population]
     for k, (first, mine) in enumerate(boxes):
-        for second, theirs in boxes[k + 1:]:
+        for second, theirs in boxes[k + 1 :]:
             if all(a & b for a, b in zip(mine, theirs)):
-                raise Unprocessable(f"population groups {first.id!r} and {second.id!r} overlap: a scenario can meet the "
-                                    "facts of both; give them a fact that tells them apart (docs/allocation.md)")
+                raise Unprocessable(
+                    f"population groups {first.id!r} and {second.id!r} overlap: a scenario can meet the "
+                    "facts of both; give them a fact that tells them apart (docs/allocation.md)"
+                )
 
 
 def boxes_for(ctx: Context, evaluation: str, population: Sequence[Stratum], allowed: Sequence[set[int]]) -> list[Box]:
@@ -64,15 +68,18 @@ def boxes_for(ctx: Context, evaluation: str, population: Sequence[Stratum], allo
     return out
 
 
-def split(count: int, boxes: Sequence[Box], pick: Callable[[Box, int, set[Any]], list[Item]],
-          criterion: str) -> list[tuple[Box, Item]]:
+def split(
+    count: int, boxes: Sequence[Box], pick: Callable[[Box, int, set[Any]], list[Item]], criterion: str
+) -> list[tuple[Box, Item]]:
     """``count`` items over ``boxes`` by their strata's shares, ``pick(box, n, taken)`` giving at most ``n`` of a box's
     (the same ones for the same ``n`` and ``taken``, which it adds them to: one set per round, so that boxes do not
     give the same item twice); a box that gives fewer than its quota passes the rest to the others. 422 when the
     strata together cannot give ``count``."""
     if not boxes:
-        raise Unprocessable(f"no population group of the scope can ask {criterion}: its triggers and every group's "
-                            "facts exclude each other (docs/allocation.md)")
+        raise Unprocessable(
+            f"no population group of the scope can ask {criterion}: its triggers and every group's "
+            "facts exclude each other (docs/allocation.md)"
+        )
     order = [box.iri for box in boxes]
     shares = {box.iri: Fraction(box.stratum.share) for box in boxes}
     caps = {box.iri: count for box in boxes}
@@ -87,5 +94,7 @@ def split(count: int, boxes: Sequence[Box], pick: Callable[[Box, int, set[Any]],
             caps[box.iri] = len(picked[box.iri])
         if sum(caps.values()) < count:
             groups = ", ".join(f"{box.stratum.id} {caps[box.iri]}" for box in boxes)
-            raise OverBudget(f"the population groups that can ask {criterion} have {sum(caps.values())} distinct "
-                             f"conversations for it together ({groups}), not {count}")
+            raise OverBudget(
+                f"the population groups that can ask {criterion} have {sum(caps.values())} distinct "
+                f"conversations for it together ({groups}), not {count}"
+            )

@@ -97,8 +97,11 @@ def excluded_indices(graphs: GraphService, evaluation_id: str, context: Context)
     for scenario, statements in described.items():
         values: dict[str, Node] = {}
         for facet, known in zip(context.facets, terms):
-            matches = {known[v] for on_person, prop, v in statements
-                       if on_person == (facet.spec.node != SCENARIO) and prop == str(facet.spec.dso_property) and v in known}
+            matches = {
+                known[v]
+                for on_person, prop, v in statements
+                if on_person == (facet.spec.node != SCENARIO) and prop == str(facet.spec.dso_property) and v in known
+            }
             if len(matches) == 1:
                 values[facet.name] = matches.pop()
         index = context.space.locate(values)
@@ -134,8 +137,13 @@ class PlanningInput:
         return {iri: identifier for identifier, iri in self.criterion_iri.items()}
 
 
-def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_sample: int,
-                   purpose: str = "derive scenarios or make a plan") -> PlanningInput:
+def planning_input(
+    graphs: GraphService,
+    evaluation_id: str,
+    seed: int,
+    review_sample: int,
+    purpose: str = "derive scenarios or make a plan",
+) -> PlanningInput:
     """The derivation input of an evaluation whose envelope is signed off, read from the store: the DSO, the
     knowledge graphs and the scenario shapes graphs, each still with the digest the sign-off pinned.
 
@@ -159,14 +167,17 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
     in_scope = tuple(c for c in envelope.content.criteria if c.in_scope)
     criterion_iri = {c.id: iris.criterion(envelope.version, c.id) for c in in_scope}
     dso, kgs = _graph(graphs, inputs.dso), tuple(_graph(graphs, kg) for kg in inputs.kgs)
-    openings = Openings(dso, kgs, (found for ref in inputs.templates
-                                   if (found := TemplateSet.read(ref.iri.value, _graph(graphs, ref)))))
+    openings = Openings(
+        dso, kgs, (found for ref in inputs.templates if (found := TemplateSet.read(ref.iri.value, _graph(graphs, ref))))
+    )
     boundary = frozenset(scope.use_boundary.languages) or None
     languages = openings.with_templates(boundary)
     if languages is not None and not languages:
-        raise Conflict(f"evaluation {evaluation_id!r}: cannot {purpose}: no language of the envelope has opening-turn "
-                       f"templates ({', '.join(openings.lacking(boundary))}); add a templates graph for one "
-                       "(docs/templates.md)")
+        raise Conflict(
+            f"evaluation {evaluation_id!r}: cannot {purpose}: no language of the envelope has opening-turn "
+            f"templates ({', '.join(openings.lacking(boundary))}); add a templates graph for one "
+            "(docs/templates.md)"
+        )
     # An out-of-scope topic stays in the frame when a criterion bears on it: probes that check the
     # system declines out-of-scope questions count (methodology §5.4.1).
     targeted = {concept for c in in_scope for concept in c.concepts}
@@ -185,8 +196,19 @@ def planning_input(graphs: GraphService, evaluation_id: str, seed: int, review_s
         sample_size=review_sample,
         evaluation_iri=iris.evaluation,
     )
-    return PlanningInput(derivation, in_scope, criterion_iri, envelope, iris.evaluation, state.head_digest, pins,
-                         inputs.dso.iri.value, openings, tuple(openings.lacking(boundary)), scope.population)
+    return PlanningInput(
+        derivation,
+        in_scope,
+        criterion_iri,
+        envelope,
+        iris.evaluation,
+        state.head_digest,
+        pins,
+        inputs.dso.iri.value,
+        openings,
+        tuple(openings.lacking(boundary)),
+        scope.population,
+    )
 
 
 def scenario_at(graphs: GraphService, evaluation_id: str, index: int) -> str:
@@ -194,11 +216,15 @@ def scenario_at(graphs: GraphService, evaluation_id: str, index: int) -> str:
 
     409 as :func:`planning_input`; 404 for an index outside the frame. Only the facets are built, no rules run.
     """
-    planning = planning_input(graphs, evaluation_id, 0, 0, f"resolve scenario index {index} (name the scenario by its key)")
+    planning = planning_input(
+        graphs, evaluation_id, 0, 0, f"resolve scenario index {index} (name the scenario by its key)"
+    )
     space = context_for(planning.derivation).space
     if not 0 <= index < space.size:
-        raise NotFound(f"no scenario {index} in evaluation {evaluation_id!r}: its frame has {space.size:,} candidates "
-                       f"(0 to {space.size - 1:,}) under the inputs pinned at sign-off")
+        raise NotFound(
+            f"no scenario {index} in evaluation {evaluation_id!r}: its frame has {space.size:,} candidates "
+            f"(0 to {space.size - 1:,}) under the inputs pinned at sign-off"
+        )
     return scenario_iri(planning.evaluation, space.values(index))
 
 
@@ -206,18 +232,32 @@ MAX_PLAN_BUDGET: int = Settings.model_fields["max_plan_budget"].default
 """The budget cap of a caller that names none: the deployment's default (``CAIE_MAX_PLAN_BUDGET`` unset)."""
 
 
-def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, credential: Credential,
-                progress: Progress | None = None, *, max_budget: int = MAX_PLAN_BUDGET) -> PlanSummary:
+def create_plan(
+    graphs: GraphService,
+    evaluation_id: str,
+    request: PlanRequest,
+    credential: Credential,
+    progress: Progress | None = None,
+    *,
+    max_budget: int = MAX_PLAN_BUDGET,
+) -> PlanSummary:
     """Derive, allocate, sample and store a new test plan (not yet approved); 422 naming ``max_budget`` (the
     settings' ``max_plan_budget``) when the request asks for more probes, before any derivation."""
     require(credential, *PLANNERS)
     if request.budget > max_budget:
-        raise Unprocessable(f"budget: {request.budget:,} probes is more than one plan may have here "
-                            f"(at most {max_budget:,}, set by CAIE_MAX_PLAN_BUDGET)")
+        raise Unprocessable(
+            f"budget: {request.budget:,} probes is more than one plan may have here "
+            f"(at most {max_budget:,}, set by CAIE_MAX_PLAN_BUDGET)"
+        )
     report = progress or (lambda stage, done, total: None)
     report("deriving scenarios", 0, 1)
     planning = planning_input(graphs, evaluation_id, request.seed, request.review_sample)
-    inp, in_scope, criterion_iri, envelope = planning.derivation, planning.criteria, planning.criterion_iri, planning.envelope
+    inp, in_scope, criterion_iri, envelope = (
+        planning.derivation,
+        planning.criteria,
+        planning.criterion_iri,
+        planning.envelope,
+    )
     derivation, context, production = derive_with(inp)
     report("deriving scenarios", 1, 1)
     eligible = {count.criterion: count.eligible for count in derivation.counts.per_criterion}
@@ -226,24 +266,41 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     # facets that never reach the prompt are not test inputs, so the allocation caps on this, not on eligible
     frames = prompt_frames(production, planning.openings, labels).counts
     demands = [
-        CriterionDemand(criterion_iri[c.id], Decimal(c.weight or 0), frames[criterion_iri[c.id]],
-                        frozenset(c.concepts) | {c.dimension, c.category})
+        CriterionDemand(
+            criterion_iri[c.id],
+            Decimal(c.weight or 0),
+            frames[criterion_iri[c.id]],
+            frozenset(c.concepts) | {c.dimension, c.category},
+        )
         for c in in_scope
     ]
     bearing = {c.iri: allowed_positions(context, c, defaults=False) for c in context.criteria}  # where it bears
     identifier = planning.identifiers  # each criterion's random streams are named by it
     if request.strategy is Strategy.POPULATION_WEIGHTED:
         if not planning.population:
-            raise Unprocessable(f"strategy {request.strategy.value} follows the scope's population, and the scope of "
-                                f"{evaluation_id!r} declares none (docs/allocation.md)")
+            raise Unprocessable(
+                f"strategy {request.strategy.value} follows the scope's population, and the scope of "
+                f"{evaluation_id!r} declares none (docs/allocation.md)"
+            )
         require_disjoint(context, planning.evaluation, planning.population)
 
     def say(index: int) -> Opening | None:
         return planning.openings.opening({name: str(v) for name, v in context.space.values(index).items()}, labels)
 
-    drawer = Drawer(context, production, say, demands, eligible, identifier, request.strategy, request.seed,
-                    request.annotators, excluded_indices(graphs, evaluation_id, context), planning.evaluation,
-                    planning.population)
+    drawer = Drawer(
+        context,
+        production,
+        say,
+        demands,
+        eligible,
+        identifier,
+        request.strategy,
+        request.seed,
+        request.annotators,
+        excluded_indices(graphs, evaluation_id, context),
+        planning.evaluation,
+        planning.population,
+    )
     try:
         drawn = drawer.draw(request.budget, report)
     except OverBudget as refused:  # the refusal names a budget that draws, counting the shared opening-turn pools
@@ -257,15 +314,23 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
             values = {name: str(value) for name, value in facet_values.items()}
             digits = context.space.digits(pick.index)
             exercises = tuple(
-                iri for iri, positions in bearing.items()
+                iri
+                for iri, positions in bearing.items()
                 if all(d in a for d, a in zip(digits, positions)) and not production.pair_blocks(pick.index, iri)
             )
-            probes.append(PlannedProbe(
-                number=len(probes) + 1, scenario=pick.index, scenario_iri=scenario_iri(planning.evaluation, facet_values),
-                criterion=demand.iri, exercises=exercises or (demand.iri,),
-                opening=pick.opening, language=planning.openings.language_of(values),
-                assigned_to=graphs.agent_iri(assignees[position]) if assignees else None, stratum=pick.stratum,
-            ))
+            probes.append(
+                PlannedProbe(
+                    number=len(probes) + 1,
+                    scenario=pick.index,
+                    scenario_iri=scenario_iri(planning.evaluation, facet_values),
+                    criterion=demand.iri,
+                    exercises=exercises or (demand.iri,),
+                    opening=pick.opening,
+                    language=planning.openings.language_of(values),
+                    assigned_to=graphs.agent_iri(assignees[position]) if assignees else None,
+                    stratum=pick.stratum,
+                )
+            )
     evaluation = planning.evaluation
     record = graphs.member(GraphKind.EVALUATION, evaluation_id)
     plan_graph = graphs.next_batch(record, "plans")
@@ -273,9 +338,21 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     activity = f"{plan_iri}/derivation"
     checked = tuple(sorted(rule.iri for rule in context.rules if rule.kind != ROUTING))
     content = plan_rdf.plan_triples(
-        plan_iri, request, envelope.iri, envelope.digest, derivation.counts, frames, allocation, probes,
-        evaluation, graphs.agent_iri(credential.agent), now(), planning.pins, activity,
-        plan_rdf.Provenance(planning.dso, checked, planning.without_templates), identifier,
+        plan_iri,
+        request,
+        envelope.iri,
+        envelope.digest,
+        derivation.counts,
+        frames,
+        allocation,
+        probes,
+        evaluation,
+        graphs.agent_iri(credential.agent),
+        now(),
+        planning.pins,
+        activity,
+        plan_rdf.Provenance(planning.dso, checked, planning.without_templates),
+        identifier,
     )
     digest = plan_rdf.plan_digest(content)
     described = {s.index for s in derivation.scenarios}
@@ -288,15 +365,29 @@ def create_plan(graphs: GraphService, evaluation_id: str, request: PlanRequest, 
     report("storing the plan", 0, 1)  # the last point where a departed client or a stopping service cancels
     graphs.apply_edits(
         [
-            GraphEdit(plan_graph, insert=content + [plan_rdf.digest_triple(plan_iri, digest)], batch_of=record.iri.value,
-                      title=f"test plan {number} of {evaluation_id}"),
+            GraphEdit(
+                plan_graph,
+                insert=content + [plan_rdf.digest_triple(plan_iri, digest)],
+                batch_of=record.iri.value,
+                title=f"test plan {number} of {evaluation_id}",
+            ),
             GraphEdit(scenarios_ref(graphs, evaluation_id), insert=review, title=f"scenarios of {evaluation_id}"),
         ],
         credential,
         guards={record.iri.value: planning.head_digest, **guards(planning.pins)},
     )
-    return PlanSummary(plan_iri, number, digest, derivation.counts.total, derivation.counts.eligible, allocation,
-                       frames, tuple(probes), planning.without_templates, identifier)
+    return PlanSummary(
+        plan_iri,
+        number,
+        digest,
+        derivation.counts.total,
+        derivation.counts.eligible,
+        allocation,
+        frames,
+        tuple(probes),
+        planning.without_templates,
+        identifier,
+    )
 
 
 def _assignees(allocation: Allocation, criterion: str) -> list[str]:

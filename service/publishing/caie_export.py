@@ -41,8 +41,11 @@ _STEP = timedelta(minutes=1)
 EXPORT_PATH = "/record/caie"
 """Where the export is served under the evaluation: the record bundle's IRI, and the base of what it declares."""
 _REPO = Path(__file__).resolve().parents[2]
-DIGESTED = {"shapesDigest": _REPO / "shapes" / "record.ttl", "ontologyDigest": _REPO / "ontologies" / "epo.ttl",
-            "queryDigest": _REPO / "queries" / "transforms" / "caie-export.rq"}
+DIGESTED = {
+    "shapesDigest": _REPO / "shapes" / "record.ttl",
+    "ontologyDigest": _REPO / "ontologies" / "epo.ttl",
+    "queryDigest": _REPO / "queries" / "transforms" / "caie-export.rq",
+}
 """What the declared coverage computation names by digest: our record shapes, our EPO, this export's query."""
 
 
@@ -63,8 +66,9 @@ def caie_record(quads: list[Quad], evaluation: NamedNode) -> list[Triple]:
     record = Store()
     record.bulk_extend(quads)  # the record's own named graphs, which the metric queries read
     # the mapping reads the record as one graph: the union of its named graphs as the default graph
-    answer = record.query(bind(queries.load("transforms/caie-export"), {"evaluation": evaluation}),
-                          use_default_graph_as_union=True)
+    answer = record.query(
+        bind(queries.load("transforms/caie-export"), {"evaluation": evaluation}), use_default_graph_as_union=True
+    )
     if not isinstance(answer, QueryTriples):
         raise TypeError("queries/transforms/caie-export.rq must be a CONSTRUCT query")
     mapped: list[Triple] = list(answer)
@@ -77,8 +81,10 @@ def _figures(record: Store, evaluation: NamedNode) -> tuple[Fraction, dict[str, 
     """Coverage and the outcome shares (by count of covered criteria) of the record, by our metric queries."""
     [row] = _select(record, "coverage", evaluation)
     coverage = Fraction(Decimal(row["coveredWeight"].value)) / Fraction(Decimal(row["applicableWeight"].value))
-    counts = {r["outcome"].value.rsplit("#", 1)[-1]: int(r["criteria"].value)
-              for r in _select(record, "outcome-distribution", evaluation)}
+    counts = {
+        r["outcome"].value.rsplit("#", 1)[-1]: int(r["criteria"].value)
+        for r in _select(record, "outcome-distribution", evaluation)
+    }
     covered = int(row["covered"].value) or 1
     return coverage, {o: Fraction(counts.get(o, 0), covered) for o in ("passed", "failed", "cantTell")}
 
@@ -92,26 +98,42 @@ def _select(record: Store, name: str, evaluation: NamedNode) -> QuerySolutions:
 
 def _times(triples: list[Triple], predicate: str, kind: str | None = None) -> list[datetime]:
     typed = {t.subject for t in triples if kind is not None and t.predicate == _TYPE and t.object == caie(kind)}
-    return sorted(datetime.fromisoformat(t.object.value) for t in triples
-                  if t.predicate.value == predicate and isinstance(t.object, Literal) and (kind is None or t.subject in typed))
+    return sorted(
+        datetime.fromisoformat(t.object.value)
+        for t in triples
+        if t.predicate.value == predicate and isinstance(t.object, Literal) and (kind is None or t.subject in typed)
+    )
 
 
 def _of(triples: list[Triple], kind: str) -> list[NamedNode]:
     # the mapped record's nodes are IRIs: the service skolemizes blank nodes when it writes
-    return sorted({t.subject for t in triples if t.predicate == _TYPE and t.object == caie(kind)
-                   and isinstance(t.subject, NamedNode)}, key=lambda n: n.value)
+    return sorted(
+        {
+            t.subject
+            for t in triples
+            if t.predicate == _TYPE and t.object == caie(kind) and isinstance(t.subject, NamedNode)
+        },
+        key=lambda n: n.value,
+    )
 
 
 def _value(triples: list[Triple], subject: NamedNode, predicate: NamedNode) -> Node | None:
-    return next((t.object for t in triples if t.subject == subject and t.predicate == predicate
-                 and not isinstance(t.object, Triple)), None)
+    return next(
+        (
+            t.object
+            for t in triples
+            if t.subject == subject and t.predicate == predicate and not isinstance(t.object, Triple)
+        ),
+        None,
+    )
 
 
 class _Declarations:
     """What caie-spec's shapes require beside the chain (module docstring), dated around the chain's own dates."""
 
-    def __init__(self, evaluation: NamedNode, mapped: list[Triple],
-                 figures: tuple[Fraction, dict[str, Fraction]]) -> None:
+    def __init__(
+        self, evaluation: NamedNode, mapped: list[Triple], figures: tuple[Fraction, dict[str, Fraction]]
+    ) -> None:
         self.base = evaluation.value + EXPORT_PATH
         self.mapped = mapped
         self.figures = figures
@@ -131,8 +153,9 @@ class _Declarations:
     def add(self, subject: NamedNode | BlankNode, predicate: NamedNode, obj: NamedNode | Literal | BlankNode) -> None:
         self.out.append(Triple(subject, predicate, obj))
 
-    def item(self, name: str, kind: str, label: str, at: datetime | None = None, by: NamedNode | None = None,
-             **links: Node) -> NamedNode:
+    def item(
+        self, name: str, kind: str, label: str, at: datetime | None = None, by: NamedNode | None = None, **links: Node
+    ) -> NamedNode:
         node = self.iri(name)
         self.add(node, _TYPE, caie(kind))
         self.add(node, NamedNode(RDFS + "label"), text(label))
@@ -156,11 +179,25 @@ class _Declarations:
     def _deviations(self) -> None:
         """caie-spec wants a plan deviation for every plan objective left without an attestation (S3)."""
         attested = {_value(self.mapped, a, NamedNode(EARL + "test")) for a in _of(self.mapped, "Attestation")}
-        objectives = sorted({t.object for t in self.mapped if t.subject == self.plan and t.predicate == caie("objective")
-                             and not isinstance(t.object, Triple)} - attested, key=lambda n: n.value)
+        objectives = sorted(
+            {
+                t.object
+                for t in self.mapped
+                if t.subject == self.plan and t.predicate == caie("objective") and not isinstance(t.object, Triple)
+            }
+            - attested,
+            key=lambda n: n.value,
+        )
         for n, criterion in enumerate(objectives, 1):
-            deviation = self.item(f"deviation-{n}", "PlanDeviation", "a plan objective left without an attestation",
-                                  self.last, self.people["operator"], deviatesFrom=self.plan, concerns=criterion)
+            deviation = self.item(
+                f"deviation-{n}",
+                "PlanDeviation",
+                "a plan objective left without an attestation",
+                self.last,
+                self.people["operator"],
+                deviatesFrom=self.plan,
+                concerns=criterion,
+            )
             self.add(deviation, caie("reason"), text("no attestation of this criterion in the record: it is untested"))
 
     def agent(self, node: NamedNode, kind: str, label: str, role: str | None, on_behalf: NamedNode | None) -> None:
@@ -175,29 +212,60 @@ class _Declarations:
     def _people(self) -> dict[str, NamedNode]:
         """The record's own people, by the part each plays in it: who signed the envelope off (the sponsor's
         signatory), who approved the plan (the domain expert), who ran the sessions (the operator)."""
+
         def who(kind: str, predicate: NamedNode) -> NamedNode:
             items = set(_of(self.mapped, kind))
-            return next(t.object for t in self.mapped if t.subject in items and t.predicate == predicate
-                        and t.object != self.target and isinstance(t.object, NamedNode))
+            return next(
+                t.object
+                for t in self.mapped
+                if t.subject in items
+                and t.predicate == predicate
+                and t.object != self.target
+                and isinstance(t.object, NamedNode)
+            )
 
-        return {"signatory": who("RequirementSetApproval", _BY), "expert": who("PlanApproval", _BY),
-                "operator": who("Session", prov("wasAssociatedWith"))}
+        return {
+            "signatory": who("RequirementSetApproval", _BY),
+            "expert": who("PlanApproval", _BY),
+            "operator": who("Session", prov("wasAssociatedWith")),
+        }
 
     def _parties(self) -> None:
         self.people = self._people()
-        self.sponsor, self.vendor, self.tester = self.iri("sponsor"), self.iri("vendor"), self.iri("testing-organization")
+        self.sponsor, self.vendor, self.tester = (
+            self.iri("sponsor"),
+            self.iri("vendor"),
+            self.iri("testing-organization"),
+        )
         self.representative = self.iri("authorized-representative")
         self.agent(self.sponsor, "Organization", "the sponsor (declared)", "sponsorRole", None)
         self.add(self.sponsor, caie("role"), caie("testItemCustomerRole"))
         self.add(self.sponsor, caie("providesTestItem"), Literal("false", datatype=NamedNode(XSD + "boolean")))
-        self.agent(self.vendor, "Organization", "the test target's provider (declared)", "accountableOrganizationRole", None)
+        self.agent(
+            self.vendor, "Organization", "the test target's provider (declared)", "accountableOrganizationRole", None
+        )
         self.add(self.vendor, caie("providesTestItem"), Literal("true", datatype=NamedNode(XSD + "boolean")))
-        self.agent(self.tester, "Organization", "the testing organization running this service (declared)",
-                   "testingOrganizationRole", None)
-        self.agent(self.people["signatory"], "Person", "the organizational expert, as the sponsor's signatory",
-                   "sponsorSignatoryRole", self.sponsor)
-        self.agent(self.representative, "Person", "the testing organization's authorized representative (declared)",
-                   "authorizedRepresentativeRole", self.tester)
+        self.agent(
+            self.tester,
+            "Organization",
+            "the testing organization running this service (declared)",
+            "testingOrganizationRole",
+            None,
+        )
+        self.agent(
+            self.people["signatory"],
+            "Person",
+            "the organizational expert, as the sponsor's signatory",
+            "sponsorSignatoryRole",
+            self.sponsor,
+        )
+        self.agent(
+            self.representative,
+            "Person",
+            "the testing organization's authorized representative (declared)",
+            "authorizedRepresentativeRole",
+            self.tester,
+        )
         self.agent(self.people["expert"], "Person", "the domain expert", "domainExpertRole", self.tester)
         self.agent(self.people["operator"], "Person", "the evaluation operator", "evaluationOperatorRole", self.tester)
         for node in (self.sponsor, self.vendor, self.tester, self.representative):
@@ -205,10 +273,15 @@ class _Declarations:
         self.agent(self.target, "SoftwareAgent", "the test target", None, self.vendor)
         self.add(self.target, _TYPE, NamedNode(EARL + "TestSubject"))
         self.add(self.target, caie("version"), text("as run (see the run's target fingerprint)"))
-        software = {t.object for t in self.mapped if t.predicate.value == EARL + "assertedBy"
-                    and isinstance(t.object, NamedNode)} - set(self.people.values())
+        software = {
+            t.object
+            for t in self.mapped
+            if t.predicate.value == EARL + "assertedBy" and isinstance(t.object, NamedNode)
+        } - set(self.people.values())
         for judge in sorted(software, key=lambda n: n.value):  # rule judges and the scenario checker
-            self.agent(judge, "SoftwareAgent", "an automated judge or checker of the OB-CAIE service", None, self.tester)
+            self.agent(
+                judge, "SoftwareAgent", "an automated judge or checker of the OB-CAIE service", None, self.tester
+            )
             self.add(judge, caie("version"), text("as recorded"))
         self.population = self.iri("population")
         self.add(self.population, _TYPE, prov("Agent"))
@@ -220,33 +293,84 @@ class _Declarations:
 
     def _contract(self) -> None:
         t = self.start - 60 * _STEP
-        mission = self.item("mission", "Mission", "the sponsor's mission (declared)", t, self.sponsor,
-                            regards=self.population)
-        need = self.item("need", "Need", "the sponsor needs to know whether the test target is fit for its use (declared)",
-                         t + _STEP, self.sponsor, underMission=mission)
-        proposal = self.item("proposal", "Proposal", "the testing organization proposes this evaluation (declared)",
-                             t + 2 * _STEP, self.representative, respondsTo=need)
-        self.agreement = self.item("service-agreement", "ServiceAgreement", "the service agreement (declared)",
-                                   t + 3 * _STEP, None, accepts=proposal)
+        mission = self.item(
+            "mission", "Mission", "the sponsor's mission (declared)", t, self.sponsor, regards=self.population
+        )
+        need = self.item(
+            "need",
+            "Need",
+            "the sponsor needs to know whether the test target is fit for its use (declared)",
+            t + _STEP,
+            self.sponsor,
+            underMission=mission,
+        )
+        proposal = self.item(
+            "proposal",
+            "Proposal",
+            "the testing organization proposes this evaluation (declared)",
+            t + 2 * _STEP,
+            self.representative,
+            respondsTo=need,
+        )
+        self.agreement = self.item(
+            "service-agreement",
+            "ServiceAgreement",
+            "the service agreement (declared)",
+            t + 3 * _STEP,
+            None,
+            accepts=proposal,
+        )
         for signer in (self.people["signatory"], self.representative):
             self.add(self.agreement, caie("signedBy"), signer)
-        self.item("independence-declaration", "IndependenceDeclaration",
-                  "the testing organization is independent of the test target's provider (declared)",
-                  t + 4 * _STEP, self.representative, independentOf=self.vendor)
-        interest = self.item("user-interest-declaration", "UserInterestDeclaration",
-                             "the sponsor has a user interest in the test target (declared)", t + 5 * _STEP,
-                             self.people["signatory"])
+        self.item(
+            "independence-declaration",
+            "IndependenceDeclaration",
+            "the testing organization is independent of the test target's provider (declared)",
+            t + 4 * _STEP,
+            self.representative,
+            independentOf=self.vendor,
+        )
+        interest = self.item(
+            "user-interest-declaration",
+            "UserInterestDeclaration",
+            "the sponsor has a user interest in the test target (declared)",
+            t + 5 * _STEP,
+            self.people["signatory"],
+        )
         self.add(interest, caie("hasUserInterest"), Literal("true", datatype=NamedNode(XSD + "boolean")))
-        engagement = self.item("engagement", "EngagementDecision", "the users: represented by the domain expert (declared)",
-                               None, None, population=self.population, engagement=caie("representation"))
-        self.item("statement-of-work", "StatementOfWork", "the scope of work (declared)", t + 3 * _STEP,
-                  self.people["signatory"], underAgreement=self.agreement, decides=engagement)
+        engagement = self.item(
+            "engagement",
+            "EngagementDecision",
+            "the users: represented by the domain expert (declared)",
+            None,
+            None,
+            population=self.population,
+            engagement=caie("representation"),
+        )
+        self.item(
+            "statement-of-work",
+            "StatementOfWork",
+            "the scope of work (declared)",
+            t + 3 * _STEP,
+            self.people["signatory"],
+            underAgreement=self.agreement,
+            decides=engagement,
+        )
         first, last = self.sessions[0], max(self.last, self.sessions[-1])
-        access = self.item("test-item-access", "TestItemAccess", "access to the test target for the run (declared)",
-                           t + 6 * _STEP, self.vendor, grantsAccessTo=self.target, underAgreement=self.agreement)
-        for name, value in (("versionIdentity", "the target version the run pinned"),
-                            ("underInstrument", "the deployment's run allow-list (declared)"),
-                            ("environment", "the endpoint the run called")):
+        access = self.item(
+            "test-item-access",
+            "TestItemAccess",
+            "access to the test target for the run (declared)",
+            t + 6 * _STEP,
+            self.vendor,
+            grantsAccessTo=self.target,
+            underAgreement=self.agreement,
+        )
+        for name, value in (
+            ("versionIdentity", "the target version the run pinned"),
+            ("underInstrument", "the deployment's run allow-list (declared)"),
+            ("environment", "the endpoint the run called"),
+        ):
             self.add(access, caie(name), text(value))
         self.add(access, caie("accessFrom"), date_time(min(first, t + 6 * _STEP)))
         self.add(access, caie("accessUntil"), date_time(last + 60 * _STEP))
@@ -254,9 +378,19 @@ class _Declarations:
 
     def _scope(self) -> None:
         t = self.start - 30 * _STEP
-        self.item("representation", "StakeholderRepresentation", "the users, spoken for by the domain expert (declared)",
-                  t, self.people["expert"], represents=self.population)
-        dso = next(t_.object for t_ in self.mapped if t_.predicate == caie("derivedFromDso") and isinstance(t_.object, NamedNode))
+        self.item(
+            "representation",
+            "StakeholderRepresentation",
+            "the users, spoken for by the domain expert (declared)",
+            t,
+            self.people["expert"],
+            represents=self.population,
+        )
+        dso = next(
+            t_.object
+            for t_ in self.mapped
+            if t_.predicate == caie("derivedFromDso") and isinstance(t_.object, NamedNode)
+        )
         self.add(dso, _TYPE, caie("DsoRelease"))
         self.add(dso, NamedNode(RDFS + "label"), text("the DSO the probes were derived under"))
         self.add(dso, caie("version"), text("as pinned by the plan"))
@@ -264,14 +398,21 @@ class _Declarations:
         self.add(dso, caie("approvedAt"), date_time(t + 2 * _STEP))
         self.add(dso, _BY, self.people["expert"])
         self.add(dso, _AT, date_time(t + _STEP))
-        self.add(dso, NOTE, text("its approval date is declared by the export: the record holds the domain expert's "
-                                 "DSO appropriateness assessment, made after the envelope"))
+        self.add(
+            dso,
+            NOTE,
+            text(
+                "its approval date is declared by the export: the record holds the domain expert's "
+                "DSO appropriateness assessment, made after the envelope"
+            ),
+        )
 
     def _report(self) -> None:
         coverage, shares = self.figures
         at = self.last + _STEP
-        computation = self.item("coverage-computation", "CoverageComputation",
-                                "the figures of the draft report (declared)", None, None)
+        computation = self.item(
+            "coverage-computation", "CoverageComputation", "the figures of the draft report (declared)", None, None
+        )
         self.add(computation, prov("used"), self.set)
         for attestation in _of(self.mapped, "Attestation"):
             self.add(computation, prov("used"), attestation)
@@ -294,15 +435,27 @@ class _Declarations:
 
 
 def _decimal(value: Fraction) -> Literal:
-    return Literal(str(round(Decimal(value.numerator) / Decimal(value.denominator), 6)), datatype=NamedNode(XSD + "decimal"))
+    return Literal(
+        str(round(Decimal(value.numerator) / Decimal(value.denominator), 6)), datatype=NamedNode(XSD + "decimal")
+    )
 
 
 def _membership(triples: list[Triple], record: NamedNode) -> list[Triple]:
     """The bundle and every item and agent as its member (caie-spec's ogc:inRecord)."""
-    members = {t.subject for t in triples if t.predicate == _TYPE and isinstance(t.subject, NamedNode)
-               and not isinstance(t.object, Triple) and t.object.value.startswith((CAIE, PROV + "Agent"))}
-    out = [Triple(record, _TYPE, prov("Entity")), Triple(record, _TYPE, prov("Bundle")),
-           Triple(record, NamedNode(RDFS + "label"), text("the evaluation record in caie-spec's layout")),
-           Triple(record, caie("independenceLevel"), caie("person"))]
-    return out + [Triple(m, NamedNode(OGC + "inRecord"), record) for m in sorted(members, key=lambda n: n.value)
-                  if m != record]
+    members = {
+        t.subject
+        for t in triples
+        if t.predicate == _TYPE
+        and isinstance(t.subject, NamedNode)
+        and not isinstance(t.object, Triple)
+        and t.object.value.startswith((CAIE, PROV + "Agent"))
+    }
+    out = [
+        Triple(record, _TYPE, prov("Entity")),
+        Triple(record, _TYPE, prov("Bundle")),
+        Triple(record, NamedNode(RDFS + "label"), text("the evaluation record in caie-spec's layout")),
+        Triple(record, caie("independenceLevel"), caie("person")),
+    ]
+    return out + [
+        Triple(m, NamedNode(OGC + "inRecord"), record) for m in sorted(members, key=lambda n: n.value) if m != record
+    ]

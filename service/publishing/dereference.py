@@ -62,8 +62,12 @@ class Description:
         for predicate in (RDFS + "label", SKOS + "prefLabel", DCTERMS + "title"):
             for triple in self.triples:
                 subject, value = triple.subject, triple.object
-                if (isinstance(subject, NamedNode) and subject.value == self.iri and triple.predicate.value == predicate
-                        and not isinstance(value, Triple)):
+                if (
+                    isinstance(subject, NamedNode)
+                    and subject.value == self.iri
+                    and triple.predicate.value == predicate
+                    and not isinstance(value, Triple)
+                ):
                     return value.value
         return local_name(self.iri)
 
@@ -84,16 +88,22 @@ class Publisher:
         resource = NamedNode(iri)
         if not iris.is_deployment_path(path.lstrip("/")):
             # Only ontology and DSO graphs define an ontology; the rest of the catalog (every record batch) is not read.
-            ontology_graphs = {e.defines_ontology: e.graph for kind in (GraphKind.ONTOLOGY, GraphKind.DSO)
-                               for e in self._catalog.entries(kind=kind) if e.defines_ontology}
+            ontology_graphs = {
+                e.defines_ontology: e.graph
+                for kind in (GraphKind.ONTOLOGY, GraphKind.DSO)
+                for e in self._catalog.entries(kind=kind)
+                if e.defines_ontology
+            }
             if iri in ontology_graphs:
                 return Description(iri, self._store.graph_triples(NamedNode(ontology_graphs[iri])), [], True)
         graph = resource if self._names_graph(iri) else None
         triples = self._store.construct(_DESCRIBE, {"resource": resource}, union=True)
         if not triples and graph is None:
             raise NotFound(f"nothing is published at {path!r} (the IRI {iri})")
-        incoming = [(row["subject"].value, row["predicate"].value)
-                    for row in self._store.select(_INCOMING, {"resource": resource}, union=True)]
+        incoming = [
+            (row["subject"].value, row["predicate"].value)
+            for row in self._store.select(_INCOMING, {"resource": resource}, union=True)
+        ]
         return Description(iri, triples, incoming, False, graph)
 
     def _names_graph(self, iri: str) -> bool:

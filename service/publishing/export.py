@@ -27,4 +27,3 @@ def record_quads(store: Store, catalog: Catalog, record: NamedNode) -> list[Quad
         quads += [Quad(t.subject, t.predicate, t.object, graph) for t in store.graph_triples(graph)]
         quads += catalog.current_quads(graph)
     return quads
-

@@ -159,15 +159,23 @@ class OntologyDocs:
             raise BadRequest(f"list must be one of {', '.join(CATEGORIES)}, not {listing!r}")
         entry = self.documented_entry(kind, identifier)
         graph = NamedNode(entry.graph)
-        totals = {row["category"].value: int(row["terms"].value)
-                  for row in self._graphs.rows("ontology-term-count", {"graph": graph})}
+        totals = {
+            row["category"].value: int(row["terms"].value)
+            for row in self._graphs.rows("ontology-term-count", {"graph": graph})
+        }
         lists = {}
         for name, category in CATEGORIES.items():
             number = page if name == listing else 1
-            rows = self._graphs.rows("ontology-terms", {"graph": graph, "category": NamedNode(category)},
-                                     limit=INDEX_PAGE_SIZE, offset=(number - 1) * INDEX_PAGE_SIZE)
-            items = tuple(TermRow(_link(row, "term", "label"), _text(row, "definition"),
-                                  row["described"].value == "true") for row in rows)
+            rows = self._graphs.rows(
+                "ontology-terms",
+                {"graph": graph, "category": NamedNode(category)},
+                limit=INDEX_PAGE_SIZE,
+                offset=(number - 1) * INDEX_PAGE_SIZE,
+            )
+            items = tuple(
+                TermRow(_link(row, "term", "label"), _text(row, "definition"), row["described"].value == "true")
+                for row in rows
+            )
             lists[name] = Page(items, totals.get(category, 0), INDEX_PAGE_SIZE, (number - 1) * INDEX_PAGE_SIZE)
         return OntologyIndex(self._metadata(entry), lists, self._hierarchy(entry))
 
@@ -176,10 +184,16 @@ class OntologyDocs:
         # An ontology graph names itself with owl:Ontology; prefer the subject the catalog says it defines.
         row = next((r for r in rows if r["subject"].value == entry.defines_ontology), rows[0] if rows else {})
         return Metadata(
-            subject=_text(row, "subject"), title=_text(row, "title") or _text(row, "label") or entry.title,
-            version=_text(row, "version"), license=_text(row, "license"), source=_text(row, "source"),
-            description=_text(row, "description"), created=_text(row, "created"), modified=_text(row, "modified"),
-            conforms_to=_text(row, "conformsTo") or entry.conforms_to, entry=entry,
+            subject=_text(row, "subject"),
+            title=_text(row, "title") or _text(row, "label") or entry.title,
+            version=_text(row, "version"),
+            license=_text(row, "license"),
+            source=_text(row, "source"),
+            description=_text(row, "description"),
+            created=_text(row, "created"),
+            modified=_text(row, "modified"),
+            conforms_to=_text(row, "conformsTo") or entry.conforms_to,
+            entry=entry,
         )
 
     def _hierarchy(self, entry: CatalogEntry) -> tuple[ClassNode, ...]:
@@ -203,7 +217,9 @@ class OntologyDocs:
         term = NamedNode(iri)
         labels = {row["resource"].value: row["label"].value for row in self._graphs.rows("term-labels", {"term": term})}
         domain = tuple(
-            DomainProperty(_link(row, "property", "propertyLabel"), _link(row, "range", "rangeLabel") if "range" in row else None)
+            DomainProperty(
+                _link(row, "property", "propertyLabel"), _link(row, "range", "rangeLabel") if "range" in row else None
+            )
             for row in self._graphs.rows("class-properties", {"class": term})
         )
         incoming = []
@@ -213,18 +229,28 @@ class OntologyDocs:
                 continue  # shown with their ranges as the class's properties
             number = page if predicate == via else 1
             offset = (number - 1) * TERM_PAGE_SIZE
-            rows = self._graphs.rows("term-incoming", {"term": term, "predicate": row["predicate"]},
-                                     limit=TERM_PAGE_SIZE, offset=offset)
+            rows = self._graphs.rows(
+                "term-incoming", {"term": term, "predicate": row["predicate"]}, limit=TERM_PAGE_SIZE, offset=offset
+            )
             items = tuple(_link(r, "resource", "label") for r in rows)
-            incoming.append(Incoming(_link(row, "predicate", "label"),
-                                     Page(items, int(row["resources"].value), TERM_PAGE_SIZE, offset)))
+            incoming.append(
+                Incoming(
+                    _link(row, "predicate", "label"), Page(items, int(row["resources"].value), TERM_PAGE_SIZE, offset)
+                )
+            )
         usage = tuple(
-            Usage(row["graph"].value, *(int(row[name].value) for name in ("descriptions", "instances", "statements", "constraints")))
+            Usage(
+                row["graph"].value,
+                *(int(row[name].value) for name in ("descriptions", "instances", "statements", "constraints")),
+            )
             for row in self._graphs.rows("term-usage", {"term": term})
         )
         documented = tuple(
-            entry for use in usage if use.descriptions
-            for entry in [self._graphs.find_graph(use.graph)] if entry is not None and entry.kind in DOCUMENTED
+            entry
+            for use in usage
+            if use.descriptions
+            for entry in [self._graphs.find_graph(use.graph)]
+            if entry is not None and entry.kind in DOCUMENTED
         )
         return TermDoc(labels, domain, tuple(incoming), usage, documented)
 
@@ -261,5 +287,7 @@ class OntologyDocs:
 
     def dcat(self) -> list[Triple]:
         """The DCAT catalog of every named graph (the catalog graph without its write bookkeeping)."""
-        return [Triple(subject_term(row["subject"]), iri_term(row["predicate"]), row["object"])
-                for row in self._graphs.rows("dcat-catalog", {"catalog": self._catalog.graph})]
+        return [
+            Triple(subject_term(row["subject"]), iri_term(row["predicate"]), row["object"])
+            for row in self._graphs.rows("dcat-catalog", {"catalog": self._catalog.graph})
+        ]

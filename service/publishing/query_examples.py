@@ -31,7 +31,11 @@ class Example:
 
 
 STARTERS = (
-    Example("catalogued-graphs", "every named graph in the catalog, with its kind, title and size", (), """\
+    Example(
+        "catalogued-graphs",
+        "every named graph in the catalog, with its kind, title and size",
+        (),
+        """\
 PREFIX cat:     <https://w3id.org/ob-caie/catalog/>
 PREFIX dcterms: <http://purl.org/dc/terms/>
 PREFIX void:    <http://rdfs.org/ns/void#>
@@ -41,8 +45,13 @@ WHERE {
   GRAPH ?catalog { ?graph cat:kind ?kind ; dcterms:title ?title ; void:triples ?triples }
 }
 ORDER BY ?graph
-"""),
-    Example("epo-classes", "the classes of the Evaluation Process Ontology and their superclasses", (), """\
+""",
+    ),
+    Example(
+        "epo-classes",
+        "the classes of the Evaluation Process Ontology and their superclasses",
+        (),
+        """\
 PREFIX owl:  <http://www.w3.org/2002/07/owl#>
 PREFIX rdfs: <http://www.w3.org/2000/01/rdf-schema#>
 
@@ -52,13 +61,19 @@ WHERE {
   OPTIONAL { ?class rdfs:subClassOf ?superclass FILTER(isIRI(?superclass)) }
 }
 ORDER BY ?label
-"""),
-    Example("triples-per-graph", "how many triples each named graph holds, counted by the store", (), """\
+""",
+    ),
+    Example(
+        "triples-per-graph",
+        "how many triples each named graph holds, counted by the store",
+        (),
+        """\
 SELECT ?graph (COUNT(*) AS ?triples)
 WHERE { GRAPH ?graph { ?s ?p ?o } }
 GROUP BY ?graph
 ORDER BY DESC(?triples)
-"""),
+""",
+    ),
 )
 
 

@@ -34,12 +34,21 @@ Number = Fraction | Decimal | float | int
 P = ParamSpec("P")
 
 OUTCOMES = ("passed", "failed", "cantTell")
-COLOURS = {"passed": "#2e7d32", "failed": "#c62828", "cantTell": "#8d6e00", "uncovered": "#d0d5dd",
-           "covered": "#1a56b0"}
+COLOURS = {
+    "passed": "#2e7d32",
+    "failed": "#c62828",
+    "cantTell": "#8d6e00",
+    "uncovered": "#d0d5dd",
+    "covered": "#1a56b0",
+}
 """Distinguishable in grey too (dark green, red, dark amber); the outcome's name is written on every part."""
 
-_RC: dict[RcKeyType, object] = {"svg.fonttype": "none", "svg.hashsalt": "ob-caie-report", "font.size": 10,
-                                 "font.family": "DejaVu Sans"}
+_RC: dict[RcKeyType, object] = {
+    "svg.fonttype": "none",
+    "svg.hashsalt": "ob-caie-report",
+    "font.size": 10,
+    "font.family": "DejaVu Sans",
+}
 _LOCK = threading.Lock()  # rc_context changes matplotlib's global settings while a chart is drawn
 _WIDTH = 7.5  # inches at 72 dpi in SVG: 540 px, the page's column
 
@@ -81,6 +90,7 @@ def _values(value: object) -> str:
 
 def _kept(draw: Callable[P, str]) -> Callable[P, str]:
     """``draw``, its SVG kept by the values it was given (:data:`_DRAWN`)."""
+
     @wraps(draw)
     def kept(*args: P.args, **kwargs: P.kwargs) -> str:
         key = (draw.__name__, _values((args, kwargs)))
@@ -89,6 +99,7 @@ def _kept(draw: Callable[P, str]) -> Callable[P, str]:
             found = draw(*args, **kwargs)
             _DRAWN.put(key, found)
         return found
+
     return kept
 
 
@@ -124,7 +135,7 @@ def _empty(figure: Figure, message: str) -> str:
 
 
 def _short(label: str, limit: int = 36) -> str:
-    return label if len(label) <= limit else label[:limit - 1] + "…"
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 def _share(part: Number, whole: Number) -> float:
@@ -134,7 +145,9 @@ def _share(part: Number, whole: Number) -> float:
 def _plain(value: Number) -> str:
     """A weight as written: ``3``, ``0.25``."""
     fraction = Fraction(value)
-    return str(fraction.numerator) if fraction.denominator == 1 else format(Decimal(str(float(fraction))).normalize(), "f")
+    return (
+        str(fraction.numerator) if fraction.denominator == 1 else format(Decimal(str(float(fraction))).normalize(), "f")
+    )
 
 
 def _percent_axis(axes: Axes, label: str) -> None:
@@ -154,8 +167,9 @@ def coverage_by_requirement(rows: Sequence[RequirementCoverage]) -> str:
         axes = figure.add_subplot()
         positions = range(len(rows))  # by position: two requirements may share a label
         axes.barh(positions, [1.0] * len(rows), color=COLOURS["uncovered"], height=0.6)
-        axes.barh(positions, [_share(row.covered, row.applicable) for row in rows], color=COLOURS["covered"],
-                  height=0.6)
+        axes.barh(
+            positions, [_share(row.covered, row.applicable) for row in rows], color=COLOURS["covered"], height=0.6
+        )
         axes.set_yticks(positions, [_short(row.label) for row in rows])
         for y, row in enumerate(rows):
             axes.text(1.01, y, f"{_plain(row.covered)} of {_plain(row.applicable)}", va="center", clip_on=False)
@@ -180,11 +194,19 @@ def outcome_distribution(counts: Mapping[str, int], weights: Mapping[str, Number
                 share = _share(values.get(outcome, 0), total)
                 if share:
                     legend = f"{outcome}: {counts.get(outcome, 0)}, weight {_plain(weights.get(outcome, 0))}"
-                    axes.barh(name, share, left=left, color=COLOURS[outcome], height=0.6,
-                              label=legend if y == 0 else None)
+                    axes.barh(
+                        name, share, left=left, color=COLOURS[outcome], height=0.6, label=legend if y == 0 else None
+                    )
                     if share >= 0.15:  # a narrower part is named in the legend only
-                        axes.text(left + share / 2, y, f"{outcome} {_plain(values.get(outcome, 0))}",
-                                  ha="center", va="center", color="white", fontsize=9)
+                        axes.text(
+                            left + share / 2,
+                            y,
+                            f"{outcome} {_plain(values.get(outcome, 0))}",
+                            ha="center",
+                            va="center",
+                            color="white",
+                            fontsize=9,
+                        )
                 left += share
         axes.invert_yaxis()
         _percent_axis(axes, "share of covered criteria")
@@ -207,8 +229,15 @@ def pass_rates(rows: Sequence[Interval], level: float) -> str:
                 axes.text(0.01, y, "no probe-level determinations", va="center", color="#6b7280")
                 continue
             rate = row.passed / row.n
-            axes.errorbar([rate], [y], xerr=[[rate - row.lower], [row.upper - rate]], fmt="o",
-                          color=COLOURS["covered"], ecolor="#4b5563", capsize=3)
+            axes.errorbar(
+                [rate],
+                [y],
+                xerr=[[rate - row.lower], [row.upper - rate]],
+                fmt="o",
+                color=COLOURS["covered"],
+                ecolor="#4b5563",
+                capsize=3,
+            )
             axes.text(1.01, y, f"{row.passed}/{row.n}", va="center", clip_on=False)
         axes.set_ylim(len(rows) - 0.5, -0.5)
         _percent_axis(axes, f"probe pass rate, {level:.0%} interval")

@@ -31,8 +31,7 @@ from .records import get_report
 KINDS = {"version": EPO + "VersionComparison", "baseline": EPO + "BaselineComparison"}
 
 FAILED, PASSED = EARL + "failed", EARL + "passed"
-CHANGES = ("newly failing", "fixed", "still failing", "newly covered", "no longer covered", "other change",
-           "unchanged")
+CHANGES = ("newly failing", "fixed", "still failing", "newly covered", "no longer covered", "other change", "unchanged")
 """A criterion's change, one of these (:func:`change`), in the order a page lists them."""
 
 
@@ -116,26 +115,39 @@ def incompatibilities(kind: str, current: Side, reference: Side) -> list[str]:
     if reasons:
         details = envelope_differences(current.criteria, reference.criteria)
         reasons = [reasons[0] + (f" ({'; '.join(details)})" if details else "")]
-    reasons += _differs("method version", f"{a.scope.method_name} {a.scope.method_version}",
-                        f"{b.scope.method_name} {b.scope.method_version}")
+    reasons += _differs(
+        "method version",
+        f"{a.scope.method_name} {a.scope.method_version}",
+        f"{b.scope.method_name} {b.scope.method_version}",
+    )
     reasons += _differs("test material (plan digest)", a.plan_digest, b.plan_digest)
     reasons += _differs("evaluator version", a.evaluator_version, b.evaluator_version)
     judges, their_judges = _judges(mine), _judges(theirs)
     for judge in sorted(judges.keys() | their_judges.keys()):
-        reasons += _differs(f"judge version of {judge}", judges.get(judge, "not used"), their_judges.get(judge, "not used"))
+        reasons += _differs(
+            f"judge version of {judge}", judges.get(judge, "not used"), their_judges.get(judge, "not used")
+        )
     queries = {query.name: query.digest for query in mine.queries}
     their_queries = {query.name: query.digest for query in theirs.queries}
     for name in sorted(queries.keys() | their_queries.keys()):
-        reasons += _differs(f"metric definition {name}.rq (query digest)", queries.get(name, "absent"),
-                            their_queries.get(name, "absent"))
+        reasons += _differs(
+            f"metric definition {name}.rq (query digest)",
+            queries.get(name, "absent"),
+            their_queries.get(name, "absent"),
+        )
     reasons += _differs("execution conditions (run settings)", current.settings, reference.settings)
     reasons += _differs("use boundary", a.scope.use_statement, b.scope.use_statement)
     if kind == "version":
-        reasons += _differs("test target", f"{a.scope.target_name} ({a.scope.target_kind})",
-                            f"{b.scope.target_name} ({b.scope.target_kind})")
+        reasons += _differs(
+            "test target",
+            f"{a.scope.target_name} ({a.scope.target_kind})",
+            f"{b.scope.target_name} ({b.scope.target_kind})",
+        )
         if a.target_fingerprint == b.target_fingerprint:
-            reasons.append(f"target version: both reports are on {a.target_fingerprint}; a version comparison "
-                           "compares another version of the same target")
+            reasons.append(
+                f"target version: both reports are on {a.target_fingerprint}; a version comparison "
+                "compares another version of the same target"
+            )
     return reasons
 
 
@@ -145,10 +157,11 @@ def _deltas(current: Report, reference: Report) -> tuple[Delta, ...]:
     for share in current.figures.distribution:
         other = theirs.get(share.outcome)
         name = local_name(share.outcome)
-        deltas += [Delta(f"{name} fraction", other.fraction if other else None, share.fraction),
-                   Delta(f"{name} weighted fraction", other.weighted_fraction if other else None,
-                         share.weighted_fraction),
-                   Delta(f"{name} count", Decimal(other.count) if other else None, Decimal(share.count))]
+        deltas += [
+            Delta(f"{name} fraction", other.fraction if other else None, share.fraction),
+            Delta(f"{name} weighted fraction", other.weighted_fraction if other else None, share.weighted_fraction),
+            Delta(f"{name} count", Decimal(other.count) if other else None, Decimal(share.count)),
+        ]
     return tuple(deltas)
 
 
@@ -161,13 +174,25 @@ def compare(kind: str, current: Side, reference: Side) -> Comparison:
         raise BadRequest(f"a report is not compared with itself ({current.report.iri})")
     reasons = incompatibilities(kind, current, reference)
     if reasons:
-        raise Conflict(f"{current.report.iri} and {reference.report.iri} are not compatible, so they are not "
-                       f"compared: {' | '.join(reasons)}", detail=reasons)
+        raise Conflict(
+            f"{current.report.iri} and {reference.report.iri} are not compatible, so they are not "
+            f"compared: {' | '.join(reasons)}",
+            detail=reasons,
+        )
     before = {state.identifier: state for state in reference.criteria}
-    changes = tuple(CriterionChange(state.identifier, state.criterion, state.requirement_identifier, state.weight,
-                                    before[state.identifier].outcome, state.outcome,
-                                    change(before[state.identifier].outcome, state.outcome))
-                    for state in current.criteria if state.identifier in before)
+    changes = tuple(
+        CriterionChange(
+            state.identifier,
+            state.criterion,
+            state.requirement_identifier,
+            state.weight,
+            before[state.identifier].outcome,
+            state.outcome,
+            change(before[state.identifier].outcome, state.outcome),
+        )
+        for state in current.criteria
+        if state.identifier in before
+    )
     ordered = tuple(sorted(changes, key=lambda row: (CHANGES.index(row.change), -row.weight, row.identifier)))
     return Comparison(kind, current.report, reference.report, ordered, _deltas(current.report, reference.report))
 
@@ -184,8 +209,9 @@ def side(graphs: GraphService, evaluation_id: str, number: int) -> Side:
     """Report ``number`` of the evaluation as one side of a comparison (404 if there is none)."""
     report = get_report(graphs, evaluation_id, number)
     run = run_view(graphs, evaluation_id, minted_number(report.basis.run))
-    return Side(report, criterion_states(graphs, report.basis.envelope, as_of=report.as_of, run=report.basis.run),
-                run.settings)
+    return Side(
+        report, criterion_states(graphs, report.basis.envelope, as_of=report.as_of, run=report.basis.run), run.settings
+    )
 
 
 def comparison_triples(iri: str, comparison: Comparison) -> list[Triple]:
@@ -216,7 +242,10 @@ def comparison_triples(iri: str, comparison: Comparison) -> list[Triple]:
         say(iri, EPO + "metricDelta", NamedNode(node))
         say(node, RDF_TYPE.value, NamedNode(EPO + "MetricDelta"))
         say(node, RDFS + "label", Literal(delta.name))
-        for predicate, value in (("referenceValue", delta.reference), ("currentValue", delta.current),
-                                 ("difference", delta.difference)):
+        for predicate, value in (
+            ("referenceValue", delta.reference),
+            ("currentValue", delta.current),
+            ("difference", delta.difference),
+        ):
             say(node, EPO + predicate, None if value is None else decimal(value))
     return triples

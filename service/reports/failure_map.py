@@ -84,8 +84,15 @@ def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> Failur
     report, envelope = header["report"].value, header["envelope"].value
     stated = {st.criterion: st for st in stored_standings(graphs, report)}
     # a report made before standings names only its failed and untested criteria
-    named = {} if stated else {item.criterion: outcome for outcome, items in zip(
-        (EARL + "failed", EARL + "untested"), stored_criteria(graphs, report)) for item in items}
+    named = (
+        {}
+        if stated
+        else {
+            item.criterion: outcome
+            for outcome, items in zip((EARL + "failed", EARL + "untested"), stored_criteria(graphs, report))
+            for item in items
+        }
+    )
     rows = graphs.rows("envelope-tree", {"envelope": NamedNode(envelope)})
     requirements: dict[str, Row] = {}
     criteria: dict[str, list[MapCriterion]] = defaultdict(list)
@@ -102,9 +109,15 @@ def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> Failur
             outcome = standing.outcome
         else:
             outcome = named.get(iri)
-        criteria[requirement].append(MapCriterion(
-            iri, _text(row, "identifier") or iri, _text(row, "statement"),
-            standing.weight if standing else (Decimal(row["weight"].value) if "weight" in row else None), outcome))
+        criteria[requirement].append(
+            MapCriterion(
+                iri,
+                _text(row, "identifier") or iri,
+                _text(row, "statement"),
+                standing.weight if standing else (Decimal(row["weight"].value) if "weight" in row else None),
+                outcome,
+            )
+        )
     children: dict[str | None, list[str]] = defaultdict(list)
     for requirement, row in requirements.items():
         parent = _text(row, "parent")
@@ -115,11 +128,23 @@ def failure_map(graphs: GraphService, evaluation_id: str, number: int) -> Failur
         row = requirements[requirement]
         below = [branch(child) for child in children[requirement]]
         everything = [*criteria[requirement], *(c for _, under in below for c in under)]
-        return MapRequirement(requirement, _text(row, "requirementIdentifier") or requirement,
-                              _text(row, "requirementStatement"), tuple(criteria[requirement]),
-                              tuple(node for node, _ in below), _outcomes(everything)), everything
+        return MapRequirement(
+            requirement,
+            _text(row, "requirementIdentifier") or requirement,
+            _text(row, "requirementStatement"),
+            tuple(criteria[requirement]),
+            tuple(node for node, _ in below),
+            _outcomes(everything),
+        ), everything
 
     roots = [branch(requirement) for requirement in children[None]]
-    return FailureMap(report, number, header["asOf"].value, header["run"].value, envelope, header["targetName"].value,
-                      tuple(node for node, _ in roots),
-                      _outcomes([c for _, under in roots for c in under]))
+    return FailureMap(
+        report,
+        number,
+        header["asOf"].value,
+        header["run"].value,
+        envelope,
+        header["targetName"].value,
+        tuple(node for node, _ in roots),
+        _outcomes([c for _, under in roots for c in under]),
+    )

@@ -53,8 +53,9 @@ def _text(row: Row, name: str) -> str | None:
     return term.value if term is not None else None
 
 
-def criterion_states(graphs: GraphService, envelope: str, *, as_of: str | None = None,
-                     run: str | None = None) -> tuple[CriterionState, ...]:
+def criterion_states(
+    graphs: GraphService, envelope: str, *, as_of: str | None = None, run: str | None = None
+) -> tuple[CriterionState, ...]:
     """Every applicable criterion of ``envelope`` with its outcome from the attestations dated no later than
     ``as_of`` (of ``run`` only, when given): ``queries/criterion-outcomes.rq``."""
     bindings: dict[str, NamedNode | Literal] = {"envelope": NamedNode(envelope)}
@@ -63,13 +64,19 @@ def criterion_states(graphs: GraphService, envelope: str, *, as_of: str | None =
     if run is not None:
         bindings["run"] = NamedNode(run)
     return tuple(
-        CriterionState(identifier=_text(row, "identifier") or row["criterion"].value, criterion=row["criterion"].value,
-                       statement=_text(row, "statement"),
-                       content=content_digest(_text(row, "statement"), _text(row, "expectedResult")),
-                       weight=Decimal(row["weight"].value), requirement=row["requirement"].value,
-                       requirement_identifier=_text(row, "requirementIdentifier"),
-                       requirement_statement=_text(row, "requirementStatement"), outcome=row["outcome"].value)
-        for row in graphs.rows("criterion-outcomes", bindings))
+        CriterionState(
+            identifier=_text(row, "identifier") or row["criterion"].value,
+            criterion=row["criterion"].value,
+            statement=_text(row, "statement"),
+            content=content_digest(_text(row, "statement"), _text(row, "expectedResult")),
+            weight=Decimal(row["weight"].value),
+            requirement=row["requirement"].value,
+            requirement_identifier=_text(row, "requirementIdentifier"),
+            requirement_statement=_text(row, "requirementStatement"),
+            outcome=row["outcome"].value,
+        )
+        for row in graphs.rows("criterion-outcomes", bindings)
+    )
 
 
 def envelope_differences(current: tuple[CriterionState, ...], reference: tuple[CriterionState, ...]) -> list[str]:

@@ -34,8 +34,13 @@ def record_state(digests: Mapping[str, str]) -> str:
     return hashlib.sha256(listed.encode()).hexdigest()
 
 
-def kept(graphs: GraphService, evaluation: str, what: tuple[Hashable, ...], read: Callable[[], T],
-         digests: Mapping[str, str] | None = None) -> T:
+def kept(
+    graphs: GraphService,
+    evaluation: str,
+    what: tuple[Hashable, ...],
+    read: Callable[[], T],
+    digests: Mapping[str, str] | None = None,
+) -> T:
     """``read()``, kept by ``what`` it is and the state of ``evaluation``'s record (its IRI); ``digests``: the
     record's graph digests when the caller has just read them."""
     with _LOCK:

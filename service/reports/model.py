@@ -179,37 +179,58 @@ class Figures:
 
     def flat(self) -> dict[str, str]:
         """Every figure by a stable name, as canonical text (``""`` for an undefined fraction)."""
+
         def text(value: Decimal | int | None) -> str:
             return "" if value is None else canon(value)
 
         c = self.coverage
-        out = {"coverage": text(c.value), "coverage.coveredWeight": text(c.covered_weight),
-               "coverage.applicableWeight": text(c.applicable_weight), "coverage.covered": text(c.covered),
-               "coverage.applicable": text(c.applicable)}
+        out = {
+            "coverage": text(c.value),
+            "coverage.coveredWeight": text(c.covered_weight),
+            "coverage.applicableWeight": text(c.applicable_weight),
+            "coverage.covered": text(c.covered),
+            "coverage.applicable": text(c.applicable),
+        }
         for share in self.distribution:
             name = f"distribution.{local_name(share.outcome)}"
-            out |= {f"{name}.count": text(share.count), f"{name}.weight": text(share.weight),
-                    f"{name}.fraction": text(share.fraction), f"{name}.weightedFraction": text(share.weighted_fraction)}
+            out |= {
+                f"{name}.count": text(share.count),
+                f"{name}.weight": text(share.weight),
+                f"{name}.fraction": text(share.fraction),
+                f"{name}.weightedFraction": text(share.weighted_fraction),
+            }
         for rate in self.pass_rates:
             name = f"passRate.{rate.criterion}"
-            out |= {f"{name}.passed": text(rate.passed), f"{name}.judged": text(rate.judged),
-                    f"{name}.frame": text(rate.frame), f"{name}.lower": text(rate.lower),
-                    f"{name}.upper": text(rate.upper)}
+            out |= {
+                f"{name}.passed": text(rate.passed),
+                f"{name}.judged": text(rate.judged),
+                f"{name}.frame": text(rate.frame),
+                f"{name}.lower": text(rate.lower),
+                f"{name}.upper": text(rate.upper),
+            }
         for error in self.errors:
-            out[f"errors.{error.run}.{local_name(error.kind) if error.kind else 'all'}"] = f"{error.count}/{error.cases}"
+            out[f"errors.{error.run}.{local_name(error.kind) if error.kind else 'all'}"] = (
+                f"{error.count}/{error.cases}"
+            )
         out["failed"] = " ".join(sorted(item.criterion for item in self.failed))
         out["untested"] = " ".join(sorted(item.criterion for item in self.untested))
         i = self.insufficient
-        out |= {"insufficientEvidence": text(i.value), "insufficientEvidence.insufficientWeight": text(i.insufficient_weight),
-                "insufficientEvidence.coveredWeight": text(i.covered_weight),
-                "insufficientEvidence.insufficient": text(i.insufficient), "insufficientEvidence.covered": text(i.covered)}
+        out |= {
+            "insufficientEvidence": text(i.value),
+            "insufficientEvidence.insufficientWeight": text(i.insufficient_weight),
+            "insufficientEvidence.coveredWeight": text(i.covered_weight),
+            "insufficientEvidence.insufficient": text(i.insufficient),
+            "insufficientEvidence.covered": text(i.covered),
+        }
         for st in self.standings:
-            out[f"standing.{st.criterion}"] = " ".join(local_name(v) if v else "none"
-                                                       for v in (st.outcome, st.sufficiency, st.appropriateness))
+            out[f"standing.{st.criterion}"] = " ".join(
+                local_name(v) if v else "none" for v in (st.outcome, st.sufficiency, st.appropriateness)
+            )
         for a in self.agreements:
             out[f"judgeAgreement.{a.judge}.{a.version}.{a.criterion}"] = (
                 f"{local_name(a.measure)} {text(a.value) or 'undefined'} over {a.units} units, "
-                + ("trusted alone" if a.trusted_alone else "not trusted alone"))
+                + ("trusted alone" if a.trusted_alone else "not trusted alone")
+            )
         return out
 
 
@@ -342,7 +363,14 @@ class Verification:
 
     def differences(self) -> list[str]:
         """Each check that does not hold, in words."""
-        return [f"{what} {c.name}: stored {c.stored!r}, now {c.recomputed!r}"
-                for what, checks in (("figure", self.figures), ("graph", self.graphs), ("query", self.queries),
-                                     ("tally of criterion", self.tallies))
-                for c in checks if not c.holds]
+        return [
+            f"{what} {c.name}: stored {c.stored!r}, now {c.recomputed!r}"
+            for what, checks in (
+                ("figure", self.figures),
+                ("graph", self.graphs),
+                ("query", self.queries),
+                ("tally of criterion", self.tallies),
+            )
+            for c in checks
+            if not c.holds
+        ]

@@ -95,8 +95,11 @@ class ReportPage:
 
 
 def _bindings(report: Report) -> dict[str, NamedNode | Literal]:
-    return {"envelope": NamedNode(report.basis.envelope), "run": NamedNode(report.basis.run),
-            "asOf": Literal(report.as_of, datatype=NamedNode(XSD + "dateTime"))}
+    return {
+        "envelope": NamedNode(report.basis.envelope),
+        "run": NamedNode(report.basis.run),
+        "asOf": Literal(report.as_of, datatype=NamedNode(XSD + "dateTime")),
+    }
 
 
 def _value(row: Row, name: str) -> str | None:
@@ -105,9 +108,14 @@ def _value(row: Row, name: str) -> str | None:
 
 def _coverage_rows(graphs: GraphService, report: Report) -> list[charts.RequirementCoverage]:
     """Each requirement's covered and applicable weight as of the report (``queries/coverage-by-requirement.rq``)."""
-    return [charts.RequirementCoverage(_value(row, "identifier") or local_name(row["requirement"].value),
-                                       Decimal(row["coveredWeight"].value), Decimal(row["applicableWeight"].value))
-            for row in graphs.rows("coverage-by-requirement", _bindings(report))]
+    return [
+        charts.RequirementCoverage(
+            _value(row, "identifier") or local_name(row["requirement"].value),
+            Decimal(row["coveredWeight"].value),
+            Decimal(row["applicableWeight"].value),
+        )
+        for row in graphs.rows("coverage-by-requirement", _bindings(report))
+    ]
 
 
 def _failures(graphs: GraphService, report: Report, states: dict[str, CriterionState]) -> tuple[Failure, ...]:
@@ -122,10 +130,17 @@ def _failures(graphs: GraphService, report: Report, states: dict[str, CriterionS
             if (case := _value(row, "case")) and case not in cases:
                 cases.append(case)
     return tuple(
-        Failure(states[item.criterion], parents.get(item.criterion),
-                tuple(Attested(iri, expert, at, tuple((judge, tuple(cases)) for judge, cases in judges.items()))
-                      for iri, (expert, at, judges) in attested.get(item.criterion, {}).items()))
-        for item in report.figures.failed if item.criterion in states)
+        Failure(
+            states[item.criterion],
+            parents.get(item.criterion),
+            tuple(
+                Attested(iri, expert, at, tuple((judge, tuple(cases)) for judge, cases in judges.items()))
+                for iri, (expert, at, judges) in attested.get(item.criterion, {}).items()
+            ),
+        )
+        for item in report.figures.failed
+        if item.criterion in states
+    )
 
 
 def _drill(graphs: GraphService, report: Report, criteria: tuple[CriterionState, ...]) -> tuple[Drill, ...]:
@@ -133,14 +148,17 @@ def _drill(graphs: GraphService, report: Report, criteria: tuple[CriterionState,
     from the judgment batches the report states it was computed from, dated no later than it
     (``case-determinations.rq``, one batch a VALUES row): the report's own, however many the record gained since."""
     cases: dict[str, dict[str, tuple[str, list[Judgment]]]] = defaultdict(dict)
-    for row in graphs.rows("criterion-cases", {"envelope": NamedNode(report.basis.envelope),
-                                               "run": NamedNode(report.basis.run)}):
+    for row in graphs.rows(
+        "criterion-cases", {"envelope": NamedNode(report.basis.envelope), "run": NamedNode(report.basis.run)}
+    ):
         cases[row["criterion"].value].setdefault(row["case"].value, (row["probe"].value, []))
     as_of = _bindings(report)["asOf"]
     batch = f"{report.basis.evaluation}/judgments/"
     batches = [(NamedNode(s.name), as_of) for s in report.snapshots if s.name.startswith(batch)]
-    for row in sorted(graphs.rows_over("case-determinations", ("judgments", "asOf"), batches),
-                      key=lambda row: row["determination"].value):
+    for row in sorted(
+        graphs.rows_over("case-determinations", ("judgments", "asOf"), batches),
+        key=lambda row: row["determination"].value,
+    ):
         entry = cases.get(row["criterion"].value, {}).get(row["case"].value)
         judgment = Judgment(row["outcome"].value, row["judge"].value, row["determinedAt"].value)
         if entry is not None and judgment not in entry[1]:
@@ -149,15 +167,28 @@ def _drill(graphs: GraphService, report: Report, criteria: tuple[CriterionState,
     for state in criteria:
         requirements[state.requirement].append(state)
     return tuple(
-        Drill(requirement, states[0].requirement_identifier, states[0].requirement_statement,
-              tuple((state, tuple(Case(case, probe, tuple(judgments))
-                                  for case, (probe, judgments) in cases.get(state.criterion, {}).items()))
-                    for state in states))
-        for requirement, states in requirements.items())
+        Drill(
+            requirement,
+            states[0].requirement_identifier,
+            states[0].requirement_statement,
+            tuple(
+                (
+                    state,
+                    tuple(
+                        Case(case, probe, tuple(judgments))
+                        for case, (probe, judgments) in cases.get(state.criterion, {}).items()
+                    ),
+                )
+                for state in states
+            ),
+        )
+        for requirement, states in requirements.items()
+    )
 
 
-def report_page(graphs: GraphService, evaluation_id: str, number: int,
-                digests: Mapping[str, str] | None = None) -> ReportPage:
+def report_page(
+    graphs: GraphService, evaluation_id: str, number: int, digests: Mapping[str, str] | None = None
+) -> ReportPage:
     """The page of report ``number`` of the evaluation (404 if there is none), kept by the record's state
     (:mod:`.kept`; ``digests``: the record's graph digests when the caller has just read them): reading it costs
     about 0.7 s at 100,000 determinations (its cases, their determinations, the failures' traces). The plan's
@@ -173,14 +204,26 @@ def _read(graphs: GraphService, evaluation_id: str, number: int) -> ReportPage:
     by_iri = {state.criterion: state for state in criteria}
     figures = report.figures
     identifiers = {state.criterion: state.identifier for state in criteria}
-    intervals = [charts.Interval(identifiers.get(rate.criterion, local_name(rate.criterion)), rate.passed, rate.judged,
-                                 float(rate.lower or 0), float(rate.upper or 0)) for rate in figures.pass_rates]
+    intervals = [
+        charts.Interval(
+            identifiers.get(rate.criterion, local_name(rate.criterion)),
+            rate.passed,
+            rate.judged,
+            float(rate.lower or 0),
+            float(rate.upper or 0),
+        )
+        for rate in figures.pass_rates
+    ]
     level = next((float(rate.level) for rate in figures.pass_rates if rate.level is not None), 0.95)
     counts = {local_name(share.outcome): share.count for share in figures.distribution}
     weights = {local_name(share.outcome): share.weight for share in figures.distribution}
     return ReportPage(
-        report=report, criteria=criteria, failures=_failures(graphs, report, by_iri),
-        untested=tuple(state for state in criteria if not state.covered), drill=_drill(graphs, report, criteria),
+        report=report,
+        criteria=criteria,
+        failures=_failures(graphs, report, by_iri),
+        untested=tuple(state for state in criteria if not state.covered),
+        drill=_drill(graphs, report, criteria),
         coverage_chart=charts.data_uri(charts.coverage_by_requirement(_coverage_rows(graphs, report))),
         distribution_chart=charts.data_uri(charts.outcome_distribution(counts, weights)),
-        pass_rate_chart=charts.data_uri(charts.pass_rates(intervals, level)))
+        pass_rate_chart=charts.data_uri(charts.pass_rates(intervals, level)),
+    )

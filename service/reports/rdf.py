@@ -61,8 +61,11 @@ def report_triples(report: Report) -> list[Triple]:
     say(r, PROV + "wasAttributedTo", NamedNode(report.author))
     for predicate, value in (("reportedRun", b.run), ("reportedPlan", b.plan), ("reportedEnvelope", b.envelope)):
         say(r, EPO + predicate, NamedNode(value))
-    for predicate, text in (("planDigest", b.plan_digest), ("envelopeDigest", b.envelope_digest),
-                            ("targetFingerprint", b.target_fingerprint)):
+    for predicate, text in (
+        ("planDigest", b.plan_digest),
+        ("envelopeDigest", b.envelope_digest),
+        ("targetFingerprint", b.target_fingerprint),
+    ):
         say(r, EPO + predicate, Literal(text))
     _scope(say, r, report)
     for judge in b.judges:
@@ -85,8 +88,12 @@ def report_triples(report: Report) -> list[Triple]:
 
 def _scope(say: _Say, r: str, report: Report) -> None:
     s = report.basis.scope
-    for node, cls in ((s.target, "TestTarget"), (s.version_boundary, "VersionBoundary"),
-                      (s.use_boundary, "UseBoundary"), (s.method, "EvaluationMethod")):
+    for node, cls in (
+        (s.target, "TestTarget"),
+        (s.version_boundary, "VersionBoundary"),
+        (s.use_boundary, "UseBoundary"),
+        (s.method, "EvaluationMethod"),
+    ):
         if node is not None:
             say(r, EPO + "reportsScope", NamedNode(node))
             say(node, RDF_TYPE.value, NamedNode(EPO + cls))
@@ -106,8 +113,16 @@ def _scope(say: _Say, r: str, report: Report) -> None:
         say(s.method, EPO + "methodVersion", Literal(s.method_version) if s.method_version else None)
 
 
-def _measurement(say: _Say, r: str, node: str, metric: str, numerator: Decimal | int, denominator: Decimal | int,
-                 value: Decimal | None, weighted: bool | None = None) -> None:
+def _measurement(
+    say: _Say,
+    r: str,
+    node: str,
+    metric: str,
+    numerator: Decimal | int,
+    denominator: Decimal | int,
+    value: Decimal | None,
+    weighted: bool | None = None,
+) -> None:
     say(r, DQV + "hasQualityMeasurement", NamedNode(node))
     say(node, RDF_TYPE.value, NamedNode(DQV + "QualityMeasurement"))
     say(node, DQV + "isMeasurementOf", NamedNode(EPO + metric))
@@ -123,7 +138,9 @@ def _figures(say: _Say, report: Report) -> None:
     c = f.coverage
     say(r, EPO + "coverage", None if c.value is None else decimal(c.value))
     _measurement(say, r, f"{m}/coverage", "Coverage", c.covered_weight, c.applicable_weight, c.value, True)
-    _measurement(say, r, f"{m}/coverage-count", "Coverage", c.covered, c.applicable, ratio(c.covered, c.applicable), False)
+    _measurement(
+        say, r, f"{m}/coverage-count", "Coverage", c.covered, c.applicable, ratio(c.covered, c.applicable), False
+    )
     say(f"{m}/coverage", DQV + "computedOn", NamedNode(report.basis.envelope))
     for share in f.distribution:
         name = local_name(share.outcome)
@@ -131,8 +148,9 @@ def _figures(say: _Say, report: Report) -> None:
         if fraction:
             say(r, EPO + fraction, None if share.fraction is None else decimal(share.fraction))
         for suffix, weighted, numerator, denominator, value in (
-                ("count", False, share.count, share.covered, share.fraction),
-                ("weight", True, share.weight, share.covered_weight, share.weighted_fraction)):
+            ("count", False, share.count, share.covered, share.fraction),
+            ("weight", True, share.weight, share.covered_weight, share.weighted_fraction),
+        ):
             node = f"{m}/{name}-{suffix}"
             _measurement(say, r, node, "OutcomeDistribution", numerator, denominator, value, weighted)
             say(node, EPO + "outcome", NamedNode(share.outcome))
@@ -178,10 +196,26 @@ def _evidence(say: _Say, report: Report) -> None:
         say(st.criterion, DCTERMS + "identifier", Literal(st.identifier))
         say(st.criterion, EPO + "weight", decimal(st.weight))
     i = f.insufficient
-    _measurement(say, r, f"{m}/insufficient-evidence", "InsufficientEvidenceShare", i.insufficient_weight,
-                 i.covered_weight, i.value, True)
-    _measurement(say, r, f"{m}/insufficient-evidence-count", "InsufficientEvidenceShare", i.insufficient, i.covered,
-                 ratio(i.insufficient, i.covered), False)
+    _measurement(
+        say,
+        r,
+        f"{m}/insufficient-evidence",
+        "InsufficientEvidenceShare",
+        i.insufficient_weight,
+        i.covered_weight,
+        i.value,
+        True,
+    )
+    _measurement(
+        say,
+        r,
+        f"{m}/insufficient-evidence-count",
+        "InsufficientEvidenceShare",
+        i.insufficient,
+        i.covered,
+        ratio(i.insufficient, i.covered),
+        False,
+    )
     for k, a in enumerate(f.agreements, start=1):
         node = f"{m}/judge-agreement/{k}"
         say(r, DQV + "hasQualityMeasurement", NamedNode(node))
@@ -193,7 +227,11 @@ def _evidence(say: _Say, report: Report) -> None:
         say(node, EPO + "agreementMeasure", NamedNode(a.measure))
         say(node, DQV + "value", None if a.value is None else decimal(a.value))
         say(node, EPO + "sampleSize", integer(a.units))
-        say(node, EPO + "trustedAlone", Literal("true" if a.trusted_alone else "false", datatype=NamedNode(XSD + "boolean")))
+        say(
+            node,
+            EPO + "trustedAlone",
+            Literal("true" if a.trusted_alone else "false", datatype=NamedNode(XSD + "boolean")),
+        )
 
 
 def _criterion(say: _Say, item: CriterionItem) -> None:
@@ -225,8 +263,9 @@ def _provenance(say: _Say, report: Report) -> None:
         say(node, EPO + "graphDigest", Literal(snapshot.digest))
 
 
-def sign_off_triples(report: str, evaluation: str, sign_off: SignOff, report_digest: str,
-                     signed: str | None) -> list[Triple]:
+def sign_off_triples(
+    report: str, evaluation: str, sign_off: SignOff, report_digest: str, signed: str | None
+) -> list[Triple]:
     """A sign-off graph (its IRI the sign-off's): who signed or accepted ``report`` when, naming the digest of
     the report graph it approved; an acceptance also names the sign-off it accepts (``signed``) and makes the
     report final (``epo:isDraft false``)."""
@@ -243,4 +282,3 @@ def sign_off_triples(report: str, evaluation: str, sign_off: SignOff, report_dig
         say(node, PROV + "wasDerivedFrom", NamedNode(signed))
         say(report, EPO + "isDraft", Literal("false", datatype=NamedNode(XSD + "boolean")))
     return say.triples
-

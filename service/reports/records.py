@@ -62,8 +62,17 @@ from .model import (
 REPORTERS = (EVALUATION_OPERATOR, DOMAIN_EXPERT)
 """The roles that make (draft) reports."""
 
-METRIC_QUERIES = ("coverage", "outcome-distribution", "pass-rate-counts", "gaps", "failures", "execution-errors",
-                  "run-judges", "run-boundary", *evidence.EVIDENCE_QUERIES)
+METRIC_QUERIES = (
+    "coverage",
+    "outcome-distribution",
+    "pass-rate-counts",
+    "gaps",
+    "failures",
+    "execution-errors",
+    "run-judges",
+    "run-boundary",
+    *evidence.EVIDENCE_QUERIES,
+)
 """The published queries a report's figures and judges come from; their digests are recorded with it."""
 
 
@@ -73,31 +82,51 @@ def figures_of(metrics: EvaluationMetrics, run: RunView) -> Figures:
     return Figures(
         coverage=Coverage(c.covered_weight, c.applicable_weight, c.covered, c.applicable),
         distribution=tuple(OutcomeShare(s.outcome, s.criteria, s.weight, d.criteria, d.weight) for s in d.shares),
-        pass_rates=tuple(PassRate(p.criterion, p.passed, p.judged, p.frame,
-                                  bound(p.interval.lower) if p.interval else None,
-                                  bound(p.interval.upper) if p.interval else None,
-                                  Decimal(str(p.interval.level)) if p.interval else None,
-                                  p.interval.method if p.interval else None)
-                         for p in sorted(metrics.pass_rates, key=lambda p: p.criterion)),
-        errors=(ErrorCount(run.iri, None, sum(e.errors for e in metrics.execution_errors if e.run == run.iri), run.cases),
-                *(ErrorCount(e.run, e.kind, e.errors, run.cases)
-                  for e in sorted(metrics.execution_errors, key=lambda e: (e.run, e.kind)))),
-        failed=tuple(CriterionItem(f.criterion, f.identifier or local_name(f.criterion), f.requirement, f.weight)
-                     for f in metrics.failures),
-        untested=tuple(CriterionItem(g.criterion, g.identifier or local_name(g.criterion), g.requirement, g.weight)
-                       for g in metrics.gaps))
+        pass_rates=tuple(
+            PassRate(
+                p.criterion,
+                p.passed,
+                p.judged,
+                p.frame,
+                bound(p.interval.lower) if p.interval else None,
+                bound(p.interval.upper) if p.interval else None,
+                Decimal(str(p.interval.level)) if p.interval else None,
+                p.interval.method if p.interval else None,
+            )
+            for p in sorted(metrics.pass_rates, key=lambda p: p.criterion)
+        ),
+        errors=(
+            ErrorCount(run.iri, None, sum(e.errors for e in metrics.execution_errors if e.run == run.iri), run.cases),
+            *(
+                ErrorCount(e.run, e.kind, e.errors, run.cases)
+                for e in sorted(metrics.execution_errors, key=lambda e: (e.run, e.kind))
+            ),
+        ),
+        failed=tuple(
+            CriterionItem(f.criterion, f.identifier or local_name(f.criterion), f.requirement, f.weight)
+            for f in metrics.failures
+        ),
+        untested=tuple(
+            CriterionItem(g.criterion, g.identifier or local_name(g.criterion), g.requirement, g.weight)
+            for g in metrics.gaps
+        ),
+    )
 
 
-def compute_figures(graphs: GraphService, evaluation_id: str, run: RunView, as_of: datetime,
-                    envelope: str | None = None) -> tuple[EvaluationMetrics, Figures]:
+def compute_figures(
+    graphs: GraphService, evaluation_id: str, run: RunView, as_of: datetime, envelope: str | None = None
+) -> tuple[EvaluationMetrics, Figures]:
     """What the metric queries give now for ``run``, counting what is dated no later than ``as_of``, over the
     envelope version ``envelope`` (its IRI, ``…/envelope/v{n}``: a report's own) or else the current one."""
     version = None if envelope is None else int(envelope.rsplit("/v", 1)[-1])
     metrics = evaluation_metrics(graphs, evaluation_id, as_of=as_of, run=run.number, envelope_version=version)
     scope = scope_for(graphs, evaluation_id, as_of=as_of, run=run.number, envelope_version=version)
-    return metrics, replace(figures_of(metrics, run), standings=evidence.standings(graphs, scope),
-                            insufficient=evidence.insufficient_share(graphs, scope),
-                            agreements=evidence.agreements(graphs, evaluation_id, scope, as_of))
+    return metrics, replace(
+        figures_of(metrics, run),
+        standings=evidence.standings(graphs, scope),
+        insufficient=evidence.insufficient_share(graphs, scope),
+        agreements=evidence.agreements(graphs, evaluation_id, scope, as_of),
+    )
 
 
 def record_digests(graphs: GraphService, evaluation: str) -> dict[str, str]:
@@ -109,39 +138,66 @@ def record_digests(graphs: GraphService, evaluation: str) -> dict[str, str]:
 def snapshots(graphs: GraphService, evaluation: str, run: RunView) -> tuple[Digested, ...]:
     """The graphs a report reads, with their catalog digests: the head, the run's plan, the run and its cases,
     the judgment batches (:func:`record_digests`)."""
+
     def read(graph: str) -> bool:
-        return graph in (evaluation, run.plan, run.iri) or graph.startswith((f"{run.iri}/cases/", f"{evaluation}/judgments/"))
-    return tuple(sorted((Digested(graph, digest) for graph, digest in record_digests(graphs, evaluation).items()
-                         if read(graph)), key=lambda d: d.name))
+        return graph in (evaluation, run.plan, run.iri) or graph.startswith(
+            (f"{run.iri}/cases/", f"{evaluation}/judgments/")
+        )
+
+    return tuple(
+        sorted(
+            (Digested(graph, digest) for graph, digest in record_digests(graphs, evaluation).items() if read(graph)),
+            key=lambda d: d.name,
+        )
+    )
 
 
 def _scope(graphs: GraphService, evaluation_id: str) -> ScopeFacts:
     iris, scope = iris_for(graphs, evaluation_id), get_evaluation(graphs, evaluation_id).scope
     t, method = scope.test_target, scope.method
-    return ScopeFacts(target=iris.under("target"), target_name=t.name, target_kind=t.kind,
-                      version_boundary=iris.under("target/version-boundary"), model_release=t.version_boundary.model_release,
-                      configuration=t.version_boundary.configuration, use_boundary=iris.under("use-boundary"),
-                      use_statement=scope.use_boundary.statement,
-                      method=iris.under("method") if method else None, method_name=method.name if method else None,
-                      method_version=method.version if method else None)
+    return ScopeFacts(
+        target=iris.under("target"),
+        target_name=t.name,
+        target_kind=t.kind,
+        version_boundary=iris.under("target/version-boundary"),
+        model_release=t.version_boundary.model_release,
+        configuration=t.version_boundary.configuration,
+        use_boundary=iris.under("use-boundary"),
+        use_statement=scope.use_boundary.statement,
+        method=iris.under("method") if method else None,
+        method_name=method.name if method else None,
+        method_version=method.version if method else None,
+    )
 
 
 def _judges(graphs: GraphService, evaluation: str, run: str, as_of: datetime) -> tuple[JudgeUsed, ...]:
-    rows = graphs.rows("run-judges", {"evaluation": NamedNode(evaluation), "ofRun": NamedNode(run),
-                                      "asOf": date_time(as_of)})
+    rows = graphs.rows(
+        "run-judges", {"evaluation": NamedNode(evaluation), "ofRun": NamedNode(run), "asOf": date_time(as_of)}
+    )
     return tuple(JudgeUsed(row["judge"].value, row["version"].value if "version" in row else None) for row in rows)
 
 
-def make_report(graphs: GraphService, evaluation_id: str, run_number: int, limitations: Sequence[str],
-                recommendations: Sequence[str], fitness: str, credential: Credential | None) -> Report:
+def make_report(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    limitations: Sequence[str],
+    recommendations: Sequence[str],
+    fitness: str,
+    credential: Credential | None,
+) -> Report:
     """A draft report on run ``run_number``, dated now, as stored (limitations and recommendations are sets, in text
     order). 401/403 unless an evaluation operator or domain expert;
     404 for no such evaluation or run; 422 for an unknown fitness, an empty text, or fit to deploy while a
     criterion failed (caie-spec S8)."""
     agent = require(credential, *REPORTERS)
     problems = [] if fitness in FITNESS else [f"fitness must be one of {', '.join(FITNESS)}, not {fitness!r}"]
-    problems += [f"{what} {k} is empty" for what, texts in (("limitation", limitations), ("recommendation", recommendations))
-                 for k, text in enumerate(texts, start=1) if not text.strip()]
+    problems += [
+        f"{what} {k} is empty"
+        for what, texts in (("limitation", limitations), ("recommendation", recommendations))
+        for k, text in enumerate(texts, start=1)
+        if not text.strip()
+    ]
     if problems:
         raise Unprocessable("; ".join(problems), detail=problems)
     run = run_view(graphs, evaluation_id, run_number)
@@ -151,28 +207,54 @@ def make_report(graphs: GraphService, evaluation_id: str, run_number: int, limit
     metrics, figures = compute_figures(graphs, evaluation_id, run, as_of)
     if fitness == "FitToDeploy" and figures.failed:
         failed = ", ".join(item.identifier for item in figures.failed)
-        raise Unprocessable(f"fit to deploy rests on no failed criterion (caie-spec S8), but {failed} failed: "
-                            "recommend FitWithConditions or NotFit")
+        raise Unprocessable(
+            f"fit to deploy rests on no failed criterion (caie-spec S8), but {failed} failed: "
+            "recommend FitWithConditions or NotFit"
+        )
     tested = json.loads(run.configuration)
     outside = graphs.rows("run-boundary", {"run": NamedNode(run.iri)})
-    basis = Basis(evaluation=evaluation, run=run.iri, plan=run.plan, plan_digest=run.plan_digest,
-                  envelope=metrics.envelope, envelope_digest=metrics.envelope_digest,
-                  target_fingerprint=run.fingerprint, scope=_scope(graphs, evaluation_id),
-                  judges=_judges(graphs, evaluation, run.iri, as_of), evaluator_version=__version__,
-                  tested_system=tested["system"], tested_release=tested["model_release"],
-                  outside_boundary=outside[0]["reason"].value if outside else None)
+    basis = Basis(
+        evaluation=evaluation,
+        run=run.iri,
+        plan=run.plan,
+        plan_digest=run.plan_digest,
+        envelope=metrics.envelope,
+        envelope_digest=metrics.envelope_digest,
+        target_fingerprint=run.fingerprint,
+        scope=_scope(graphs, evaluation_id),
+        judges=_judges(graphs, evaluation, run.iri, as_of),
+        evaluator_version=__version__,
+        tested_system=tested["system"],
+        tested_release=tested["model_release"],
+        outside_boundary=outside[0]["reason"].value if outside else None,
+    )
     statement = Statement(tuple(sorted(set(limitations))), tuple(sorted(set(recommendations))), FITNESS[fitness])
 
     def build(ref: GraphRef) -> list[Triple]:
         iri = ref.iri.value
-        return rdf.report_triples(Report(
-            iri=iri, number=minted_number(iri), as_of=as_of.isoformat(), author=graphs.agent_iri(agent.agent),
-            basis=basis, figures=figures, statement=statement, snapshots=read,
-            queries=tuple(Digested(name, queries.digest(name)) for name in sorted(METRIC_QUERIES))))
+        return rdf.report_triples(
+            Report(
+                iri=iri,
+                number=minted_number(iri),
+                as_of=as_of.isoformat(),
+                author=graphs.agent_iri(agent.agent),
+                basis=basis,
+                figures=figures,
+                statement=statement,
+                snapshots=read,
+                queries=tuple(Digested(name, queries.digest(name)) for name in sorted(METRIC_QUERIES)),
+            )
+        )
 
     guarded = {d.name: d.digest for d in read if "/cases/" not in d.name}
-    ref = graphs.append_numbered(graphs.member(GraphKind.EVALUATION, evaluation_id), "reports", build, agent,
-                                 title=f"report {{n}} on run {run_number}", guards=guarded)
+    ref = graphs.append_numbered(
+        graphs.member(GraphKind.EVALUATION, evaluation_id),
+        "reports",
+        build,
+        agent,
+        title=f"report {{n}} on run {run_number}",
+        guards=guarded,
+    )
     return get_report(graphs, evaluation_id, int(ref.key))  # as stored
 
 
@@ -194,7 +276,9 @@ def report_row(graphs: GraphService, evaluation_id: str, number: int) -> Row:
     iri = f"{evaluation}/reports/{number}"
     rows = graphs.rows("reports", {"evaluation": NamedNode(evaluation), "report": NamedNode(iri)})
     if not rows:
-        raise NotFound(f"evaluation {evaluation_id!r} has no report {number}: GET /evaluations/{evaluation_id}/reports lists them")
+        raise NotFound(
+            f"evaluation {evaluation_id!r} has no report {number}: GET /evaluations/{evaluation_id}/reports lists them"
+        )
     return rows[0]
 
 
@@ -212,34 +296,61 @@ def _report(graphs: GraphService, row: Row) -> Report:
     iri = row["report"].value
     bound_report = {"report": NamedNode(iri)}
     provenance = graphs.rows("report-provenance", bound_report)
-    scope = ScopeFacts(target=row["target"].value, target_name=row["targetName"].value, target_kind=row["targetKind"].value,
-                       version_boundary=row["boundary"].value, model_release=row["release"].value,
-                       configuration=row["configuration"].value, use_boundary=row["use"].value,
-                       use_statement=row["useStatement"].value, method=_text(row, "method"),
-                       method_name=_text(row, "methodName"), method_version=_text(row, "methodVersion"))
-    basis = Basis(evaluation=iri.rsplit("/reports/", 1)[0], run=row["run"].value, plan=row["plan"].value,
-                  plan_digest=row["planDigest"].value, envelope=row["envelope"].value,
-                  envelope_digest=row["envelopeDigest"].value, target_fingerprint=row["fingerprint"].value, scope=scope,
-                  judges=tuple(JudgeUsed(p["name"].value, _text(p, "value")) for p in provenance if p["kind"].value == "judge"),
-                  evaluator_version=row["evaluatorVersion"].value)
+    scope = ScopeFacts(
+        target=row["target"].value,
+        target_name=row["targetName"].value,
+        target_kind=row["targetKind"].value,
+        version_boundary=row["boundary"].value,
+        model_release=row["release"].value,
+        configuration=row["configuration"].value,
+        use_boundary=row["use"].value,
+        use_statement=row["useStatement"].value,
+        method=_text(row, "method"),
+        method_name=_text(row, "methodName"),
+        method_version=_text(row, "methodVersion"),
+    )
+    basis = Basis(
+        evaluation=iri.rsplit("/reports/", 1)[0],
+        run=row["run"].value,
+        plan=row["plan"].value,
+        plan_digest=row["planDigest"].value,
+        envelope=row["envelope"].value,
+        envelope_digest=row["envelopeDigest"].value,
+        target_fingerprint=row["fingerprint"].value,
+        scope=scope,
+        judges=tuple(JudgeUsed(p["name"].value, _text(p, "value")) for p in provenance if p["kind"].value == "judge"),
+        evaluator_version=row["evaluatorVersion"].value,
+    )
     [target] = graphs.rows("report-target", bound_report) or [{}]
-    basis = replace(basis, tested_system=_text(target, "system") or "", tested_release=_text(target, "release") or "",
-                    outside_boundary=_text(target, "reason"))
+    basis = replace(
+        basis,
+        tested_system=_text(target, "system") or "",
+        tested_release=_text(target, "release") or "",
+        outside_boundary=_text(target, "reason"),
+    )
     texts = graphs.rows("report-texts", bound_report)
     return Report(
-        iri=iri, number=minted_number(iri), as_of=row["asOf"].value, author=row["author"].value, basis=basis,
+        iri=iri,
+        number=minted_number(iri),
+        as_of=row["asOf"].value,
+        author=row["author"].value,
+        basis=basis,
         figures=stored_figures(graphs, iri),
-        statement=Statement(tuple(t["text"].value for t in texts if t["kind"].value == "limitation"),
-                            tuple(t["text"].value for t in texts if t["kind"].value == "recommendation"),
-                            row["fitness"].value),
+        statement=Statement(
+            tuple(t["text"].value for t in texts if t["kind"].value == "limitation"),
+            tuple(t["text"].value for t in texts if t["kind"].value == "recommendation"),
+            row["fitness"].value,
+        ),
         snapshots=tuple(Digested(p["name"].value, p["value"].value) for p in provenance if p["kind"].value == "graph"),
         queries=tuple(Digested(p["name"].value, p["value"].value) for p in provenance if p["kind"].value == "query"),
         sign_off=_sign_off(row, "sign-off", "signOff", "signedBy", "signedAt", "signComment"),
-        acceptance=_sign_off(row, "acceptance", "acceptance", "acceptedBy", "acceptedAt", "acceptComment"))
+        acceptance=_sign_off(row, "acceptance", "acceptance", "acceptedBy", "acceptedAt", "acceptComment"),
+    )
 
 
 def stored_figures(graphs: GraphService, report: str) -> Figures:
     """The figures the report graph states (``queries/report-figures.rq``, ``report-criteria.rq``)."""
+
     def number(row: Row, name: str) -> Decimal:
         return Decimal(row[name].value)
 
@@ -251,40 +362,103 @@ def stored_figures(graphs: GraphService, report: str) -> Figures:
     for row in rows:
         by_metric.setdefault(local_name(row["metric"].value), []).append(row)
     weighted = {r["weighted"].value == "true": r for r in by_metric.get("Coverage", [])}
-    coverage = Coverage(number(weighted[True], "numerator"), number(weighted[True], "denominator"),
-                        int(weighted[False]["numerator"].value), int(weighted[False]["denominator"].value))
+    coverage = Coverage(
+        number(weighted[True], "numerator"),
+        number(weighted[True], "denominator"),
+        int(weighted[False]["numerator"].value),
+        int(weighted[False]["denominator"].value),
+    )
     shares: dict[str, dict[bool, Row]] = {}
     for r in by_metric.get("OutcomeDistribution", []):
         shares.setdefault(r["outcome"].value, {})[r["weighted"].value == "true"] = r
-    distribution = tuple(OutcomeShare(outcome, int(s[False]["numerator"].value), number(s[True], "numerator"),
-                                      int(s[False]["denominator"].value), number(s[True], "denominator"))
-                         for outcome, s in sorted(shares.items(), key=lambda item: _order(item[0])))
-    rates = tuple(sorted((PassRate(r["criterion"].value, int(r["numerator"].value), int(r["denominator"].value),
-                                   int(r["frame"].value) if "frame" in r else None, optional(r, "lower"),
-                                   optional(r, "upper"), optional(r, "level"), _text(r, "method"))
-                          for r in by_metric.get("ProbePassRate", [])), key=lambda p: p.criterion))
-    errors = tuple(sorted((ErrorCount(r["run"].value, _text(r, "kind"), int(r["numerator"].value),
-                                      int(r["denominator"].value))
-                           for r in by_metric.get("ExecutionErrorRate", [])), key=lambda e: (e.run, e.kind or "")))
+    distribution = tuple(
+        OutcomeShare(
+            outcome,
+            int(s[False]["numerator"].value),
+            number(s[True], "numerator"),
+            int(s[False]["denominator"].value),
+            number(s[True], "denominator"),
+        )
+        for outcome, s in sorted(shares.items(), key=lambda item: _order(item[0]))
+    )
+    rates = tuple(
+        sorted(
+            (
+                PassRate(
+                    r["criterion"].value,
+                    int(r["numerator"].value),
+                    int(r["denominator"].value),
+                    int(r["frame"].value) if "frame" in r else None,
+                    optional(r, "lower"),
+                    optional(r, "upper"),
+                    optional(r, "level"),
+                    _text(r, "method"),
+                )
+                for r in by_metric.get("ProbePassRate", [])
+            ),
+            key=lambda p: p.criterion,
+        )
+    )
+    errors = tuple(
+        sorted(
+            (
+                ErrorCount(r["run"].value, _text(r, "kind"), int(r["numerator"].value), int(r["denominator"].value))
+                for r in by_metric.get("ExecutionErrorRate", [])
+            ),
+            key=lambda e: (e.run, e.kind or ""),
+        )
+    )
     failed, untested = stored_criteria(graphs, report)
     share = {r["weighted"].value == "true": r for r in by_metric.get("InsufficientEvidenceShare", [])}
-    insufficient = (InsufficientShare(number(share[True], "numerator"), number(share[True], "denominator"),
-                                      int(share[False]["numerator"].value), int(share[False]["denominator"].value))
-                    if share else NO_INSUFFICIENT)  # a report made before it was stated
-    agreements = tuple(JudgeAgreementFigure(r["judge"].value, r["version"].value, r["criterion"].value,
-                                            r["measure"].value, optional(r, "value"), int(r["units"].value),
-                                            r["trusted"].value == "true")
-                       for r in graphs.rows("report-judge-agreement", {"report": NamedNode(report)}))
-    return Figures(coverage, distribution, rates, errors, failed, untested, stored_standings(graphs, report),
-                   insufficient, agreements)
+    insufficient = (
+        InsufficientShare(
+            number(share[True], "numerator"),
+            number(share[True], "denominator"),
+            int(share[False]["numerator"].value),
+            int(share[False]["denominator"].value),
+        )
+        if share
+        else NO_INSUFFICIENT
+    )  # a report made before it was stated
+    agreements = tuple(
+        JudgeAgreementFigure(
+            r["judge"].value,
+            r["version"].value,
+            r["criterion"].value,
+            r["measure"].value,
+            optional(r, "value"),
+            int(r["units"].value),
+            r["trusted"].value == "true",
+        )
+        for r in graphs.rows("report-judge-agreement", {"report": NamedNode(report)})
+    )
+    return Figures(
+        coverage,
+        distribution,
+        rates,
+        errors,
+        failed,
+        untested,
+        stored_standings(graphs, report),
+        insufficient,
+        agreements,
+    )
 
 
 def stored_standings(graphs: GraphService, report: str) -> tuple[Standing, ...]:
     """Each applicable criterion's outcome as the report states it (``queries/report-standings.rq``; none in a report
     made before issue 22)."""
-    return tuple(Standing(r["criterion"].value, r["identifier"].value, Decimal(r["weight"].value), r["outcome"].value,
-                          _text(r, "sufficiency"), _text(r, "appropriateness"))
-                 for r in graphs.rows("report-standings", {"report": NamedNode(report)}))
+    return tuple(
+        Standing(
+            r["criterion"].value,
+            r["identifier"].value,
+            Decimal(r["weight"].value),
+            r["outcome"].value,
+            _text(r, "sufficiency"),
+            _text(r, "appropriateness"),
+        )
+        for r in graphs.rows("report-standings", {"report": NamedNode(report)})
+    )
 
 
 def stored_criteria(graphs: GraphService, report: str) -> tuple[tuple[CriterionItem, ...], tuple[CriterionItem, ...]]:
@@ -292,8 +466,14 @@ def stored_criteria(graphs: GraphService, report: str) -> tuple[tuple[CriterionI
     named = graphs.rows("report-criteria", {"report": NamedNode(report)})
 
     def items(role: str) -> tuple[CriterionItem, ...]:
-        return tuple(CriterionItem(r["criterion"].value, r["identifier"].value, _text(r, "requirement"),
-                                   Decimal(r["weight"].value)) for r in named if r["role"].value == role)
+        return tuple(
+            CriterionItem(
+                r["criterion"].value, r["identifier"].value, _text(r, "requirement"), Decimal(r["weight"].value)
+            )
+            for r in named
+            if r["role"].value == role
+        )
+
     return items("failed"), items("untested")
 
 

@@ -28,14 +28,17 @@ def _require_order(report: Report, kind: str) -> None:
         raise Conflict(f"report {report.number} is already signed off ({report.sign_off.iri})")
     if kind == "acceptance":
         if report.sign_off is None:
-            raise Conflict(f"report {report.number} is not signed off: the domain expert signs it before the "
-                           "organizational expert accepts it")
+            raise Conflict(
+                f"report {report.number} is not signed off: the domain expert signs it before the "
+                "organizational expert accepts it"
+            )
         if report.acceptance is not None:
             raise Conflict(f"report {report.number} is already accepted ({report.acceptance.iri})")
 
 
-def sign(graphs: GraphService, evaluation_id: str, number: int, kind: str, comment: str | None,
-         credential: Credential | None) -> Report:
+def sign(
+    graphs: GraphService, evaluation_id: str, number: int, kind: str, comment: str | None, credential: Credential | None
+) -> Report:
     """Record the sign-off (``kind`` ``sign-off``) or acceptance of report ``number``; the report as it now
     stands. 401/403 for the wrong role, 404 for no such report, 409 out of order or when it no longer verifies."""
     agent = require(credential, SIGNERS[kind])
@@ -44,9 +47,12 @@ def sign(graphs: GraphService, evaluation_id: str, number: int, kind: str, comme
     checked = verify(graphs, evaluation_id, report)
     if not checked.holds:
         differences = checked.differences()
-        raise Conflict(f"report {number} no longer verifies against the record, so it cannot be signed: "
-                       + "; ".join(differences[:10]) + (f"; and {len(differences) - 10} more" if len(differences) > 10 else ""),
-                       detail=differences)
+        raise Conflict(
+            f"report {number} no longer verifies against the record, so it cannot be signed: "
+            + "; ".join(differences[:10])
+            + (f"; and {len(differences) - 10} more" if len(differences) > 10 else ""),
+            detail=differences,
+        )
     entry = graphs.find_graph(report.iri)
     assert entry is not None  # get_report read it
     signed = SignOff(f"{report.iri}/{kind}", kind, graphs.agent_iri(agent.agent), now().isoformat(), comment or None)
@@ -56,8 +62,20 @@ def sign(graphs: GraphService, evaluation_id: str, number: int, kind: str, comme
         signed_entry = graphs.find_graph(report.sign_off.iri)
         if signed_entry is not None:
             guards[report.sign_off.iri] = signed_entry.digest
-    triples = rdf.sign_off_triples(report.iri, report.basis.evaluation, signed, entry.digest,
-                                   report.sign_off.iri if kind == "acceptance" and report.sign_off else None)
-    graphs.append(graphs.member(GraphKind.EVALUATION, evaluation_id), f"reports/{number}", triples, agent,
-                  key=kind, title=f"report {number} {kind} by {agent.agent}", guards=guards)
+    triples = rdf.sign_off_triples(
+        report.iri,
+        report.basis.evaluation,
+        signed,
+        entry.digest,
+        report.sign_off.iri if kind == "acceptance" and report.sign_off else None,
+    )
+    graphs.append(
+        graphs.member(GraphKind.EVALUATION, evaluation_id),
+        f"reports/{number}",
+        triples,
+        agent,
+        key=kind,
+        title=f"report {number} {kind} by {agent.agent}",
+        guards=guards,
+    )
     return get_report(graphs, evaluation_id, number)

@@ -41,28 +41,39 @@ def _query_digest(name: str) -> str | None:
 
 def _stated_target(report: Report) -> str:
     b = report.basis
-    return f"{b.tested_release}; " + (f"outside the boundary: {b.outside_boundary}" if b.outside_boundary is not None
-                                      else "inside the boundary")
+    return f"{b.tested_release}; " + (
+        f"outside the boundary: {b.outside_boundary}" if b.outside_boundary is not None else "inside the boundary"
+    )
 
 
 def _target(graphs: GraphService, run: RunView) -> str:
     """The run's target release and its standing against the scope's version boundary, as a report states them."""
     outside = graphs.rows("run-boundary", {"run": NamedNode(run.iri)})
     release = json.loads(run.configuration)["model_release"]
-    return f"{release}; outside the boundary: {outside[0]['reason'].value}" if outside else f"{release}; inside the boundary"
+    return (
+        f"{release}; outside the boundary: {outside[0]['reason'].value}"
+        if outside
+        else f"{release}; inside the boundary"
+    )
 
 
 def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verification:
     """``report`` checked against the record now (see the module docstring)."""
     run = run_view(graphs, evaluation_id, minted_number(report.basis.run))
-    _, figures = compute_figures(graphs, evaluation_id, run, datetime.fromisoformat(report.as_of),
-                                 report.basis.envelope)
+    _, figures = compute_figures(
+        graphs, evaluation_id, run, datetime.fromisoformat(report.as_of), report.basis.envelope
+    )
     stored, now = report.figures.flat(), figures.flat()
     return Verification(
         report=report.iri,
-        figures=(*(Check(name, stored.get(name, ""), now.get(name)) for name in sorted(stored.keys() | now.keys())),
-                 Check("target", _stated_target(report), _target(graphs, run))),
+        figures=(
+            *(Check(name, stored.get(name, ""), now.get(name)) for name in sorted(stored.keys() | now.keys())),
+            Check("target", _stated_target(report), _target(graphs, run)),
+        ),
         graphs=tuple(Check(s.name, s.digest, _graph_digest(graphs, s.name)) for s in report.snapshots),
         queries=tuple(Check(q.name, q.digest, _query_digest(q.name)) for q in report.queries),
-        tallies=tuple(Check(criterion, kept, counted)
-                      for criterion, kept, counted in tally_checks(graphs, report.basis.envelope, run.iri)))
+        tallies=tuple(
+            Check(criterion, kept, counted)
+            for criterion, kept, counted in tally_checks(graphs, report.basis.envelope, run.iri)
+        ),
+    )

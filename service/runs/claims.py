@@ -60,8 +60,17 @@ class Claimed:
     recorded: frozenset[str]
 
 
-def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, pending: Sequence[Probe],
-          count: int, claimant: str, lease: timedelta, credential: Credential) -> Claimed:
+def claim(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    run: str,
+    pending: Sequence[Probe],
+    count: int,
+    claimant: str,
+    lease: timedelta,
+    credential: Credential,
+) -> Claimed:
     """Up to ``count`` of ``pending`` (probes without a recorded case, in order) that this runner now holds:
     unclaimed ones, or ones whose claim has expired. None when every pending probe is held by a live claim.
 
@@ -76,8 +85,13 @@ def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, p
     busy: set[str] = set()  # probes whose claim or case graph another writer was writing at that moment
     for _ in range(CLAIM_ATTEMPTS):
         at = now()
-        free = [p for p in pending if p.iri not in recorded and p.iri not in busy
-                and (p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at))][:count]
+        free = [
+            p
+            for p in pending
+            if p.iri not in recorded
+            and p.iri not in busy
+            and (p.iri not in held or _expired(held[p.iri]["leaseExpires"].value, at))
+        ][:count]
         if not free:
             break
         until = at + lease
@@ -90,45 +104,72 @@ def claim(graphs: GraphService, evaluation_id: str, run_number: int, run: str, p
             refused = set(conflict.graphs)
             if isinstance(conflict, ConcurrentWrite):
                 busy.update(p for p in edits if edits[p].ref.iri.value in refused or cases[p] in refused)
-            held = {row["probe"].value: row
-                    for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})}
+            held = {
+                row["probe"].value: row
+                for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})
+            }
             recorded = frozenset(recorded_probes(graphs, run))
             continue
         return Claimed(tuple(free), recorded)
     return Claimed((), recorded)
 
 
-def release(graphs: GraphService, evaluation_id: str, run_number: int, run: str, claimant: str,
-            credential: Credential) -> int:
+def release(
+    graphs: GraphService, evaluation_id: str, run_number: int, run: str, claimant: str, credential: Credential
+) -> int:
     """Hand back ``claimant``'s live claims on the run's probes that have no case: a runner that stops on a failure
     ends their leases now, so that a continuation runs those probes at once instead of waiting for the leases to
     pass. Each claim is rewritten as expired on the condition that it is still the one read; how many were."""
     at = now()
     recorded = recorded_probes(graphs, run)
-    mine = [row for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})
-            if row["claimant"].value == claimant and row["probe"].value not in recorded
-            and not _expired(row["leaseExpires"].value, at)]
+    mine = [
+        row
+        for row in graphs.rows("run-claims", {"run": NamedNode(run), "catalog": graphs.catalog_graph})
+        if row["claimant"].value == claimant
+        and row["probe"].value not in recorded
+        and not _expired(row["leaseExpires"].value, at)
+    ]
     edits = []
     for row in mine:
         number = minted_number(row["claim"].value)
         ref = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/claims/{number}")
-        edits.append(GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, row["probe"].value, claimant, at),
-                               replace=True, expected_digest=row["digest"].value, batch_of=run,
-                               title=f"claim on probe {number} in run {run_number}, handed back"))
+        edits.append(
+            GraphEdit(
+                ref,
+                insert=_claim_triples(ref.iri.value, run, row["probe"].value, claimant, at),
+                replace=True,
+                expected_digest=row["digest"].value,
+                batch_of=run,
+                title=f"claim on probe {number} in run {run_number}, handed back",
+            )
+        )
     if edits:
         graphs.apply_edits(edits, credential)
     return len(edits)
 
 
-def _claim_edit(graphs: GraphService, evaluation_id: str, run_number: int, run: str, probe: Probe, claimant: str,
-                until: datetime, held: Mapping[str, Row]) -> GraphEdit:
+def _claim_edit(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    run: str,
+    probe: Probe,
+    claimant: str,
+    until: datetime,
+    held: Mapping[str, Row],
+) -> GraphEdit:
     """The claim graph on ``probe``, written only if it is still absent, or still the expired claim read."""
     ref = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/claims/{probe.number}")
     expired = held[probe.iri]["digest"].value if probe.iri in held else None
     # only an expired claim has content to replace: emptying a new graph would cost the write an operation
-    return GraphEdit(ref, insert=_claim_triples(ref.iri.value, run, probe.iri, claimant, until),
-                     replace=expired is not None, title=f"claim on probe {probe.number} in run {run_number}",
-                     batch_of=run, expected_digest=expired)
+    return GraphEdit(
+        ref,
+        insert=_claim_triples(ref.iri.value, run, probe.iri, claimant, until),
+        replace=expired is not None,
+        title=f"claim on probe {probe.number} in run {run_number}",
+        batch_of=run,
+        expected_digest=expired,
+    )
 
 
 def _expired(lexical: str, at: datetime) -> bool:
@@ -136,12 +177,18 @@ def _expired(lexical: str, at: datetime) -> bool:
 
 
 _RUN_CLAIM, _CLAIMED_IN, _CLAIMS_PROBE, _CLAIMANT, _LEASE_EXPIRES = (
-    NamedNode(EPO + name) for name in ("RunClaim", "claimedIn", "claimsProbe", "claimant", "leaseExpires"))
+    NamedNode(EPO + name) for name in ("RunClaim", "claimedIn", "claimsProbe", "claimant", "leaseExpires")
+)
 _GENERATED_AT = NamedNode(PROV + "generatedAtTime")
 
 
 def _claim_triples(claim_iri: str, run: str, probe: str, claimant: str, until: datetime) -> list[Triple]:
     node = NamedNode(claim_iri)
-    return [Triple(node, RDF_TYPE, _RUN_CLAIM), Triple(node, _CLAIMED_IN, NamedNode(run)),
-            Triple(node, _CLAIMS_PROBE, NamedNode(probe)), Triple(node, _CLAIMANT, Literal(claimant)),
-            Triple(node, _LEASE_EXPIRES, date_time(until)), Triple(node, _GENERATED_AT, date_time(now()))]
+    return [
+        Triple(node, RDF_TYPE, _RUN_CLAIM),
+        Triple(node, _CLAIMED_IN, NamedNode(run)),
+        Triple(node, _CLAIMS_PROBE, NamedNode(probe)),
+        Triple(node, _CLAIMANT, Literal(claimant)),
+        Triple(node, _LEASE_EXPIRES, date_time(until)),
+        Triple(node, _GENERATED_AT, date_time(now())),
+    ]

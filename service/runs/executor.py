@@ -30,8 +30,13 @@ class RequestSpacing:
     ``clock`` and ``sleep`` are the monotonic clock and the sleep to use (a test may pass simulated ones).
     """
 
-    def __init__(self, rate_per_s: float, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+    def __init__(
+        self,
+        rate_per_s: float,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
         if not rate_per_s > 0:
             raise ValueError(f"rate_per_s must be above 0, not {rate_per_s!r}")
         self._interval = 1.0 / rate_per_s
@@ -48,8 +53,13 @@ class RequestSpacing:
             await self._sleep(slot - now)
 
 
-async def execute(cases: Sequence[Conversation], target: Target, settings: ExecutionSettings | None = None, *,
-                  on_progress: ProgressCallback | None = None) -> list[CaseResult]:
+async def execute(
+    cases: Sequence[Conversation],
+    target: Target,
+    settings: ExecutionSettings | None = None,
+    *,
+    on_progress: ProgressCallback | None = None,
+) -> list[CaseResult]:
     """Run every conversation against ``target``; one result per conversation, in the order of ``cases``.
 
     As :func:`execute_stream`, with ``min(concurrency, len(cases))`` workers taking the conversations in turn.
@@ -67,12 +77,20 @@ async def execute(cases: Sequence[Conversation], target: Target, settings: Execu
         if on_progress is not None:
             on_progress(result)
 
-    await execute_stream(next_case, target, settings, on_progress=collect, workers=min(settings.concurrency, len(cases)))
+    await execute_stream(
+        next_case, target, settings, on_progress=collect, workers=min(settings.concurrency, len(cases))
+    )
     return [results[case.probe] for case in cases if case.probe in results]
 
 
-async def execute_stream(next_case: Callable[[], Awaitable[Conversation | None]], target: Target,
-                         settings: ExecutionSettings, *, on_progress: ProgressCallback, workers: int | None = None) -> int:
+async def execute_stream(
+    next_case: Callable[[], Awaitable[Conversation | None]],
+    target: Target,
+    settings: ExecutionSettings,
+    *,
+    on_progress: ProgressCallback,
+    workers: int | None = None,
+) -> int:
     """Run the conversations ``next_case`` gives (``None``: no more) against ``target`` as they come; how many ran.
 
     ``workers`` (by default ``concurrency``) workers each ask for a conversation as soon as they are free, so
@@ -108,8 +126,9 @@ def _refuse_duplicates(cases: Sequence[Conversation]) -> None:
         raise ValueError(f"a probe may run once per call, but these come more than once: {', '.join(repeated)}")
 
 
-async def _converse(case: Conversation, target: Target, fingerprint: str, settings: ExecutionSettings,
-                    spacing: RequestSpacing | None) -> CaseResult:
+async def _converse(
+    case: Conversation, target: Target, fingerprint: str, settings: ExecutionSettings, spacing: RequestSpacing | None
+) -> CaseResult:
     turns: list[Turn] = []
     exchanges: list[Exchange] = []
     for number, text in enumerate(case.user_turns, start=1):
@@ -120,13 +139,22 @@ async def _converse(case: Conversation, target: Target, fingerprint: str, settin
             turns.append(Turn(role="assistant", text=outcome.text))
             continue
         failure, attempts = outcome
-        return ExecutionError(probe=case.probe, target=fingerprint, kind=failure.kind, message=failure.message,
-                              attempts=attempts, turn=number, status=failure.status, turns=tuple(turns[:-1]))
+        return ExecutionError(
+            probe=case.probe,
+            target=fingerprint,
+            kind=failure.kind,
+            message=failure.message,
+            attempts=attempts,
+            turn=number,
+            status=failure.status,
+            turns=tuple(turns[:-1]),
+        )
     return CaseTrace(probe=case.probe, target=fingerprint, turns=tuple(turns), exchanges=tuple(exchanges))
 
 
-async def _request(target: Target, turns: tuple[Turn, ...], settings: ExecutionSettings,
-                   spacing: RequestSpacing | None) -> Exchange | tuple[TargetFailure, int]:
+async def _request(
+    target: Target, turns: tuple[Turn, ...], settings: ExecutionSettings, spacing: RequestSpacing | None
+) -> Exchange | tuple[TargetFailure, int]:
     """The reply to ``turns``, or the failure that ended the tries and how many requests were made."""
     attempt = 1
     while True:
@@ -143,5 +171,6 @@ async def _request(target: Target, turns: tuple[Turn, ...], settings: ExecutionS
         if not failure.transient or attempt > settings.retries:
             return failure, attempt
         attempt += 1
-        await asyncio.sleep(min(settings.max_backoff_s,
-                                max(settings.backoff_before(attempt), failure.retry_after_s or 0.0)))
+        await asyncio.sleep(
+            min(settings.max_backoff_s, max(settings.backoff_before(attempt), failure.retry_after_s or 0.0))
+        )

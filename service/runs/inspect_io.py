@@ -47,8 +47,19 @@ FOLLOW_UPS_KEY = "follow_ups"
 _TIME_LIMITS = frozenset({"time", "working"})
 # Settings of Inspect's client (retries, timeouts, connections, caching), not of what the model is asked:
 # left out of the version boundary so that two runs differing only in them stay one version.
-_CLIENT_SETTINGS = frozenset({"max_retries", "timeout", "attempt_timeout", "stream_idle_timeout",
-                              "max_connections", "adaptive_connections", "cache", "batch", "extra_headers"})
+_CLIENT_SETTINGS = frozenset(
+    {
+        "max_retries",
+        "timeout",
+        "attempt_timeout",
+        "stream_idle_timeout",
+        "max_connections",
+        "adaptive_connections",
+        "cache",
+        "batch",
+        "extra_headers",
+    }
+)
 
 
 class InspectNotInstalled(ImportError):
@@ -71,8 +82,14 @@ class ExportedProbe:
     def of(cls, probe: Probe, plan: str, follow_ups: Sequence[str] = ()) -> ExportedProbe:
         """The probe of ``plan`` with the criteria it exercises (its allocated one first)."""
         criteria = tuple(dict.fromkeys((probe.criterion, *probe.exercises)))
-        return cls(probe=probe.iri, plan=plan, opening=probe.opening_prompt, follow_ups=tuple(follow_ups),
-                   language=probe.language, criteria=criteria)
+        return cls(
+            probe=probe.iri,
+            plan=plan,
+            opening=probe.opening_prompt,
+            follow_ups=tuple(follow_ups),
+            language=probe.language,
+            criteria=criteria,
+        )
 
 
 def export_dataset(probes: Iterable[ExportedProbe]) -> list[dict[str, Any]]:
@@ -176,12 +193,13 @@ def read_inspect_log(path: str | Path, *, system: str | None = None) -> InspectI
         instructions.setdefault(_system_instructions(sample), case.name)
     if len(releases) > 1:
         (first, first_at), (second, second_at) = list(releases.items())[:2]
-        raise ValueError(f"the log's replies come from two model releases, {first!r} ({first_at}) and "
-                         f"{second!r} ({second_at}): one import is one target version")
+        raise ValueError(
+            f"the log's replies come from two model releases, {first!r} ({first_at}) and "
+            f"{second!r} ({second_at}): one import is one target version"
+        )
     if len(instructions) > 1:
         (_, first_at), (_, second_at) = list(instructions.items())[:2]
-        raise ValueError(f"{first_at} and {second_at} have different system messages: one import is one target "
-                         "version")
+        raise ValueError(f"{first_at} and {second_at} have different system messages: one import is one target version")
     version = TargetVersion(
         system=system or log.eval.model,
         adapter="imported",
@@ -194,12 +212,22 @@ def read_inspect_log(path: str | Path, *, system: str | None = None) -> InspectI
     errors: list[ExecutionError] = []
     for case in played:
         if case.failure is None:
-            traces.append(CaseTrace(probe=case.probe, target=version.fingerprint, turns=case.turns,
-                                    exchanges=case.exchanges))
+            traces.append(
+                CaseTrace(probe=case.probe, target=version.fingerprint, turns=case.turns, exchanges=case.exchanges)
+            )
         else:
             kind, message, attempts = case.failure
-            errors.append(ExecutionError(probe=case.probe, target=version.fingerprint, kind=kind, message=message,
-                                         attempts=attempts, turn=len(case.exchanges) + 1, turns=case.turns))
+            errors.append(
+                ExecutionError(
+                    probe=case.probe,
+                    target=version.fingerprint,
+                    kind=kind,
+                    message=message,
+                    attempts=attempts,
+                    turn=len(case.exchanges) + 1,
+                    turns=case.turns,
+                )
+            )
     return InspectImport(target=version, traces=tuple(traces), errors=tuple(errors))
 
 
@@ -207,8 +235,9 @@ def _inspect(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ImportError as missing:
-        raise InspectNotInstalled(f"Inspect AI logs and datasets need the optional extra: pip install "
-                                  f"'{INSPECT_EXTRA}' ({missing})") from missing
+        raise InspectNotInstalled(
+            f"Inspect AI logs and datasets need the optional extra: pip install '{INSPECT_EXTRA}' ({missing})"
+        ) from missing
 
 
 def _sample_name(sample: EvalSample) -> str:
@@ -218,8 +247,10 @@ def _sample_name(sample: EvalSample) -> str:
 def _probe_of(sample: EvalSample, name: str) -> str:
     probe = sample.metadata.get(PROBE_KEY, sample.id)
     if not isinstance(probe, str) or not probe.startswith(("http://", "https://")):
-        raise ValueError(f"{name} names no probe IRI: neither its metadata {PROBE_KEY!r} nor its id is an "
-                         "http(s) IRI (export the plan with export_dataset so that each sample carries its probe)")
+        raise ValueError(
+            f"{name} names no probe IRI: neither its metadata {PROBE_KEY!r} nor its id is an "
+            "http(s) IRI (export the plan with export_dataset so that each sample carries its probe)"
+        )
     return probe
 
 
@@ -241,21 +272,27 @@ def _play(sample: EvalSample) -> _Played:
             continue  # the version boundary's system instructions, not a turn
         if message.role == "user":
             if turns and turns[-1].role == "user":
-                raise ValueError(f"{name}: user turns {len(exchanges) + 1} and {len(exchanges) + 2} have no reply "
-                                 "between them; a probe gets a reply to each turn (use scripted_follow_ups)")
+                raise ValueError(
+                    f"{name}: user turns {len(exchanges) + 1} and {len(exchanges) + 2} have no reply "
+                    "between them; a probe gets a reply to each turn (use scripted_follow_ups)"
+                )
             turns.append(Turn(role="user", text=message.text))
         elif message.role == "assistant" and turns and turns[-1].role == "user":
             event = events.get(message.id) if message.id else None
             if event is None or event.completed is None:
-                raise ValueError(f"{name}: reply {len(exchanges) + 1} has no completed model event in the log, so "
-                                 "when it was made is unknown")
+                raise ValueError(
+                    f"{name}: reply {len(exchanges) + 1} has no completed model event in the log, so "
+                    "when it was made is unknown"
+                )
             exchanges.append(_exchange(message.text, event))
             releases.append(event.output.model)
             turns.append(Turn(role="assistant", text=message.text))
             answered = len(turns)
         else:
-            raise ValueError(f"{name}: a message from {message.role!r} after turn {len(turns)}; a probe is a "
-                             "conversation of user turns, each followed by the model's reply")
+            raise ValueError(
+                f"{name}: a message from {message.role!r} after turn {len(turns)}; a probe is a "
+                "conversation of user turns, each followed by the model's reply"
+            )
     scripted = sample.metadata.get(FOLLOW_UPS_KEY)
     user_turns = sum(1 for turn in turns if turn.role == "user")
     expected = 1 + len(scripted) if isinstance(scripted, list) else max(1, user_turns)
@@ -263,8 +300,10 @@ def _play(sample: EvalSample) -> _Played:
         return _Played(name, probe, tuple(turns), tuple(exchanges), tuple(releases), None)
     failure = _failure(sample)
     if failure is None:
-        raise ValueError(f"{name}: {len(exchanges)} of its {expected} user turns have a reply and the log names no "
-                         "error or limit; run multi-turn probes with the scripted_follow_ups solver")
+        raise ValueError(
+            f"{name}: {len(exchanges)} of its {expected} user turns have a reply and the log names no "
+            "error or limit; run multi-turn probes with the scripted_follow_ups solver"
+        )
     return _Played(name, probe, tuple(turns[:answered]), tuple(exchanges), tuple(releases), failure)
 
 
@@ -286,9 +325,11 @@ def _exchange(text: str, event: ModelEvent) -> Exchange:
         started=started,
         ended=ended,
         latency_s=event.output.time if event.output.time is not None else (ended - started).total_seconds(),
-        usage=None if usage is None else TokenUsage(prompt_tokens=usage.input_tokens,
-                                                    completion_tokens=usage.output_tokens,
-                                                    total_tokens=usage.total_tokens),
+        usage=None
+        if usage is None
+        else TokenUsage(
+            prompt_tokens=usage.input_tokens, completion_tokens=usage.output_tokens, total_tokens=usage.total_tokens
+        ),
         finish_reason=event.output.stop_reason,
         attempts=(event.retries or 0) + 1,
     )
@@ -307,8 +348,10 @@ def _refuse_repeated_probes(played: Sequence[_Played]) -> None:
     first_sample: dict[str, str] = {}
     for case in played:
         if case.probe in first_sample:
-            raise ValueError(f"{first_sample[case.probe]} and {case.name} both name probe {case.probe} (a log of "
-                             "several epochs, or a dataset with a probe twice): import one answer per probe")
+            raise ValueError(
+                f"{first_sample[case.probe]} and {case.name} both name probe {case.probe} (a log of "
+                "several epochs, or a dataset with a probe twice): import one answer per probe"
+            )
         first_sample[case.probe] = case.name
 
 

@@ -52,15 +52,24 @@ def build_target(spec: TargetSpec, allowlist: Sequence[str], key_envs: Sequence[
         return demo_target()
     assert spec.base_url is not None and spec.model is not None
     if spec.api_key_env is not None and spec.api_key_env not in key_envs:
-        raise Unprocessable(f"api_key_env {spec.api_key_env!r} is not among the variables this deployment lets a target "
-                            f"read its key from ({', '.join(key_envs) or 'none: set CAIE_KEY_ENVS'})")
+        raise Unprocessable(
+            f"api_key_env {spec.api_key_env!r} is not among the variables this deployment lets a target "
+            f"read its key from ({', '.join(key_envs) or 'none: set CAIE_KEY_ENVS'})"
+        )
     if (why := refusal(spec.base_url, allowlist)) is not None:
-        raise Unprocessable(f"target {spec.base_url!r} is not among the targets this deployment may call: {why} "
-                            f"({', '.join(allowlist) or 'none: set CAIE_RUN_TARGET_ALLOWLIST'})")
+        raise Unprocessable(
+            f"target {spec.base_url!r} is not among the targets this deployment may call: {why} "
+            f"({', '.join(allowlist) or 'none: set CAIE_RUN_TARGET_ALLOWLIST'})"
+        )
     try:
-        return OpenAICompatible(spec.base_url, spec.model, spec.parameters, system=spec.system,
-                                boundary=Boundary(system_instructions=spec.system_instructions),
-                                api_key_env=spec.api_key_env)
+        return OpenAICompatible(
+            spec.base_url,
+            spec.model,
+            spec.parameters,
+            system=spec.system,
+            boundary=Boundary(system_instructions=spec.system_instructions),
+            api_key_env=spec.api_key_env,
+        )
     except ValueError as error:  # a parameter named like a credential
         raise Unprocessable(str(error)) from None
 
@@ -71,8 +80,10 @@ def demo_target() -> Target:
     measles chatbot); 422 when no package offers one."""
     offered = [point for point in loaded("caie.targets") if point.name == "demo"]
     if not offered:
-        raise Unprocessable("no demonstration chatbot is installed: a domain package offers one as the entry point "
-                            "demo of the group caie.targets (examples/vaccine does)")
+        raise Unprocessable(
+            "no demonstration chatbot is installed: a domain package offers one as the entry point "
+            "demo of the group caie.targets (examples/vaccine does)"
+        )
     target = offered[0].value
     if not callable(target):
         raise TypeError(f"caie.targets entry point demo ({offered[0].source}) must be a callable returning a Target")
@@ -113,8 +124,9 @@ class Jobs:
             if (current := self._jobs.get(run)) is not None and current.state == "running":
                 raise Conflict(f"run {run} is already running in this service: GET it for its progress")
             if sum(1 for j in self._jobs.values() if j.state == "running") >= self._max_running:
-                raise TooManyRequests(f"{self._max_running} runs are running here already; try again when one ends",
-                                      retry_after=30)
+                raise TooManyRequests(
+                    f"{self._max_running} runs are running here already; try again when one ends", retry_after=30
+                )
             job = self._jobs[run] = Job(run, "running", now())
         thread = threading.Thread(target=self._work, args=(run, work), name=f"job {run}", daemon=True)
         with self._lock:

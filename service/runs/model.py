@@ -24,15 +24,18 @@ ErrorKind = Literal["timeout", "http_status", "malformed", "unreachable", "repor
 AdapterKind = Literal["openai-compatible", "http-json", "demo", "imported"]
 
 # A settings key named like a credential is refused: the fingerprint is published, a key must never be.
-_SECRET_KEY = re.compile(r"api[_-]?key|secret|password|authori[sz]ation|bearer|^(access[_-]?)?token$|^auth$",
-                         re.IGNORECASE)
+_SECRET_KEY = re.compile(
+    r"api[_-]?key|secret|password|authori[sz]ation|bearer|^(access[_-]?)?token$|^auth$", re.IGNORECASE
+)
 
 
 def _refuse_secrets(where: str, settings: Mapping[str, Any]) -> None:
     for key, value in settings.items():
         if _SECRET_KEY.search(key):
-            raise ValueError(f"{where} has a key {key!r} that looks like a credential: give credentials "
-                             "to the adapter (api_key_env or api_key_file), never in the version boundary")
+            raise ValueError(
+                f"{where} has a key {key!r} that looks like a credential: give credentials "
+                "to the adapter (api_key_env or api_key_file), never in the version boundary"
+            )
         if isinstance(value, Mapping):
             _refuse_secrets(f"{where}.{key}", value)
 
@@ -226,8 +229,9 @@ class ExecutionSettings:
         if not isinstance(self.retries, int) or self.retries < 0:
             problems.append(f"retries must be a whole number of at least 0, not {self.retries!r}")
         if not 0 <= self.backoff_s <= self.max_backoff_s:
-            problems.append(f"backoff_s must be from 0 to max_backoff_s ({self.max_backoff_s!r}), "
-                            f"not {self.backoff_s!r}")
+            problems.append(
+                f"backoff_s must be from 0 to max_backoff_s ({self.max_backoff_s!r}), not {self.backoff_s!r}"
+            )
         if problems:
             raise ValueError("; ".join(problems))
 

@@ -38,9 +38,13 @@ from ..core.namespaces import DCTERMS, EPO, PROV, RDF, RDFS, XSD
 from ..core.rdf import RDF_TYPE, date_time, integer
 from .model import CaseTrace, Exchange, ExecutionError, ExecutionSettings, TargetVersion
 
-ERROR_KINDS = {"timeout": EPO + "Timeout", "http_status": EPO + "TargetHttpError",
-               "malformed": EPO + "MalformedResponse", "unreachable": EPO + "TargetUnreachable",
-               "reported": EPO + "ReportedFailure"}
+ERROR_KINDS = {
+    "timeout": EPO + "Timeout",
+    "http_status": EPO + "TargetHttpError",
+    "malformed": EPO + "MalformedResponse",
+    "unreachable": EPO + "TargetUnreachable",
+    "reported": EPO + "ReportedFailure",
+}
 """An :class:`~.model.ExecutionError`'s kind as the EPO names it."""
 
 # The terms a case graph uses, made once: a run builds thousands of case graphs.
@@ -79,15 +83,25 @@ def settings_json(settings: ExecutionSettings | None) -> str:
     return json.dumps(asdict(settings) if settings else {}, sort_keys=True, separators=(",", ":"))
 
 
-def run_triples(run: str, evaluation: str, plan: str, plan_digest: str, version: TargetVersion,
-                settings: ExecutionSettings | None, agent: str, started: datetime) -> list[Triple]:
+def run_triples(
+    run: str,
+    evaluation: str,
+    plan: str,
+    plan_digest: str,
+    version: TargetVersion,
+    settings: ExecutionSettings | None,
+    agent: str,
+    started: datetime,
+) -> list[Triple]:
     """The run's own graph: what it executes, against which target version, how (``None``: imported, not
     executed here), by whom and since when."""
     node = NamedNode(run)
     facts: list[tuple[str, NamedNode | Literal]] = [
         (RDF + "type", NamedNode(EPO + "Run")),
-        (RDFS + "label", Literal(f"run of plans {minted_number(plan)} against "
-                                f"{version.system} {version.model_release}")),
+        (
+            RDFS + "label",
+            Literal(f"run of plans {minted_number(plan)} against {version.system} {version.model_release}"),
+        ),
         (EPO + "inEvaluation", NamedNode(evaluation)),
         (EPO + "executesPlan", NamedNode(plan)),
         (EPO + "planDigest", Literal(plan_digest)),
@@ -113,26 +127,36 @@ class ImportSource:
 def source_triples(run: str, source: ImportSource) -> list[Triple]:
     """``epo:importedFrom``, an object property: the file is the entity ``{run}/source``."""
     node = NamedNode(f"{run}/source")
-    return [Triple(NamedNode(run), NamedNode(EPO + "importedFrom"), node), Triple(node, RDF_TYPE, NamedNode(PROV + "Entity")),
-            Triple(node, NamedNode(RDFS + "label"), Literal(source.label)),
-            Triple(node, NamedNode(DCTERMS + "format"), Literal(source.media_type)),
-            Triple(node, NamedNode(EPO + "digest"), Literal(source.digest))]
+    return [
+        Triple(NamedNode(run), NamedNode(EPO + "importedFrom"), node),
+        Triple(node, RDF_TYPE, NamedNode(PROV + "Entity")),
+        Triple(node, NamedNode(RDFS + "label"), Literal(source.label)),
+        Triple(node, NamedNode(DCTERMS + "format"), Literal(source.media_type)),
+        Triple(node, NamedNode(EPO + "digest"), Literal(source.digest)),
+    ]
 
 
 def retry_triples(retry: str, run: str, settings: ExecutionSettings, agent: str, started: datetime) -> list[Triple]:
     """A retry's own graph: the run whose errors it sends again, how, by whom and since when."""
     node = NamedNode(retry)
-    return [Triple(node, RDF_TYPE, NamedNode(EPO + "Retry")), Triple(node, NamedNode(EPO + "retriedRun"), NamedNode(run)),
-            Triple(node, NamedNode(EPO + "executionSettings"), Literal(settings_json(settings))),
-            Triple(node, _PROV_WAS_ASSOCIATED_WITH, NamedNode(agent)), Triple(node, _PROV_STARTED_AT_TIME, date_time(started))]
+    return [
+        Triple(node, RDF_TYPE, NamedNode(EPO + "Retry")),
+        Triple(node, NamedNode(EPO + "retriedRun"), NamedNode(run)),
+        Triple(node, NamedNode(EPO + "executionSettings"), Literal(settings_json(settings))),
+        Triple(node, _PROV_WAS_ASSOCIATED_WITH, NamedNode(agent)),
+        Triple(node, _PROV_STARTED_AT_TIME, date_time(started)),
+    ]
 
 
 def attempt_triples(attempt: str, number: int, retried: str, retry: str) -> list[Triple]:
     """What a retried attempt's conversation says besides its case: which attempt it is, the case it retries (the
     probe's attempt before, ended in an execution error) and the retry that ran it."""
     node = NamedNode(attempt)
-    return [Triple(node, NamedNode(EPO + "attemptNumber"), integer(number)),
-            Triple(node, NamedNode(EPO + "retries"), NamedNode(retried)), Triple(node, NamedNode(EPO + "inRetry"), NamedNode(retry))]
+    return [
+        Triple(node, NamedNode(EPO + "attemptNumber"), integer(number)),
+        Triple(node, NamedNode(EPO + "retries"), NamedNode(retried)),
+        Triple(node, NamedNode(EPO + "inRetry"), NamedNode(retry)),
+    ]
 
 
 def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> list[Triple]:
@@ -140,18 +164,24 @@ def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> lis
     keeps the turns answered before it (their texts; the executor keeps no timing for them) and names the
     turn that failed."""
     node = NamedNode(case)
-    out = [Triple(node, RDF_TYPE, _CONVERSATION), Triple(node, _IN_RUN, NamedNode(run)),
-           Triple(node, _REALIZES_PROBE, NamedNode(result.probe))]
+    out = [
+        Triple(node, RDF_TYPE, _CONVERSATION),
+        Triple(node, _IN_RUN, NamedNode(run)),
+        Triple(node, _REALIZES_PROBE, NamedNode(result.probe)),
+    ]
     sent = [t.text for t in result.turns if t.role == "user"]
     if isinstance(result, CaseTrace):
         for index, (text, exchange) in enumerate(zip(sent, result.exchanges), start=1):
             out += _turn(case, index, text, exchange.text) + _timing(case, index, exchange)
         trace = NamedNode(f"{case}/trace")
-        return out + [Triple(node, _PROV_STARTED_AT_TIME, date_time(result.started)),
-                      Triple(node, _PROV_ENDED_AT_TIME, date_time(result.ended)),
-                      Triple(trace, RDF_TYPE, _TRACE), Triple(trace, _TRACE_OF, node),
-                      Triple(trace, _TURN_COUNT, integer(len(result.exchanges))),
-                      Triple(trace, _TARGET_FINGERPRINT, Literal(result.target))]
+        return out + [
+            Triple(node, _PROV_STARTED_AT_TIME, date_time(result.started)),
+            Triple(node, _PROV_ENDED_AT_TIME, date_time(result.ended)),
+            Triple(trace, RDF_TYPE, _TRACE),
+            Triple(trace, _TRACE_OF, node),
+            Triple(trace, _TURN_COUNT, integer(len(result.exchanges))),
+            Triple(trace, _TARGET_FINGERPRINT, Literal(result.target)),
+        ]
     replies = [t.text for t in result.turns if t.role == "assistant"]
     for index, (text, reply) in enumerate(zip(sent, replies), start=1):
         out += _turn(case, index, text, reply)
@@ -160,19 +190,28 @@ def case_triples(case: str, run: str, result: CaseTrace | ExecutionError) -> lis
 
 def _turn(case: str, index: int, text: str, reply: str) -> list[Triple]:
     turn, response = NamedNode(f"{case}/turns/{index}"), NamedNode(f"{case}/responses/{index}")
-    return [Triple(turn, RDF_TYPE, _TURN), Triple(turn, _IN_CONVERSATION, NamedNode(case)),
-            Triple(turn, _TURN_INDEX, integer(index)), Triple(turn, _INPUT_TEXT, Literal(text)),
-            Triple(response, RDF_TYPE, _RESPONSE), Triple(response, _PROV_WAS_GENERATED_BY, turn),
-            Triple(response, _RESPONSE_TEXT, Literal(reply))]
+    return [
+        Triple(turn, RDF_TYPE, _TURN),
+        Triple(turn, _IN_CONVERSATION, NamedNode(case)),
+        Triple(turn, _TURN_INDEX, integer(index)),
+        Triple(turn, _INPUT_TEXT, Literal(text)),
+        Triple(response, RDF_TYPE, _RESPONSE),
+        Triple(response, _PROV_WAS_GENERATED_BY, turn),
+        Triple(response, _RESPONSE_TEXT, Literal(reply)),
+    ]
 
 
 def _timing(case: str, index: int, exchange: Exchange) -> list[Triple]:
     turn, response = NamedNode(f"{case}/turns/{index}"), NamedNode(f"{case}/responses/{index}")
     latency = Literal(str(Decimal(str(round(exchange.latency_s, 6)))), datatype=_DECIMAL)
     ended = date_time(exchange.ended)
-    out = [Triple(turn, _PROV_STARTED_AT_TIME, date_time(exchange.started)), Triple(turn, _PROV_ENDED_AT_TIME, ended),
-           Triple(turn, _LATENCY_SECONDS, latency), Triple(turn, _REQUEST_ATTEMPTS, integer(exchange.attempts)),
-           Triple(response, _PROV_GENERATED_AT_TIME, ended)]
+    out = [
+        Triple(turn, _PROV_STARTED_AT_TIME, date_time(exchange.started)),
+        Triple(turn, _PROV_ENDED_AT_TIME, ended),
+        Triple(turn, _LATENCY_SECONDS, latency),
+        Triple(turn, _REQUEST_ATTEMPTS, integer(exchange.attempts)),
+        Triple(response, _PROV_GENERATED_AT_TIME, ended),
+    ]
     if exchange.finish_reason:
         out.append(Triple(response, _FINISH_REASON, Literal(exchange.finish_reason)))
     usage = exchange.usage
@@ -185,12 +224,17 @@ def _timing(case: str, index: int, exchange: Exchange) -> list[Triple]:
 
 def _error_triples(case: str, error: ExecutionError) -> list[Triple]:
     node, failed = NamedNode(f"{case}/error"), NamedNode(f"{case}/turns/{error.turn}")
-    out = [Triple(node, RDF_TYPE, _EXECUTION_ERROR), Triple(node, _ERROR_KIND, NamedNode(ERROR_KINDS[error.kind])),
-           Triple(node, _ERROR_MESSAGE, Literal(error.message)), Triple(node, _ERROR_IN, failed),
-           Triple(node, _REQUEST_ATTEMPTS, integer(error.attempts)),
-           Triple(node, _TARGET_FINGERPRINT, Literal(error.target)),
-           Triple(failed, RDF_TYPE, _TURN), Triple(failed, _IN_CONVERSATION, NamedNode(case)),
-           Triple(failed, _TURN_INDEX, integer(error.turn))]
+    out = [
+        Triple(node, RDF_TYPE, _EXECUTION_ERROR),
+        Triple(node, _ERROR_KIND, NamedNode(ERROR_KINDS[error.kind])),
+        Triple(node, _ERROR_MESSAGE, Literal(error.message)),
+        Triple(node, _ERROR_IN, failed),
+        Triple(node, _REQUEST_ATTEMPTS, integer(error.attempts)),
+        Triple(node, _TARGET_FINGERPRINT, Literal(error.target)),
+        Triple(failed, RDF_TYPE, _TURN),
+        Triple(failed, _IN_CONVERSATION, NamedNode(case)),
+        Triple(failed, _TURN_INDEX, integer(error.turn)),
+    ]
     if error.status is not None:
         out.append(Triple(node, _HTTP_STATUS, integer(error.status)))
     return out

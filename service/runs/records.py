@@ -96,9 +96,16 @@ def case_ref(graphs: GraphService, evaluation_id: str, run_number: int, probe_nu
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/cases/{probe_number}")
 
 
-def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
-              settings: ExecutionSettings, credential: Credential | None, *,
-              outside_boundary: str | None = None) -> RunView:
+def start_run(
+    graphs: GraphService,
+    evaluation_id: str,
+    plan_number: int,
+    version: TargetVersion,
+    settings: ExecutionSettings,
+    credential: Credential | None,
+    *,
+    outside_boundary: str | None = None,
+) -> RunView:
     """A new run of plan ``plan_number`` against ``version``: 403 unless an evaluation operator, 404 for no such
     plan, 409 unless the plan is approved now, 422 for a target outside the scope's version boundary unless
     ``outside_boundary`` gives the operator's reason for running it anyway (then the run says so). The run's graph
@@ -111,19 +118,34 @@ def start_run(graphs: GraphService, evaluation_id: str, plan_number: int, versio
     evaluation_iri = iris_for(graphs, evaluation_id).evaluation
     try:
         ref = graphs.append_numbered(
-            graphs.member(GraphKind.EVALUATION, evaluation_id), "runs",
-            lambda run: rdf.run_triples(run.iri.value, evaluation_iri, status.plan, status.digest, version, settings,
-                                        graphs.agent_iri(agent.agent), now())
-            + [Triple(run.iri, predicate, value) for predicate, value in marked],
-            agent, title=f"run {{n}} of plan {plan_number}", guards={plan_graph.iri.value: catalogued})
+            graphs.member(GraphKind.EVALUATION, evaluation_id),
+            "runs",
+            lambda run: (
+                rdf.run_triples(
+                    run.iri.value,
+                    evaluation_iri,
+                    status.plan,
+                    status.digest,
+                    version,
+                    settings,
+                    graphs.agent_iri(agent.agent),
+                    now(),
+                )
+                + [Triple(run.iri, predicate, value) for predicate, value in marked]
+            ),
+            agent,
+            title=f"run {{n}} of plan {plan_number}",
+            guards={plan_graph.iri.value: catalogued},
+        )
     except (ConcurrentWrite, StaleWrite):
         require_approved_plan(graphs, evaluation_id, plan_number)  # the plan changed meanwhile: say how
         raise
     return run_view(graphs, evaluation_id, int(ref.key))
 
 
-def boundary_triples(graphs: GraphService, evaluation_id: str, version: TargetVersion,
-                     reason: str | None) -> list[tuple[NamedNode, NamedNode | Literal]]:
+def boundary_triples(
+    graphs: GraphService, evaluation_id: str, version: TargetVersion, reason: str | None
+) -> list[tuple[NamedNode, NamedNode | Literal]]:
     """What a run states about the scope's version boundary: nothing when ``version`` is inside it; the boundary and
     ``reason`` when the operator runs a target outside it on purpose. 422 for a target outside it with no reason,
     and for a reason given for a target inside it (a run is never marked out of scope by mistake)."""
@@ -131,16 +153,25 @@ def boundary_triples(graphs: GraphService, evaluation_id: str, version: TargetVe
     inside = within_boundary(version, boundary.model_release)
     given = (reason or "").strip()
     if inside and reason is not None:
-        raise Unprocessable(f"the target's release {version.model_release!r} is inside the scope's version boundary "
-                            f"(modelRelease {boundary.model_release!r}): there is no outside-boundary reason to record")
+        raise Unprocessable(
+            f"the target's release {version.model_release!r} is inside the scope's version boundary "
+            f"(modelRelease {boundary.model_release!r}): there is no outside-boundary reason to record"
+        )
     if not inside and not given:
-        raise Unprocessable(f"the target's release {version.model_release!r} ({version.system}) is outside the scope's "
-                            f"version boundary (modelRelease {boundary.model_release!r}): run a target of that release, "
-                            "or record the run as outside the boundary with a reason (outsideBoundary)")
+        raise Unprocessable(
+            f"the target's release {version.model_release!r} ({version.system}) is outside the scope's "
+            f"version boundary (modelRelease {boundary.model_release!r}): run a target of that release, "
+            "or record the run as outside the boundary with a reason (outsideBoundary)"
+        )
     if inside:
         return []
-    return [(NamedNode(EPO + "outsideVersionBoundary"), NamedNode(iris_for(graphs, evaluation_id).under("target/version-boundary"))),
-            (NamedNode(EPO + "outsideBoundaryReason"), Literal(given))]
+    return [
+        (
+            NamedNode(EPO + "outsideVersionBoundary"),
+            NamedNode(iris_for(graphs, evaluation_id).under("target/version-boundary")),
+        ),
+        (NamedNode(EPO + "outsideBoundaryReason"), Literal(given)),
+    ]
 
 
 def list_runs(graphs: GraphService, evaluation_id: str) -> list[RunView]:
@@ -154,26 +185,40 @@ def run_view(graphs: GraphService, evaluation_id: str, number: int) -> RunView:
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
     rows = graphs.rows("runs", {"evaluation": evaluation, "run": run_ref(graphs, evaluation_id, number).iri})
     if not rows:
-        raise NotFound(f"evaluation {evaluation_id!r} has no run {number}: GET /evaluations/{evaluation_id}/runs lists them")
+        raise NotFound(
+            f"evaluation {evaluation_id!r} has no run {number}: GET /evaluations/{evaluation_id}/runs lists them"
+        )
     return _view(rows[0])
 
 
 def require_fingerprint(run: RunView, version: TargetVersion) -> RunView:
     """``run``, when ``version`` is its target version; 409 naming both fingerprints otherwise."""
     if version.fingerprint != run.fingerprint:
-        raise Conflict(f"run {run.number} is pinned to target version {run.fingerprint}, not "
-                       f"{version.fingerprint}: one run never mixes target versions; start a new run for this one")
+        raise Conflict(
+            f"run {run.number} is pinned to target version {run.fingerprint}, not "
+            f"{version.fingerprint}: one run never mixes target versions; start a new run for this one"
+        )
     return run
 
 
 def _view(row: Row) -> RunView:
     iri = row["run"].value
-    return RunView(iri=iri, number=minted_number(iri), plan=row["plan"].value,
-                   plan_digest=row["planDigest"].value, fingerprint=row["fingerprint"].value,
-                   configuration=row["configuration"].value, settings=row["settings"].value,
-                   started_by=row["startedBy"].value, started=row["started"].value, probes=int(row["probes"].value),
-                   cases=int(row["cases"].value), traces=int(row["traces"].value), errors=int(row["errors"].value),
-                   attempts=int(row["attempts"].value))
+    return RunView(
+        iri=iri,
+        number=minted_number(iri),
+        plan=row["plan"].value,
+        plan_digest=row["planDigest"].value,
+        fingerprint=row["fingerprint"].value,
+        configuration=row["configuration"].value,
+        settings=row["settings"].value,
+        started_by=row["startedBy"].value,
+        started=row["started"].value,
+        probes=int(row["probes"].value),
+        cases=int(row["cases"].value),
+        traces=int(row["traces"].value),
+        errors=int(row["errors"].value),
+        attempts=int(row["attempts"].value),
+    )
 
 
 @dataclass(frozen=True)
@@ -195,22 +240,35 @@ class RunError:
     retried_by: str | None
 
 
-def run_errors(graphs: GraphService, run: str, limit: int = 50, offset: int = 0, *, latest: bool = True) -> list[RunError]:
+def run_errors(
+    graphs: GraphService, run: str, limit: int = 50, offset: int = 0, *, latest: bool = True
+) -> list[RunError]:
     """A page of the run's execution errors in probe order (``queries/run-execution-errors.rq``): those of the
     probes' latest attempts (how many: :attr:`RunView.errors`), or with ``latest=False`` those a later attempt
     retried (:attr:`RunView.retried`). 400 for a page out of bounds."""
     bindings: dict[str, Term] = {"run": NamedNode(run), "latest": Literal(latest)}
-    return [RunError(case=row["case"].value, probe=row["probe"].value, number=int(row["number"].value),
-                     kind=row["kind"].value, message=row["message"].value, attempts=int(row["attempts"].value),
-                     turn=int(row["turn"].value), status=int(row["status"].value) if "status" in row else None,
-                     attempt=int(row["attempt"].value),
-                     retried_by=row["retriedBy"].value if "retriedBy" in row else None)
-            for row in page_rows(graphs, "run-execution-errors", bindings, limit, offset)]
+    return [
+        RunError(
+            case=row["case"].value,
+            probe=row["probe"].value,
+            number=int(row["number"].value),
+            kind=row["kind"].value,
+            message=row["message"].value,
+            attempts=int(row["attempts"].value),
+            turn=int(row["turn"].value),
+            status=int(row["status"].value) if "status" in row else None,
+            attempt=int(row["attempt"].value),
+            retried_by=row["retriedBy"].value if "retriedBy" in row else None,
+        )
+        for row in page_rows(graphs, "run-execution-errors", bindings, limit, offset)
+    ]
 
 
 def recorded_probes(graphs: GraphService, run: str) -> dict[str, str]:
     """Probe IRI to the EPO class of its latest recorded case's end (``epo:Trace`` or ``epo:ExecutionError``)."""
-    return {row["probe"].value: row["outcome"].value for row in graphs.rows("run-recorded-probes", {"run": NamedNode(run)})}
+    return {
+        row["probe"].value: row["outcome"].value for row in graphs.rows("run-recorded-probes", {"run": NamedNode(run)})
+    }
 
 
 def plan_probes(graphs: GraphService, evaluation_id: str, plan: str) -> list[Probe]:
@@ -245,9 +303,15 @@ class RunPlan:
         return RunPlan(run, MappingProxyType({p.iri: p.number for p in plan_probes(graphs, evaluation_id, run.plan)}))
 
 
-def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
-                 results: Sequence[CaseTrace | ExecutionError], credential: Credential | None, *,
-                 known: RunPlan | None = None) -> Recorded:
+def record_cases(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    results: Sequence[CaseTrace | ExecutionError],
+    credential: Credential | None,
+    *,
+    known: RunPlan | None = None,
+) -> Recorded:
     """Append the cases of ``results`` to run ``run_number``, in one transaction; a probe whose case is already
     in the record is left out (never recorded twice) and returned in ``already``. ``known``: the run and its
     plan's probes as the caller read them (a runner recording many writes reads them once; a plan is never
@@ -263,12 +327,16 @@ def record_cases(graphs: GraphService, evaluation_id: str, run_number: int,
         raise Unprocessable("; ".join(problems), detail=problems)
     foreign = sorted({r.target for r in results if r.target != run.fingerprint})
     if foreign:
-        raise Conflict(f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
-                       f"{', '.join(foreign)} belong to another run (one run never mixes target versions)")
+        raise Conflict(
+            f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
+            f"{', '.join(foreign)} belong to another run (one run never mixes target versions)"
+        )
     edits = _case_edits(graphs, evaluation_id, run_number, run.iri, results, numbers)
     written = write_absent(graphs, edits, agent, f"run {run_number}")
-    return Recorded(tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value in written),
-                    tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value not in written))
+    return Recorded(
+        tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value in written),
+        tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value not in written),
+    )
 
 
 def write_absent(graphs: GraphService, edits: Sequence[GraphEdit], agent: Credential, what: str) -> set[str]:
@@ -290,8 +358,12 @@ def write_absent(graphs: GraphService, edits: Sequence[GraphEdit], agent: Creden
     raise Conflict(f"{what}: too many concurrent writes of the same cases; retry")
 
 
-def _probe_problems(results: Sequence[CaseTrace | ExecutionError], numbers: Mapping[str, int], plan: str,
-                    where: Mapping[str, str] | None = None) -> list[str]:
+def _probe_problems(
+    results: Sequence[CaseTrace | ExecutionError],
+    numbers: Mapping[str, int],
+    plan: str,
+    where: Mapping[str, str] | None = None,
+) -> list[str]:
     """What is wrong with the probes ``results`` name: not the plan's (with ``where[probe]``, where the caller's
     file gives it), or given twice."""
     given = Counter(r.probe for r in results)
@@ -301,20 +373,41 @@ def _probe_problems(results: Sequence[CaseTrace | ExecutionError], numbers: Mapp
     return problems + [f"given twice: {probe}" for probe, count in given.items() if count > 1]
 
 
-def _case_edits(graphs: GraphService, evaluation_id: str, run_number: int, run: str,
-                results: Sequence[CaseTrace | ExecutionError], numbers: Mapping[str, int]) -> list[GraphEdit]:
+def _case_edits(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    run: str,
+    results: Sequence[CaseTrace | ExecutionError],
+    numbers: Mapping[str, int],
+) -> list[GraphEdit]:
     """Each result as its case graph ``{run}/cases/{probe number}``, to be written only if absent."""
     edits = []
     for result in results:
         case = case_ref(graphs, evaluation_id, run_number, numbers[result.probe])
-        edits.append(GraphEdit(case, insert=rdf.case_triples(case.iri.value, run, result), expected_digest=None,
-                               title=f"case of probe {numbers[result.probe]} in run {run_number}", batch_of=run))
+        edits.append(
+            GraphEdit(
+                case,
+                insert=rdf.case_triples(case.iri.value, run, result),
+                expected_digest=None,
+                title=f"case of probe {numbers[result.probe]} in run {run_number}",
+                batch_of=run,
+            )
+        )
     return edits
 
 
-def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: int, version: TargetVersion,
-                        results: Sequence[CaseTrace | ExecutionError], source: rdf.ImportSource,
-                        credential: Credential | None, *, where: Mapping[str, str] | None = None) -> RunView:
+def record_imported_run(
+    graphs: GraphService,
+    evaluation_id: str,
+    plan_number: int,
+    version: TargetVersion,
+    results: Sequence[CaseTrace | ExecutionError],
+    source: rdf.ImportSource,
+    credential: Credential | None,
+    *,
+    where: Mapping[str, str] | None = None,
+) -> RunView:
     """A run of plan ``plan_number`` whose replies were collected elsewhere (``source``): the run and every case
     of ``results`` written in one transaction, so that a refusal or a failed write leaves no run behind.
 
@@ -330,20 +423,44 @@ def record_imported_run(graphs: GraphService, evaluation_id: str, plan_number: i
     numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, status.plan)}
     problems = _probe_problems(results, numbers, status.plan, where)
     foreign = sorted({r.target for r in results} - {version.fingerprint})
-    problems += [(f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
-                  "(one run never mixes target versions)")] if foreign else []
+    problems += (
+        [
+            (
+                f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
+                "(one run never mixes target versions)"
+            )
+        ]
+        if foreign
+        else []
+    )
     if not results or problems:
-        raise Unprocessable("; ".join(problems) or "nothing to import: no case answered or failed",
-                            detail=problems or None)
+        raise Unprocessable(
+            "; ".join(problems) or "nothing to import: no case answered or failed", detail=problems or None
+        )
     evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id)
     for _ in range(5):
         ref = graphs.next_batch(evaluation, "runs")
         number = int(ref.key)
         run = ref.iri.value
-        triples = rdf.run_triples(run, iris_for(graphs, evaluation_id).evaluation, status.plan, status.digest, version,
-                                  None, graphs.agent_iri(agent.agent), now()) + rdf.source_triples(run, source)
-        edits = [GraphEdit(ref, insert=triples, expected_digest=None, batch_of=evaluation.iri.value,
-                           title=f"run {number} of plan {plan_number}, imported from {source.label}")]
+        triples = rdf.run_triples(
+            run,
+            iris_for(graphs, evaluation_id).evaluation,
+            status.plan,
+            status.digest,
+            version,
+            None,
+            graphs.agent_iri(agent.agent),
+            now(),
+        ) + rdf.source_triples(run, source)
+        edits = [
+            GraphEdit(
+                ref,
+                insert=triples,
+                expected_digest=None,
+                batch_of=evaluation.iri.value,
+                title=f"run {number} of plan {plan_number}, imported from {source.label}",
+            )
+        ]
         edits += _case_edits(graphs, evaluation_id, number, run, results, numbers)
         try:
             graphs.apply_edits(edits, agent, guards={plan_graph.iri.value: catalogued})

@@ -43,8 +43,18 @@ from ..plan.rdf import probe_iri
 from .model import CaseTrace, Exchange, TargetVersion, Turn
 
 Format = Literal["jsonl", "csv"]
-FIELDS = ("probe", "turn", "user_text", "response_text", "sent_at", "received_at", "session", "operator", "system",
-          "model_release")
+FIELDS = (
+    "probe",
+    "turn",
+    "user_text",
+    "response_text",
+    "sent_at",
+    "received_at",
+    "session",
+    "operator",
+    "system",
+    "model_release",
+)
 
 
 @dataclass(frozen=True)
@@ -106,8 +116,9 @@ def parse_redteam(text: str, form: Format, *, plan: str | None = None) -> RedTea
     by_probe: dict[str, list[_Row]] = {}
     for row in rows:
         by_probe.setdefault(row.probe, []).append(row)
-    return RedTeamImport(target=target,
-                         cases=tuple(_case(probe, turns, target.fingerprint) for probe, turns in by_probe.items()))
+    return RedTeamImport(
+        target=target, cases=tuple(_case(probe, turns, target.fingerprint) for probe, turns in by_probe.items())
+    )
 
 
 def _jsonl_records(text: str) -> Iterator[tuple[int, Mapping[str, Any]]]:
@@ -142,7 +153,8 @@ def _row(number: int, record: Mapping[str, Any], plan: str | None) -> _Row:
             raise ValueError(f"row {number}: field {name!r} is missing or empty")
         if not isinstance(value, str):
             raise ValueError(  # noqa: TRY004 - like every problem of a row: parse_redteam's callers answer it with 422
-                f"row {number}, field {name!r}: expected text, not {json.dumps(value)}")
+                f"row {number}, field {name!r}: expected text, not {json.dumps(value)}"
+            )
         return value
 
     def moment(name: str) -> datetime:
@@ -155,13 +167,24 @@ def _row(number: int, record: Mapping[str, Any], plan: str | None) -> _Row:
             raise ValueError(f"row {number}, field {name!r}: {value!r} has no UTC offset (add Z or e.g. +03:00)")
         return parsed.astimezone(UTC)
 
-    row = _Row(number=number, probe=_probe(number, record.get("probe"), plan), turn=_turn(number, record.get("turn")),
-               user_text=text("user_text"), response_text=text("response_text"), sent_at=moment("sent_at"),
-               received_at=moment("received_at"), session=text("session"), operator=text("operator"),
-               system=text("system"), model_release=text("model_release"))
+    row = _Row(
+        number=number,
+        probe=_probe(number, record.get("probe"), plan),
+        turn=_turn(number, record.get("turn")),
+        user_text=text("user_text"),
+        response_text=text("response_text"),
+        sent_at=moment("sent_at"),
+        received_at=moment("received_at"),
+        session=text("session"),
+        operator=text("operator"),
+        system=text("system"),
+        model_release=text("model_release"),
+    )
     if row.received_at < row.sent_at:
-        raise ValueError(f"row {number}, field 'received_at': {row.received_at.isoformat()} is before sent_at "
-                         f"{row.sent_at.isoformat()}")
+        raise ValueError(
+            f"row {number}, field 'received_at': {row.received_at.isoformat()} is before sent_at "
+            f"{row.sent_at.isoformat()}"
+        )
     return row
 
 
@@ -173,8 +196,10 @@ def _probe(number: int, value: Any, plan: str | None) -> str:
         return probe
     if probe.isdigit() and int(probe) >= 1:
         if plan is None:
-            raise ValueError(f"row {number}, field 'probe': {probe!r} is a probe number, but no plan IRI was given "
-                             "to resolve it; give the plan, or the probe's IRI")
+            raise ValueError(
+                f"row {number}, field 'probe': {probe!r} is a probe number, but no plan IRI was given "
+                "to resolve it; give the plan, or the probe's IRI"
+            )
         return probe_iri(plan, int(probe))
     raise ValueError(f"row {number}, field 'probe': {probe!r} is neither an http(s) IRI nor a probe number")
 
@@ -195,9 +220,11 @@ def _target(rows: Iterable[_Row]) -> TargetVersion:
         first_row.setdefault((row.system, row.model_release), row.number)
     if len(first_row) > 1:
         (first, first_at), (second, second_at) = list(first_row.items())[:2]
-        raise ValueError(f"two target versions in one file: system {first[0]!r} release {first[1]!r} (row "
-                         f"{first_at}) and system {second[0]!r} release {second[1]!r} (row {second_at}); "
-                         "import each version's responses on their own")
+        raise ValueError(
+            f"two target versions in one file: system {first[0]!r} release {first[1]!r} (row "
+            f"{first_at}) and system {second[0]!r} release {second[1]!r} (row {second_at}); "
+            "import each version's responses on their own"
+        )
     [(system, release)] = first_row
     return TargetVersion(system=system, adapter="imported", model_release=release)
 
@@ -208,23 +235,45 @@ def _case(probe: str, rows: list[_Row], target: str) -> RedTeamCase:
     for row in rows:
         for name in ("session", "operator"):
             if getattr(row, name) != getattr(opening, name):
-                raise ValueError(f"row {row.number}, field {name!r}: probe {probe} has {getattr(row, name)!r} here "
-                                 f"but {getattr(opening, name)!r} in row {opening.number}: a probe's turns come "
-                                 f"from one {name}")
+                raise ValueError(
+                    f"row {row.number}, field {name!r}: probe {probe} has {getattr(row, name)!r} here "
+                    f"but {getattr(opening, name)!r} in row {opening.number}: a probe's turns come "
+                    f"from one {name}"
+                )
     for expected, row in enumerate(rows, start=1):
         if row.turn != expected:
             duplicate = row.turn < expected
             raise ValueError(
                 f"row {row.number}, field 'turn': probe {probe} has turn {row.turn} "
-                + (f"twice (rows {rows[expected - 2].number} and {row.number})" if duplicate
-                   else f"but no turn {expected}: turns run 1, 2, 3, ... with no gap"))
+                + (
+                    f"twice (rows {rows[expected - 2].number} and {row.number})"
+                    if duplicate
+                    else f"but no turn {expected}: turns run 1, 2, 3, ... with no gap"
+                )
+            )
     for earlier, later in pairwise(rows):
         if later.sent_at < earlier.received_at:
-            raise ValueError(f"row {later.number}, field 'sent_at': turn {later.turn} of probe {probe} was sent "
-                             f"before the answer to turn {earlier.turn} (row {earlier.number}) was received")
-    turns = tuple(turn for row in rows for turn in (Turn(role="user", text=row.user_text),
-                                                    Turn(role="assistant", text=row.response_text)))
-    exchanges = tuple(Exchange(text=row.response_text, started=row.sent_at, ended=row.received_at,
-                               latency_s=(row.received_at - row.sent_at).total_seconds()) for row in rows)
-    return RedTeamCase(trace=CaseTrace(probe=probe, target=target, turns=turns, exchanges=exchanges),
-                       session=opening.session, operator=opening.operator, rows=tuple(row.number for row in rows))
+            raise ValueError(
+                f"row {later.number}, field 'sent_at': turn {later.turn} of probe {probe} was sent "
+                f"before the answer to turn {earlier.turn} (row {earlier.number}) was received"
+            )
+    turns = tuple(
+        turn
+        for row in rows
+        for turn in (Turn(role="user", text=row.user_text), Turn(role="assistant", text=row.response_text))
+    )
+    exchanges = tuple(
+        Exchange(
+            text=row.response_text,
+            started=row.sent_at,
+            ended=row.received_at,
+            latency_s=(row.received_at - row.sent_at).total_seconds(),
+        )
+        for row in rows
+    )
+    return RedTeamCase(
+        trace=CaseTrace(probe=probe, target=target, turns=turns, exchanges=exchanges),
+        session=opening.session,
+        operator=opening.operator,
+        rows=tuple(row.number for row in rows),
+    )

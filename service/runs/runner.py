@@ -77,10 +77,20 @@ class Continued:
     run: RunView
 
 
-def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, target: Target,
-                 settings: ExecutionSettings, credential: Credential | None, *,
-                 on_progress: Progress | None = None, limit: int | None = None, claim_size: int | None = None,
-                 lease: timedelta | None = None, poll_s: float = 1.0) -> Continued:
+def continue_run(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    target: Target,
+    settings: ExecutionSettings,
+    credential: Credential | None,
+    *,
+    on_progress: Progress | None = None,
+    limit: int | None = None,
+    claim_size: int | None = None,
+    lease: timedelta | None = None,
+    poll_s: float = 1.0,
+) -> Continued:
     """Run the pending probes of run ``run_number`` (at most ``limit`` of them) and record their cases.
 
     Probes are claimed ``claim_size`` at a time (:mod:`.claims`; by default four per concurrent conversation, at
@@ -97,14 +107,38 @@ def continue_run(graphs: GraphService, evaluation_id: str, run_number: int, targ
     size = claim_size or min(max(8, 4 * settings.concurrency), graphs.max_graphs_per_write or WRITE_BATCH)
     done = set(recorded_probes(graphs, run.iri)) if run.cases else set()  # a run with no case yet: nothing to read
     plan = _PlanReader(plan_probe_pages(graphs, evaluation_id, run.plan))
-    writer = _Writer(graphs, evaluation_id, run_number, agent, run.cases, run.probes, on_progress,
-                     RunPlan(run, MappingProxyType(plan.numbers)))
+    writer = _Writer(
+        graphs,
+        evaluation_id,
+        run_number,
+        agent,
+        run.cases,
+        run.probes,
+        on_progress,
+        RunPlan(run, MappingProxyType(plan.numbers)),
+    )
     claimant = runner_id()
     writer.start()
     try:
         try:
-            ran = asyncio.run(_claimed_stream(graphs, evaluation_id, run, plan, done, target, settings, agent, writer,
-                                              limit, size, lease, poll_s, claimant))
+            ran = asyncio.run(
+                _claimed_stream(
+                    graphs,
+                    evaluation_id,
+                    run,
+                    plan,
+                    done,
+                    target,
+                    settings,
+                    agent,
+                    writer,
+                    limit,
+                    size,
+                    lease,
+                    poll_s,
+                    claimant,
+                )
+            )
         finally:
             writer.finish()
     except BaseException:
@@ -119,8 +153,12 @@ def _hand_back(graphs: GraphService, evaluation_id: str, run: RunView, claimant:
     try:
         release(graphs, evaluation_id, run.number, run.iri, claimant, agent)
     except Exception:  # noqa: BLE001 - the runner's own failure is the one to raise
-        _LOG.warning("run %s: the claims of runner %s could not be handed back; they lapse with their leases",
-                     run.iri, claimant, exc_info=True)
+        _LOG.warning(
+            "run %s: the claims of runner %s could not be handed back; they lapse with their leases",
+            run.iri,
+            claimant,
+            exc_info=True,
+        )
 
 
 class _PlanReader:
@@ -153,9 +191,22 @@ class _PlanReader:
         await self._arrived.wait()
 
 
-async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView, plan: _PlanReader, done: set[str],
-                          target: Target, settings: ExecutionSettings, agent: Credential, writer: _Writer,
-                          limit: int | None, size: int, lease: timedelta | None, poll_s: float, claimant: str) -> int:
+async def _claimed_stream(
+    graphs: GraphService,
+    evaluation_id: str,
+    run: RunView,
+    plan: _PlanReader,
+    done: set[str],
+    target: Target,
+    settings: ExecutionSettings,
+    agent: Credential,
+    writer: _Writer,
+    limit: int | None,
+    size: int,
+    lease: timedelta | None,
+    poll_s: float,
+    claimant: str,
+) -> int:
     """Read the plan, claim batches and run their probes as workers free up, until no probe is pending (or
     ``limit`` were claimed); the probes this runner ran. ``done``: the probes recorded when the run was read, to
     which the claims add those other runners record meanwhile. Every case goes to ``writer`` as it finishes."""
@@ -174,9 +225,18 @@ async def _claimed_stream(graphs: GraphService, evaluation_id: str, run: RunView
                     continue
                 # the first batch as small as the workers: they start sooner, and the next is claimed meanwhile
                 take = min(size if taken else settings.concurrency, size, limit - len(taken) if limit else size)
-                claimed = await asyncio.to_thread(claim, graphs, evaluation_id, run.number, run.iri, pending, take,
-                                                  claimant, lease or lease_for(settings, UNRECORDED_BATCHES * size,
-                                                                               plan.turns), agent)
+                claimed = await asyncio.to_thread(
+                    claim,
+                    graphs,
+                    evaluation_id,
+                    run.number,
+                    run.iri,
+                    pending,
+                    take,
+                    claimant,
+                    lease or lease_for(settings, UNRECORDED_BATCHES * size, plan.turns),
+                    agent,
+                )
                 done.update(claimed.recorded)
                 if not claimed.won:  # all held by other runners' live claims: wait for their cases, or their leases
                     await asyncio.sleep(poll_s)
@@ -216,8 +276,17 @@ def require_version(run: RunView, target: Target) -> RunView:
 class _Writer(threading.Thread):
     """Records finished cases in batches off the event loop, so the target is never kept waiting on the store."""
 
-    def __init__(self, graphs: GraphService, evaluation_id: str, run_number: int, credential: Credential | None,
-                 recorded_before: int, probes: int, on_progress: Progress | None, known: RunPlan) -> None:
+    def __init__(
+        self,
+        graphs: GraphService,
+        evaluation_id: str,
+        run_number: int,
+        credential: Credential | None,
+        recorded_before: int,
+        probes: int,
+        on_progress: Progress | None,
+        known: RunPlan,
+    ) -> None:
         super().__init__(name=f"run-{run_number}-writer", daemon=True)
         self._args = (graphs, evaluation_id, run_number)
         self._batch = min(WRITE_BATCH, graphs.max_graphs_per_write or WRITE_BATCH)

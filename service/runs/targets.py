@@ -40,8 +40,15 @@ class TargetFailure(Exception):
     """No usable reply: ``kind`` says why, ``status`` is the HTTP status if one came back, ``retry_after_s``
     the wait its ``Retry-After`` header asked for (seconds, on a 429 or 503)."""
 
-    def __init__(self, kind: ErrorKind, message: str, *, transient: bool, status: int | None = None,
-                 retry_after_s: float | None = None) -> None:
+    def __init__(
+        self,
+        kind: ErrorKind,
+        message: str,
+        *,
+        transient: bool,
+        status: int | None = None,
+        retry_after_s: float | None = None,
+    ) -> None:
         super().__init__(message)
         self.kind: ErrorKind = kind
         self.message = message
@@ -84,8 +91,9 @@ class ApiKey:
         if self.env:
             key = os.environ.get(self.env, "").strip()
             if not key:
-                raise MissingCredential(f"the environment variable {self.env} that should hold the key is unset "
-                                        "or empty")
+                raise MissingCredential(
+                    f"the environment variable {self.env} that should hold the key is unset or empty"
+                )
             return key
         if self.file:
             try:
@@ -118,8 +126,9 @@ def _json_kind(value: object) -> str:
 class _HttpTarget:
     """What both HTTP adapters share: the client, the key, one POST turned into a JSON body or a failure."""
 
-    def __init__(self, version: TargetVersion, api_key: ApiKey, client: httpx.AsyncClient | None,
-                 timeout_s: float) -> None:
+    def __init__(
+        self, version: TargetVersion, api_key: ApiKey, client: httpx.AsyncClient | None, timeout_s: float
+    ) -> None:
         self._version = version
         self._api_key = api_key
         self._given_client = client
@@ -134,8 +143,9 @@ class _HttpTarget:
     async def __aenter__(self) -> Self:
         return self
 
-    async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
-                        traceback: TracebackType | None) -> None:
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
+    ) -> None:
         await self.aclose()
 
     async def aclose(self) -> None:
@@ -149,8 +159,10 @@ class _HttpTarget:
         if self._given_client is not None:
             return self._given_client
         if not self._own_clients:
-            self._own_clients = [httpx.AsyncClient(timeout=self._timeout_s, limits=_POOL_LIMITS, verify=tls_context())
-                                 for _ in range(_POOLS)]
+            self._own_clients = [
+                httpx.AsyncClient(timeout=self._timeout_s, limits=_POOL_LIMITS, verify=tls_context())
+                for _ in range(_POOLS)
+            ]
         self._turn = (self._turn + 1) % len(self._own_clients)
         return self._own_clients[self._turn]
 
@@ -171,15 +183,20 @@ class _HttpTarget:
         if response.status_code != 200:
             excerpt = _scrub(response.text, key)[:_BODY_EXCERPT]
             transient = response.status_code == 429 or response.status_code >= 500
-            raise TargetFailure("http_status", f"POST {url} answered {response.status_code}: {excerpt}",
-                                transient=transient, status=response.status_code,
-                                retry_after_s=_retry_after_s(response.headers.get("retry-after")))
+            raise TargetFailure(
+                "http_status",
+                f"POST {url} answered {response.status_code}: {excerpt}",
+                transient=transient,
+                status=response.status_code,
+                retry_after_s=_retry_after_s(response.headers.get("retry-after")),
+            )
         try:
             answer = response.json()
         except (json.JSONDecodeError, UnicodeDecodeError):
             excerpt = _scrub(response.text, key)[:_BODY_EXCERPT]
-            raise TargetFailure("malformed", f"POST {url}: the body is not JSON: {excerpt!r}",
-                                transient=False) from None
+            raise TargetFailure(
+                "malformed", f"POST {url}: the body is not JSON: {excerpt!r}", transient=False
+            ) from None
         return answer, started, ended, latency
 
 
@@ -191,24 +208,47 @@ class OpenAICompatible(_HttpTarget):
     A missing or mistyped field is a ``malformed`` failure.
     """
 
-    def __init__(self, base_url: str, model: str, params: Mapping[str, Any] | None = None, *,
-                 system: str | None = None, boundary: Boundary | None = None, api_key_env: str | None = None,
-                 api_key_file: str | Path | None = None, client: httpx.AsyncClient | None = None,
-                 timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> None:
-        version = TargetVersion(system=system or model, adapter="openai-compatible", model_release=model,
-                                endpoint=base_url.rstrip("/"), parameters=dict(params or {}),
-                                boundary=boundary or Boundary())
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        params: Mapping[str, Any] | None = None,
+        *,
+        system: str | None = None,
+        boundary: Boundary | None = None,
+        api_key_env: str | None = None,
+        api_key_file: str | Path | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout_s: float = DEFAULT_HTTP_TIMEOUT_S,
+    ) -> None:
+        version = TargetVersion(
+            system=system or model,
+            adapter="openai-compatible",
+            model_release=model,
+            endpoint=base_url.rstrip("/"),
+            parameters=dict(params or {}),
+            boundary=boundary or Boundary(),
+        )
         super().__init__(version, ApiKey(api_key_env, api_key_file), client, timeout_s)
         self._url = f"{version.endpoint}/chat/completions"
 
     async def reply(self, turns: Sequence[Turn]) -> Exchange:
         version = self.version
-        body = {**version.parameters, "model": version.model_release,
-                "messages": chat_messages(turns, version.boundary.system_instructions)}
+        body = {
+            **version.parameters,
+            "model": version.model_release,
+            "messages": chat_messages(turns, version.boundary.system_instructions),
+        }
         answer, started, ended, latency = await self._post(self._url, body)
         text, finish_reason = self._choice(answer)
-        return Exchange(text=text, started=started, ended=ended, latency_s=latency,
-                        usage=self._usage(answer), finish_reason=finish_reason)
+        return Exchange(
+            text=text,
+            started=started,
+            ended=ended,
+            latency_s=latency,
+            usage=self._usage(answer),
+            finish_reason=finish_reason,
+        )
 
     def _malformed(self, problem: str) -> TargetFailure:
         return TargetFailure("malformed", f"POST {self._url}: {problem}", transient=False)
@@ -268,15 +308,30 @@ class HttpJson(_HttpTarget):
     ('http-json', 'answer')
     """
 
-    def __init__(self, url: str, request_template: Mapping[str, Any], response_path: str, *, system: str,
-                 release: str, boundary: Boundary | None = None, api_key_env: str | None = None,
-                 api_key_file: str | Path | None = None, client: httpx.AsyncClient | None = None,
-                 timeout_s: float = DEFAULT_HTTP_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        url: str,
+        request_template: Mapping[str, Any],
+        response_path: str,
+        *,
+        system: str,
+        release: str,
+        boundary: Boundary | None = None,
+        api_key_env: str | None = None,
+        api_key_file: str | Path | None = None,
+        client: httpx.AsyncClient | None = None,
+        timeout_s: float = DEFAULT_HTTP_TIMEOUT_S,
+    ) -> None:
         _check_template(request_template)
         self._path = _parse_path(response_path)
-        version = TargetVersion(system=system, adapter="http-json", model_release=release, endpoint=url,
-                                parameters={"request_template": request_template, "response_path": response_path},
-                                boundary=boundary or Boundary())
+        version = TargetVersion(
+            system=system,
+            adapter="http-json",
+            model_release=release,
+            endpoint=url,
+            parameters={"request_template": request_template, "response_path": response_path},
+            boundary=boundary or Boundary(),
+        )
         super().__init__(version, ApiKey(api_key_env, api_key_file), client, timeout_s)
         self._url = url
         self._template = request_template
@@ -294,12 +349,16 @@ class HttpJson(_HttpTarget):
             walked.append(str(step))
             in_list = isinstance(step, int) and isinstance(found, list) and -len(found) <= step < len(found)
             if not (in_list or isinstance(step, str) and isinstance(found, dict) and step in found):
-                raise TargetFailure("malformed", f"POST {self._url}: the answer has nothing at "
-                                    f"{'.'.join(walked)}", transient=False)
+                raise TargetFailure(
+                    "malformed", f"POST {self._url}: the answer has nothing at {'.'.join(walked)}", transient=False
+                )
             found = found[step]
         if not isinstance(found, str):
-            raise TargetFailure("malformed", f"POST {self._url}: {'.'.join(walked)} is {_json_kind(found)}, "
-                                "not a string", transient=False)
+            raise TargetFailure(
+                "malformed",
+                f"POST {self._url}: {'.'.join(walked)} is {_json_kind(found)}, not a string",
+                transient=False,
+            )
         return found
 
 
@@ -316,8 +375,10 @@ def _check_template(value: Any) -> None:
         for match in _PLACEHOLDER.finditer(value):
             name = match.group(1)
             if name not in _PLACEHOLDERS:
-                raise ValueError(f"request_template: unknown placeholder {match.group(0)}; "
-                                 f"known: {', '.join('{{' + known + '}}' for known in _PLACEHOLDERS)}")
+                raise ValueError(
+                    f"request_template: unknown placeholder {match.group(0)}; "
+                    f"known: {', '.join('{{' + known + '}}' for known in _PLACEHOLDERS)}"
+                )
             if name == "messages" and match.group(0) != value:
                 raise ValueError("request_template: {{messages}} is a list and must be a whole string")
     elif isinstance(value, Mapping):

@@ -9,4 +9,13 @@ from .derive import CriterionScope, Derivation, DerivationInput, ScenarioResult,
 from .engine import Block
 from .reference import Trigger
 
-__all__ = ["Block", "CriterionScope", "Derivation", "DerivationInput", "ScenarioResult", "Trigger", "derive", "scenario_triples"]
+__all__ = [
+    "Block",
+    "CriterionScope",
+    "Derivation",
+    "DerivationInput",
+    "ScenarioResult",
+    "Trigger",
+    "derive",
+    "scenario_triples",
+]

@@ -58,9 +58,15 @@ class CompiledTables:
     counts: FrameCounts
 
 
-def tables_key(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequence[Criterion],
-               allowed_countries: Iterable[str] | None, allowed_languages: Iterable[str] | None,
-               excluded_concepts: Iterable[str]) -> str:
+def tables_key(
+    dso: Graph,
+    kgs: Sequence[Graph],
+    shapes: Graph,
+    criteria: Sequence[Criterion],
+    allowed_countries: Iterable[str] | None,
+    allowed_languages: Iterable[str] | None,
+    excluded_concepts: Iterable[str],
+) -> str:
     """SHA-256 over exactly what determines the compiled tables (see the module docstring)."""
     parts = {
         "dso": content_digest(dso),
@@ -74,9 +80,15 @@ def tables_key(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequen
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode("utf-8")).hexdigest()
 
 
-def build_context(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequence[Criterion],
-                  allowed_countries: frozenset[str] | None = None, allowed_languages: frozenset[str] | None = None,
-                  excluded_concepts: frozenset[str] = frozenset()) -> Context:
+def build_context(
+    dso: Graph,
+    kgs: Sequence[Graph],
+    shapes: Graph,
+    criteria: Sequence[Criterion],
+    allowed_countries: frozenset[str] | None = None,
+    allowed_languages: frozenset[str] | None = None,
+    excluded_concepts: frozenset[str] = frozenset(),
+) -> Context:
     """A fresh :class:`Context`: facets restricted by the envelope, rules read from ``shapes``."""
     facets = build_facets(Schema(dso, kgs), allowed_countries, allowed_languages, excluded_concepts)
     return Context(dso, kgs, facets, shapes, criteria)
@@ -88,12 +100,25 @@ def _copy(graph: Graph) -> Graph:
     return own
 
 
-def compile_tables(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequence[Criterion],
-                   allowed_countries: frozenset[str] | None = None, allowed_languages: frozenset[str] | None = None,
-                   excluded_concepts: frozenset[str] = frozenset()) -> CompiledTables:
+def compile_tables(
+    dso: Graph,
+    kgs: Sequence[Graph],
+    shapes: Graph,
+    criteria: Sequence[Criterion],
+    allowed_countries: frozenset[str] | None = None,
+    allowed_languages: frozenset[str] | None = None,
+    excluded_concepts: frozenset[str] = frozenset(),
+) -> CompiledTables:
     """Compile from scratch, on private copies of the graphs (what the cache stores)."""
-    context = build_context(_copy(dso), tuple(_copy(g) for g in kgs), _copy(shapes), tuple(criteria),
-                            allowed_countries, allowed_languages, excluded_concepts)
+    context = build_context(
+        _copy(dso),
+        tuple(_copy(g) for g in kgs),
+        _copy(shapes),
+        tuple(criteria),
+        allowed_countries,
+        allowed_languages,
+        excluded_concepts,
+    )
     production = Production(context)
     return CompiledTables(context, production, count_frame(production))
 
@@ -154,11 +179,25 @@ TABLES = TableCache()
 """The process's cache: every derivation (plans, the CLI, the tests) goes through it."""
 
 
-def compiled_tables(dso: Graph, kgs: Sequence[Graph], shapes: Graph, criteria: Sequence[Criterion],
-                    allowed_countries: frozenset[str] | None = None, allowed_languages: frozenset[str] | None = None,
-                    excluded_concepts: frozenset[str] = frozenset(), cache: TableCache = TABLES) -> CompiledTables:
+def compiled_tables(
+    dso: Graph,
+    kgs: Sequence[Graph],
+    shapes: Graph,
+    criteria: Sequence[Criterion],
+    allowed_countries: frozenset[str] | None = None,
+    allowed_languages: frozenset[str] | None = None,
+    excluded_concepts: frozenset[str] = frozenset(),
+    cache: TableCache = TABLES,
+) -> CompiledTables:
     """The compiled tables of these inputs: from ``cache`` when they were compiled before, else compiled now."""
     criteria = tuple(criteria)
     key = tables_key(dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts)
-    return cache.get(key, lambda: kept("scenario-tables", f"{key}-{CODE_VERSION}", lambda: compile_tables(
-        dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts), CompiledTables))
+    return cache.get(
+        key,
+        lambda: kept(
+            "scenario-tables",
+            f"{key}-{CODE_VERSION}",
+            lambda: compile_tables(dso, kgs, shapes, criteria, allowed_countries, allowed_languages, excluded_concepts),
+            CompiledTables,
+        ),
+    )

@@ -119,12 +119,22 @@ def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
     return f"{evaluation}/scenarios/{scenario_key(values)}"
 
 
-def _parts(inp: DerivationInput) -> tuple[Graph, tuple[Graph, ...], Graph, tuple[Criterion, ...], frozenset[str] | None,
-                                         frozenset[str] | None, frozenset[str]]:
+def _parts(
+    inp: DerivationInput,
+) -> tuple[
+    Graph, tuple[Graph, ...], Graph, tuple[Criterion, ...], frozenset[str] | None, frozenset[str] | None, frozenset[str]
+]:
     """What the compiled tables depend on, in the order of :func:`.cache.build_context`."""
     shapes = load_rule_shapes(inp.shapes)
-    return (inp.dso, inp.kgs, shapes, tuple(Criterion(c.iri, c.concepts, c.triggers) for c in inp.criteria),
-            inp.allowed_countries, inp.allowed_languages, inp.excluded_concepts)
+    return (
+        inp.dso,
+        inp.kgs,
+        shapes,
+        tuple(Criterion(c.iri, c.concepts, c.triggers) for c in inp.criteria),
+        inp.allowed_countries,
+        inp.allowed_languages,
+        inp.excluded_concepts,
+    )
 
 
 def context_for(inp: DerivationInput) -> Context:
@@ -172,12 +182,20 @@ def derive_with(inp: DerivationInput) -> tuple[Derivation, Context, Production]:
         results.append(ScenarioResult(i, iri, values, blocks, tuple(probe_for), pair_blocks, tuple(seeded.get(i, ()))))
     owl_unit = str(next(ctx.dso.subjects(RDF.type, OWL.Ontology), OWL_RULES))
     name = {OWL_RULES: owl_unit}
-    derivation = Derivation(inp.evaluation_iri, inp.seed, ctx.facets, tuple(ctx.rules), counts, tuple(results),
-                            tuple(inp.criteria), inp.sample_size,
-                            tuple(name.get(r, r) for r in production.compiled),
-                            tuple((name.get(r, r), why) for r, why in sorted(production.fallback.items())),
-                            tuple((s.persona, s.problem) for s in found if s.index is None),
-                            {name.get(r, r): n for r, n in rule_counts(production).items()})
+    derivation = Derivation(
+        inp.evaluation_iri,
+        inp.seed,
+        ctx.facets,
+        tuple(ctx.rules),
+        counts,
+        tuple(results),
+        tuple(inp.criteria),
+        inp.sample_size,
+        tuple(name.get(r, r) for r in production.compiled),
+        tuple((name.get(r, r), why) for r, why in sorted(production.fallback.items())),
+        tuple((s.persona, s.problem) for s in found if s.index is None),
+        {name.get(r, r): n for r, n in rule_counts(production).items()},
+    )
     return derivation, ctx, production
 
 
@@ -199,12 +217,16 @@ def _rule_usages(g: Graph, activity: URIRef, base: str, derivation: Derivation) 
             g.add((usage, RDFS.comment, Literal(why, lang="en")))
 
 
-def scenario_node(iri: str, facets: Sequence[Facet], values: Mapping[str, Node], index: int) -> list[tuple[Node, Node, Node]]:
+def scenario_node(
+    iri: str, facets: Sequence[Facet], values: Mapping[str, Node], index: int
+) -> list[tuple[Node, Node, Node]]:
     """A scenario's description (:func:`.facets.describe`) with its label and its index in this frame."""
     node = URIRef(iri)
-    return [*describe(iri, facets, values),
-            (node, RDFS.label, Literal(f"scenario {iri.rsplit('/', 1)[-1]}", lang="en")),
-            (node, EPO.scenarioIndex, Literal(index, datatype=XSD.integer))]
+    return [
+        *describe(iri, facets, values),
+        (node, RDFS.label, Literal(f"scenario {iri.rsplit('/', 1)[-1]}", lang="en")),
+        (node, EPO.scenarioIndex, Literal(index, datatype=XSD.integer)),
+    ]
 
 
 def scenario_triples(derivation: Derivation, activity_iri: str | None = None) -> Graph:
@@ -219,9 +241,16 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
     g.add((activity, RDF.type, EPO.ScenarioDerivation))
     g.add((activity, EPO.seed, Literal(derivation.seed, datatype=XSD.integer)))
     g.add((activity, EPO.reviewSampleSize, Literal(derivation.sample_size, datatype=XSD.integer)))
-    g.add((activity, RDFS.comment, Literal(
-        f"seed {derivation.seed}; {len(derivation.scenarios)} of {derivation.counts.total} candidates sampled; "
-        f"{derivation.counts.eligible} eligible")))
+    g.add(
+        (
+            activity,
+            RDFS.comment,
+            Literal(
+                f"seed {derivation.seed}; {len(derivation.scenarios)} of {derivation.counts.total} candidates sampled; "
+                f"{derivation.counts.eligible} eligible"
+            ),
+        )
+    )
     candidates, eligible = URIRef(f"{base}/frames/candidates"), URIRef(f"{base}/frames/eligible")
     g.add((candidates, RDF.type, EPO.SamplingFrame))
     g.add((candidates, RDFS.label, Literal("all candidate scenarios, blocked or eligible", lang="en")))
@@ -233,9 +262,17 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
     for frame in (candidates, eligible):
         g.add((frame, PROV.wasGeneratedBy, activity))
     if not derivation.counts.exact:
-        g.add((eligible, RDFS.comment, Literal(
-            "an upper bound: counted over the compiled rules only, since some rules fell back to the reference "
-            "and the frame is too large to check candidate by candidate", lang="en")))
+        g.add(
+            (
+                eligible,
+                RDFS.comment,
+                Literal(
+                    "an upper bound: counted over the compiled rules only, since some rules fell back to the reference "
+                    "and the frame is too large to check candidate by candidate",
+                    lang="en",
+                ),
+            )
+        )
     _rule_usages(g, activity, base, derivation)
     for persona, why in derivation.unseeded:
         g.add((activity, RDFS.comment, Literal(f"the persona {persona} seeds no scenario: {why}", lang="en")))
@@ -244,8 +281,15 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
         g.add((frame, RDF.type, EPO.SamplingFrame))
         g.add((frame, EPO.frameFor, URIRef(cc.criterion)))
         g.add((frame, EPO.frameSize, Literal(cc.eligible, datatype=XSD.integer)))
-        g.add((frame, RDFS.comment, Literal(
-            f"{cc.in_frame} candidates bear on the criterion's concepts; {cc.eligible} of them are eligible probes")))
+        g.add(
+            (
+                frame,
+                RDFS.comment,
+                Literal(
+                    f"{cc.in_frame} candidates bear on the criterion's concepts; {cc.eligible} of them are eligible probes"
+                ),
+            )
+        )
         g.add((frame, PROV.wasDerivedFrom, eligible))
         g.add((frame, PROV.wasGeneratedBy, activity))
     for s in derivation.scenarios:
@@ -270,6 +314,8 @@ def scenario_triples(derivation: Derivation, activity_iri: str | None = None) ->
             g.add((check, EARL.test, URIRef(b.rule)))
         g.add((result, RDF.type, EARL.TestResult))
         g.add((result, EARL.outcome, EARL.passed if s.eligible else EARL.failed))
-        info = "no consistency rule is violated" if s.eligible else "; ".join(f"{b.message} ({b.rule})" for b in s.blocks)
+        info = (
+            "no consistency rule is violated" if s.eligible else "; ".join(f"{b.message} ({b.rule})" for b in s.blocks)
+        )
         g.add((result, EARL.info, Literal(info, lang="en")))
     return g

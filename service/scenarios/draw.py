@@ -32,12 +32,15 @@ class NotEnoughEligible(ValueError):
         self.found, self.wanted = found, wanted
 
 
-def eligible_lists(production: Production, allowed: Sequence[Collection[int]] | None = None,
-                   criterion: str | None = None) -> list[list[list[tuple[int, ...]]]]:
+def eligible_lists(
+    production: Production, allowed: Sequence[Collection[int]] | None = None, criterion: str | None = None
+) -> list[list[list[tuple[int, ...]]]]:
     """Per part of the frame (:mod:`.space`), per component, its eligible combinations within the part as
     value positions of the component's facets (sorted)."""
     out = []
-    seen: dict[tuple[tuple[int, ...], tuple[tuple[int, ...], ...]], list[tuple[int, ...]]] = {}  # parts that span a component alike share its list
+    seen: dict[
+        tuple[tuple[int, ...], tuple[tuple[int, ...], ...]], list[tuple[int, ...]]
+    ] = {}  # parts that span a component alike share its list
     for part in production.ctx.space.parts:
         lists = []
         for comp in production.components:
@@ -45,9 +48,14 @@ def eligible_lists(production: Production, allowed: Sequence[Collection[int]] | 
             if key not in seen:
                 pairs = comp.pair_blocked.get(criterion, {}) if criterion else {}
                 spans = [set(positions) for positions in key[1]]
-                seen[key] = [combo for k, combo in enumerate(comp.combos())
-                             if k not in comp.blocked and k not in pairs and all(d in span for d, span in zip(combo, spans))
-                             and (allowed is None or all(d in allowed[f] for f, d in zip(comp.facets, combo)))]
+                seen[key] = [
+                    combo
+                    for k, combo in enumerate(comp.combos())
+                    if k not in comp.blocked
+                    and k not in pairs
+                    and all(d in span for d, span in zip(combo, spans))
+                    and (allowed is None or all(d in allowed[f] for f, d in zip(comp.facets, combo)))
+                ]
             lists.append(seen[key])
         out.append(lists)
     return out
@@ -61,9 +69,14 @@ def count_eligible(lists: Sequence[Sequence[tuple[int, ...]]]) -> int:
     return total
 
 
-def sample_eligible(production: Production, count: int, rng: random.Random,
-                    allowed: Sequence[Collection[int]] | None = None, criterion: str | None = None,
-                    excluded: AbstractSet[int] = frozenset()) -> list[int]:
+def sample_eligible(
+    production: Production,
+    count: int,
+    rng: random.Random,
+    allowed: Sequence[Collection[int]] | None = None,
+    criterion: str | None = None,
+    excluded: AbstractSet[int] = frozenset(),
+) -> list[int]:
     """``count`` distinct eligible candidate indices (in the criterion's frame when ``allowed`` is given),
     drawn uniformly with ``rng``, in draw order. Raises :class:`NotEnoughEligible` when there are fewer."""
     if count == 0:

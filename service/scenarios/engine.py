@@ -29,8 +29,14 @@ __all__ = ["Block", "Context", "Criterion", "probe_triples", "run_shacl"]
 class Context:
     """DSO, KGs, facets and rules of one derivation, each prepared once."""
 
-    def __init__(self, dso: Graph, kgs: Sequence[Graph], facets: Sequence[Facet], shapes: Graph,
-                 criteria: Sequence[Criterion] = ()) -> None:
+    def __init__(
+        self,
+        dso: Graph,
+        kgs: Sequence[Graph],
+        facets: Sequence[Facet],
+        shapes: Graph,
+        criteria: Sequence[Criterion] = (),
+    ) -> None:
         self.dso, self.kgs = dso, list(kgs)
         self.schema = Schema(dso, kgs)
         self.owl = OwlSchema(dso, kgs)
@@ -74,8 +80,12 @@ def base_quads(ctx: Context) -> list[ox.Quad]:
     return ox_quads(t for g in (ctx.dso, *ctx.kgs) for t in g)
 
 
-def run_shacl(ctx: Context, data: Iterable[tuple[Node, Node, Node]], base: Sequence[ox.Quad],
-              use_shapes: Sequence[str] | None = None) -> list[tuple[Node, str, str]]:
+def run_shacl(
+    ctx: Context,
+    data: Iterable[tuple[Node, Node, Node]],
+    base: Sequence[ox.Quad],
+    use_shapes: Sequence[str] | None = None,
+) -> list[tuple[Node, str, str]]:
     """pySHACL over DSO + KGs (``base``: :func:`base_quads`) + ``data`` (asserted): (focus node, rule IRI,
     message) per violation."""
     return violations(run_pyshacl(data, ctx.shapes, use_shapes, base), ctx.owners)

@@ -124,6 +124,7 @@ def read_specs(dso: Graph) -> tuple[FacetSpec, ...]:
 
 def _spec(dso: Graph, decl: Node, name: str, names: Mapping[Node, Node | None], nodes: Nodes) -> FacetSpec:
     """One facet declaration read; its properties, node and classes are IRIs, so a literal there counts as missing."""
+
     def one(prop: URIRef) -> Node | None:
         return dso.value(decl, prop)
 
@@ -133,26 +134,43 @@ def _spec(dso: Graph, decl: Node, name: str, names: Mapping[Node, Node | None], 
 
     kind = iri(EPO.valueKind) or INSTANCES
     epo_property, dso_property, value_class = iri(EPO.scenarioProperty), iri(EPO.facetProperty), iri(EPO.valuesFrom)
-    required = ((EPO.facetName, one(EPO.facetName)), (EPO.facetProperty, dso_property),
-                (EPO.facetNode, one(EPO.facetNode)), (EPO.scenarioProperty, epo_property))
+    required = (
+        (EPO.facetName, one(EPO.facetName)),
+        (EPO.facetProperty, dso_property),
+        (EPO.facetNode, one(EPO.facetNode)),
+        (EPO.scenarioProperty, epo_property),
+    )
     missing = [local_name(str(p)) for p, value in required if value is None]
     if kind != BOOLEANS and value_class is None:
         missing.append("valuesFrom")
     facet_node = iri(EPO.facetNode)
     node = None if facet_node is None else NODE_OF.get(facet_node)
     if missing or epo_property is None or dso_property is None or node is None:
-        raise FacetDeclarationError(f"the facet declaration {decl.n3()} needs epo:{', epo:'.join(missing) or 'facetNode'}"
-                                    + ("" if missing else " among epo:ScenarioNode, epo:AskerNode, epo:SubjectNode"))
+        raise FacetDeclarationError(
+            f"the facet declaration {decl.n3()} needs epo:{', epo:'.join(missing) or 'facetNode'}"
+            + ("" if missing else " among epo:ScenarioNode, epo:AskerNode, epo:SubjectNode")
+        )
     via_facet, position = one(EPO.viaFacet), one(EPO.openingPosition)
     return FacetSpec(
-        name=name, epo_property=epo_property, node=node, dso_property=dso_property, value_class=value_class,
-        value_kind=kind, order=int(str(one(EPO.facetOrder) or 0)), per_kg=bool(one(EPO.valuesPerKnowledgeGraph)),
-        via=tuple(sorted((v for v in dso.objects(decl, EPO.valuesPerKnowledgeGraphVia) if isinstance(v, URIRef)),
-                         key=str)),
+        name=name,
+        epo_property=epo_property,
+        node=node,
+        dso_property=dso_property,
+        value_class=value_class,
+        value_kind=kind,
+        order=int(str(one(EPO.facetOrder) or 0)),
+        per_kg=bool(one(EPO.valuesPerKnowledgeGraph)),
+        via=tuple(
+            sorted((v for v in dso.objects(decl, EPO.valuesPerKnowledgeGraphVia) if isinstance(v, URIRef)), key=str)
+        ),
         via_facet=None if via_facet is None else str(names.get(via_facet, via_facet)),
-        includes_dso=bool(one(EPO.includesDsoValues)), nodes=nodes, iri=decl if isinstance(decl, URIRef) else None,
+        includes_dso=bool(one(EPO.includesDsoValues)),
+        nodes=nodes,
+        iri=decl if isinstance(decl, URIRef) else None,
         opening_position=None if position is None else int(str(position)),
-        opening_required=bool(one(EPO.openingTextRequired)), unless_triggered=one(EPO.valueUnlessTriggered))
+        opening_required=bool(one(EPO.openingTextRequired)),
+        unless_triggered=one(EPO.valueUnlessTriggered),
+    )
 
 
 @dataclass(frozen=True)
@@ -243,9 +261,12 @@ class Schema:
         return concept in self.types(value) or concept in self.superclasses(value) or concept in self.broader(value)
 
 
-def build_facets(schema: Schema, allowed_countries: frozenset[str] | None = None,
-                 allowed_languages: frozenset[str] | None = None,
-                 excluded: frozenset[str] = frozenset()) -> tuple[Facet, ...]:
+def build_facets(
+    schema: Schema,
+    allowed_countries: frozenset[str] | None = None,
+    allowed_languages: frozenset[str] | None = None,
+    excluded: frozenset[str] = frozenset(),
+) -> tuple[Facet, ...]:
     """The facets the DSO declares (:func:`read_specs`), value lists sorted by IRI and restricted by the
     envelope: out-of-scope concepts, and the allowed countries and languages on the facets whose EPO
     property is ``epo:country`` and ``epo:language``. A facet with no value at all is left out rather than

@@ -81,8 +81,10 @@ def trigger_positions(ctx: Context, criterion: Criterion, defaults: bool = True)
     value only (with ``defaults``: population groups' facts leave it to the criterion's). 422 naming a trigger whose facet the DSO does not declare, or that no value of the frame meets."""
     declared = {str(facet.spec.iri) for facet in ctx.facets if facet.spec.iri is not None}
     if unknown := sorted({t.facet for t in criterion.triggers} - declared):
-        raise Unprocessable(f"criterion {criterion.iri} is triggered on {', '.join(unknown)}, which the DSO does not "
-                            f"declare as a scenario facet (it declares {', '.join(sorted(declared))})")
+        raise Unprocessable(
+            f"criterion {criterion.iri} is triggered on {', '.join(unknown)}, which the DSO does not "
+            f"declare as a scenario facet (it declares {', '.join(sorted(declared))})"
+        )
     named = {t.facet for t in criterion.triggers}
     out = []
     for facet in ctx.facets:
@@ -130,12 +132,17 @@ def count_frame(production: Production) -> FrameCounts:
         for iri, (n_in, n_ok) in part_per.items():
             per[iri][0] += n_in
             per[iri][1] += n_ok
-    return FrameCounts(total, eligible, tuple(CriterionCount(iri, n_in, n_ok) for iri, (n_in, n_ok) in per.items()),
-                       exact=not production.fallback)
+    return FrameCounts(
+        total,
+        eligible,
+        tuple(CriterionCount(iri, n_in, n_ok) for iri, (n_in, n_ok) in per.items()),
+        exact=not production.fallback,
+    )
 
 
-def _component_counts(production: Production, comp: Component, spans: Sequence[set[int]],
-                      allowed: dict[str, list[set[int]]]) -> tuple[int, dict[str, tuple[int, int]]]:
+def _component_counts(
+    production: Production, comp: Component, spans: Sequence[set[int]], allowed: dict[str, list[set[int]]]
+) -> tuple[int, dict[str, tuple[int, int]]]:
     """A component's unblocked combinations within a part (``spans``: the part's positions per facet of the
     component), and per criterion those in its frame and those of them that are eligible probes."""
     free = 0

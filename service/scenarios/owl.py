@@ -30,8 +30,21 @@ from ..core.validation import closure_graph
 from .facets import Facet
 from .reference import close, disjoint_message, functional_message, nothing_message
 
-_ANNOTATIONS = tuple(str(t) for t in (RDFS.label, RDFS.comment, RDFS.isDefinedBy, RDFS.seeAlso, OWL.versionInfo,
-                                       SKOS.prefLabel, SKOS.altLabel, SKOS.definition, SKOS.note, DCTERMS))
+_ANNOTATIONS = tuple(
+    str(t)
+    for t in (
+        RDFS.label,
+        RDFS.comment,
+        RDFS.isDefinedBy,
+        RDFS.seeAlso,
+        OWL.versionInfo,
+        SKOS.prefLabel,
+        SKOS.altLabel,
+        SKOS.definition,
+        SKOS.note,
+        DCTERMS,
+    )
+)
 _CLASS_AXIOMS = (RDFS.subClassOf, OWL.equivalentClass, OWL.disjointWith, OWL.complementOf)
 
 
@@ -55,8 +68,9 @@ class OwlSchema:
         self.source = source
         self.functional = {p for p in source.subjects(RDF.type, OWL.FunctionalProperty) if isinstance(p, URIRef)}
         nothing_direct = {c for c in source.subjects(RDFS.subClassOf, OWL.Nothing)}
-        self.unsatisfiable = {c for c in source.subjects(None, None) if isinstance(c, URIRef)
-                              and self._reaches(c, nothing_direct)}
+        self.unsatisfiable = {
+            c for c in source.subjects(None, None) if isinstance(c, URIRef) and self._reaches(c, nothing_direct)
+        }
         self.different: set[frozenset[Node]] = set()
         for axiom in source.subjects(RDF.type, OWL.AllDifferent):
             for lst in list(source.objects(axiom, OWL.distinctMembers)) + list(source.objects(axiom, OWL.members)):
@@ -68,11 +82,15 @@ class OwlSchema:
             for lst in source.objects(axiom, OWL.members):
                 members = list(Collection(source, lst))
                 self.disjoint |= {frozenset((a, b)) for a, b in pairwise(members)} | {
-                    frozenset((a, b)) for a in members for b in members if a != b}
-        self.triples = [(s, p, o) for s, p, o in source
-                        if not str(p).startswith(_ANNOTATIONS)
-                        and not (p in _CLASS_AXIOMS[:2] and o == OWL.Nothing)
-                        and not (p == RDF.type and o == OWL.FunctionalProperty)]
+                    frozenset((a, b)) for a in members for b in members if a != b
+                }
+        self.triples = [
+            (s, p, o)
+            for s, p, o in source
+            if not str(p).startswith(_ANNOTATIONS)
+            and not (p in _CLASS_AXIOMS[:2] and o == OWL.Nothing)
+            and not (p == RDF.type and o == OWL.FunctionalProperty)
+        ]
 
     def _reaches(self, cls: Node, targets: set[Node]) -> bool:
         seen, todo = {cls}, [cls]
@@ -99,19 +117,21 @@ class OwlSchema:
         out: dict[str, Finding] = {}
         types = set(closure.objects(node, RDF.type))
         bad = {c for c in types if c in self.unsatisfiable}
-        specific = {c for c in bad if not any(c != d and self._reaches(d, {c}) and not self._reaches(c, {d}) for d in bad)}
+        specific = {
+            c for c in bad if not any(c != d and self._reaches(d, {c}) and not self._reaches(c, {d}) for d in bad)
+        }
         for cls in specific:
             out[str(cls)] = Finding(str(cls), nothing_message(node, cls, self.source.value(cls, RDFS.label)), (cls,))
         for prop in self.functional:
             values = sorted(set(closure.objects(node, prop)), key=str)
             for i, a in enumerate(values):
-                for b in values[i + 1:]:
+                for b in values[i + 1 :]:
                     literal_clash = isinstance(a, Literal) and isinstance(b, Literal) and not a.eq(b)
                     if literal_clash or frozenset((a, b)) in self.different:
                         out.setdefault(str(prop), Finding(str(prop), functional_message(node, prop, a, b), (prop,)))
         named = sorted((t for t in types if isinstance(t, URIRef)), key=str)
         for i, a in enumerate(named):
-            for b in named[i + 1:]:
+            for b in named[i + 1 :]:
                 if frozenset((a, b)) in self.disjoint:
                     out.setdefault(str(a), Finding(str(a), disjoint_message(node, a, b), (a, b)))
         return sorted(out.values(), key=lambda f: f.rule)
@@ -237,7 +257,7 @@ def owl_groups(schema: OwlSchema, facets: Sequence[Facet], constant: Iterable[No
             for lst in graph.objects(s, OWL.members):
                 members = list(Collection(graph, lst))
                 for i, first in enumerate(members):
-                    for second in members[i + 1:]:
+                    for second in members[i + 1 :]:
                         union(own_facets(first) | own_facets(second))
     for cls in schema.unsatisfiable:
         union(own_facets(cls))

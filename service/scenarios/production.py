@@ -120,8 +120,9 @@ class Production:
     Read-only once built (the tables are immutable mappings), so one instance can be shared (:mod:`.cache`).
     """
 
-    def __init__(self, ctx: Context, max_component: int = MAX_COMPONENT, cross_check: int = CROSS_CHECK,
-                 seed: int = 0) -> None:
+    def __init__(
+        self, ctx: Context, max_component: int = MAX_COMPONENT, cross_check: int = CROSS_CHECK, seed: int = 0
+    ) -> None:
         self.ctx = ctx
         self.max_component = max_component
         fallback: dict[str, str] = {}
@@ -170,12 +171,13 @@ class Production:
             sets = [frozenset(pos[n] for n in r.facets) for r in rules] + owl_sets
             comps = _components(len(space.radices), sets)
             sizes = {c: prod(space.radices[i] for i in c) for c in comps}
-            over = next((c for c in comps if sizes[c] > self.max_component and any(s and s <= set(c) for s in sets)), None)
+            over = next(
+                (c for c in comps if sizes[c] > self.max_component and any(s and s <= set(c) for s in sets)), None
+            )
             if over is None:
                 break
             mine = [r for r in rules if r.facets and {pos[n] for n in r.facets} <= set(over)]
-            why = (f"its linked component would have {sizes[over]} combinations, over the limit of "
-                   f"{self.max_component}")
+            why = f"its linked component would have {sizes[over]} combinations, over the limit of {self.max_component}"
             if mine:
                 widest = max(mine, key=lambda r: (len(r.facets), r.iri))
                 fallback[widest.iri] = why
@@ -218,8 +220,9 @@ class Production:
         compiled = self.compiled
         shapes = [r for r in compiled if r != OWL_RULES]
         routing = any(r.kind == ROUTING and r.iri in shapes for r in ctx.rules)
-        ref, pairs = reference_check(ctx.reference, sorted(indices), base=_CHECK, with_pairs=routing,
-                                     shapes=shapes, owl=OWL_RULES in compiled)
+        ref, pairs = reference_check(
+            ctx.reference, sorted(indices), base=_CHECK, with_pairs=routing, shapes=shapes, owl=OWL_RULES in compiled
+        )
         differing: dict[str, str] = {}
         for i in sorted(indices):
             scenario = scenario_iri(_CHECK, i)
@@ -229,8 +232,12 @@ class Production:
                 for b in set(ours) ^ set(theirs):
                     rule = b.rule if b.rule in shapes else OWL_RULES
                     candidate = {k: v.n3() for k, v in space.values(i).items()}
-                    differing.setdefault(rule, (
-                        f"the compile-time cross-check found other blocks than the reference's on the candidate {candidate}"))
+                    differing.setdefault(
+                        rule,
+                        (
+                            f"the compile-time cross-check found other blocks than the reference's on the candidate {candidate}"
+                        ),
+                    )
         return differing
 
     # ------------------------------------------------------------------------------------------ building
@@ -252,7 +259,8 @@ class Production:
             data += describe(f"{_PROJECTION}{j}", ctx.facets, values)
         closure = ctx.owl.closure(data)
         by_group: dict[frozenset[str], tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]]]] = {
-            frozenset(ctx.space.names[f] for f in g): (g, {}) for g in ordered}
+            frozenset(ctx.space.names[f] for f in g): (g, {}) for g in ordered
+        }
         global_blocks: set[Block] = set()
         for j in range(n):
             s = f"{_PROJECTION}{j}"
@@ -327,8 +335,14 @@ class Production:
             todo = sorted({i for i in indices if i not in self._memo})
         if not todo:
             return
-        ref, pairs = reference_check(self.ctx.reference, todo, base=_FALLBACK, with_pairs=self._fallback_routing,
-                                     shapes=self._fallback_shapes, owl=OWL_RULES in self.fallback)
+        ref, pairs = reference_check(
+            self.ctx.reference,
+            todo,
+            base=_FALLBACK,
+            with_pairs=self._fallback_routing,
+            shapes=self._fallback_shapes,
+            owl=OWL_RULES in self.fallback,
+        )
         found = {}
         for i in todo:
             own = scenario_iri(_FALLBACK, i)
@@ -360,8 +374,11 @@ class Production:
             return [True for _ in indices]
         space = self.ctx.space
         n = len(space.radices)
-        plan = [(comp.blocked, [(n - 1 - f, r) for f, r in zip(comp.facets, comp.radices)]) for comp in self.components
-                if comp.blocked]
+        plan = [
+            (comp.blocked, [(n - 1 - f, r) for f, r in zip(comp.facets, comp.radices)])
+            for comp in self.components
+            if comp.blocked
+        ]
         parts = [[(len(p), p) for p in part.positions[::-1]] for part in space.parts]  # last facet first
         offsets = [part.offset for part in space.parts]
         indices = list(indices)

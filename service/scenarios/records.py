@@ -86,8 +86,9 @@ def recorded_facet_properties(graphs: GraphService, graph: NamedNode) -> dict[st
     return {iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1]: iri for iri in properties}
 
 
-def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule: str | None,
-             facets: Mapping[str, str] | None) -> dict[str, Term]:
+def _filters(
+    graphs: GraphService, evaluation_id: str, status: str | None, rule: str | None, facets: Mapping[str, str] | None
+) -> dict[str, Term]:
     """The parameters of ``scenarios.rq``, ``scenario-order.rq`` and ``scenario-count.rq``, each checked (400 naming
     what is wrong)."""
     graph = review_graph(graphs, evaluation_id).iri
@@ -96,7 +97,9 @@ def _filters(graphs: GraphService, evaluation_id: str, status: str | None, rule:
         try:
             bindings["status"] = NamedNode(ScenarioStatus(status).iri)
         except ValueError:
-            raise BadRequest(f"status must be one of {', '.join(s.value for s in ScenarioStatus)}, not {status!r}") from None
+            raise BadRequest(
+                f"status must be one of {', '.join(s.value for s in ScenarioStatus)}, not {status!r}"
+            ) from None
     if rule is not None:
         bindings["rule"] = named_node(rule, "the rule")
     chosen = list((facets or {}).items())
@@ -130,8 +133,16 @@ def _scenario(row: Row) -> ReviewedScenario:
     )
 
 
-def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | None = None, rule: str | None = None,
-                   facets: Mapping[str, str] | None = None, limit: int = 50, offset: int = 0) -> Page[ReviewedScenario]:
+def list_scenarios(
+    graphs: GraphService,
+    evaluation_id: str,
+    *,
+    status: str | None = None,
+    rule: str | None = None,
+    facets: Mapping[str, str] | None = None,
+    limit: int = 50,
+    offset: int = 0,
+) -> Page[ReviewedScenario]:
     """The derived scenarios in index order, with status, blocking rules and messages, facets and exclusion.
 
     ``status`` is ``eligible`` or ``blocked``; ``rule`` a rule IRI; ``facets`` maps facet names or property
@@ -143,8 +154,10 @@ def list_scenarios(graphs: GraphService, evaluation_id: str, *, status: str | No
     # The page's scenarios by index first (scenario-order.rq), then only their rows: ordering every scenario's whole
     # row to keep a page took 1.5 s on the worked example's 805 scenarios, this 80 ms.
     order = [row["scenario"] for row in page_rows(graphs, "scenario-order", bindings, limit, offset)]
-    rows = {row["scenario"].value: row for row in graphs.rows_over("scenarios", ("graph", "scenario"),
-                                                                   [(bindings["graph"], s) for s in order])}
+    rows = {
+        row["scenario"].value: row
+        for row in graphs.rows_over("scenarios", ("graph", "scenario"), [(bindings["graph"], s) for s in order])
+    }
     return Page(tuple(_scenario(rows[s.value]) for s in order if s.value in rows), total, limit, offset)
 
 
@@ -154,13 +167,23 @@ def blocking_summary(graphs: GraphService, evaluation_id: str) -> list[RuleCount
     rows = graphs.rows("blocked-scenarios-by-rule", {"graph": review_graph(graphs, evaluation_id).iri})
     # The labels asked for the few rules at once (labels.rq): joined to every scenario's row in the count, the same
     # lookup took 25 ms where the count takes 5 (worked example, 805 scenarios, 18 rules).
-    labels = {row["resource"].value: row["label"].value
-              for row in graphs.rows_over("labels", ("resource",), [(row["rule"],) for row in rows])}
+    labels = {
+        row["resource"].value: row["label"].value
+        for row in graphs.rows_over("labels", ("resource",), [(row["rule"],) for row in rows])
+    }
     return [RuleCount(row["rule"].value, int(row["scenarios"].value), labels.get(row["rule"].value)) for row in rows]
 
 
 def frame_blocking(graphs: GraphService, plan: str) -> list[RuleBlocking]:
     """Per consistency rule, how many candidates of the plan's frame it blocks (``queries/blocking-by-rule.rq``)."""
     rows = graphs.rows("blocking-by-rule", {"plan": NamedNode(plan)})
-    return [RuleBlocking(row["rule"].value, row["label"].value if row.get("label") else None, int(row["blocked"].value),
-                         int(row["candidates"].value), int(row["eligible"].value)) for row in rows]
+    return [
+        RuleBlocking(
+            row["rule"].value,
+            row["label"].value if row.get("label") else None,
+            int(row["blocked"].value),
+            int(row["candidates"].value),
+            int(row["eligible"].value),
+        )
+        for row in rows
+    ]

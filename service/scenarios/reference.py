@@ -109,18 +109,24 @@ def node_role(node: Node) -> str:
 # The OWL clash messages: the fast path (:mod:`.owl`) words its findings with these, so that both name a
 # clash the same way; which clashes there are is decided separately by each path.
 def nothing_message(node: Node, cls: Node, label: object) -> str:
-    return (f"OWL 2 RL inconsistency (cls-nothing2): the scenario's {node_role(node)} is classified into "
-            f"{cls.n3()} ({label}), which the DSO makes a subclass of owl:Nothing")
+    return (
+        f"OWL 2 RL inconsistency (cls-nothing2): the scenario's {node_role(node)} is classified into "
+        f"{cls.n3()} ({label}), which the DSO makes a subclass of owl:Nothing"
+    )
 
 
 def functional_message(node: Node, prop: Node, a: Node, b: Node) -> str:
-    return (f"OWL 2 RL inconsistency (prp-fp, eq-diff): the scenario's {node_role(node)} has two different values, "
-            f"{a.n3()} and {b.n3()}, of the functional property {prop.n3()}")
+    return (
+        f"OWL 2 RL inconsistency (prp-fp, eq-diff): the scenario's {node_role(node)} has two different values, "
+        f"{a.n3()} and {b.n3()}, of the functional property {prop.n3()}"
+    )
 
 
 def disjoint_message(node: Node, a: Node, b: Node) -> str:
-    return (f"OWL 2 RL inconsistency (cax-dw, cax-adc): the scenario's {node_role(node)} is an instance of "
-            f"{a.n3()} and {b.n3()}, declared disjoint")
+    return (
+        f"OWL 2 RL inconsistency (cax-dw, cax-adc): the scenario's {node_role(node)} is an instance of "
+        f"{a.n3()} and {b.n3()}, declared disjoint"
+    )
 
 
 class _ClashAtSource(owlrl.OWLRL_Semantics):  # type: ignore[misc]  # owlrl ships no types: its class is Any
@@ -158,15 +164,26 @@ _CLOSED_LOCK = threading.Lock()
 def _inert(t: Triple) -> bool:
     """New triples that no rule reads from another candidate: a literal typed by its datatype (prp-rng),
     an equality (not propagated) and owlrl's error notes."""
-    return ((isinstance(t[0], Literal) and t[1] == RDF.type) or t[1] == OWL.sameAs
-            or str(t[1]).startswith(_ERRORS) or str(t[2]).startswith(_ERRORS))
+    return (
+        (isinstance(t[0], Literal) and t[1] == RDF.type)
+        or t[1] == OWL.sameAs
+        or str(t[1]).startswith(_ERRORS)
+        or str(t[2]).startswith(_ERRORS)
+    )
 
 
 class ReferenceSpec:
     """DSO + KGs + scenario shapes, the facet space and criteria: what the specification reads."""
 
-    def __init__(self, dso: Graph, kgs: Sequence[Graph], shapes: Graph, facets: Sequence[Facet],
-                 criteria: Sequence[Criterion] = (), space: FacetSpace | None = None) -> None:
+    def __init__(
+        self,
+        dso: Graph,
+        kgs: Sequence[Graph],
+        shapes: Graph,
+        facets: Sequence[Facet],
+        criteria: Sequence[Criterion] = (),
+        space: FacetSpace | None = None,
+    ) -> None:
         self.source = Graph()
         for g in (dso, *kgs):
             self.source += g
@@ -245,7 +262,7 @@ class ReferenceSpec:
         out: dict[int, set[Block]] = {}
         rest = [i for i in ids if i not in culprits]
         if not culprits or not rest:  # no single owner to blame: halves
-            rest, culprits = ids[:len(ids) // 2], set(ids[len(ids) // 2:])
+            rest, culprits = ids[: len(ids) // 2], set(ids[len(ids) // 2 :])
             out.update(self._owl(sorted(culprits), by_id, owner))
         else:
             for i in sorted(culprits):
@@ -281,19 +298,20 @@ class ReferenceSpec:
             types = set(graph.objects(node, RDF.type))
             bad = {c for c in types if c in unsatisfiable}
             for c in bad:
-                if not any(d != c and (d, RDFS.subClassOf, c) in graph and (c, RDFS.subClassOf, d) not in graph
-                           for d in bad):
+                if not any(
+                    d != c and (d, RDFS.subClassOf, c) in graph and (c, RDFS.subClassOf, d) not in graph for d in bad
+                ):
                     found[str(c)] = nothing_message(node, c, self.closed.value(c, RDFS.label))
             for prop in sorted(functional, key=str):
                 values = sorted(set(graph.objects(node, prop)), key=str)
                 for k, a in enumerate(values):
-                    for b in values[k + 1:]:
+                    for b in values[k + 1 :]:
                         literal_clash = isinstance(a, Literal) and isinstance(b, Literal) and not a.eq(b)
                         if literal_clash or frozenset((a, b)) in different:
                             found.setdefault(str(prop), functional_message(node, prop, a, b))
             named = sorted((t for t in types if isinstance(t, URIRef)), key=str)
             for k, a in enumerate(named):
-                for b in named[k + 1:]:
+                for b in named[k + 1 :]:
                     if frozenset((a, b)) in disjoint:
                         found.setdefault(str(a), disjoint_message(node, a, b))
             out[i] |= {Block(rule, message) for rule, message in found.items()}
@@ -315,9 +333,15 @@ def scenario_iri(base: str, index: int) -> str:
 Result = tuple[dict[int, tuple[Block, ...]], dict[tuple[int, str], tuple[Block, ...]]]
 
 
-def reference_check(spec: ReferenceSpec, indices: Sequence[int], base: str = "urn:x-ob-caie:reference",
-                    with_pairs: bool = True, chunk: int | None = 200, shapes: Sequence[str] | None = None,
-                    owl: bool = True) -> Result:
+def reference_check(
+    spec: ReferenceSpec,
+    indices: Sequence[int],
+    base: str = "urn:x-ob-caie:reference",
+    with_pairs: bool = True,
+    chunk: int | None = 200,
+    shapes: Sequence[str] | None = None,
+    owl: bool = True,
+) -> Result:
     """Blocks of each candidate ``index`` and of each (index, criterion IRI) pair; unblocked ones map to ().
 
     ``shapes`` limits SHACL to those rules (``[]``: none) and ``owl=False`` leaves OWL 2 RL out: the fast
@@ -328,14 +352,15 @@ def reference_check(spec: ReferenceSpec, indices: Sequence[int], base: str = "ur
     blocks: dict[int, tuple[Block, ...]] = {}
     pairs: dict[tuple[int, str], tuple[Block, ...]] = {}
     for start in range(0, len(indices), size):
-        b, p = _check(spec, indices[start:start + size], base, with_pairs, shapes, owl)
+        b, p = _check(spec, indices[start : start + size], base, with_pairs, shapes, owl)
         blocks.update(b)
         pairs.update(p)
     return blocks, pairs
 
 
-def _check(spec: ReferenceSpec, indices: Sequence[int], base: str, with_pairs: bool,
-           shapes: Sequence[str] | None, owl: bool) -> Result:
+def _check(
+    spec: ReferenceSpec, indices: Sequence[int], base: str, with_pairs: bool, shapes: Sequence[str] | None, owl: bool
+) -> Result:
     data: list[Triple] = []
     owner: dict[Node, int] = {}
     probe_of: dict[Node, tuple[int, str]] = {}
@@ -350,7 +375,9 @@ def _check(spec: ReferenceSpec, indices: Sequence[int], base: str, with_pairs: b
                 owner[URIRef(probe)] = i
                 probe_of[URIRef(probe)] = (i, c.iri)
     blocks: dict[int, set[Block]] = {i: set() for i in indices}
-    pairs: dict[tuple[int, str], set[Block]] = {(i, c.iri): set() for i in indices for c in spec.criteria} if with_pairs else {}
+    pairs: dict[tuple[int, str], set[Block]] = (
+        {(i, c.iri): set() for i in indices for c in spec.criteria} if with_pairs else {}
+    )
     if owl:
         for i, found in spec.owl_blocks(data, owner).items():
             blocks[i] |= found

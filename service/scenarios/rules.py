@@ -73,8 +73,9 @@ def owner_map(shapes: Graph) -> dict[Node, URIRef]:
     return owners
 
 
-def violations(report: Graph, owners: Mapping[Node, URIRef],
-               rules: Sequence[str] | None = None) -> list[tuple[Node, str, str]]:
+def violations(
+    report: Graph, owners: Mapping[Node, URIRef], rules: Sequence[str] | None = None
+) -> list[tuple[Node, str, str]]:
     """(focus node, rule IRI, message) per violation in a pySHACL ``report`` of a shape that one of ``rules`` (all
     when ``None``) owns (:func:`owner_map`)."""
     out = []
@@ -150,7 +151,9 @@ def _mentions(shapes: Graph, shape: URIRef) -> tuple[set[Node], set[str]]:
                 _walk(algebra, terms, flags)
             elif isinstance(o, URIRef) and p not in (RDF.type, SH.prefixes, RDFS.seeAlso, RDFS.isDefinedBy):
                 terms.add(o)
-            if p in (SH.targetClass, SH["class"]) or (p == RDF.type and o not in (SH.NodeShape, SH.PropertyShape, SH.SPARQLConstraint)):
+            if p in (SH.targetClass, SH["class"]) or (
+                p == RDF.type and o not in (SH.NodeShape, SH.PropertyShape, SH.SPARQLConstraint)
+            ):
                 terms.add(o)
     return terms, flags
 
@@ -162,7 +165,11 @@ def facets_read(terms: set[Node], flags: set[str], facets: Sequence[Facet], sche
     out = set()
     for f in facets:
         prop = f.spec.dso_property
-        if prop != RDF.type and (prop in terms or f.spec.epo_property in terms - {EPO.hasFacet}) or any(v in terms for v in f.unrestricted):
+        if (
+            prop != RDF.type
+            and (prop in terms or f.spec.epo_property in terms - {EPO.hasFacet})
+            or any(v in terms for v in f.unrestricted)
+        ):
             out.add(f.name)
         elif prop == RDF.type:
             supers = set().union(*(schema.superclasses(v) for v in f.unrestricted)) - {f.spec.nodes.person_class}
@@ -178,8 +185,16 @@ def shape_rules(shapes: Graph, facets: Sequence[Facet], schema: Schema) -> list[
         terms, flags = _mentions(shapes, shape)
         kind = ROUTING if (EPO.Probe in terms or EPO.exercises in terms) else CONSISTENCY
         message = shapes.value(shape, SH.message) or next(
-            (shapes.value(c, SH.message) for c in shapes.objects(shape, SH.sparql)), None)
-        rules.append(Rule(iri=str(shape), label=str(shapes.value(shape, RDFS.label) or shape),
-                          comment=str(shapes.value(shape, RDFS.comment) or ""), message=str(message or ""),
-                          kind=kind, facets=facets_read(terms, flags, facets, schema)))
+            (shapes.value(c, SH.message) for c in shapes.objects(shape, SH.sparql)), None
+        )
+        rules.append(
+            Rule(
+                iri=str(shape),
+                label=str(shapes.value(shape, RDFS.label) or shape),
+                comment=str(shapes.value(shape, RDFS.comment) or ""),
+                message=str(message or ""),
+                kind=kind,
+                facets=facets_read(terms, flags, facets, schema),
+            )
+        )
     return rules

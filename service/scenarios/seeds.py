@@ -45,7 +45,9 @@ def _stated(graph: Graph, node: Node, facet: Facet) -> set[Node]:
     found = set(graph.objects(node, prop))
     if prop == RDF.type:  # the persona facet: the persona's own types among the persona classes
         found &= set(facet.unrestricted)
-    return {Literal(bool(v.toPython())) if isinstance(v, Literal) and isinstance(v.toPython(), bool) else v for v in found}
+    return {
+        Literal(bool(v.toPython())) if isinstance(v, Literal) and isinstance(v.toPython(), bool) else v for v in found
+    }
 
 
 def personas(kg: Graph, facets: Sequence[Facet]) -> list[URIRef]:
@@ -67,8 +69,15 @@ def seeds(production: Production, seed: int) -> list[Seed]:
         part = next((p for p in space.parts if p.name in (name, "")), None)
         for persona in personas(kg, facets):
             if part is None:
-                out.append(Seed(str(persona), name, None, "its knowledge graph spans no part of the frame (the "
-                                                          "envelope or the inputs leave out its country or languages)"))
+                out.append(
+                    Seed(
+                        str(persona),
+                        name,
+                        None,
+                        "its knowledge graph spans no part of the frame (the "
+                        "envelope or the inputs leave out its country or languages)",
+                    )
+                )
                 continue
             subject = (schema.graph.value(persona, link) if link is not None else None) or persona
             box: list[set[int]] = []
@@ -79,8 +88,11 @@ def seeds(production: Production, seed: int) -> list[Seed]:
                 spanned = set(part.positions[f])
                 options = {d for d in spanned if facet.values[d] in stated} if stated else spanned
                 if not options:
-                    problems.append(f"its {facet.name} ({', '.join(sorted(v.n3() for v in stated))}) is not in the "
-                                    f"frame" if stated else f"the frame has no {facet.name} for {name}")
+                    problems.append(
+                        f"its {facet.name} ({', '.join(sorted(v.n3() for v in stated))}) is not in the frame"
+                        if stated
+                        else f"the frame has no {facet.name} for {name}"
+                    )
                 box.append(options)
             if problems:
                 out.append(Seed(str(persona), name, None, "; ".join(problems)))

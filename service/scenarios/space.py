@@ -57,7 +57,9 @@ class FacetSpace:
     of candidates, the sum of the parts' sizes.
     """
 
-    def __init__(self, facets: Sequence[Facet], parts: Sequence[tuple[str, Sequence[Sequence[int]]]] | None = None) -> None:
+    def __init__(
+        self, facets: Sequence[Facet], parts: Sequence[tuple[str, Sequence[Sequence[int]]]] | None = None
+    ) -> None:
         self.facets = tuple(facets)
         self.names = tuple(f.name for f in self.facets)
         self.radices = tuple(len(f.values) for f in self.facets)
@@ -153,7 +155,9 @@ def kg_parts(schema: Schema, kgs: Sequence[Graph], facets: Sequence[Facet]) -> l
     names = {f.name for f in facets}
     for f in restricted:
         if f.spec.via and f.spec.via_facet not in names:
-            raise FacetDeclarationError(f"the facet {f.name!r} is restricted via {f.spec.via_facet!r}, which is not a facet")
+            raise FacetDeclarationError(
+                f"the facet {f.name!r} is restricted via {f.spec.via_facet!r}, which is not a facet"
+            )
     parts = []
     for k, kg in enumerate(kgs):
         chosen: dict[str, set[Node]] = {}
@@ -171,6 +175,8 @@ def kg_parts(schema: Schema, kgs: Sequence[Graph], facets: Sequence[Facet]) -> l
     for a in range(len(parts)):
         for b in range(a + 1, len(parts)):
             if all(set(x) & set(y) for x, y in zip(parts[a][1], parts[b][1])):
-                raise FacetDeclarationError(f"the knowledge graphs {parts[a][0]} and {parts[b][0]} span the same "
-                                            "candidates (two graphs for one country?): merge them or restrict one")
+                raise FacetDeclarationError(
+                    f"the knowledge graphs {parts[a][0]} and {parts[b][0]} span the same "
+                    "candidates (two graphs for one country?): merge them or restrict one"
+                )
     return parts

@@ -37,23 +37,64 @@ from rdflib.term import Node
 
 from .facets import Facet
 
-SHACL_PARAMETERS = frozenset(SH[n] for n in (
-    "targetClass", "property", "path", "message", "severity", "name", "description", "order", "group",
-    "hasValue", "in", "not", "and", "or", "xone", "node", "class", "datatype", "nodeKind", "minCount", "maxCount",
-    "minInclusive", "maxInclusive", "minExclusive", "maxExclusive", "minLength", "maxLength", "pattern", "flags",
-    "languageIn", "uniqueLang", "equals", "disjoint", "lessThan", "lessThanOrEquals", "sparql", "select",
-    "prefixes", "deactivated")) | {RDF.type, RDF.first, RDF.rest, RDFS.label, RDFS.comment, RDFS.seeAlso,
-                                    RDFS.isDefinedBy}
+SHACL_PARAMETERS = frozenset(
+    SH[n]
+    for n in (
+        "targetClass",
+        "property",
+        "path",
+        "message",
+        "severity",
+        "name",
+        "description",
+        "order",
+        "group",
+        "hasValue",
+        "in",
+        "not",
+        "and",
+        "or",
+        "xone",
+        "node",
+        "class",
+        "datatype",
+        "nodeKind",
+        "minCount",
+        "maxCount",
+        "minInclusive",
+        "maxInclusive",
+        "minExclusive",
+        "maxExclusive",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "flags",
+        "languageIn",
+        "uniqueLang",
+        "equals",
+        "disjoint",
+        "lessThan",
+        "lessThanOrEquals",
+        "sparql",
+        "select",
+        "prefixes",
+        "deactivated",
+    )
+) | {RDF.type, RDF.first, RDF.rest, RDFS.label, RDFS.comment, RDFS.seeAlso, RDFS.isDefinedBy}
 """Predicates a rule's shape (and the blank nodes under it) may use."""
 
 OWL_UNSUPPORTED_ON = {
-    OWL.maxCardinality: "a cardinality restriction", OWL.cardinality: "a cardinality restriction",
-    OWL.maxQualifiedCardinality: "a cardinality restriction", OWL.qualifiedCardinality: "a cardinality restriction",
-    OWL.allValuesFrom: "an owl:allValuesFrom restriction", OWL.hasSelf: "an owl:hasSelf restriction",
+    OWL.maxCardinality: "a cardinality restriction",
+    OWL.cardinality: "a cardinality restriction",
+    OWL.maxQualifiedCardinality: "a cardinality restriction",
+    OWL.qualifiedCardinality: "a cardinality restriction",
+    OWL.allValuesFrom: "an owl:allValuesFrom restriction",
+    OWL.hasSelf: "an owl:hasSelf restriction",
 }
 """Restrictions outside the subset when their ``owl:onProperty`` is a facet property or tied to one."""
 OWL_UNSUPPORTED_TYPES = {
-    OWL.SymmetricProperty: "a symmetric property", OWL.TransitiveProperty: "a transitive property",
+    OWL.SymmetricProperty: "a symmetric property",
+    OWL.TransitiveProperty: "a transitive property",
     OWL.InverseFunctionalProperty: "an inverse-functional property",
 }
 """Property characteristics outside the subset on a facet property or one tied to it. (Irreflexive and
@@ -220,12 +261,17 @@ def owl_outside_subset(world: Graph, facets: Sequence[Facet], constant: Iterable
     for t, what in OWL_UNSUPPORTED_TYPES.items():
         for p in sorted(world.subjects(RDF.type, t), key=str):
             if p in relevant:
-                return f"the facet property {p.n3()} is {what}" if p in facet_props else (
-                    f"{p.n3()}, tied to the facet property {linked[p].n3()}, is {what}")
+                return (
+                    f"the facet property {p.n3()} is {what}"
+                    if p in facet_props
+                    else (f"{p.n3()}, tied to the facet property {linked[p].n3()}, is {what}")
+                )
     for r, prop in world.subject_objects(OWL.onProperty):
         if prop in linked:
-            return (f"the DSO has a restriction on {prop.n3()}, tied by a property axiom to the facet property "
-                    f"{linked[prop].n3()}")
+            return (
+                f"the DSO has a restriction on {prop.n3()}, tied by a property axiom to the facet property "
+                f"{linked[prop].n3()}"
+            )
         if prop in facet_props:
             restriction = next((w for k, w in OWL_UNSUPPORTED_ON.items() if (r, k, None) in world), None)
             if restriction:

@@ -70,9 +70,11 @@ def _load(directory: Path) -> CaieSpec | None:
 
 def is_caie_record(record: list[Triple]) -> bool:
     """Whether the record is written in caie-spec's vocabulary: a property or class of it is used."""
-    return any(t.predicate.value.startswith(CAIE_BASE)
-               or (t.predicate.value == _TYPE and not isinstance(t.object, Triple) and t.object.value.startswith(CAIE_BASE))
-               for t in record)
+    return any(
+        t.predicate.value.startswith(CAIE_BASE)
+        or (t.predicate.value == _TYPE and not isinstance(t.object, Triple) and t.object.value.startswith(CAIE_BASE))
+        for t in record
+    )
 
 
 def validate(record: rdflib.Graph, spec: CaieSpec) -> ValidationOutcome:
@@ -91,7 +93,7 @@ def shape_name(violation: Violation, spec: CaieSpec) -> str:
     if not isinstance(node, rdflib.URIRef):
         return violation.source_shape or "an unnamed shape"
     name = str(node)
-    return "ogc:" + name[len(CAIE_BASE):] if name.startswith(CAIE_BASE) and "#" not in name else name
+    return "ogc:" + name[len(CAIE_BASE) :] if name.startswith(CAIE_BASE) and "#" not in name else name
 
 
 def _node(n3: str | None) -> rdflib.term.Node | None:

@@ -77,31 +77,48 @@ def import_record(
     _must_be_new(graphs, ref)
     record = parse_triples(data, rdf_format, ref.iri.value, graphs.rdf_limits)
     if spec_record_max_triples is not None and len(record) > spec_record_max_triples and caie.is_caie_record(record):
-        raise PayloadTooLarge(f"the record has {len(record)} triples in caie-spec's vocabulary; this deployment "
-                              f"checks caie-spec records of at most {spec_record_max_triples} triples against "
-                              "caie-spec's shapes (CAIE_SPEC_RECORD_MAX_TRIPLES), whose checks take time that grows "
-                              "with the square of the record's size")
+        raise PayloadTooLarge(
+            f"the record has {len(record)} triples in caie-spec's vocabulary; this deployment "
+            f"checks caie-spec records of at most {spec_record_max_triples} triples against "
+            "caie-spec's shapes (CAIE_SPEC_RECORD_MAX_TRIPLES), whose checks take time that grows "
+            "with the square of the record's size"
+        )
     _check(record, ref)
     imported_at = now()
     agent_iri = graphs.agent_iri(agent.agent)
     provenance = _provenance(ref, NamedNode(agent_iri), imported_at, source_iri)
-    edits = [GraphEdit(ref, insert=record + provenance, replace=True,
-                       title=title or f"{ref.kind.value}/{ref.identifier}, imported by {agent.agent}")]
+    edits = [
+        GraphEdit(
+            ref,
+            insert=record + provenance,
+            replace=True,
+            title=title or f"{ref.kind.value}/{ref.identifier}, imported by {agent.agent}",
+        )
+    ]
     if caie.is_caie_record(record):
         aligned = graphs.member(ref.kind, f"{ref.identifier}/aligned")
-        edits.append(GraphEdit(aligned, insert=caie.materialize(record, ref.iri), batch_of=ref.iri.value,
-                               title=f"{ref.kind.value}/{ref.identifier}, the record read in the OB-CAIE EPO"))
+        edits.append(
+            GraphEdit(
+                aligned,
+                insert=caie.materialize(record, ref.iri),
+                batch_of=ref.iri.value,
+                title=f"{ref.kind.value}/{ref.identifier}, the record read in the OB-CAIE EPO",
+            )
+        )
     entry = graphs.apply_edits(edits, agent, precondition=lambda _: _must_be_new(graphs, ref))[0]
-    return ImportedRecord(ref.identifier, ref.iri.value, entry.triples, entry.digest, agent.agent, agent_iri,
-                          imported_at, source)
+    return ImportedRecord(
+        ref.identifier, ref.iri.value, entry.triples, entry.digest, agent.agent, agent_iri, imported_at, source
+    )
 
 
 def source_iri_of(source: str) -> NamedNode:
     """The record's origin as an IRI, or 400: only absolute http(s) IRIs name where a record came from."""
     parts = urlsplit(source)
     if parts.scheme not in ("http", "https") or not parts.netloc or _NOT_IN_IRI.search(source):
-        raise BadRequest(f"source {source!r} is not an absolute http(s) IRI: name where the record came from, "
-                         "e.g. https://example.org/records/evaluation.ttl")
+        raise BadRequest(
+            f"source {source!r} is not an absolute http(s) IRI: name where the record came from, "
+            "e.g. https://example.org/records/evaluation.ttl"
+        )
     try:
         return NamedNode(source)
     except ValueError as error:
@@ -111,8 +128,10 @@ def source_iri_of(source: str) -> NamedNode:
 def _must_be_new(graphs: GraphService, ref: GraphRef) -> None:
     """An import makes a new evaluation; it never replaces or merges into one."""
     if graphs.find(ref) is not None:
-        raise Conflict(f"evaluation {ref.identifier!r} already exists (<{ref.iri.value}>): "
-                       "import under a new id; an existing record changes only through its lifecycle operations")
+        raise Conflict(
+            f"evaluation {ref.identifier!r} already exists (<{ref.iri.value}>): "
+            "import under a new id; an existing record changes only through its lifecycle operations"
+        )
 
 
 def _check(record: list[Triple], ref: GraphRef) -> None:
@@ -121,8 +140,10 @@ def _check(record: list[Triple], ref: GraphRef) -> None:
         raise Unprocessable("the record is empty: send the evaluation record's triples")
     stated = sorted({t.predicate.value for t in record if t.subject == ref.iri and t.predicate in PROVENANCE})
     if stated:
-        raise Unprocessable(f"the record states {', '.join(stated)} of <{ref.iri.value}> itself; "
-                            "the import records who imported it, when and from where: remove these statements")
+        raise Unprocessable(
+            f"the record states {', '.join(stated)} of <{ref.iri.value}> itself; "
+            "the import records who imported it, when and from where: remove these statements"
+        )
     graph = to_rdflib(record)
     outcome = validate_record(graph, default_record_shapes())
     if not outcome.conforms:
@@ -135,28 +156,34 @@ def _check_caie(graph: rdflib.Graph) -> None:
     """422 unless a record in caie-spec's vocabulary conforms to caie-spec's shapes, each failed shape named."""
     spec = caie.load_spec()
     if spec is None:
-        raise Unprocessable(f"the record is in caie-spec's vocabulary ({caie.CAIE_BASE}) and this deployment cannot "
-                            f"check it: caie-spec's shapes, EPO and model extract are not in {caie.spec_dir()} "
-                            "(set CAIE_SPEC_DIR); nothing was stored")
+        raise Unprocessable(
+            f"the record is in caie-spec's vocabulary ({caie.CAIE_BASE}) and this deployment cannot "
+            f"check it: caie-spec's shapes, EPO and model extract are not in {caie.spec_dir()} "
+            "(set CAIE_SPEC_DIR); nothing was stored"
+        )
     outcome = caie.validate(graph, spec)
     if outcome.conforms:
         return
     named = tuple(replace(v, source_shape=caie.shape_name(v, spec)) for v in outcome.violations)
     failed = ", ".join(caie.failed_shapes(outcome, spec))
-    raise _refusal(f"the record does not conform to caie-spec's shapes (failed: {failed})",
-                   replace(outcome, violations=named))
+    raise _refusal(
+        f"the record does not conform to caie-spec's shapes (failed: {failed})", replace(outcome, violations=named)
+    )
 
 
 def _refusal(what: str, outcome: ValidationOutcome) -> Unprocessable:
     """422 naming the first violations (focus node, message, and a caie-spec shape's name) and counting the rest."""
+
     def shown(v: Violation) -> str:
         shape = f" ({v.source_shape})" if (v.source_shape or "").startswith("ogc:") else ""
         return f"{v.focus_node}: {v.message}{shape}"
 
     listed = "; ".join(shown(v) for v in outcome.violations[:_SHOWN_VIOLATIONS])
     more = len(outcome.violations) - _SHOWN_VIOLATIONS
-    return Unprocessable(f"{what}: {len(outcome.violations)} violation(s): {listed}"
-                         f"{f'; and {more} more' if more > 0 else ''}", detail=outcome.violations)
+    return Unprocessable(
+        f"{what}: {len(outcome.violations)} violation(s): {listed}{f'; and {more} more' if more > 0 else ''}",
+        detail=outcome.violations,
+    )
 
 
 def _provenance(ref: GraphRef, agent: NamedNode, at: datetime, source: NamedNode | None) -> list[Triple]:

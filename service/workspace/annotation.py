@@ -43,8 +43,13 @@ class _Owed:
     done: int
 
 
-def _owed(index: Judged, trusted: frozenset[tuple[str, str, str]], cases: Sequence[RunCase], agent_iri: str,
-          languages: frozenset[str] | None) -> list[_Owed]:
+def _owed(
+    index: Judged,
+    trusted: frozenset[tuple[str, str, str]],
+    cases: Sequence[RunCase],
+    agent_iri: str,
+    languages: frozenset[str] | None,
+) -> list[_Owed]:
     """Per answered case of one run in a language the annotator reads, what it owes them (module docstring)."""
     assigning = any(case.assigned_to for case in cases)
     out = []
@@ -53,14 +58,16 @@ def _owed(index: Judged, trusted: frozenset[tuple[str, str, str]], cases: Sequen
         if case.trace is None or not reads(languages, case.language) or (assigning and not mine):
             continue
         done = tuple(c for c in case.criteria if agent_iri in index.pair(c, case.trace).people)
-        waiting = tuple(c for c in case.criteria if c not in done
-                        and (mine or index.needs_person(c, case.trace, trusted)))
+        waiting = tuple(
+            c for c in case.criteria if c not in done and (mine or index.needs_person(c, case.trace, trusted))
+        )
         out.append(_Owed(case, waiting, mine, len(done) + len(waiting), len(done)))
     return out
 
 
-def owed_by_run(graphs: GraphService, evaluation_id: str, runs: Sequence[RunView], agent: str,
-                languages: frozenset[str] | None) -> dict[int, list[_Owed]]:
+def owed_by_run(
+    graphs: GraphService, evaluation_id: str, runs: Sequence[RunView], agent: str, languages: frozenset[str] | None
+) -> dict[int, list[_Owed]]:
     """Per run, what each of its cases owes the annotator ``agent`` (their agent name)."""
     threshold = envelope_threshold(graphs, evaluation_id)
     agent_iri = graphs.agent_iri(agent)
@@ -69,16 +76,24 @@ def owed_by_run(graphs: GraphService, evaluation_id: str, runs: Sequence[RunView
         return {run.number: _owed(index, trusted, run_cases(graphs, run), agent_iri, languages) for run in runs}
 
 
-def waiting_on(graphs: GraphService, evaluation_id: str, run_number: int, probe: int, agent: str,
-               languages: frozenset[str] | None) -> tuple[str, ...]:
+def waiting_on(
+    graphs: GraphService, evaluation_id: str, run_number: int, probe: int, agent: str, languages: frozenset[str] | None
+) -> tuple[str, ...]:
     """The criteria (IRIs) of case ``probe`` of run ``run_number`` still waiting for annotator ``agent``: empty once
     they determined them all, or when the case is not in their queue (module docstring)."""
     owed = owed_by_run(graphs, evaluation_id, [run_view(graphs, evaluation_id, run_number)], agent, languages)
     return next((o.waiting for o in owed[run_number] if o.case.number == probe), ())
 
 
-def annotation_queue(graphs: GraphService, evaluation_id: str, run_number: int | None, agent: str,
-                     languages: frozenset[str] | None, expertise: frozenset[str], limit: int = 20) -> Queue:
+def annotation_queue(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int | None,
+    agent: str,
+    languages: frozenset[str] | None,
+    expertise: frozenset[str],
+    limit: int = 20,
+) -> Queue:
     """The cases waiting for annotator ``agent`` (their agent name) in run ``run_number`` (every run when ``None``,
     the latest first), in order: assigned to them first, then those whose criteria match their ``expertise`` (DSO
     concept, dimension or category IRIs), then by run (latest first) and probe number; at most ``limit`` listed.
@@ -89,12 +104,27 @@ def annotation_queue(graphs: GraphService, evaluation_id: str, run_number: int |
     owed = owed_by_run(graphs, evaluation_id, runs, agent, languages)
     waiting = [(number, o) for number, items in owed.items() for o in items if o.waiting]
     texts = criterion_texts(graphs, evaluation_id, {c for _, o in waiting for c in o.waiting})
-    items = [QueueItem(number, o.case.number, o.case.probe, o.case.case, o.case.language, o.waiting, o.assigned,
-                       any(texts[c].topics & expertise for c in o.waiting if c in texts),
-                       annotate_path(evaluation_id, number, o.case.number)) for number, o in waiting]
+    items = [
+        QueueItem(
+            number,
+            o.case.number,
+            o.case.probe,
+            o.case.case,
+            o.case.language,
+            o.waiting,
+            o.assigned,
+            any(texts[c].topics & expertise for c in o.waiting if c in texts),
+            annotate_path(evaluation_id, number, o.case.number),
+        )
+        for number, o in waiting
+    ]
     items.sort(key=lambda i: (not i.assigned, not i.matches_expertise, -i.run, i.probe))
-    return Queue(tuple(items[:limit]), len(items), sum(o.done for items in owed.values() for o in items),
-                 sum(o.in_scope for items in owed.values() for o in items))
+    return Queue(
+        tuple(items[:limit]),
+        len(items),
+        sum(o.done for items in owed.values() for o in items),
+        sum(o.in_scope for items in owed.values() for o in items),
+    )
 
 
 def case_view(graphs: GraphService, evaluation_id: str, run_number: int, probe: int, agent: str) -> CaseView:
@@ -118,5 +148,7 @@ def case_view(graphs: GraphService, evaluation_id: str, run_number: int, probe: 
     for criterion in listed.criteria:
         on = [v for v in said if v.criterion == criterion]
         own = tuple(v for v in on if v.judge == agent_iri)
-        criteria.append(CriterionOnCase(texts[criterion], own, tuple(v for v in on if v.judge != agent_iri) if own else None))
+        criteria.append(
+            CriterionOnCase(texts[criterion], own, tuple(v for v in on if v.judge != agent_iri) if own else None)
+        )
     return CaseView(evaluation_id, run_number, probe, probe_iri, case, trace, listed.language, turns, tuple(criteria))

@@ -49,11 +49,18 @@ def run_cases(graphs: GraphService, run: RunView) -> tuple[RunCase, ...]:
     key = (run.iri, run.attempts)
     found = kept.get(key)
     if found is None:
-        found = tuple(RunCase(row["case"].value, row["probe"].value, int(row["number"].value),
-                              row["trace"].value if "trace" in row else None, row["tag"].value or UNDETERMINED,
-                              row["assignedTo"].value if "assignedTo" in row else None,
-                              tuple(sorted(row["exercises"].value.split())))
-                      for row in graphs.rows("workspace-run-cases", {"run": NamedNode(run.iri), "plan": NamedNode(run.plan)}))
+        found = tuple(
+            RunCase(
+                row["case"].value,
+                row["probe"].value,
+                int(row["number"].value),
+                row["trace"].value if "trace" in row else None,
+                row["tag"].value or UNDETERMINED,
+                row["assignedTo"].value if "assignedTo" in row else None,
+                tuple(sorted(row["exercises"].value.split())),
+            )
+            for row in graphs.rows("workspace-run-cases", {"run": NamedNode(run.iri), "plan": NamedNode(run.plan)})
+        )
         if len(found) == run.cases:  # a case recorded meanwhile: keep the listing only when it is the one counted
             kept.put(key, found)
     return found

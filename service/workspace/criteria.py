@@ -64,8 +64,9 @@ def latest_run(graphs: GraphService, evaluation_id: str) -> RunView:
     return max(runs, key=lambda r: r.number)
 
 
-def criteria_states(graphs: GraphService, evaluation_id: str,
-                    run_number: int | None = None) -> tuple[RunView, tuple[CriterionState, ...]]:
+def criteria_states(
+    graphs: GraphService, evaluation_id: str, run_number: int | None = None
+) -> tuple[RunView, tuple[CriterionState, ...]]:
     """The run (``run_number``, else the latest) and each criterion its answered cases bear on, by identifier. 404
     for no such evaluation or run, or an evaluation without a run."""
     run = run_view(graphs, evaluation_id, run_number) if run_number is not None else latest_run(graphs, evaluation_id)
@@ -80,8 +81,17 @@ def criteria_states(graphs: GraphService, evaluation_id: str,
             if trace in traces and criterion in tallies:
                 tallies[criterion].add(pair)
     current = {a.criterion: a for a in attestations(graphs, evaluation_id, run=run.iri) if a.current}
-    states = (CriterionState(texts[c], bearing[c], tally.falls, tally.proposed, current.get(c),
-                             waiting_reason(tally.latest, current.get(c))) for c, tally in tallies.items())
+    states = (
+        CriterionState(
+            texts[c],
+            bearing[c],
+            tally.falls,
+            tally.proposed,
+            current.get(c),
+            waiting_reason(tally.latest, current.get(c)),
+        )
+        for c, tally in tallies.items()
+    )
     return run, tuple(sorted(states, key=lambda s: s.criterion.identifier))
 
 

@@ -32,11 +32,18 @@ def _tree(envelope: Envelope, found: list[ApprovalRecord], digest: str) -> tuple
 
     def node(requirement_id: str) -> RequirementNode:
         requirement = next(r for r in content.requirements if r.id == requirement_id)
-        criteria = tuple((c, f"{envelope.iri}/criteria/{c.id}",
-                          _assessed(found, "relevance", f"{envelope.iri}/criteria/{c.id}", digest))
-                         for c in content.criteria if c.requirement == requirement_id)
+        criteria = tuple(
+            (
+                c,
+                f"{envelope.iri}/criteria/{c.id}",
+                _assessed(found, "relevance", f"{envelope.iri}/criteria/{c.id}", digest),
+            )
+            for c in content.criteria
+            if c.requirement == requirement_id
+        )
         refinements = tuple(node(r.id) for r in content.requirements if r.parent == requirement_id)
         return RequirementNode(requirement, f"{envelope.iri}/requirements/{requirement_id}", criteria, refinements)
+
     return tuple(node(r.id) for r in content.requirements if r.parent is None or r.parent not in known)
 
 
@@ -52,10 +59,17 @@ def envelope_review(graphs: GraphService, evaluation_id: str) -> EnvelopeReview:
     except NotFound:
         return EnvelopeReview(iris.evaluation, dso, dso_assessed, None, None, (), Assessed(None, 0), Assessed(None, 0))
     status = envelope_status(graphs, evaluation_id)
-    return EnvelopeReview(iris.evaluation, dso, dso_assessed, envelope, status, _tree(envelope, found, status.digest),
-                          _assessed(found, "appropriateness", envelope.iri, status.digest),
-                          _assessed(found, "envelope-sign-off", envelope.iri, status.digest),
-                          _dso_changed(graphs, found, status, dso))
+    return EnvelopeReview(
+        iris.evaluation,
+        dso,
+        dso_assessed,
+        envelope,
+        status,
+        _tree(envelope, found, status.digest),
+        _assessed(found, "appropriateness", envelope.iri, status.digest),
+        _assessed(found, "envelope-sign-off", envelope.iri, status.digest),
+        _dso_changed(graphs, found, status, dso),
+    )
 
 
 def _dso_changed(graphs: GraphService, found: list[ApprovalRecord], status: EnvelopeStatus, dso: str) -> bool:

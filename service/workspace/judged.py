@@ -107,8 +107,10 @@ class Judged:
         recomputed only when a batch was read since."""
         kept = self._trusted.get(threshold)
         if kept is None or kept[0] != self.read:
-            kept = (self.read, frozenset((a.judge, a.version, a.criterion) for a in self.agreements(threshold)
-                                         if a.trusted_alone))
+            kept = (
+                self.read,
+                frozenset((a.judge, a.version, a.criterion) for a in self.agreements(threshold) if a.trusted_alone),
+            )
             self._trusted[threshold] = kept
         return kept[1]
 
@@ -139,10 +141,18 @@ class Judged:
             determination, criterion = row["determination"].value, row["criterion"].value
             mode, judge, version = row["mode"].value, row["judge"].value, versions.get(determination)
             said = (instant(row["at"].value), determination, row["outcome"].value)
-            self.pairs.setdefault((criterion, row["trace"].value), Pair()).add(mode, judge, version,
-                                                                               row["response"].value, said)
-            self.words.add(criterion, row["response"].value, mode, (judge, version) if version else None,
-                           row["at"].value, determination, row["outcome"].value)
+            self.pairs.setdefault((criterion, row["trace"].value), Pair()).add(
+                mode, judge, version, row["response"].value, said
+            )
+            self.words.add(
+                criterion,
+                row["response"].value,
+                mode,
+                (judge, version) if version else None,
+                row["at"].value,
+                determination,
+                row["outcome"].value,
+            )
 
 
 def _batch(graphs: GraphService, record: GraphRef, number: int) -> GraphRef:

@@ -44,15 +44,34 @@ class Stage(Enum):
 
 
 STAGE_LABELS = {
-    Stage.SCOPED: "scoped", Stage.ENVELOPE_DRAFTED: "envelope drafted", Stage.ENVELOPE_ASSESSED: "envelope assessed",
-    Stage.ENVELOPE_SIGNED_OFF: "envelope signed off", Stage.PLANNED: "plan made", Stage.PLAN_APPROVED: "plan approved",
-    Stage.RUNNING: "running", Stage.RAN: "run complete", Stage.JUDGED: "judged", Stage.ATTESTED: "attested",
-    Stage.REPORTED: "reported", Stage.SIGNED_OFF: "report signed off", Stage.ACCEPTED: "accepted",
+    Stage.SCOPED: "scoped",
+    Stage.ENVELOPE_DRAFTED: "envelope drafted",
+    Stage.ENVELOPE_ASSESSED: "envelope assessed",
+    Stage.ENVELOPE_SIGNED_OFF: "envelope signed off",
+    Stage.PLANNED: "plan made",
+    Stage.PLAN_APPROVED: "plan approved",
+    Stage.RUNNING: "running",
+    Stage.RAN: "run complete",
+    Stage.JUDGED: "judged",
+    Stage.ATTESTED: "attested",
+    Stage.REPORTED: "reported",
+    Stage.SIGNED_OFF: "report signed off",
+    Stage.ACCEPTED: "accepted",
 }
 STAGE_STEPS = {
-    Stage.SCOPED: 1, Stage.ENVELOPE_DRAFTED: 2, Stage.ENVELOPE_ASSESSED: 2, Stage.ENVELOPE_SIGNED_OFF: 2,
-    Stage.PLANNED: 3, Stage.PLAN_APPROVED: 3, Stage.RUNNING: 4, Stage.RAN: 4, Stage.JUDGED: 5, Stage.ATTESTED: 5,
-    Stage.REPORTED: 6, Stage.SIGNED_OFF: 6, Stage.ACCEPTED: 6,
+    Stage.SCOPED: 1,
+    Stage.ENVELOPE_DRAFTED: 2,
+    Stage.ENVELOPE_ASSESSED: 2,
+    Stage.ENVELOPE_SIGNED_OFF: 2,
+    Stage.PLANNED: 3,
+    Stage.PLAN_APPROVED: 3,
+    Stage.RUNNING: 4,
+    Stage.RAN: 4,
+    Stage.JUDGED: 5,
+    Stage.ATTESTED: 5,
+    Stage.REPORTED: 6,
+    Stage.SIGNED_OFF: 6,
+    Stage.ACCEPTED: 6,
 }
 
 

@@ -98,8 +98,11 @@ class EvaluationDetail:
     def relevance(self) -> dict[str, int]:
         """How the current envelope's criteria stand on relevance: passed, failed, not assessed."""
         given = list(self.status.relevance.values()) if self.status else []
-        return {"relevant": given.count("passed"), "not relevant": given.count("failed"),
-                "not assessed": given.count(None)}
+        return {
+            "relevant": given.count("passed"),
+            "not relevant": given.count("failed"),
+            "not assessed": given.count(None),
+        }
 
 
 def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDetail:
@@ -111,17 +114,36 @@ def evaluation_detail(graphs: GraphService, evaluation_id: str) -> EvaluationDet
     found = standing(graphs, summary)
     sign_off = None
     if summary.envelope is not None and found.status is None:  # signed off: by whom, when
-        rows = graphs.rows("workspace-envelope-sign-off", {"evaluation": NamedNode(evaluation.iri),
-                                                           "envelope": NamedNode(summary.envelope.iri)})
-        sign_off = next((SignOffRow(r["agent"].value, r["time"].value) for r in reversed(rows)
-                         if r["digest"].value == summary.envelope.digest), None)
+        rows = graphs.rows(
+            "workspace-envelope-sign-off",
+            {"evaluation": NamedNode(evaluation.iri), "envelope": NamedNode(summary.envelope.iri)},
+        )
+        sign_off = next(
+            (
+                SignOffRow(r["agent"].value, r["time"].value)
+                for r in reversed(rows)
+                if r["digest"].value == summary.envelope.digest
+            ),
+            None,
+        )
     approved = {p.iri: p.approved for p in found.plans}
-    plans = tuple(PlanRow(r["plan"].value, minted_number(r["plan"].value),
-                          local_name(r["strategy"].value), int(r["probes"].value), r["envelope"].value,
-                          r["createdBy"].value, r["created"].value, approved.get(r["plan"].value))
-                  for r in graphs.rows("plans", {"evaluation": NamedNode(evaluation.iri)}))
-    reports = tuple(ReportRow(r.iri, r.number, r.run, "final" if r.accepted else "signed" if r.signed_off else "draft")
-                    for r in found.reports)
+    plans = tuple(
+        PlanRow(
+            r["plan"].value,
+            minted_number(r["plan"].value),
+            local_name(r["strategy"].value),
+            int(r["probes"].value),
+            r["envelope"].value,
+            r["createdBy"].value,
+            r["created"].value,
+            approved.get(r["plan"].value),
+        )
+        for r in graphs.rows("plans", {"evaluation": NamedNode(evaluation.iri)})
+    )
+    reports = tuple(
+        ReportRow(r.iri, r.number, r.run, "final" if r.accepted else "signed" if r.signed_off else "draft")
+        for r in found.reports
+    )
     return EvaluationDetail(evaluation, found, sign_off, plans, tuple(list_runs(graphs, evaluation_id)), reports)
 
 

@@ -29,9 +29,21 @@ def recorded_approval(graphs: GraphService, evaluation_id: str) -> Approval:
     summary = next((s for s in list_evaluations(graphs) if s.id == evaluation_id), None)
     envelope = summary.envelope if summary else None
     found = records(graphs, summary.iri) if summary else []
-    state = None if envelope is None else EnvelopeState(envelope.version, envelope.digest, any(
-        r.kind == "envelope-sign-off" and r.subject == envelope.iri and r.envelope_digest == envelope.digest
-        and r.outcome == "passed" for r in found))
+    state = (
+        None
+        if envelope is None
+        else EnvelopeState(
+            envelope.version,
+            envelope.digest,
+            any(
+                r.kind == "envelope-sign-off"
+                and r.subject == envelope.iri
+                and r.envelope_digest == envelope.digest
+                and r.outcome == "passed"
+                for r in found
+            ),
+        )
+    )
 
     def approval(row: Row) -> PlanApprovalStatus:
         plan = row["plan"].value
@@ -39,6 +51,8 @@ def recorded_approval(graphs: GraphService, evaluation_id: str) -> Approval:
             return plan_status(graphs, evaluation_id, minted_number(plan))
         recorded = row["digest"].value
         approvals = tuple(r for r in found if r.kind == "plan-approval" and r.subject == plan)
-        return assess(plan, recorded, recorded, row["envelopeDigest"].value, state, approvals,
-                      input_reasons(graphs, plan))
+        return assess(
+            plan, recorded, recorded, row["envelopeDigest"].value, state, approvals, input_reasons(graphs, plan)
+        )
+
     return approval

@@ -22,12 +22,22 @@ JUDGE_KINDS = {EPO + "HumanJudge": "person", EPO + "RuleJudge": "rule", EPO + "M
 def criterion_texts(graphs: GraphService, evaluation_id: str, criteria: Iterable[str]) -> dict[str, CriterionText]:
     """Each of ``criteria`` (IRIs) that the evaluation's head graph states, by IRI."""
     evaluation = NamedNode(iris_for(graphs, evaluation_id).evaluation)
-    rows = graphs.rows_over("workspace-criteria", ("evaluation", "criterion"),
-                            [(evaluation, NamedNode(c)) for c in sorted(set(criteria))])
-    return {row["criterion"].value: CriterionText(
-        row["criterion"].value, row["identifier"].value, row["statement"].value,
-        row["expected"].value if "expected" in row else None, row["weight"].value if "weight" in row else None,
-        row["dimension"].value, row["category"].value, tuple(row["concepts"].value.split())) for row in rows}
+    rows = graphs.rows_over(
+        "workspace-criteria", ("evaluation", "criterion"), [(evaluation, NamedNode(c)) for c in sorted(set(criteria))]
+    )
+    return {
+        row["criterion"].value: CriterionText(
+            row["criterion"].value,
+            row["identifier"].value,
+            row["statement"].value,
+            row["expected"].value if "expected" in row else None,
+            row["weight"].value if "weight" in row else None,
+            row["dimension"].value,
+            row["category"].value,
+            tuple(row["concepts"].value.split()),
+        )
+        for row in rows
+    }
 
 
 def conversations(graphs: GraphService, cases: Sequence[str]) -> dict[str, tuple[str, str | None, tuple[Turn, ...]]]:
@@ -37,22 +47,39 @@ def conversations(graphs: GraphService, cases: Sequence[str]) -> dict[str, tuple
         case = row["case"].value
         entry = found.setdefault(case, (row["probe"].value, row["trace"].value if "trace" in row else None, []))
         entry[2].append(Turn(int(row["turn"].value), _text(row, "input"), _text(row, "response"), _text(row, "reply")))
-    return {case: (probe, trace, tuple(sorted(turns, key=lambda t: t.index))) for case, (probe, trace, turns) in found.items()}
+    return {
+        case: (probe, trace, tuple(sorted(turns, key=lambda t: t.index)))
+        for case, (probe, trace, turns) in found.items()
+    }
 
 
 def verdicts(graphs: GraphService, determinations: Iterable[str]) -> list[Verdict]:
     """The determinations named, by case, criterion, turn and time."""
-    return [_verdict(row) for row in graphs.rows_over("workspace-verdicts", ("determination",),
-                                                        [(NamedNode(d),) for d in sorted(set(determinations))])]
+    return [
+        _verdict(row)
+        for row in graphs.rows_over(
+            "workspace-verdicts", ("determination",), [(NamedNode(d),) for d in sorted(set(determinations))]
+        )
+    ]
 
 
 def _verdict(row: Row) -> Verdict:
     judge = row["judge"].value
     pointer = (int(row["pointerStart"].value), int(row["pointerEnd"].value)) if "pointerStart" in row else None
-    return Verdict(row["determination"].value, row["criterion"].value, int(row["turn"].value), row["outcome"].value,
-                   row["mode"].value, judge, JUDGE_KINDS.get(row["method"].value, "person"),
-                   _text(row, "judgeName") or local_name(judge), _text(row, "version"),
-                   row["rationale"].value, pointer, row["at"].value)
+    return Verdict(
+        row["determination"].value,
+        row["criterion"].value,
+        int(row["turn"].value),
+        row["outcome"].value,
+        row["mode"].value,
+        judge,
+        JUDGE_KINDS.get(row["method"].value, "person"),
+        _text(row, "judgeName") or local_name(judge),
+        _text(row, "version"),
+        row["rationale"].value,
+        pointer,
+        row["at"].value,
+    )
 
 
 def _text(row: Row, name: str) -> str | None:

@@ -39,11 +39,18 @@ class Provider:
     codes: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def metadata(self, _: Request) -> JSONResponse:
-        return JSONResponse({"issuer": self.issuer, "authorization_endpoint": f"{self.issuer}/authorize",
-                             "token_endpoint": f"{self.issuer}/token", "jwks_uri": f"{self.issuer}/jwks",
-                             "response_types_supported": ["code"], "subject_types_supported": ["public"],
-                             "id_token_signing_alg_values_supported": ["RS256"],
-                             "code_challenge_methods_supported": ["S256"]})
+        return JSONResponse(
+            {
+                "issuer": self.issuer,
+                "authorization_endpoint": f"{self.issuer}/authorize",
+                "token_endpoint": f"{self.issuer}/token",
+                "jwks_uri": f"{self.issuer}/jwks",
+                "response_types_supported": ["code"],
+                "subject_types_supported": ["public"],
+                "id_token_signing_alg_values_supported": ["RS256"],
+                "code_challenge_methods_supported": ["S256"],
+            }
+        )
 
     def authorize(self, request: Request) -> Response:
         asked = request.query_params
@@ -59,15 +66,26 @@ class Provider:
         granted = self.codes.pop(str(form.get("code")), None)
         verifier = str(form.get("code_verifier", ""))
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-        if (request.headers.get("authorization") != f"Basic {basic}" or granted is None
-                or form.get("redirect_uri") != granted["redirect_uri"] or challenge != granted["code_challenge"]):
+        if (
+            request.headers.get("authorization") != f"Basic {basic}"
+            or granted is None
+            or form.get("redirect_uri") != granted["redirect_uri"]
+            or challenge != granted["code_challenge"]
+        ):
             return JSONResponse({"error": "invalid_grant"}, status_code=400)
         now = int(time.time())
-        claims = {"iss": self.issuer, "aud": CLIENT_ID, "iat": now, "exp": now + 300,
-                  "nonce": self.nonce or granted["nonce"], **self.claims}
+        claims = {
+            "iss": self.issuer,
+            "aud": CLIENT_ID,
+            "iat": now,
+            "exp": now + 300,
+            "nonce": self.nonce or granted["nonce"],
+            **self.claims,
+        }
         id_token = jwt.encode({"alg": "RS256", "kid": "test-key"}, claims, self.key)
-        return JSONResponse({"access_token": secrets.token_urlsafe(16), "token_type": "Bearer", "expires_in": 300,
-                             "id_token": id_token})
+        return JSONResponse(
+            {"access_token": secrets.token_urlsafe(16), "token_type": "Bearer", "expires_in": 300, "id_token": id_token}
+        )
 
     def jwks(self, _: Request) -> JSONResponse:
         return JSONResponse(KeySet([self.key]).as_dict(private=False))
@@ -77,9 +95,14 @@ class Provider:
 def oidc_provider() -> Iterator[Provider]:
     """The provider over real HTTP on a free loopback port; its ``issuer`` is its URL."""
     provider = Provider()
-    app = Starlette(routes=[Route("/.well-known/openid-configuration", provider.metadata),
-                            Route("/authorize", provider.authorize), Route("/token", provider.token, methods=["POST"]),
-                            Route("/jwks", provider.jwks)])
+    app = Starlette(
+        routes=[
+            Route("/.well-known/openid-configuration", provider.metadata),
+            Route("/authorize", provider.authorize),
+            Route("/token", provider.token, methods=["POST"]),
+            Route("/jwks", provider.jwks),
+        ]
+    )
     with app_server(app) as url:
         provider.issuer = url
         yield provider

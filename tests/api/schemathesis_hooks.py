@@ -8,8 +8,13 @@ from __future__ import annotations
 
 import schemathesis
 
-TEXT_BODIES = ("application/sparql-query", "application/n-triples", "application/n-quads", "application/trig",
-               "application/rdf+xml")
+TEXT_BODIES = (
+    "application/sparql-query",
+    "application/n-triples",
+    "application/n-quads",
+    "application/trig",
+    "application/rdf+xml",
+)
 
 
 @schemathesis.serializer(*TEXT_BODIES)

@@ -30,11 +30,13 @@ embedded_only = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
 def context_loader(service: Service) -> Callable[..., dict]:
     """A pyld document loader that fetches the deployment's contexts from the running service."""
+
     def load(url: str, options: dict | None = None) -> dict:
         assert url.startswith(BASE_URL), f"JSON-LD refers to a context elsewhere: {url}"
-        answer = service.http.get("/" + url[len(BASE_URL):])
+        answer = service.http.get("/" + url[len(BASE_URL) :])
         assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/ld+json")
         return {"contentType": "application/ld+json", "contextUrl": None, "documentUrl": url, "document": answer.json()}
+
     return load
 
 
@@ -89,12 +91,22 @@ def test_epo_terms_and_ontology_dereference(service: Service) -> None:
 
 def test_minted_graph_iri_dereferences_to_its_catalog_record(service: Service) -> None:
     body = b"<http://example.org/a> <http://example.org/p> 1 ."
-    imported = service.http.post("/evaluations/imports", params={"id": "e1"}, content=body,
-                                 headers={"Content-Type": "text/turtle", **service.auth()})
+    imported = service.http.post(
+        "/evaluations/imports",
+        params={"id": "e1"},
+        content=body,
+        headers={"Content-Type": "text/turtle", **service.auth()},
+    )
     assert imported.status_code == 201, imported.text
-    record = rdflib.Graph().parse(data=service.http.get("/evaluations/e1", headers={"Accept": "text/turtle"}).text, format="turtle")
+    record = rdflib.Graph().parse(
+        data=service.http.get("/evaluations/e1", headers={"Accept": "text/turtle"}).text, format="turtle"
+    )
     size = rdflib.Literal(imported.json()["triples"])
-    assert (rdflib.URIRef("http://caie.test/evaluations/e1"), rdflib.URIRef("http://rdfs.org/ns/void#triples"), size) in record
+    assert (
+        rdflib.URIRef("http://caie.test/evaluations/e1"),
+        rdflib.URIRef("http://rdfs.org/ns/void#triples"),
+        size,
+    ) in record
 
 
 def test_specification_files_load_once(service: Service) -> None:
@@ -128,9 +140,15 @@ def test_graph_iris_and_vocabulary_iris_are_apart(service: Service, spec_quads: 
     graphs = {g["graph"] for g in catalog["graphs"]}
     templates = len(list((REPO / "ontologies" / "templates").glob("*.ttl")))  # one opening-turn set per language
     judges = len(list((REPO / "examples" / "judges").glob("*.ttl")))  # the worked example's judging rules
-    assert len(graphs) == 12 + templates + judges and all(g.startswith(BASE_URL + "graphs/") for g in graphs)  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
-    for path, kind in (("dso/vaccine-education", rdflib.OWL.Ontology), ("catalog", rdflib.OWL.Ontology),
-                       ("shapes/record", rdflib.OWL.Ontology), ("kg/kenya", rdflib.DCAT.Dataset)):
+    assert len(graphs) == 12 + templates + judges and all(
+        g.startswith(BASE_URL + "graphs/") for g in graphs
+    )  # 2 ontologies, 1 DSO, 4 KGs, 5 shapes
+    for path, kind in (
+        ("dso/vaccine-education", rdflib.OWL.Ontology),
+        ("catalog", rdflib.OWL.Ontology),
+        ("shapes/record", rdflib.OWL.Ontology),
+        ("kg/kenya", rdflib.DCAT.Dataset),
+    ):
         answer = service.http.get(f"/{path}", headers={"Accept": "text/turtle"})
         assert answer.status_code == 200, path
         described = rdflib.Graph().parse(data=answer.text, format="turtle")
@@ -153,8 +171,9 @@ def test_no_route_shadows_the_vocabulary(service: Service, spec_quads: list[Quad
     paths = {*app.openapi()["paths"], *(getattr(route, "path", None) or "/" for route in app.routes)}
     routed = {path.split("/")[1] for path in paths if path not in ("/", "/{path}", "/{path:path}")}
     assert {"graphs", "evaluations", "sparql", "docs"} <= routed
-    vocabulary = {q.subject.value[len(VOCAB_BASE):].split("/")[0]
-                  for q in spec_quads if q.subject.value.startswith(VOCAB_BASE)}
+    vocabulary = {
+        q.subject.value[len(VOCAB_BASE) :].split("/")[0] for q in spec_quads if q.subject.value.startswith(VOCAB_BASE)
+    }
     assert vocabulary >= {"epo", "catalog", "dso", "kg", "shapes"}
     assert not vocabulary & (routed | DEPLOYMENT_SEGMENTS), vocabulary & (routed | DEPLOYMENT_SEGMENTS)
 

@@ -33,19 +33,29 @@ def without(body: dict, keys: tuple[str, ...] = SERVER_FIELDS) -> dict:
 def sign_off(service: Service) -> dict:
     """The domain expert assesses the DSO, each criterion (an out-of-scope one as not relevant) and the envelope;
     the organizational expert signs it off. The sign-off's JSON."""
-    answer = service.http.post(f"/evaluations/{ID}/dso/appropriateness",
-                               json={"appropriate": True, "rationale": "models what the public asks"}, headers=service.auth("annie"))
+    answer = service.http.post(
+        f"/evaluations/{ID}/dso/appropriateness",
+        json={"appropriate": True, "rationale": "models what the public asks"},
+        headers=service.auth("annie"),
+    )
     assert answer.status_code == 201, answer.text
     for criterion in example_envelope()["criteria"]:
         relevant = criterion.get("inScope", True)
-        answer = service.http.post(f"/evaluations/{ID}/criteria/{criterion['id']}/relevance",
-                                   json={"relevant": relevant, "rationale": "matters in the outbreak" if relevant else "out of scope"},
-                                   headers=service.auth("annie"))
+        answer = service.http.post(
+            f"/evaluations/{ID}/criteria/{criterion['id']}/relevance",
+            json={"relevant": relevant, "rationale": "matters in the outbreak" if relevant else "out of scope"},
+            headers=service.auth("annie"),
+        )
         assert answer.status_code == 201, answer.text
-    answer = service.http.post(f"/evaluations/{ID}/envelope/appropriateness",
-                               json={"appropriate": True, "rationale": "fits the public"}, headers=service.auth("annie"))
+    answer = service.http.post(
+        f"/evaluations/{ID}/envelope/appropriateness",
+        json={"appropriate": True, "rationale": "fits the public"},
+        headers=service.auth("annie"),
+    )
     assert answer.status_code == 201, answer.text
-    signed = service.http.post(f"/evaluations/{ID}/envelope/sign-off", json={"comment": "for the ministry"}, headers=service.auth("dana"))
+    signed = service.http.post(
+        f"/evaluations/{ID}/envelope/sign-off", json={"comment": "for the ministry"}, headers=service.auth("dana")
+    )
     assert signed.status_code == 201, signed.text
     return signed.json()
 
@@ -112,9 +122,14 @@ def _rdf_upload_is_read_and_checked_like_json(loaded: Service) -> None:
     """The evaluation (with its envelope) as the service writes it in Turtle, uploaded again under another id."""
     turtle = loaded.http.get(f"/evaluations/{ID}", headers={"Accept": "text/turtle"}).text
     copied = turtle.replace(f"evaluations/{ID}", "evaluations/copy")
-    put = loaded.http.put("/evaluations/copy", content=copied, headers={"Content-Type": "text/turtle", **loaded.auth("theo")})
+    put = loaded.http.put(
+        "/evaluations/copy", content=copied, headers={"Content-Type": "text/turtle", **loaded.auth("theo")}
+    )
     assert put.status_code == 201, put.text
-    assert without(put.json(), (*SERVER_FIELDS, "ignoredTriples", "ignoredExamples")) == {**example_evaluation(), "id": "copy"}
+    assert without(put.json(), (*SERVER_FIELDS, "ignoredTriples", "ignoredExamples")) == {
+        **example_evaluation(),
+        "id": "copy",
+    }
     original = loaded.http.get(f"/evaluations/{ID}/envelope").json()
     copy_env = loaded.http.get("/evaluations/copy/envelope").json()
     assert copy_env["digest"] == original["digest"] and copy_env["criteria"] == original["criteria"]
@@ -122,7 +137,9 @@ def _rdf_upload_is_read_and_checked_like_json(loaded: Service) -> None:
     before = snapshot(loaded.store)
     zero = copied.replace('epo:weight "10"^^xsd:decimal', 'epo:weight "0"^^xsd:decimal')
     assert zero != copied
-    refused = loaded.http.put("/evaluations/copy", content=zero, headers={"Content-Type": "text/turtle", **loaded.auth("theo")})
+    refused = loaded.http.put(
+        "/evaluations/copy", content=zero, headers={"Content-Type": "text/turtle", **loaded.auth("theo")}
+    )
     assert refused.status_code == 422 and "weight 0" in refused.json()["detail"]
     assert snapshot(loaded.store) == before
 
@@ -142,7 +159,11 @@ def _cycle(body: dict) -> None:
 
 BAD_ENVELOPES = {
     "unknown concept": (lambda b: b["criteria"][2]["concepts"].append("ve:Smallpox"), 422, "unknown DSO concept"),
-    "KG term is no DSO concept": (lambda b: b["criteria"][2]["concepts"].append("kg:kenya/country"), 422, "unknown DSO concept"),
+    "KG term is no DSO concept": (
+        lambda b: b["criteria"][2]["concepts"].append("kg:kenya/country"),
+        422,
+        "unknown DSO concept",
+    ),
     "weight missing": (lambda b: b["criteria"][1].pop("weight"), 422, "criteria.1.weight"),
     "weight zero": (lambda b: b["criteria"][1].update(weight=0), 422, "greater than zero"),
     "weight negative": (lambda b: b["criteria"][1].update(weight=-2), 422, "greater than zero"),
@@ -167,8 +188,11 @@ BAD_SCOPES = {
     "KG not loaded": (lambda b: b["knowledgeGraphs"].append("atlantis"), 422, "'atlantis' is not loaded"),
     "unknown use boundary value": (lambda b: b["useBoundary"]["languages"].append("kg:kenya/lang-xx"), 422, "lang-xx"),
     "unknown out-of-scope concept": (lambda b: b["outOfScope"][0]["concepts"].append("ve:Smallpox"), 422, "Smallpox"),
-    "duplicate assumption id": (lambda b: b["operatingEnvironment"]["assumptions"].append(
-        {"id": "no-identity", "statement": "again"}), 422, "duplicate assumption id 'no-identity'"),
+    "duplicate assumption id": (
+        lambda b: b["operatingEnvironment"]["assumptions"].append({"id": "no-identity", "statement": "again"}),
+        422,
+        "duplicate assumption id 'no-identity'",
+    ),
     "not an IRI": (lambda b: b["useBoundary"]["users"].append("somebody"), 422, "not an absolute IRI"),
 }
 
@@ -195,11 +219,15 @@ def test_refusals_store_nothing(loaded: Service) -> None:
     before = snapshot(loaded.store)
     again = loaded.http.post("/evaluations", json=example_evaluation(), headers=loaded.auth("theo"))
     assert again.status_code == 409
-    other = loaded.http.put(f"/evaluations/{ID}", json={**example_evaluation(), "id": "other"}, headers=loaded.auth("theo"))
+    other = loaded.http.put(
+        f"/evaluations/{ID}", json={**example_evaluation(), "id": "other"}, headers=loaded.auth("theo")
+    )
     assert other.status_code == 422 and "'other'" in other.json()["detail"]
     for case in sorted(BAD_ENVELOPES):
         change, status, message = BAD_ENVELOPES[case]
-        answer = loaded.http.put(f"/evaluations/{ID}/envelope", json=_envelope_with(change), headers=loaded.auth("theo"))
+        answer = loaded.http.put(
+            f"/evaluations/{ID}/envelope", json=_envelope_with(change), headers=loaded.auth("theo")
+        )
         assert answer.status_code == status, (case, answer.text)
         assert message in answer.json()["detail"], case
     assert snapshot(loaded.store) == before
@@ -212,19 +240,42 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     create(loaded)
     url = f"/evaluations/{ID}"
     early = loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("dana"))
-    assert early.status_code == 409 and "appropriateness" in early.json()["detail"] and "'c01'" in early.json()["detail"]
-    assert "appropriateness of the DSO" in early.json()["detail"] and "'c12': out of scope without" in early.json()["detail"]
+    assert (
+        early.status_code == 409 and "appropriateness" in early.json()["detail"] and "'c01'" in early.json()["detail"]
+    )
+    assert (
+        "appropriateness of the DSO" in early.json()["detail"]
+        and "'c12': out of scope without" in early.json()["detail"]
+    )
 
     relevance = {"relevant": True, "rationale": "core"}
     assert loaded.http.post(f"{url}/criteria/c01/relevance", json=relevance).status_code == 401
-    assert loaded.http.post(f"{url}/criteria/c01/relevance", json=relevance, headers=loaded.auth("dana")).status_code == 403
-    assert loaded.http.post(f"{url}/criteria/c99/relevance", json=relevance, headers=loaded.auth("annie")).status_code == 404
+    assert (
+        loaded.http.post(f"{url}/criteria/c01/relevance", json=relevance, headers=loaded.auth("dana")).status_code
+        == 403
+    )
+    assert (
+        loaded.http.post(f"{url}/criteria/c99/relevance", json=relevance, headers=loaded.auth("annie")).status_code
+        == 404
+    )
     appropriateness = {"appropriate": True, "rationale": "fits"}
-    assert loaded.http.post(f"{url}/envelope/appropriateness", json=appropriateness, headers=loaded.auth("theo")).status_code == 403
+    assert (
+        loaded.http.post(
+            f"{url}/envelope/appropriateness", json=appropriateness, headers=loaded.auth("theo")
+        ).status_code
+        == 403
+    )
     assert loaded.http.post(f"{url}/envelope/sign-off", headers=loaded.auth("annie")).status_code == 403
-    assert loaded.http.post(f"{url}/dso/appropriateness", json=appropriateness, headers=loaded.auth("theo")).status_code == 403
-    assert loaded.http.post("/evaluations/nope/dso/appropriateness", json=appropriateness,
-                            headers=loaded.auth("annie")).status_code == 404
+    assert (
+        loaded.http.post(f"{url}/dso/appropriateness", json=appropriateness, headers=loaded.auth("theo")).status_code
+        == 403
+    )
+    assert (
+        loaded.http.post(
+            "/evaluations/nope/dso/appropriateness", json=appropriateness, headers=loaded.auth("annie")
+        ).status_code
+        == 404
+    )
 
     first = sign_off(loaded)
     assert first["kind"] == "envelope-sign-off" and first["agent"] == "dana"
@@ -244,9 +295,14 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     # (each would name the frozen digest and change what GET …/envelope says of it, the sign-off standing).
     records = loaded.http.get(f"{url}/approvals").json()["approvals"]
     before = snapshot(loaded.store)
-    for path, body in [("envelope/sign-off", {}), ("criteria/c01/relevance", {"relevant": False, "rationale": "late"}),
-                       ("envelope/appropriateness", {"appropriate": False, "rationale": "second thoughts"})]:
-        refused = loaded.http.post(f"{url}/{path}", json=body, headers=loaded.auth("dana" if "sign" in path else "annie"))
+    for path, body in [
+        ("envelope/sign-off", {}),
+        ("criteria/c01/relevance", {"relevant": False, "rationale": "late"}),
+        ("envelope/appropriateness", {"appropriate": False, "rationale": "second thoughts"}),
+    ]:
+        refused = loaded.http.post(
+            f"{url}/{path}", json=body, headers=loaded.auth("dana" if "sign" in path else "annie")
+        )
         assert refused.status_code == 409, (path, refused.text)
         assert "signed off by dana" in refused.json()["detail"] and "envelope/versions" in refused.json()["detail"]
     assert snapshot(loaded.store) == before
@@ -255,7 +311,10 @@ def test_approval_flow_is_enforced_and_append_only(loaded: Service) -> None:
     assert after == records and [r["kind"] for r in after].count("envelope-sign-off") == 1
     assert len(records) == 1 + len(example_envelope()["criteria"]) + 1 + 1
     assert (records[0]["kind"], records[0]["subject"], records[0]["envelopeDigest"]) == (
-        "dso-appropriateness", BASE_URL + "graphs/dso/vaccine-education", None)
+        "dso-appropriateness",
+        BASE_URL + "graphs/dso/vaccine-education",
+        None,
+    )
 
     turtle = loaded.http.get(f"{url}/approvals", headers={"Accept": "text/turtle"}).text
     graph = rdflib.Graph().parse(data=turtle, format="turtle")

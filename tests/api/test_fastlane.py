@@ -31,12 +31,20 @@ from ..servers import children, free_port, wait_until_up
 BASE = "http://caie.test/"
 GRAPH = f"{BASE}graphs/ontologies/data"
 TOKENS = {"admin-token": "admin", "vera-token": "vera"}
-DATA = ("<http://example.org/data> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/2002/07/owl#Ontology> .\n"
-        + "".join(f'<http://example.org/s{i}> <http://example.org/p> "v{i}" .\n' for i in range(1000))).encode()
-LIMITS = {"CAIE_QUERY_TIME_LIMIT_S": "2", "CAIE_QUERY_MAX_RESULT_BYTES": "50000", "CAIE_QUERY_MEMORY_LIMIT_MB": "64",
-          "CAIE_FAST_LANE_BUDGET_S": "0.25"}
-RUNAWAY = ("SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?x ?y ?z } "
-           "FILTER(STRLEN(CONCAT(STR(?c), STR(?f), STR(?z))) > 1000) }")
+DATA = (
+    "<http://example.org/data> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/2002/07/owl#Ontology> .\n"
+    + "".join(f'<http://example.org/s{i}> <http://example.org/p> "v{i}" .\n' for i in range(1000))
+).encode()
+LIMITS = {
+    "CAIE_QUERY_TIME_LIMIT_S": "2",
+    "CAIE_QUERY_MAX_RESULT_BYTES": "50000",
+    "CAIE_QUERY_MEMORY_LIMIT_MB": "64",
+    "CAIE_FAST_LANE_BUDGET_S": "0.25",
+}
+RUNAWAY = (
+    "SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?x ?y ?z } "
+    "FILTER(STRLEN(CONCAT(STR(?c), STR(?f), STR(?z))) > 1000) }"
+)
 _EIGHT_FOLD = "".join(f"BIND (CONCAT({', '.join([f'?v{step}'] * 8)}) AS ?v{step + 1}) " for step in range(8))
 HUGE_VALUE = f'SELECT ?v8 WHERE {{ BIND ("0123456789abcdef" AS ?v0) {_EIGHT_FOLD}}}'
 """One value grown eightfold eight times (16 bytes to 268 MB): the memory bound is reached after some 40 MB of
@@ -61,8 +69,11 @@ class Served:
     def listener(self) -> str:
         """The inode of the listening socket."""
         listening = f"0100007F:{self.port:04X} 00000000:0000 0A"
-        return next(line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
-                    if " ".join(line.split()[1:4]) == listening)
+        return next(
+            line.split()[9]
+            for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+            if " ".join(line.split()[1:4]) == listening
+        )
 
     def fronts(self) -> set[int]:
         """The children holding the listening socket: the fronts (query workers close it)."""
@@ -100,9 +111,17 @@ def holder(served: Served, client: socket.socket) -> int | None:
     The main process first: a query worker it forks holds copies of its sockets until it closes them."""
     local = client.getsockname()[1]
     wanted = f"0100007F:{served.port:04X} 0100007F:{local:04X}"
-    inode = next((line.split()[9] for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
-                  if " ".join(line.split()[1:3]) == wanted), None)
-    return next((pid for pid in [served.process.pid, *children(served.process.pid)] if inode and holds(pid, inode)), None)
+    inode = next(
+        (
+            line.split()[9]
+            for line in Path("/proc/net/tcp").read_text().splitlines()[1:]
+            if " ".join(line.split()[1:3]) == wanted
+        ),
+        None,
+    )
+    return next(
+        (pid for pid in [served.process.pid, *children(served.process.pid)] if inode and holds(pid, inode)), None
+    )
 
 
 def two_fronts(served: Served) -> None:
@@ -118,9 +137,23 @@ def start(data: Path, **env: str) -> Served:
     tokens = {token: {"agent": agent, "roles": ROLES[agent]} for token, agent in TOKENS.items()}
     log = (data.parent / f"{data.name}.log").open("wb")
     process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port), "--base-url", BASE],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(tokens), "CAIE_FAST_LANE_PROCESSES": "2", **LIMITS, **env})
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "serve",
+            "--data-dir",
+            str(data),
+            "--port",
+            str(port),
+            "--base-url",
+            BASE,
+        ],
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "CAIE_TOKENS": json.dumps(tokens), "CAIE_FAST_LANE_PROCESSES": "2", **LIMITS, **env},
+    )
     return Served(process, port)
 
 
@@ -132,8 +165,12 @@ def stop(served: Served) -> None:
 
 def load(served: Served, name: str = "data", data: bytes = DATA) -> None:
     wait_until_up(served.url + "/health", served.process, seconds=120)
-    put = httpx.put(f"{served.url}/graphs/ontologies/{name}", content=data,
-                    headers={"Content-Type": "text/turtle", "Authorization": "Bearer admin-token"}, timeout=60)
+    put = httpx.put(
+        f"{served.url}/graphs/ontologies/{name}",
+        content=data,
+        headers={"Content-Type": "text/turtle", "Authorization": "Bearer admin-token"},
+        timeout=60,
+    )
     assert put.status_code in (200, 201), put.text
 
 
@@ -261,10 +298,15 @@ def test_every_answer_is_the_main_process_answer_byte_for_byte(servers: tuple[Se
                 break
         assert by_front, f"not answered by a front in {attempt + 1} tries: {target} {headers}"
     body = b"query=" + quote(LOOKUP).encode()
-    for method, target, headers in [*MAIN_CASES, ("POST", "/sparql", {"Content-Type": "application/x-www-form-urlencoded"})]:
+    for method, target, headers in [
+        *MAIN_CASES,
+        ("POST", "/sparql", {"Content-Type": "application/x-www-form-urlencoded"}),
+    ]:
         ours, theirs = Connection(lane), Connection(plain)
         sent = body if method == "POST" else b""
-        assert undated(ours.send(method, target, headers, sent)) == undated(theirs.send(method, target, headers, sent)), target
+        assert undated(ours.send(method, target, headers, sent)) == undated(
+            theirs.send(method, target, headers, sent)
+        ), target
         assert ours.holder() == lane.process.pid, f"{method} {target} {headers} was not handed to the main process"
         # once handed over, a lookup on the same connection is the main process's too
         assert b'"v7"' in ours.send("GET", sparql(LOOKUP), {"Accept": JSON})
@@ -281,16 +323,24 @@ def test_after_a_write_every_keep_alive_connection_sees_it(servers: tuple[Served
         connections = [Connection(lane) for _ in range(6)]
         for connection in connections:
             assert b'"v7"' in connection.send("GET", sparql(LOOKUP), {"Accept": JSON})
-        assert any(c.holder() in lane.fronts() for c in connections), f"no front holds a connection: {[c.holder() for c in connections]} {lane.process.pid} {lane.fronts()} {children(lane.process.pid)}"
+        assert any(c.holder() in lane.fronts() for c in connections), (
+            f"no front holds a connection: {[c.holder() for c in connections]} {lane.process.pid} {lane.fronts()} {children(lane.process.pid)}"
+        )
         subject = f"http://example.org/new{round_}"
-        load(lane, f"new{round_}", f'<{subject}> a <http://www.w3.org/2002/07/owl#Ontology> ; <http://example.org/p> "fresh" .\n'.encode())
+        load(
+            lane,
+            f"new{round_}",
+            f'<{subject}> a <http://www.w3.org/2002/07/owl#Ontology> ; <http://example.org/p> "fresh" .\n'.encode(),
+        )
         for connection in connections:  # at once, on the same connections
             answer = connection.send("GET", sparql(f"SELECT ?o WHERE {{ <{subject}> ?p ?o }}"), {"Accept": JSON})
             assert b'"fresh"' in answer, answer
             connection.close()
 
 
-def test_a_runaway_in_a_front_ends_with_the_main_process_error_while_lookups_go_on(servers: tuple[Served, Served]) -> None:
+def test_a_runaway_in_a_front_ends_with_the_main_process_error_while_lookups_go_on(
+    servers: tuple[Served, Served],
+) -> None:
     """A runaway goes to a front, which gives it up at its 0.25 s budget; the main process runs it to its 2 s limit
     and answers its clear error; meanwhile fronts (fresh ones) answer lookups. The same for a query that takes
     more memory than a front may, which ends at the main process's memory bound."""
@@ -315,7 +365,9 @@ def test_a_runaway_in_a_front_ends_with_the_main_process_error_while_lookups_go_
         head, _, body = answer.partition(b"\r\n\r\n")
         assert head.startswith(b"HTTP/1.1 500 ") and b"application/problem+json" in head, answer[:300]
         assert json.loads(body)["limit"] == limit
-        assert runaway.holder() == lane.process.pid and front not in lane.fronts(), "the front that gave up did not exit"
+        assert runaway.holder() == lane.process.pid and front not in lane.fronts(), (
+            "the front that gave up did not exit"
+        )
         runaway.close()
     two_fronts(lane)
     fresh = Connection(lane)

@@ -42,7 +42,9 @@ LISTINGS = {
     "/graphs": {"kind": "#/graphs/0/kind", "identifier": "#/graphs/0/identifier"},
 }
 """A listing's path, and where in its answer the first item's identifying parameters are."""
-CREATED = {("post", "/evaluations/{evaluation_id}/plans"): ("/evaluations/{evaluation_id}/plans", {"number": "#/number"})}
+CREATED = {
+    ("post", "/evaluations/{evaluation_id}/plans"): ("/evaluations/{evaluation_id}/plans", {"number": "#/number"})
+}
 """A create, the listing whose items it makes, and where in its answer the new item's parameters are."""
 
 
@@ -67,7 +69,10 @@ def with_links(spec: dict[str, Any]) -> dict[str, Any]:
             for operation in item.values():
                 parameters = {name: f"$response.body{pointer}" for name, pointer in found.items()}
                 parameters |= {name: f"$request.path.{name}" for name in needed - set(found)}
-                links[f"To{operation['operationId']}"] = {"operationId": operation["operationId"], "parameters": parameters}
+                links[f"To{operation['operationId']}"] = {
+                    "operationId": operation["operationId"],
+                    "parameters": parameters,
+                }
         spec["paths"][path][method]["responses"][status]["links"] = links
     return spec
 
@@ -76,23 +81,52 @@ def test_the_links_reach_the_operations_on_each_listed_item(service: Service) ->
     linked = with_links(service.http.get("/openapi.json").json())
     paths = linked["paths"]
     evaluation = {link["operationId"] for link in paths["/evaluations"]["get"]["responses"]["200"]["links"].values()}
-    on_plan = {link["operationId"] for link in paths["/evaluations/{evaluation_id}/plans"]["get"]["responses"]["200"]["links"].values()}
+    on_plan = {
+        link["operationId"]
+        for link in paths["/evaluations/{evaluation_id}/plans"]["get"]["responses"]["200"]["links"].values()
+    }
     assert paths["/evaluations/{evaluation_id}"]["get"]["operationId"] in evaluation
     assert paths["/evaluations/{evaluation_id}/plans/{number}/approval"]["post"]["operationId"] in on_plan
     assert not on_plan & evaluation  # a plan's number is not an evaluation's operation parameter
 
 
-def test_schemathesis_stateful_chains_find_no_failure(service: Service, worked_example_quads: list[Quad],
-                                                      tmp_path: Path) -> None:
+def test_schemathesis_stateful_chains_find_no_failure(
+    service: Service, worked_example_quads: list[Quad], tmp_path: Path
+) -> None:
     restore(service.store, worked_example_quads)
     document = tmp_path / "openapi.json"
     document.write_text(json.dumps(with_links(service.http.get("/openapi.json").json())))
     run = subprocess.run(
-        [schemathesis(), "--config-file", str(CONFIG), "--no-color", "run", str(document), "--url", service.url,
-         "--phases", "stateful", "--checks", "all", "--header", f"Authorization: Bearer {service.tokens['admin']}",
-         "--max-examples", str(EXAMPLES), "--seed", str(SEED), "--generation-database", "none",
-         "--request-timeout", "30", "--workers", "1"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
+        [
+            schemathesis(),
+            "--config-file",
+            str(CONFIG),
+            "--no-color",
+            "run",
+            str(document),
+            "--url",
+            service.url,
+            "--phases",
+            "stateful",
+            "--checks",
+            "all",
+            "--header",
+            f"Authorization: Bearer {service.tokens['admin']}",
+            "--max-examples",
+            str(EXAMPLES),
+            "--seed",
+            str(SEED),
+            "--generation-database",
+            "none",
+            "--request-timeout",
+            "30",
+            "--workers",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
         check=False,  # its exit status is asserted below, with its report
     )
     report = run.stdout[-20_000:] + run.stderr[-2_000:]

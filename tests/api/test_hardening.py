@@ -80,37 +80,48 @@ def test_no_credential_is_401_before_any_body_or_path_validation(service: Servic
         for body in bodies.items()
         for headers in ({}, {"Authorization": "Bearer not-a-known-token"})
     ]:
-        answer = service.http.request(method, path, content=body, headers={"Content-Type": "application/json", **headers})
-        assert is_problem(answer, 401), f"{method} {path} with {what} and {headers or 'no credential'}: {answer.status_code} {answer.text}"
+        answer = service.http.request(
+            method, path, content=body, headers={"Content-Type": "application/json", **headers}
+        )
+        assert is_problem(answer, 401), (
+            f"{method} {path} with {what} and {headers or 'no credential'}: {answer.status_code} {answer.text}"
+        )
         assert answer.headers["www-authenticate"].startswith("Bearer")
     # with a credential, the body is validated as before; and a SPARQL query by POST stays public
-    bad = service.http.post("/evaluations", content=b"{not json", headers={"Content-Type": "application/json", **service.auth("theo")})
+    bad = service.http.post(
+        "/evaluations", content=b"{not json", headers={"Content-Type": "application/json", **service.auth("theo")}
+    )
     assert is_problem(bad, 422)
-    query = service.http.post("/sparql", data={"query": "ASK {}"}, headers={"Accept": "application/sparql-results+json"})
+    query = service.http.post(
+        "/sparql", data={"query": "ASK {}"}, headers={"Accept": "application/sparql-results+json"}
+    )
     assert query.status_code == 200 and query.json()["boolean"] is True
 
 
 # ------------------------------------------------------------------------------ paths that cannot be IRIs
 
 
-@pytest.mark.parametrize("path, named", [
-    ("/evaluations/a%20b", "U+0020"),
-    ("/evaluations/%3C%3E", "U+003C"),
-    ("/graphs/kg/%22x", "U+0022"),
-    ("/epo/%7Bbad%7D", "U+007B"),
-    ("/a%20b/c", "U+0020"),
-    ("/x%7Cy", "U+007C"),
-    ("/x%5Ey", "U+005E"),
-    ("/x%60y", "U+0060"),
-    ("/x%5Cy", "U+005C"),
-    ("/x%7Dy", "U+007D"),
-    ("/x%3Ey", "U+003E"),
-    ("/x%01y", "U+0001"),
-    ("/x%7Fy", "U+007F"),
-    ("/x%25zz", "'%' not followed by two hex digits"),
-    ("/evaluations/a%20b/envelope", "U+0020"),
-    ("/evaluations/a%20b/plans/1/probes", "U+0020"),
-])
+@pytest.mark.parametrize(
+    "path, named",
+    [
+        ("/evaluations/a%20b", "U+0020"),
+        ("/evaluations/%3C%3E", "U+003C"),
+        ("/graphs/kg/%22x", "U+0022"),
+        ("/epo/%7Bbad%7D", "U+007B"),
+        ("/a%20b/c", "U+0020"),
+        ("/x%7Cy", "U+007C"),
+        ("/x%5Ey", "U+005E"),
+        ("/x%60y", "U+0060"),
+        ("/x%5Cy", "U+005C"),
+        ("/x%7Dy", "U+007D"),
+        ("/x%3Ey", "U+003E"),
+        ("/x%01y", "U+0001"),
+        ("/x%7Fy", "U+007F"),
+        ("/x%25zz", "'%' not followed by two hex digits"),
+        ("/evaluations/a%20b/envelope", "U+0020"),
+        ("/evaluations/a%20b/plans/1/probes", "U+0020"),
+    ],
+)
 @EMBEDDED_ONLY
 def test_a_path_that_cannot_be_an_iri_is_400_naming_the_character(service: Service, path: str, named: str) -> None:
     for accept in ("text/html", "text/turtle", "application/json"):
@@ -135,18 +146,27 @@ def test_iri_parameters_are_checked_and_valid_paths_still_resolve(service: Servi
 
 # ------------------------------------------------------------------------------ links and page policy
 
-UNSAFE = ["javascript:alert(1)", "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==", "vbscript:x",
-          "http://caie.test//evil.example/x"]
+UNSAFE = [
+    "javascript:alert(1)",
+    "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+    "vbscript:x",
+    "http://caie.test//evil.example/x",
+]
 THING = "https://w3id.org/ob-caie/thing"
 
 
 def page_with_unsafe_links(service: Service) -> httpx.Response:
     objects = " , ".join(f"<{iri}>" for iri in UNSAFE[:3]) + f" , <{UNSAFE[3]}> , <https://w3id.org/ob-caie/ont>"
-    turtle = (f"<https://w3id.org/ob-caie/ont> a <http://www.w3.org/2002/07/owl#Ontology> .\n"
-              f"<{THING}> <http://www.w3.org/2000/01/rdf-schema#seeAlso> {objects} ; "
-              f"<http://www.w3.org/2000/01/rdf-schema#label> \"thing\" .")
-    stored = service.http.put("/graphs/ontologies/links", content=turtle.encode(),
-                              headers={"Content-Type": "text/turtle", **service.auth("admin")})
+    turtle = (
+        f"<https://w3id.org/ob-caie/ont> a <http://www.w3.org/2002/07/owl#Ontology> .\n"
+        f"<{THING}> <http://www.w3.org/2000/01/rdf-schema#seeAlso> {objects} ; "
+        f"<http://www.w3.org/2000/01/rdf-schema#label> \"thing\" ."
+    )
+    stored = service.http.put(
+        "/graphs/ontologies/links",
+        content=turtle.encode(),
+        headers={"Content-Type": "text/turtle", **service.auth("admin")},
+    )
     assert stored.status_code == 201, stored.text
     return service.http.get("/thing", headers={"Accept": "text/html"})
 
@@ -163,8 +183,13 @@ def test_only_http_iris_become_links_and_every_answer_has_the_policy(service: Se
     assert "default-src 'none'" in policy and "frame-ancestors 'none'" in policy
     assert "script-src 'self'" in policy and "unsafe-inline" not in policy  # scripts only as files of ours
     refused = service.http.post("/evaluations", json={})
-    for answer in (page, service.http.get("/health"), service.http.get("/graphs", headers={"Accept": "text/html"}),
-                   refused, service.http.get("/a%20b")):
+    for answer in (
+        page,
+        service.http.get("/health"),
+        service.http.get("/graphs", headers={"Accept": "text/html"}),
+        refused,
+        service.http.get("/a%20b"),
+    ):
         assert answer.headers["x-content-type-options"] == "nosniff"
         assert answer.headers["content-security-policy"] == policy
     docs = service.http.get("/docs")
@@ -186,16 +211,26 @@ def test_pages_render_in_a_browser_without_breaking_their_policy(service: Servic
 # ------------------------------------------------------------------------------ the plan budget limit
 
 
-def test_a_budget_over_the_limit_is_422_naming_it(service: Service, tokens: dict[str, str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
-    over = service.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "budget": LIMIT + 1}, headers=service.auth("theo"))
-    assert is_problem(over, 422) and f"{LIMIT:,}" in over.json()["detail"] and "CAIE_MAX_PLAN_BUDGET" in over.json()["detail"]
+def test_a_budget_over_the_limit_is_422_naming_it(
+    service: Service, tokens: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    over = service.http.post(
+        f"/evaluations/{ID}/plans", json={**PLAN, "budget": LIMIT + 1}, headers=service.auth("theo")
+    )
+    assert (
+        is_problem(over, 422)
+        and f"{LIMIT:,}" in over.json()["detail"]
+        and "CAIE_MAX_PLAN_BUDGET" in over.json()["detail"]
+    )
     monkeypatch.setenv("CAIE_MAX_PLAN_BUDGET", "50")
     assert Settings().max_plan_budget == 50
     app = create_app(settings_for(tokens, max_plan_budget=50), service.store)
     with app_server(app) as url:
-        small = httpx.post(f"{url}/evaluations/{ID}/plans", json={**PLAN, "budget": 51},
-                           headers={"Authorization": f"Bearer {tokens['theo']}"})
+        small = httpx.post(
+            f"{url}/evaluations/{ID}/plans",
+            json={**PLAN, "budget": 51},
+            headers={"Authorization": f"Bearer {tokens['theo']}"},
+        )
     assert is_problem(small, 422) and "at most 50" in small.json()["detail"]
 
 
@@ -218,13 +253,30 @@ def threads_making_a_plan() -> int:
 def caie_serve(data: Path, port: int, tokens: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
     log = (data.parent / f"serve-{port}.log").open("wb")
     credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
-    return subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port),
-                             "--base-url", "http://caie.test/", *extra], cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-                            env={**os.environ, "CAIE_TOKENS": json.dumps(credentials)})
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "serve",
+            "--data-dir",
+            str(data),
+            "--port",
+            str(port),
+            "--base-url",
+            "http://caie.test/",
+            *extra,
+        ],
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "CAIE_TOKENS": json.dumps(credentials)},
+    )
 
 
 def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
-        tmp_path: Path, tokens: dict[str, str], worked_example_quads: list[Quad]) -> None:
+    tmp_path: Path, tokens: dict[str, str], worked_example_quads: list[Quad]
+) -> None:
     # the data directory as `caie serve --examples` leaves it, copied (its start would load and plan it all again)
     data, port = data_dir_with_worked_example(tmp_path / "data", worked_example_quads), free_port()
     process = caie_serve(data, port, tokens)
@@ -234,15 +286,22 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
         wait_until_up(url + "/health", process, seconds=180)
         # a first, small plan compiles this process's scenario tables, so the long plan below is past them and in
         # its checkpointed derivation and sampling when the signal comes
-        small = httpx.post(f"{url}/evaluations/measles/plans", json={**PLAN, "budget": 24, "strategy": "Equal"},
-                           headers=theo, timeout=600)  # a compile: minutes on a busy machine
+        small = httpx.post(
+            f"{url}/evaluations/measles/plans",
+            json={**PLAN, "budget": 24, "strategy": "Equal"},
+            headers=theo,
+            timeout=600,
+        )  # a compile: minutes on a busy machine
         assert small.status_code == 201, small.text
         answers: list[object] = []
 
         def long_request() -> None:
             try:
-                answers.append(httpx.post(f"{url}/evaluations/measles/plans", json={**PLAN, "budget": LIMIT},
-                                          headers=theo, timeout=60))
+                answers.append(
+                    httpx.post(
+                        f"{url}/evaluations/measles/plans", json={**PLAN, "budget": LIMIT}, headers=theo, timeout=60
+                    )
+                )
             except httpx.HTTPError as error:
                 answers.append(error)
 
@@ -278,7 +337,8 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
 
 @EMBEDDED_ONLY
 def test_same_inputs_same_digest_on_a_fresh_and_an_old_store_and_a_plan_stops_when_its_client_goes_away(
-        signed: Service) -> None:
+    signed: Service,
+) -> None:
     # one signed-off store serves both: the plans that check the digest are the ones the abandoned plan is made
     # among, and the first of them compiles the scenario tables (no checkpoint inside) before the client below leaves
     small = {**PLAN, "budget": 40, "strategy": "Equal"}
@@ -290,8 +350,12 @@ def test_same_inputs_same_digest_on_a_fresh_and_an_old_store_and_a_plan_stops_wh
 
     def impatient_client() -> None:
         try:
-            httpx.post(f"{signed.url}/evaluations/{ID}/plans", json={**PLAN, "budget": LIMIT},
-                       headers=signed.auth("theo"), timeout=httpx.Timeout(60.0, read=2.0))
+            httpx.post(
+                f"{signed.url}/evaluations/{ID}/plans",
+                json={**PLAN, "budget": LIMIT},
+                headers=signed.auth("theo"),
+                timeout=httpx.Timeout(60.0, read=2.0),
+            )
         except httpx.ReadTimeout as gave_up:  # the client closes its connection
             outcome.append(gave_up)
 
@@ -305,17 +369,24 @@ def test_same_inputs_same_digest_on_a_fresh_and_an_old_store_and_a_plan_stops_wh
     assert wait_for(lambda: threads_making_a_plan() == 0, 15), "the plan kept going after its client left"
     assert [p["number"] for p in signed.http.get(f"/evaluations/{ID}/plans").json()["plans"]] == [1, 2]
 
-    other = signed.http.put("/evaluations/other", json={**example_evaluation(), "id": "other"}, headers=signed.auth("theo"))
+    other = signed.http.put(
+        "/evaluations/other", json={**example_evaluation(), "id": "other"}, headers=signed.auth("theo")
+    )
     assert other.status_code == 201, other.text
     # a later second (the client above waited 2 s before leaving), by another agent: neither may change the digest
     again = make_plan(signed, small, agent="admin")
     assert (fresh["number"], again["number"]) == (1, 3) and again["digest"] == fresh["digest"]
     # the record still says who made each plan and when; only the digest leaves that out
-    rows = signed.http.get("/sparql", params={"query": """
+    rows = signed.http.get(
+        "/sparql",
+        params={
+            "query": """
         PREFIX prov: <http://www.w3.org/ns/prov#>
         SELECT ?plan ?agent ?when WHERE { ?plan a <https://w3id.org/ob-caie/epo/TestPlan> ;
-          prov:wasAttributedTo ?agent ; prov:generatedAtTime ?when } ORDER BY ?plan"""},
-        headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+          prov:wasAttributedTo ?agent ; prov:generatedAtTime ?when } ORDER BY ?plan"""
+        },
+        headers={"Accept": "application/sparql-results+json"},
+    ).json()["results"]["bindings"]
     made = {r["plan"]["value"].rsplit("/", 1)[-1]: (r["agent"]["value"], r["when"]["value"]) for r in rows}
     assert made["1"][0].endswith("/theo") and made["3"][0].endswith("/admin") and made["1"][1] != made["3"][1]
     # and the digest an approval recomputes from the stored plan is the one recorded
@@ -329,8 +400,9 @@ def test_a_literal_over_the_parsers_bound_is_a_413_problem_and_stores_nothing(se
     slot, _ = app_slot
     body = b'<http://example.org/s> <http://example.org/p> "' + b"a" * (17 * 1024 * 1024) + b'" .\n'
     with slot.serving(create_app(settings_for(service.tokens, max_body_bytes=20_000_000), service.store)):
-        answer = service.http.put("/graphs/ontologies/huge", content=body,
-                                  headers={"Content-Type": "text/turtle", **service.auth("admin")})
+        answer = service.http.put(
+            "/graphs/ontologies/huge", content=body, headers={"Content-Type": "text/turtle", **service.auth("admin")}
+        )
         assert answer.status_code == 413, answer.text[:300]
         assert answer.headers["content-type"].startswith("application/problem+json")
         assert "larger than the parser takes" in answer.json()["detail"]

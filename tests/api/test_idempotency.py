@@ -36,7 +36,9 @@ RUNS = """
 ONTOLOGY = b"@prefix owl: <http://www.w3.org/2002/07/owl#> .\n<https://example.org/o> a owl:Ontology .\n"
 MORE = ONTOLOGY + b"<https://example.org/o> owl:versionInfo \"2\" .\n"
 TRIPLES = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH <http://caie.test/graphs/ontologies/o> { ?s ?p ?o } }"
-RECORDS = "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { GRAPH ?r { ?r a <https://w3id.org/ob-caie/catalog/IdempotencyRecord> } }"
+RECORDS = (
+    "SELECT (COUNT(DISTINCT ?r) AS ?n) WHERE { GRAPH ?r { ?r a <https://w3id.org/ob-caie/catalog/IdempotencyRecord> } }"
+)
 
 
 def count(http: httpx.Client, query: str, **values: str) -> int:
@@ -55,8 +57,16 @@ def keyed(service: Service, agent: str, key: str) -> dict[str, str]:
 def test_a_replayed_determination_is_stored_once_and_gets_the_first_answer(judged: Service) -> None:
     url = f"/evaluations/{ID}/runs/1/determinations"
     probe = probes(judged, "hanging")[0]["probe"]
-    body = {"determinations": [{"probe": probe, "criterion": "hanging", "outcome": "failed",
-                                "rationale": "says nothing about tying the net up"}]}
+    body = {
+        "determinations": [
+            {
+                "probe": probe,
+                "criterion": "hanging",
+                "outcome": "failed",
+                "rationale": "says nothing about tying the net up",
+            }
+        ]
+    }
     key = str(uuid.uuid4())
     annie = count(judged.http, MANUAL, who="/annie")
 
@@ -69,7 +79,10 @@ def test_a_replayed_determination_is_stored_once_and_gets_the_first_answer(judge
     assert count(judged.http, MANUAL, who="/annie") == annie + 1
 
     # another replica over the same store (a fresh app) replays it too
-    with app_server(create_app(settings_for(judged.tokens), judged.store)) as other, httpx.Client(base_url=other) as http:
+    with (
+        app_server(create_app(settings_for(judged.tokens), judged.store)) as other,
+        httpx.Client(base_url=other) as http,
+    ):
         replica = http.post(url, json=body, headers=keyed(judged, "annie", key))
     assert (replica.status_code, replica.json(), replica.headers["Idempotency-Replayed"]) == (201, first.json(), "true")
 
@@ -101,11 +114,14 @@ def test_an_error_is_not_remembered_so_the_fixed_request_records(judged: Service
     good = {"probe": probe, "criterion": "hanging", "outcome": "failed", "rationale": "no tying"}
     key = str(uuid.uuid4())
     annie = count(judged.http, MANUAL, who="/annie")
-    wrong = judged.http.post(url, json={"determinations": [{**good, "outcome": "maybe"}]},
-                             headers=keyed(judged, "annie", key))
+    wrong = judged.http.post(
+        url, json={"determinations": [{**good, "outcome": "maybe"}]}, headers=keyed(judged, "annie", key)
+    )
     assert wrong.status_code == 422 and "outcome" in wrong.text, wrong.text
-    assert judged.http.post(url, json={"determinations": [good]}, headers=keyed(judged, "annie", "not a key")) \
-        .status_code == 400  # a space is not in a key
+    assert (
+        judged.http.post(url, json={"determinations": [good]}, headers=keyed(judged, "annie", "not a key")).status_code
+        == 400
+    )  # a space is not in a key
     fixed = judged.http.post(url, json={"determinations": [good]}, headers=keyed(judged, "annie", key))
     assert fixed.status_code == 201 and "Idempotency-Replayed" not in fixed.headers, fixed.text
     assert count(judged.http, MANUAL, who="/annie") == annie + 1
@@ -142,8 +158,9 @@ def test_a_replayed_run_start_starts_no_run(judged: Service) -> None:
     assert judged.http.get(f"/evaluations/{ID}/runs/{runs + 2}").status_code == 404
 
 
-def test_a_replay_after_a_restart_on_the_same_data_dir_gets_the_first_answer(tokens: dict[str, str],
-                                                                             tmp_path: Path) -> None:
+def test_a_replay_after_a_restart_on_the_same_data_dir_gets_the_first_answer(
+    tokens: dict[str, str], tmp_path: Path
+) -> None:
     settings = settings_for(tokens, data_dir=tmp_path / "data")
     headers = {"Authorization": f"Bearer {tokens['admin']}", "Content-Type": "text/turtle", "Idempotency-Key": "k-1"}
     answers = []

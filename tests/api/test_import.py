@@ -16,8 +16,10 @@ from ..conftest import BASE_URL, Service, shared_path
 from ..test_envelope import snapshot
 
 CAIE_RECORD = ("interop", "caie-spec", "explorer", "data", "measles-evaluation.ttl")
-SOURCE = ("https://github.com/DynamicalSystemsGroup/caie-spec/blob/f8cbe4e7d7ab3f57a2103bfdfe13bacc5466be8a/"
-          "explorer/data/measles-evaluation.ttl")
+SOURCE = (
+    "https://github.com/DynamicalSystemsGroup/caie-spec/blob/f8cbe4e7d7ab3f57a2103bfdfe13bacc5466be8a/"
+    "explorer/data/measles-evaluation.ttl"
+)
 TURTLE = "text/turtle"
 MINIMAL = b"""
 @prefix epo:  <https://w3id.org/ob-caie/epo/> .
@@ -32,8 +34,9 @@ MINIMAL = b"""
 """A record from another deployment: one criterion, one attestation, all the record shapes ask for."""
 
 
-def import_record(service: Service, body: bytes, agent: str | None = "theo", media: str = TURTLE,
-                  **params: str) -> httpx.Response:
+def import_record(
+    service: Service, body: bytes, agent: str | None = "theo", media: str = TURTLE, **params: str
+) -> httpx.Response:
     headers = {"Content-Type": media, **(service.auth(agent) if agent else {})}
     return service.http.post("/evaluations/imports", params=params, content=body, headers=headers)
 
@@ -57,8 +60,15 @@ def caie_record() -> bytes:
     return shared_path(*CAIE_RECORD).read_bytes()
 
 
-def assert_refused(service: Service, body: bytes, status: int, words: str, agent: str | None = "theo",
-                   media: str = TURTLE, **params: str) -> dict:
+def assert_refused(
+    service: Service,
+    body: bytes,
+    status: int,
+    words: str,
+    agent: str | None = "theo",
+    media: str = TURTLE,
+    **params: str,
+) -> dict:
     """The import is refused with ``status`` and a message containing ``words``; nothing is stored."""
     before = snapshot(service.store)
     answer = import_record(service, body, agent, media, **params)
@@ -81,9 +91,15 @@ def test_caie_spec_record_imports_attributed_and_reads_back(service: Service) ->
 
     entry = catalog(service)[graph]
     assert (entry["kind"], entry["loadedBy"], entry["digest"], entry["triples"]) == (
-        "evaluations", "theo", made["digest"], made["triples"])
+        "evaluations",
+        "theo",
+        made["digest"],
+        made["triples"],
+    )
 
-    stored_nt = service.http.get("/graphs/evaluations/caie-measles", headers={"Accept": "application/n-triples"}).content
+    stored_nt = service.http.get(
+        "/graphs/evaluations/caie-measles", headers={"Accept": "application/n-triples"}
+    ).content
     assert graph_digest(parse(stored_nt, format=RdfFormat.N_TRIPLES)) == made["digest"]
     # A remote store holds blank nodes as skolem IRIs (RDF 1.1 §3.5); read them back as blank nodes.
     unskolemized = blank_skolems([q.triple for q in parse(stored_nt, format=RdfFormat.N_TRIPLES)])
@@ -106,8 +122,9 @@ def test_caie_spec_record_imports_attributed_and_reads_back(service: Service) ->
 def test_caie_spec_record_without_a_weight_is_refused(service: Service) -> None:
     """The counterexample: criterion a1 of the caie-spec record loses its weight, which the record shapes require."""
     record = caie_record()
-    broken = record.replace(b'epo:weight 2 ; epo:weightRationale "a resident who does not',
-                            b'epo:weightRationale "a resident who does not')
+    broken = record.replace(
+        b'epo:weight 2 ; epo:weightRationale "a resident who does not', b'epo:weightRationale "a resident who does not'
+    )
     assert broken != record
     problem = assert_refused(service, broken, 422, "does not conform to the record shapes", id="caie-measles")
     [violation] = problem["errors"]
@@ -119,7 +136,9 @@ def test_caie_spec_record_without_a_weight_is_refused(service: Service) -> None:
 def test_record_without_an_attestation_time_is_refused(service: Service) -> None:
     broken = MINIMAL.replace(b' ;\n    prov:generatedAtTime "2026-08-11T09:10:00Z"^^xsd:dateTime', b"")
     assert broken != MINIMAL
-    problem = assert_refused(service, broken, 422, "attestations/1>: an attestation must have exactly one time", id="r1")
+    problem = assert_refused(
+        service, broken, 422, "attestations/1>: an attestation must have exactly one time", id="r1"
+    )
     assert [v["path"] for v in problem["errors"]] == ["<http://www.w3.org/ns/prov#generatedAtTime>"]
     assert catalog(service) == {}
 
@@ -127,8 +146,14 @@ def test_record_without_an_attestation_time_is_refused(service: Service) -> None
 def test_only_operators_and_admins_import_and_credentials_come_first(service: Service) -> None:
     assert_refused(service, b"not RDF", 401, "needs a credential", agent=None)
     for agent in ("annie", "dana", "vera"):
-        assert_refused(service, b"not RDF", 403, "importing an evaluation record needs the role admin or evaluation_operator",
-                       agent=agent, id="r1")
+        assert_refused(
+            service,
+            b"not RDF",
+            403,
+            "importing an evaluation record needs the role admin or evaluation_operator",
+            agent=agent,
+            id="r1",
+        )
     as_jsonld = serialize(list(parse(MINIMAL, format=RdfFormat.TURTLE)), format=RdfFormat.JSON_LD)
     answer = import_record(service, as_jsonld, "admin", "application/ld+json", id="r1")
     assert answer.status_code == 201, answer.text
@@ -136,7 +161,10 @@ def test_only_operators_and_admins_import_and_credentials_come_first(service: Se
 
 
 def test_bad_imports_say_what_is_wrong_and_store_nothing(service: Service) -> None:
-    claimed = MINIMAL + f"<{BASE_URL}evaluations/r1> <http://www.w3.org/ns/prov#wasAttributedTo> <{BASE_URL}agents/dana> .".encode()
+    claimed = (
+        MINIMAL
+        + f"<{BASE_URL}evaluations/r1> <http://www.w3.org/ns/prov#wasAttributedTo> <{BASE_URL}agents/dana> .".encode()
+    )
     cases: list[tuple[bytes, str, int, str, dict[str, str]]] = [
         (MINIMAL, TURTLE, 422, "query.id: Field required", {}),
         (MINIMAL, TURTLE, 400, "invalid graph identifier", {"id": "bad id"}),
@@ -151,4 +179,3 @@ def test_bad_imports_say_what_is_wrong_and_store_nothing(service: Service) -> No
     for body, media, status, words, params in cases:
         assert_refused(service, body, status, words, media=media, **params)
     assert catalog(service) == {}
-

@@ -41,8 +41,15 @@ PER_KIND = 3
 LABELS = (RDFS + "label", SKOS + "prefLabel", DCTERMS + "title")
 DEFINITIONS = (RDFS + "comment", SKOS + "definition")
 RDF_TYPE = RDF + "type"
-TERM_TYPES = {OWL + "Class", OWL + "ObjectProperty", OWL + "DatatypeProperty", OWL + "AnnotationProperty",
-              RDF + "Property", RDFS + "Class", SKOS + "Concept"}
+TERM_TYPES = {
+    OWL + "Class",
+    OWL + "ObjectProperty",
+    OWL + "DatatypeProperty",
+    OWL + "AnnotationProperty",
+    RDF + "Property",
+    RDFS + "Class",
+    SKOS + "Concept",
+}
 MINTED = f"""
 SELECT DISTINCT ?iri WHERE {{
   {{ GRAPH ?g {{ ?iri ?p ?o }} }} UNION {{ GRAPH ?iri {{ ?s ?p ?o }} }}
@@ -53,6 +60,7 @@ SELECT DISTINCT ?iri WHERE {{
 @pytest.fixture
 def example(service: Service, spec_quads: list[Quad], snapshots: dict) -> Service:
     """The measles example, signed off, with an approved plan and one excluded scenario."""
+
     def build(fresh: Service) -> None:
         load_spec(fresh.store, spec_quads)
         create(fresh)
@@ -62,8 +70,11 @@ def example(service: Service, spec_quads: list[Quad], snapshots: dict) -> Servic
         approved = fresh.http.post(f"/evaluations/{ID}/plans/1/approval", json={}, headers=fresh.auth("annie"))
         assert approved.status_code == 201, approved.text
         probe = fresh.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 1}).json()["items"][0]
-        excluded = fresh.http.post(f"/evaluations/{ID}/scenarios/{probe['scenario'].rsplit('/', 1)[-1]}/exclusion",
-                                   json={"reason": "not a real commute"}, headers=fresh.auth("annie"))
+        excluded = fresh.http.post(
+            f"/evaluations/{ID}/scenarios/{probe['scenario'].rsplit('/', 1)[-1]}/exclusion",
+            json={"reason": "not a real commute"},
+            headers=fresh.auth("annie"),
+        )
         assert excluded.status_code == 201, excluded.text
 
     return restored(service, snapshots, "measles example planned, approved, one exclusion", build)
@@ -99,18 +110,20 @@ def kinds(iris: list[str]) -> dict[str, list[str]]:
     grouped: dict[str, list[str]] = defaultdict(list)
     for iri in sorted(iris):
         if iri.startswith(BASE_URL):
-            kind = re.sub(r"/(\d+|[0-9a-f]{16,})(?=/|#|$)", "/N", iri[len(BASE_URL):])
+            kind = re.sub(r"/(\d+|[0-9a-f]{16,})(?=/|#|$)", "/N", iri[len(BASE_URL) :])
             kind = re.sub(r"/(approvals|exclusions)/[^/#]+", r"/\1/K", kind)
-            kind = re.sub(r"/(criteria|allocations|dimensions|requirements|assumptions|out-of-scope)/[^#]+", r"/\1/X", kind)
+            kind = re.sub(
+                r"/(criteria|allocations|dimensions|requirements|assumptions|out-of-scope)/[^#]+", r"/\1/X", kind
+            )
         else:
-            kind = iri[len(VOCAB_BASE):].rsplit("/", 1)[0] + "/*" if "/" in iri[len(VOCAB_BASE):] else "ontology"
+            kind = iri[len(VOCAB_BASE) :].rsplit("/", 1)[0] + "/*" if "/" in iri[len(VOCAB_BASE) :] else "ontology"
         grouped[kind].append(iri)
     return grouped
 
 
 def get(service: Service, iri: str, accept: str) -> httpx.Response:
     document = iri.split("#", 1)[0]
-    path = document[len(BASE_URL):] if document.startswith(BASE_URL) else document[len(VOCAB_BASE):]
+    path = document[len(BASE_URL) :] if document.startswith(BASE_URL) else document[len(VOCAB_BASE) :]
     return service.http.get("/" + path, headers={"Accept": accept})
 
 
@@ -127,7 +140,9 @@ def as_turtle(service: Service, iri: str, documents: dict[str, list[Triple]]) ->
     triples = documents[document]
     node = NamedNode(iri)
     # a graph under /graphs/ gives exactly its content there (its Graph Store read); other IRIs describe themselves
-    assert triples and (iri.startswith(BASE_URL + "graphs/") or any(node in (t.subject, t.object) for t in triples)), iri
+    assert triples and (iri.startswith(BASE_URL + "graphs/") or any(node in (t.subject, t.object) for t in triples)), (
+        iri
+    )
     own = [t for t in triples if t.subject == node]
     if iri.startswith(VOCAB_BASE) and any(t.predicate.value == RDF_TYPE and t.object.value in TERM_TYPES for t in own):
         assert label_of(own) is not None and definition_of(own) is not None, f"term {iri} lacks a label or a definition"
@@ -166,8 +181,9 @@ def check(service: Service, iri: str, triples: list[Triple], sampled: bool) -> N
         nquads = jsonld.to_rdf(document, {"format": "application/n-quads", "documentLoader": context_loader(service)})
         readings.append([q.triple for q in parse(nquads.encode(), format=RdfFormat.N_QUADS)])
     for from_jsonld in readings:
-        assert len(set(from_jsonld)) == len(set(triples)) and ground(from_jsonld) == ground(triples), \
+        assert len(set(from_jsonld)) == len(set(triples)) and ground(from_jsonld) == ground(triples), (
             f"{iri}: JSON-LD and Turtle differ"
+        )
 
     page = get(service, iri, "text/html,application/xhtml+xml,*/*;q=0.8")
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html"), iri
@@ -194,11 +210,27 @@ def test_every_minted_iri_dereferences(example: Service) -> None:
     assert found.status_code == 200, found.text
     minted = [row["iri"]["value"] for row in found.json()["results"]["bindings"]]
     grouped = kinds(minted)
-    expected = {"graphs", "graphs/ontologies/epo", "graphs/dso/vaccine-education", "graphs/kg/kenya",
-                "graphs/shapes/record", "agents/annie", f"evaluations/{ID}", f"evaluations/{ID}/scenarios",
-                f"evaluations/{ID}/plans/N", f"evaluations/{ID}/plans/N/probes/N", f"evaluations/{ID}/scenarios/N",
-                f"evaluations/{ID}/scenarios/N#person", f"evaluations/{ID}/approvals/K", f"evaluations/{ID}/exclusions/K",
-                f"evaluations/{ID}/envelope/v1/criteria/X", "ontology", "epo/*", "dso/vaccine-education/*", "kg/kenya/*"}
+    expected = {
+        "graphs",
+        "graphs/ontologies/epo",
+        "graphs/dso/vaccine-education",
+        "graphs/kg/kenya",
+        "graphs/shapes/record",
+        "agents/annie",
+        f"evaluations/{ID}",
+        f"evaluations/{ID}/scenarios",
+        f"evaluations/{ID}/plans/N",
+        f"evaluations/{ID}/plans/N/probes/N",
+        f"evaluations/{ID}/scenarios/N",
+        f"evaluations/{ID}/scenarios/N#person",
+        f"evaluations/{ID}/approvals/K",
+        f"evaluations/{ID}/exclusions/K",
+        f"evaluations/{ID}/envelope/v1/criteria/X",
+        "ontology",
+        "epo/*",
+        "dso/vaccine-education/*",
+        "kg/kenya/*",
+    }
     assert expected <= set(grouped), sorted(expected - set(grouped))
     documents: dict[str, list[Triple]] = {}
     seen: dict[bool, set[str]] = {True: set(), False: set()}  # in whole graphs (Graph Store reads), in descriptions
@@ -222,6 +254,8 @@ def test_plan_and_scenarios_iris_negotiate_json_stays_json(example: Service) -> 
         graph = rdflib.Graph().parse(data=turtle.text, format="turtle")
         assert (rdflib.URIRef(BASE_URL + path[1:]), rdflib.VOID.triples, None) in graph, path  # its catalog entry
         assert example.http.get(path, headers={"Accept": "application/pdf"}).status_code == 406, path
-    plan = rdflib.Graph().parse(data=example.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "text/turtle"}).text)
+    plan = rdflib.Graph().parse(
+        data=example.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "text/turtle"}).text
+    )
     probes = set(plan.subjects(rdflib.RDF.type, rdflib.URIRef("https://w3id.org/ob-caie/epo/Probe")))
     assert len(probes) == PLAN["budget"]  # the plan's IRI is its graph's: RDF gives the graph's content

@@ -156,8 +156,9 @@ def test_more_links_page_through_every_term_and_instance(service: Service, spec_
     assert len(properties) == len(set(properties)) == stated, "every property once, none cut off"
 
     # The EPO's ontology IRI is what each of its terms is rdfs:isDefinedBy: more links than a term page shows at once.
-    defined = next(section for section, heading in page(service, "/epo").headings.items()
-                   if heading.startswith("Terms it defines"))
+    defined = next(
+        section for section, heading in page(service, "/epo").headings.items() if heading.startswith("Terms it defines")
+    )
     terms, stated = walk(service, "/epo", defined)
     assert stated > 25 and len(terms) == len(set(terms)) == stated
     assert "/epo/AcceptanceCriterion" in terms
@@ -183,8 +184,9 @@ def test_void_and_dcat_are_rdf_in_every_syntax(service: Service, spec_quads: lis
     assert int(void.value(dataset, VOID.triples)) == sum(int(void.value(s, VOID.triples)) for s in subsets) > 1000
 
     as_jsonld = service.http.get("/.well-known/void", headers={"Accept": "application/ld+json"})
-    nquads = jsonld.to_rdf(json.loads(as_jsonld.text), {"format": "application/n-quads",
-                                                        "documentLoader": context_loader(service)})
+    nquads = jsonld.to_rdf(
+        json.loads(as_jsonld.text), {"format": "application/n-quads", "documentLoader": context_loader(service)}
+    )
     assert isomorphic(rdflib.Graph().parse(data=nquads, format="nt"), void)
 
     dcat = rdflib.Graph().parse(data=service.http.get("/dcat", headers={"Accept": "text/turtle"}).text, format="turtle")

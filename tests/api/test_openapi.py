@@ -40,17 +40,41 @@ def schemathesis() -> str:
 
 def test_schemathesis_with_every_check_finds_no_failure(service: Service) -> None:
     run = subprocess.run(
-        [schemathesis(), "--config-file", str(CONFIG), "--no-color", "run", f"{service.url}/openapi.json",
-         # every phase but the stateful one, which tests/api/test_fuzz_stateful.py runs on the worked example
-         "--phases", "examples,coverage,fuzzing", "--checks", "all",
-         # `all` adds a 10 s response-time limit (ST112), which a loaded machine broke once in a profiled run, and
-         # the CLI cannot exclude it: raised to the request timeout, so only a request that times out anyway fails;
-         # the service's speed is measured by bench/, not asserted here
-         "--max-response-time", "30",
-         "--header", f"Authorization: Bearer {service.tokens['admin']}", "--max-examples", str(EXAMPLES), "--seed", str(SEED), "--generation-database", "none",
-         # one worker: with two, hypothesis's lambda descriptions (ast.parse) raced into SystemErrors
-         "--request-timeout", "30", "--workers", "1"],
-        capture_output=True, text=True, timeout=300, env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
+        [
+            schemathesis(),
+            "--config-file",
+            str(CONFIG),
+            "--no-color",
+            "run",
+            f"{service.url}/openapi.json",
+            # every phase but the stateful one, which tests/api/test_fuzz_stateful.py runs on the worked example
+            "--phases",
+            "examples,coverage,fuzzing",
+            "--checks",
+            "all",
+            # `all` adds a 10 s response-time limit (ST112), which a loaded machine broke once in a profiled run, and
+            # the CLI cannot exclude it: raised to the request timeout, so only a request that times out anyway fails;
+            # the service's speed is measured by bench/, not asserted here
+            "--max-response-time",
+            "30",
+            "--header",
+            f"Authorization: Bearer {service.tokens['admin']}",
+            "--max-examples",
+            str(EXAMPLES),
+            "--seed",
+            str(SEED),
+            "--generation-database",
+            "none",
+            # one worker: with two, hypothesis's lambda descriptions (ast.parse) raced into SystemErrors
+            "--request-timeout",
+            "30",
+            "--workers",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
         check=False,  # its exit status is asserted below, with its report
     )
     report = run.stdout[-20_000:] + run.stderr[-2_000:]
@@ -73,7 +97,8 @@ def test_the_document_states_bearer_security_errors_and_media_types(service: Ser
     assert put_graph["security"] == [{"bearer": []}]  # a write needs a token
     assert {"401", "403", "404", "409", "413", "415", "422"} <= set(put_graph["responses"])
     assert put_graph["responses"]["401"]["content"]["application/problem+json"] == {
-        "schema": {"$ref": "#/components/schemas/Problem"}}
+        "schema": {"$ref": "#/components/schemas/Problem"}
+    }
     assert "WWW-Authenticate" in put_graph["responses"]["401"]["headers"]
     assert "text/turtle" in put_graph["requestBody"]["content"]  # the body the route reads itself
     get_evaluation = paths["/evaluations/{evaluation_id}"]["get"]
@@ -82,12 +107,19 @@ def test_the_document_states_bearer_security_errors_and_media_types(service: Ser
     assert {"application/json", "text/html", "text/turtle"} <= set(get_evaluation["responses"]["200"]["content"])
     assert paths["/health"]["get"]["security"] == []
     every = [op for item in paths.values() for op in item.values()]
-    assert not [op["operationId"] for op in every
-                if any(p["in"] == "header" and p["name"].lower() == "authorization" for p in op.get("parameters", []))]
+    assert not [
+        op["operationId"]
+        for op in every
+        if any(p["in"] == "header" and p["name"].lower() == "authorization" for p in op.get("parameters", []))
+    ]
     assert len({op["operationId"] for op in every}) == len(every)  # unique, though GET and HEAD share a handler
     # every error is problem details, or the same error as a page for a browser
-    assert all(r["content"].keys() == {"application/problem+json", "text/html"} for op in every
-               for status, r in op["responses"].items() if status >= "400")
+    assert all(
+        r["content"].keys() == {"application/problem+json", "text/html"}
+        for op in every
+        for status, r in op["responses"].items()
+        if status >= "400"
+    )
 
 
 def test_central_tables_name_operations_of_the_document(service: Service) -> None:
@@ -106,19 +138,36 @@ def test_a_method_no_route_takes_is_405_with_every_method_of_the_path(service: S
     assert (response.status_code, response.headers["allow"]) == (405, "POST")
 
 
-@pytest.mark.parametrize(("method", "path", "body", "status"), [
-    ("GET", "/dcat?page=%C2%B2", None, 400),  # "²".isdigit() held and int("²") raised: 500
-    ("POST", "/evaluations/e1/scenarios/%C2%B2/exclusion", {"reason": "r"}, 404),  # the same: 500
-    # JSON read as UTF-32 that is not: FastAPI's own 400 was {"detail": ...}, not problem details
-    ("POST", "/evaluations/e1/plans", b'\x00\x00\x00"\xff\xff\xff\xff', 400),
-    ("POST", "/evaluations/e1/plans", {"strategy": "Equal", "budget": 1, "seed": 2**53}, 422),  # past 2^53: JS rounds
-    ("GET", "/evaluations/e1/scenarios?offset=833433216549212258304", None, 422),  # was the store's SPARQL syntax error
-    ("GET", "/sparql?named-graph-uri=%C2%80", None, 400),  # no IRI, ignored when no query asked: the description
-])
-def test_what_schemathesis_found_stays_fixed(service: Service, method: str, path: str, body: object,
-                                            status: int) -> None:
-    sent = {"content": body, "headers": {**service.auth(), "Content-Type": "application/json"}} if isinstance(body, bytes) \
+@pytest.mark.parametrize(
+    ("method", "path", "body", "status"),
+    [
+        ("GET", "/dcat?page=%C2%B2", None, 400),  # "²".isdigit() held and int("²") raised: 500
+        ("POST", "/evaluations/e1/scenarios/%C2%B2/exclusion", {"reason": "r"}, 404),  # the same: 500
+        # JSON read as UTF-32 that is not: FastAPI's own 400 was {"detail": ...}, not problem details
+        ("POST", "/evaluations/e1/plans", b'\x00\x00\x00"\xff\xff\xff\xff', 400),
+        (
+            "POST",
+            "/evaluations/e1/plans",
+            {"strategy": "Equal", "budget": 1, "seed": 2**53},
+            422,
+        ),  # past 2^53: JS rounds
+        (
+            "GET",
+            "/evaluations/e1/scenarios?offset=833433216549212258304",
+            None,
+            422,
+        ),  # was the store's SPARQL syntax error
+        ("GET", "/sparql?named-graph-uri=%C2%80", None, 400),  # no IRI, ignored when no query asked: the description
+    ],
+)
+def test_what_schemathesis_found_stays_fixed(
+    service: Service, method: str, path: str, body: object, status: int
+) -> None:
+    sent = (
+        {"content": body, "headers": {**service.auth(), "Content-Type": "application/json"}}
+        if isinstance(body, bytes)
         else {"json": body, "headers": service.auth()}
+    )
     response = service.http.request(method, path, **sent)  # type: ignore[arg-type]  # sent is content or json with headers, as httpx takes them
     assert response.status_code == status, response.text
     assert response.headers["content-type"] == "application/problem+json"
@@ -152,8 +201,11 @@ def test_docs_render_from_local_assets_only(service: Service) -> None:
 
 
 def test_swagger_ui_renders_every_operation_in_chromium_without_console_errors(
-        service: Service, browser_page: Page) -> None:
+    service: Service, browser_page: Page
+) -> None:
     browser_page.goto(f"{service.url}/docs")
-    expect(browser_page.locator(".opblock")).to_have_count(sum(len(item) for item in _document(service)["paths"].values()))
+    expect(browser_page.locator(".opblock")).to_have_count(
+        sum(len(item) for item in _document(service)["paths"].values())
+    )
     expect(browser_page.locator(".btn.authorize")).to_be_visible()  # the bearer scheme, to log in with
     keep_screenshot(browser_page, "docs")

@@ -47,20 +47,19 @@ def hrefs(page: Page) -> list[str]:
     return page.eval_on_selector_all("a[href]", "links => links.map(a => a.getAttribute('href'))")
 
 
-def test_term_page_links_to_its_neighbours(service: Service, spec_quads: list[Quad],
-                                           browser_page: Page) -> None:
+def test_term_page_links_to_its_neighbours(service: Service, spec_quads: list[Quad], browser_page: Page) -> None:
     load_spec(service.store, spec_quads)
     browser_page.goto(f"{service.url}/epo/AcceptanceCriterion")
     expect(browser_page.locator("h1")).to_have_text(["acceptance criterion"])
-    superclass = next(link for link in hrefs(browser_page)
-                      if link.startswith("/epo/") and link != "/epo/AcceptanceCriterion")
+    superclass = next(
+        link for link in hrefs(browser_page) if link.startswith("/epo/") and link != "/epo/AcceptanceCriterion"
+    )
     browser_page.locator(f'main a[href="{superclass}"]').first.click()
     expect(browser_page).to_have_url(service.url + superclass)
     expect(browser_page.locator("h1")).not_to_have_text("")
 
 
-def test_catalog_page_lists_every_graph(service: Service, spec_quads: list[Quad],
-                                        browser_page: Page) -> None:
+def test_catalog_page_lists_every_graph(service: Service, spec_quads: list[Quad], browser_page: Page) -> None:
     load_spec(service.store, spec_quads)
     browser_page.goto(f"{service.url}/graphs")
     expect(browser_page.locator("h1")).to_have_text(["Graphs"])
@@ -69,13 +68,17 @@ def test_catalog_page_lists_every_graph(service: Service, spec_quads: list[Quad]
     assert_accessible(browser_page)
 
 
-PAGES = {"/epo/AcceptanceCriterion": "acceptance criterion",
-         "/doc/ontologies/epo": "OB-CAIE Evaluation Process Ontology (EPO)",
-         "/doc/kg/kenya": "OB-CAIE context knowledge graph: Kenya", "/query": "Query"}
+PAGES = {
+    "/epo/AcceptanceCriterion": "acceptance criterion",
+    "/doc/ontologies/epo": "OB-CAIE Evaluation Process Ontology (EPO)",
+    "/doc/kg/kenya": "OB-CAIE context knowledge graph: Kenya",
+    "/query": "Query",
+}
 
 
 def test_term_index_and_query_pages_render_styled_and_fit_a_laptop_and_a_phone(
-        service: Service, spec_quads: list[Quad], new_page: Callable[[ViewportSize], Page]) -> None:
+    service: Service, spec_quads: list[Quad], new_page: Callable[[ViewportSize], Page]
+) -> None:
     load_spec(service.store, spec_quads)
     laptop, phone = new_page(), new_page(PHONE)
     for path, heading in PAGES.items():
@@ -101,7 +104,8 @@ def test_term_index_and_query_pages_render_styled_and_fit_a_laptop_and_a_phone(
 
 
 def test_query_page_runs_an_example_and_shows_a_results_table(
-        service: Service, spec_quads: list[Quad], browser_page: Page) -> None:
+    service: Service, spec_quads: list[Quad], browser_page: Page
+) -> None:
     load_spec(service.store, spec_quads)
     graphs = len(service.http.get("/graphs", headers={"Accept": "application/json"}).json()["graphs"])
     page = browser_page

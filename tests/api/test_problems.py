@@ -73,7 +73,8 @@ def failing(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str])
 
 @pytest.mark.parametrize("path", ["/route-fails", "/middleware-fails"])
 def test_an_unplanned_error_is_a_500_problem_naming_a_trace_id_the_log_holds(
-        failing: httpx.Client, path: str, caplog: pytest.LogCaptureFixture) -> None:
+    failing: httpx.Client, path: str, caplog: pytest.LogCaptureFixture
+) -> None:
     with caplog.at_level(logging.ERROR):
         response = failing.get(path, headers={"Accept": "application/json"})
     assert response.status_code == 500
@@ -107,27 +108,60 @@ def example(service: Service, worked_example_quads: list[Quad]) -> Service:
     return service
 
 
-SENSIBLE = {"evaluation_id": "measles", "number": "1", "kind": "dso", "identifier": "vaccine-education",
-            "criterion_id": "C1", "scenario": "s1", "comparison": "version", "reference_evaluation": "measles",
-            "reference_number": "1", "name": "ob-caie.jsonld", "path": "evaluations/measles"}
+SENSIBLE = {
+    "evaluation_id": "measles",
+    "number": "1",
+    "kind": "dso",
+    "identifier": "vaccine-education",
+    "criterion_id": "C1",
+    "scenario": "s1",
+    "comparison": "version",
+    "reference_evaluation": "measles",
+    "reference_number": "1",
+    "name": "ob-caie.jsonld",
+    "path": "evaluations/measles",
+}
 """Path parameters the worked example has, by name; the hostile value replaces one of them at a time."""
 
-HOSTILE_SEGMENTS = ["%FF%FE", "99999999999999999999999999", "-1", "%C2%B2", "x" * 3000, "a%00b", "a%20b",
-                    "..%2F..%2Fetc"]
+HOSTILE_SEGMENTS = [
+    "%FF%FE",
+    "99999999999999999999999999",
+    "-1",
+    "%C2%B2",
+    "x" * 3000,
+    "a%00b",
+    "a%20b",
+    "..%2F..%2Fetc",
+]
 """Percent-encoded as sent: bad UTF-8, past 64 bits, negative, a digit int() reads but isdigit() does not tell
 apart (superscript two), too long for a name, NUL, a space (no IRI), an encoded traversal."""
-HOSTILE_VALUES = ["", "%FF", "99999999999999999999999999", "-1", "1e999", "http%3A%2F%2Fa%20b%2F", "%3C%3E%22", "%00",
-                  "%C2%B2"]
+HOSTILE_VALUES = [
+    "",
+    "%FF",
+    "99999999999999999999999999",
+    "-1",
+    "1e999",
+    "http%3A%2F%2Fa%20b%2F",
+    "%3C%3E%22",
+    "%00",
+    "%C2%B2",
+]
 """Query parameter values, likewise: empty, bad UTF-8, huge, negative, infinite, a bad IRI, IRI delimiters, NUL."""
 HOSTILE_JSON: list[Any] = [2**70, -(2**53) - 1, "http://a b/<>", [[[]]], {"@id": 1}, "\udcff", None, "", 1e308]
 """JSON property values: past 2^64 and 2^53, a bad IRI, nested lists, an object, a lone surrogate (valid JSON
 text, no Unicode), null, empty, the largest double."""
 
-RDF_BODIES = [b"<http://a b/> <http://x/p> <http://x/o> .", b"@prefix : <", b'<http://x/s> <http://x/p> "1"^^<',
-              b'{"@context": "http://example.org/remote-context", "@id": "http://x/s"}',
-              (b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><rdf:RDF '
-               b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="http://x/&b;"/>'
-               b'</rdf:RDF>')]
+RDF_BODIES = [
+    b"<http://a b/> <http://x/p> <http://x/o> .",
+    b"@prefix : <",
+    b'<http://x/s> <http://x/p> "1"^^<',
+    b'{"@context": "http://example.org/remote-context", "@id": "http://x/s"}',
+    (
+        b'<?xml version="1.0"?><!DOCTYPE r [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><rdf:RDF '
+        b'xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description rdf:about="http://x/&b;"/>'
+        b'</rdf:RDF>'
+    ),
+]
 TEXT_BODIES = [b"[]", b"null", b'{"a":', b'{"x": 1e999}', b'a,b\n"unterminated', b"\n\n{}\n", b'"\\udcff"']
 ODD_ACCEPTS = ["text/html", "application/x-nothing", "*/*;q=zero", "text/turtle;q=1, text/html;q=0"]
 
@@ -184,8 +218,11 @@ def some(values: list[Any], count: int, turn: int) -> list[Any]:
 def cases(spec: dict[str, Any], auth: dict[str, str]) -> Iterator[Case]:
     """The walk's requests, for every operation of ``spec``: one hostile input each, reads first (a write the
     walk makes, such as a sign-off, does not change what the reads meet)."""
-    operations = [(template, method.upper(), operation) for template, item in spec["paths"].items()
-                  for method, operation in item.items()]
+    operations = [
+        (template, method.upper(), operation)
+        for template, item in spec["paths"].items()
+        for method, operation in item.items()
+    ]
     operations.sort(key=lambda o: o[1] not in ("GET", "HEAD"))
     for turn, (template, method, operation) in enumerate(operations):
         parameters = operation.get("parameters", [])
@@ -258,5 +295,7 @@ def test_no_operation_answers_hostile_input_with_a_server_error_or_a_bare_error(
             continue
         found = fault(case, response)
         if found:
-            faults.append(f"{case.method} {case.url[:200]} {case.headers.get('Content-Type')} {case.body!r:.80}: {found}")
+            faults.append(
+                f"{case.method} {case.url[:200]} {case.headers.get('Content-Type')} {case.body!r:.80}: {found}"
+            )
     assert not faults, f"{len(faults)} of {len(walked)} requests:\n" + "\n".join(faults[:60])

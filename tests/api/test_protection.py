@@ -30,14 +30,22 @@ from .test_fastlane import HUGE_VALUE
 
 TIME_LIMIT_S = 2.0
 RESULT_BYTES = 50_000
-LIMITS = {"query_time_limit_s": TIME_LIMIT_S, "query_max_result_bytes": RESULT_BYTES, "query_memory_limit_mb": 64,
-          "query_max_per_client": 2}
+LIMITS = {
+    "query_time_limit_s": TIME_LIMIT_S,
+    "query_max_result_bytes": RESULT_BYTES,
+    "query_memory_limit_mb": 64,
+    "query_max_per_client": 2,
+}
 TRIPLES = 1_000
-DATA = ("<http://example.org/big> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/2002/07/owl#Ontology> .\n"
-        + "".join(f'<http://example.org/s{i}> <http://example.org/p> "v{i}" .\n' for i in range(TRIPLES))).encode()
+DATA = (
+    "<http://example.org/big> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> <http://www.w3.org/2002/07/owl#Ontology> .\n"
+    + "".join(f'<http://example.org/s{i}> <http://example.org/p> "v{i}" .\n' for i in range(TRIPLES))
+).encode()
 # 10^9 combinations, none passing the FILTER: no row ever comes out, so only a limit stops it.
-RUNAWAY = ("SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?x ?y ?z } "
-           "FILTER(STRLEN(CONCAT(STR(?c), STR(?f), STR(?z))) > 1000) }")
+RUNAWAY = (
+    "SELECT * WHERE { GRAPH ?g { ?a ?b ?c . ?d ?e ?f . ?x ?y ?z } "
+    "FILTER(STRLEN(CONCAT(STR(?c), STR(?f), STR(?z))) > 1000) }"
+)
 LOOKUP = "SELECT ?o WHERE { <http://example.org/s7> <http://example.org/p> ?o }"
 JSON = {"Accept": "application/sparql-results+json"}
 
@@ -59,7 +67,9 @@ def limited(service: Service, app_slot: tuple[AppSlot, str], **overrides: object
 
 
 def load(service: Service) -> None:
-    put = service.http.put("/graphs/ontologies/big", content=DATA, headers={"Content-Type": "application/n-triples", **service.auth()})
+    put = service.http.put(
+        "/graphs/ontologies/big", content=DATA, headers={"Content-Type": "application/n-triples", **service.auth()}
+    )
     assert put.status_code == 201, put.text
 
 
@@ -99,7 +109,9 @@ def held_endpoint() -> Iterator[tuple[str, threading.Semaphore, threading.Event]
 
 
 @pytest.fixture
-def guarded(service: Service, snapshots: dict[tuple[str, str], list[Quad]], app_slot: tuple[AppSlot, str]) -> Iterator[Service]:
+def guarded(
+    service: Service, snapshots: dict[tuple[str, str], list[Quad]], app_slot: tuple[AppSlot, str]
+) -> Iterator[Service]:
     """The service with small query limits, holding one graph of 1,000 triples (loaded once per backend)."""
     with limited(restored(service, snapshots, "protection", load), app_slot) as limited_service:
         yield limited_service
@@ -118,8 +130,11 @@ def own_children() -> set[int]:
 
 
 def is_limit_problem(response: httpx.Response, limit: str) -> bool:
-    return (response.status_code == 500 and response.headers["content-type"] == "application/problem+json"
-            and response.json()["limit"] == limit)
+    return (
+        response.status_code == 500
+        and response.headers["content-type"] == "application/problem+json"
+        and response.json()["limit"] == limit
+    )
 
 
 def test_a_runaway_query_is_stopped_at_the_limit(guarded: Service) -> None:
@@ -140,17 +155,22 @@ def test_a_runaway_query_is_stopped_at_the_limit(guarded: Service) -> None:
 
 
 def test_while_a_client_runs_its_most_queries_others_are_answered_and_its_next_is_refused(
-        guarded: Service, app_slot: tuple[AppSlot, str]) -> None:
+    guarded: Service, app_slot: tuple[AppSlot, str]
+) -> None:
     """An anonymous client's two queries wait on an endpoint that answers only when the test says so, so they run
     for as long as the checks take, however loaded the machine (runaways would end at the time limit, meanwhile):
     a reader's lookup and the health check are answered, and the client's third query and its computed read are
     refused. Once answered, the client's queries are its own again."""
-    with held_endpoint() as (endpoint, arrivals, release), \
-            limited(guarded, app_slot, query_time_limit_s=3600, service_allowlist=[endpoint]) as service:
+    with (
+        held_endpoint() as (endpoint, arrivals, release),
+        limited(guarded, app_slot, query_time_limit_s=3600, service_allowlist=[endpoint]) as service,
+    ):
         held = f"SELECT * WHERE {{ SERVICE <{endpoint}> {{ ?s ?p ?o }} }}"
         with ThreadPoolExecutor(2) as pool:
             try:
-                queries = [pool.submit(service.http.get, "/sparql", params={"query": held}, headers=JSON) for _ in range(2)]
+                queries = [
+                    pool.submit(service.http.get, "/sparql", params={"query": held}, headers=JSON) for _ in range(2)
+                ]
                 # A query reaches the endpoint only once admitted: from here on both count against their client.
                 assert all(arrivals.acquire(timeout=60) for _ in queries), "the held queries did not reach the endpoint"
                 lookup = service.http.get("/sparql", params={"query": LOOKUP}, headers={**JSON, **service.auth("vera")})
@@ -193,7 +213,8 @@ def test_a_query_whose_client_leaves_is_stopped(guarded: Service, app_slot: tupl
 
 @pytest.mark.parametrize("store", ["embedded"], indirect=True)
 def test_a_query_worker_holds_none_of_the_service_process_pipes(
-        guarded: Service, app_slot: tuple[AppSlot, str]) -> None:
+    guarded: Service, app_slot: tuple[AppSlot, str]
+) -> None:
     """A subprocess the service's process started before a query worker was forked (``cat`` here; Playwright's
     driver in the page tests) ends when the process closes its input, while the worker lives on: a worker that
     kept a copy of the pipe's write end would hold the subprocess open until the worker's idle exit."""
@@ -217,10 +238,15 @@ def test_an_answer_over_the_size_limit_is_an_error_not_a_cut_answer(guarded: Ser
     everything = guarded.http.get("/sparql", params={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } }"}, headers=JSON)
     assert is_limit_problem(everything, "result-size"), everything.text[:300]
     assert f"{RESULT_BYTES:,} bytes" in everything.json()["detail"]
-    as_turtle = guarded.http.get("/sparql", params={"query": "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"},
-                                 headers={"Accept": "text/turtle"})
+    as_turtle = guarded.http.get(
+        "/sparql",
+        params={"query": "CONSTRUCT { ?s ?p ?o } WHERE { GRAPH ?g { ?s ?p ?o } }"},
+        headers={"Accept": "text/turtle"},
+    )
     assert is_limit_problem(as_turtle, "result-size")
-    small = guarded.http.get("/sparql", params={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 10"}, headers=JSON)
+    small = guarded.http.get(
+        "/sparql", params={"query": "SELECT * WHERE { GRAPH ?g { ?s ?p ?o } } LIMIT 10"}, headers=JSON
+    )
     assert len(small.json()["results"]["bindings"]) == 10
     # The Graph Store's default graph is the union of every graph: read under the same limits.
     union = guarded.http.get("/rdf-graph-store", params={"default": ""}, headers={"Accept": "application/n-triples"})
@@ -239,17 +265,28 @@ def test_a_query_past_the_memory_bound_is_stopped(guarded: Service) -> None:
 
 
 def test_service_reaches_only_allow_listed_endpoints(guarded: Service) -> None:
-    for query in ("SELECT * WHERE { SERVICE <http://127.0.0.1:1/> { ?s ?p ?o } }",
-                  "PREFIX h: <http://127.0.0.1:1/> SELECT * WHERE { service silent h:sparql { ?s ?p ?o } }",
-                  "SELECT * WHERE { ?e ?p ?o SERVICE ?e { ?s ?p ?o } }"):
+    for query in (
+        "SELECT * WHERE { SERVICE <http://127.0.0.1:1/> { ?s ?p ?o } }",
+        "PREFIX h: <http://127.0.0.1:1/> SELECT * WHERE { service silent h:sparql { ?s ?p ?o } }",
+        "SELECT * WHERE { ?e ?p ?o SERVICE ?e { ?s ?p ?o } }",
+    ):
         refused = guarded.http.get("/sparql", params={"query": query}, headers=JSON)
         assert refused.status_code == 400, query
-        assert "CAIE_SERVICE_ALLOWLIST" in refused.json()["detail"] and f"{guarded.url}/sparql" in refused.json()["detail"]
-    in_text = guarded.http.get("/sparql", headers=JSON, params={
-        "query": 'SELECT ?o WHERE { # SERVICE <http://127.0.0.1:1/>\n <http://example.org/s7> ?p ?o '
-                 'BIND(?o AS ?service) FILTER(?service != "SERVICE <http://x/>") }'})
+        assert (
+            "CAIE_SERVICE_ALLOWLIST" in refused.json()["detail"] and f"{guarded.url}/sparql" in refused.json()["detail"]
+        )
+    in_text = guarded.http.get(
+        "/sparql",
+        headers=JSON,
+        params={
+            "query": 'SELECT ?o WHERE { # SERVICE <http://127.0.0.1:1/>\n <http://example.org/s7> ?p ?o '
+            'BIND(?o AS ?service) FILTER(?service != "SERVICE <http://x/>") }'
+        },
+    )
     assert in_text.status_code == 200 and "v7" in in_text.text
-    federated = f"SELECT ?o WHERE {{ SERVICE <{guarded.url}/sparql> {{ <http://example.org/s7> <http://example.org/p> ?o }} }}"
+    federated = (
+        f"SELECT ?o WHERE {{ SERVICE <{guarded.url}/sparql> {{ <http://example.org/s7> <http://example.org/p> ?o }} }}"
+    )
     allowed = guarded.http.get("/sparql", params={"query": federated}, headers=JSON)
     assert allowed.status_code == 200, allowed.text[:300]
     assert [b["o"]["value"] for b in allowed.json()["results"]["bindings"]] == ["v7"]

@@ -42,7 +42,9 @@ def problem(response: httpx.Response, status: int) -> dict[str, object]:
 
 
 @pytest.fixture
-def data(service: Service, snapshots: dict[tuple[str, str], list[Quad]], app_slot: tuple[AppSlot, str]) -> Iterator[Service]:
+def data(
+    service: Service, snapshots: dict[tuple[str, str], list[Quad]], app_slot: tuple[AppSlot, str]
+) -> Iterator[Service]:
     """The service with the default body limits (1 MiB a query, 16 MiB JSON, 512 MiB a file), holding one graph
     of 1,000 triples."""
     slot, _ = app_slot
@@ -67,7 +69,7 @@ class Held:
             if self.sent == len(chunk):
                 self.started.set()
                 self.release.wait(30)
-            part = chunk[:ATTACK_BYTES - self.sent]
+            part = chunk[: ATTACK_BYTES - self.sent]
             self.sent += len(part)
             yield part
 
@@ -109,8 +111,10 @@ def test_a_query_nested_3000_deep_is_refused_before_it_is_parsed(data: Service, 
 
 def test_nesting_inside_strings_iris_and_comments_does_not_count(data: Service) -> None:
     hidden = "{" * 200 + "(" * 200
-    query = (f'SELECT ?o WHERE {{ # {hidden}\n <http://example.org/s7> <http://example.org/p> ?o '
-             f'FILTER(?o != "{hidden}" && ?o != """{hidden}""") }}')
+    query = (
+        f'SELECT ?o WHERE {{ # {hidden}\n <http://example.org/s7> <http://example.org/p> ?o '
+        f'FILTER(?o != "{hidden}" && ?o != """{hidden}""") }}'
+    )
     response = data.http.post("/sparql", content=query, headers={**QUERY, **JSON})
     assert response.status_code == 200, response.text
     assert response.json()["results"]["bindings"][0]["o"]["value"] == "v7"
@@ -126,17 +130,20 @@ def small_bodies(service: Service, app_slot: tuple[AppSlot, str]) -> Iterator[Se
 
 
 def evaluation(padding: int) -> bytes:
-    return (b'{"id": "padded", "title": "' + b"x" * padding + b'", "description": "d", "useCase": "u", '
-            b'"targetSystem": "t", "organization": "o"}')
+    return (
+        b'{"id": "padded", "title": "' + b"x" * padding + b'", "description": "d", "useCase": "u", '
+        b'"targetSystem": "t", "organization": "o"}'
+    )
 
 
 @EMBEDDED_ONLY
 @pytest.mark.parametrize("declared", [True, False], ids=["content-length", "chunked"])
 def test_a_json_body_over_its_limit_is_413_and_nothing_is_recorded(small_bodies: Service, declared: bool) -> None:
     payload = evaluation(30_000)
-    content = payload if declared else iter([payload[i:i + 4096] for i in range(0, len(payload), 4096)])
-    response = small_bodies.http.post("/evaluations", content=content,
-                                      headers={"Content-Type": "application/json", **small_bodies.auth()})
+    content = payload if declared else iter([payload[i : i + 4096] for i in range(0, len(payload), 4096)])
+    response = small_bodies.http.post(
+        "/evaluations", content=content, headers={"Content-Type": "application/json", **small_bodies.auth()}
+    )
     detail = str(problem(response, 413)["detail"])
     assert "CAIE_JSON_MAX_BODY_BYTES" in detail and "20,000" in detail
     assert small_bodies.http.get("/evaluations/padded", headers=small_bodies.auth()).status_code == 404
@@ -146,15 +153,24 @@ def test_a_json_body_over_its_limit_is_413_and_nothing_is_recorded(small_bodies:
 def test_each_route_has_its_own_limit(small_bodies: Service) -> None:
     """A 15 kB query is over the query limit; a 50 kB graph upload, over the query and JSON limits, is a file."""
     query = "ASK {} " + "#" * 15_000
-    assert "CAIE_QUERY_MAX_BODY_BYTES" in str(problem(small_bodies.http.post("/sparql", content=query, headers=QUERY), 413)["detail"])
+    assert "CAIE_QUERY_MAX_BODY_BYTES" in str(
+        problem(small_bodies.http.post("/sparql", content=query, headers=QUERY), 413)["detail"]
+    )
     form = small_bodies.http.post("/sparql", data={"query": query})
     assert "CAIE_QUERY_MAX_BODY_BYTES" in str(problem(form, 413)["detail"])
-    triples = "".join(f'<http://example.org/s{i}> <http://example.org/p> "a value long enough {i}" .\n' for i in range(800))
-    graph = ("<http://example.org/g> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
-             "<http://www.w3.org/2002/07/owl#Ontology> .\n" + triples).encode()
+    triples = "".join(
+        f'<http://example.org/s{i}> <http://example.org/p> "a value long enough {i}" .\n' for i in range(800)
+    )
+    graph = (
+        "<http://example.org/g> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+        "<http://www.w3.org/2002/07/owl#Ontology> .\n" + triples
+    ).encode()
     assert len(graph) > 50_000
-    put = small_bodies.http.put("/graphs/ontologies/wide", content=graph,
-                                headers={"Content-Type": "application/n-triples", **small_bodies.auth()})
+    put = small_bodies.http.put(
+        "/graphs/ontologies/wide",
+        content=graph,
+        headers={"Content-Type": "application/n-triples", **small_bodies.auth()},
+    )
     assert put.status_code == 201, put.text
 
 

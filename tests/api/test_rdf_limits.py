@@ -22,22 +22,33 @@ from ..conftest import Service, settings_for
 from ..test_envelope import snapshot
 
 P = "http://example.org/p"
-ONTOLOGY = (b"<http://example.org/o> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
-            b"<http://www.w3.org/2002/07/owl#Ontology> .\n")
+ONTOLOGY = (
+    b"<http://example.org/o> <http://www.w3.org/1999/02/22-rdf-syntax-ns#type> "
+    b"<http://www.w3.org/2002/07/owl#Ontology> .\n"
+)
 
 
 def nested(depth: int) -> bytes:
     """Turtle with blank-node property lists ``depth`` deep (about 21 bytes a level)."""
-    return (b"@prefix e: <http://example.org/> .\n" + ONTOLOGY + b"e:s e:p " + b"[ e:p " * depth + b"e:o" + b" ]" * depth
-            + b" .\n")
+    return (
+        b"@prefix e: <http://example.org/> .\n"
+        + ONTOLOGY
+        + b"e:s e:p "
+        + b"[ e:p " * depth
+        + b"e:o"
+        + b" ]" * depth
+        + b" .\n"
+    )
 
 
 def billion_laughs(levels: int = 9) -> bytes:
     """RDF/XML whose one literal expands to 10**levels 'lol's through nested entities (under 1 KB)."""
     entities = '<!ENTITY l0 "lol">' + "".join(f'<!ENTITY l{i} "{f"&l{i - 1};" * 10}">' for i in range(1, levels + 1))
-    return (f'<?xml version="1.0"?><!DOCTYPE r [{entities}]><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-'
-            f'syntax-ns#" xmlns:e="http://example.org/"><rdf:Description rdf:about="http://example.org/s"><e:p>'
-            f'&l{levels};</e:p></rdf:Description></rdf:RDF>').encode()
+    return (
+        f'<?xml version="1.0"?><!DOCTYPE r [{entities}]><rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-'
+        f'syntax-ns#" xmlns:e="http://example.org/"><rdf:Description rdf:about="http://example.org/s"><e:p>'
+        f'&l{levels};</e:p></rdf:Description></rdf:RDF>'
+    ).encode()
 
 
 def chain(length: int) -> bytes:
@@ -74,17 +85,24 @@ def assert_problem(answer: httpx.Response, status: int, *words: str) -> None:
 
 
 def put_graph(service: Service, body: bytes, media: str = "text/turtle", name: str = "limited") -> httpx.Response:
-    return service.http.put(f"/graphs/ontologies/{name}", content=body,
-                            headers={"Content-Type": media, **service.auth("admin")})
+    return service.http.put(
+        f"/graphs/ontologies/{name}", content=body, headers={"Content-Type": media, **service.auth("admin")}
+    )
 
 
 def import_record(service: Service, body: bytes, media: str = "text/turtle") -> httpx.Response:
-    return service.http.post("/evaluations/imports", params={"id": "limited"}, content=body,
-                             headers={"Content-Type": media, **service.auth("admin")})
+    return service.http.post(
+        "/evaluations/imports",
+        params={"id": "limited"},
+        content=body,
+        headers={"Content-Type": media, **service.auth("admin")},
+    )
 
 
 def put_scope(service: Service, body: bytes, media: str = "text/turtle") -> httpx.Response:
-    return service.http.put("/evaluations/limited", content=body, headers={"Content-Type": media, **service.auth("admin")})
+    return service.http.put(
+        "/evaluations/limited", content=body, headers={"Content-Type": media, **service.auth("admin")}
+    )
 
 
 PATHS = {"graph": put_graph, "import": import_record, "scope": put_scope}
@@ -106,8 +124,13 @@ def test_deeply_nested_blank_nodes_are_a_413_naming_the_limit_and_health_answers
 
 
 def test_nesting_up_to_the_limit_loads_and_one_level_more_is_refused(service: Service, app_slot) -> None:
-    collection = (b"@prefix e: <http://example.org/> .\n" + ONTOLOGY + b"e:s e:list ("
-                  + b"".join(b" e:i%d" % i for i in range(100)) + b" ) .\n")
+    collection = (
+        b"@prefix e: <http://example.org/> .\n"
+        + ONTOLOGY
+        + b"e:s e:list ("
+        + b"".join(b" e:i%d" % i for i in range(100))
+        + b" ) .\n"
+    )
     with served(service, app_slot, rdf_max_nesting=50):
         loaded = put_graph(service, nested(50))
         assert loaded.status_code == 201, loaded.text
@@ -120,13 +143,27 @@ def test_nesting_up_to_the_limit_loads_and_one_level_more_is_refused(service: Se
         assert snapshot(service.store) == before
 
 
-@pytest.mark.parametrize("media, body", [
-    ("application/ld+json", b'{"@id": "http://example.org/s", ' + b'"http://example.org/p": {' * 2_000
-     + b'"@id": "http://example.org/o"' + b"}" * 2_001),
-    ("application/rdf+xml", b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:e="http://example.org/">'
-     + b'<rdf:Description rdf:about="http://example.org/s">' + b"<e:p><rdf:Description>" * 2_000
-     + b"</rdf:Description></e:p>" * 2_000 + b"</rdf:Description></rdf:RDF>"),
-], ids=["json-ld", "rdf-xml"])
+@pytest.mark.parametrize(
+    "media, body",
+    [
+        (
+            "application/ld+json",
+            b'{"@id": "http://example.org/s", '
+            + b'"http://example.org/p": {' * 2_000
+            + b'"@id": "http://example.org/o"'
+            + b"}" * 2_001,
+        ),
+        (
+            "application/rdf+xml",
+            b'<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:e="http://example.org/">'
+            + b'<rdf:Description rdf:about="http://example.org/s">'
+            + b"<e:p><rdf:Description>" * 2_000
+            + b"</rdf:Description></e:p>" * 2_000
+            + b"</rdf:Description></rdf:RDF>",
+        ),
+    ],
+    ids=["json-ld", "rdf-xml"],
+)
 def test_deeply_nested_json_ld_and_rdf_xml_are_refused(service: Service, media: str, body: bytes) -> None:
     """pyoxigraph's JSON-LD parser aborted the process at 20,000 nested objects; nesting RDF/XML took quadratic time."""
     before = snapshot(service.store)
@@ -217,25 +254,30 @@ def test_a_graph_canonicalized_in_a_child_has_the_digest_computed_in_process(ser
 # --------------------------------------------------------------------------------------------- the scanner
 
 
-@pytest.mark.parametrize("text, depth", [
-    ('<s> <p> [ <p> [ <p> "x" ] ] .', 2),
-    ('<s> <p> "[[[ ((( {{{" .', 0),
-    ("<s> <p> '[[[' , '(' .", 0),
-    ('<s> <p> """a "" [[[ \\""" ((( \n ]]] """ .', 0),
-    ("<s> <p> '''[[[ ''' .", 0),
-    ('<s> <p> "esc \\" [[[" .', 0),
-    ("<http://e.org/[(#x> <p> <o> . # [[[ ((( \n<s> <p> ( ( 1 ) ) .", 2),
-    ("e:a\\( <p> [ <p> e:b\\[ ] .", 1),
-    ("<< << <s> <p> <o> >> <p> <o> >> <p> <o> .", 2),
-    ("<g> { <s> <p> [ <p> <o> ] }", 2),
-    ("<s> <p> ( [ <p> ( ) ] ) .", 3),
-])
+@pytest.mark.parametrize(
+    "text, depth",
+    [
+        ('<s> <p> [ <p> [ <p> "x" ] ] .', 2),
+        ('<s> <p> "[[[ ((( {{{" .', 0),
+        ("<s> <p> '[[[' , '(' .", 0),
+        ('<s> <p> """a "" [[[ \\""" ((( \n ]]] """ .', 0),
+        ("<s> <p> '''[[[ ''' .", 0),
+        ('<s> <p> "esc \\" [[[" .', 0),
+        ("<http://e.org/[(#x> <p> <o> . # [[[ ((( \n<s> <p> ( ( 1 ) ) .", 2),
+        ("e:a\\( <p> [ <p> e:b\\[ ] .", 1),
+        ("<< << <s> <p> <o> >> <p> <o> >> <p> <o> .", 2),
+        ("<g> { <s> <p> [ <p> <o> ] }", 2),
+        ("<s> <p> ( [ <p> ( ) ] ) .", 3),
+    ],
+)
 def test_the_turtle_scanner_counts_only_what_nests(text: str, depth: int) -> None:
     assert nesting_depth(text.encode(), RdfFormat.TURTLE) == depth
 
 
 def test_the_json_ld_and_rdf_xml_scanners_skip_strings_attributes_and_comments() -> None:
     assert nesting_depth(b'{"@id": "x[{", "p": [{"a": "\\"{["}]}', RdfFormat.JSON_LD) == 3
-    xml = (b'<?xml version="1.0"?><!-- <a><a><a> --><r:RDF a="x>y" b=\'/>\'><r:D><e:p/>'
-           b"<e:q><![CDATA[<a><b>]]></e:q></r:D></r:RDF>")
+    xml = (
+        b'<?xml version="1.0"?><!-- <a><a><a> --><r:RDF a="x>y" b=\'/>\'><r:D><e:p/>'
+        b"<e:q><![CDATA[<a><b>]]></e:q></r:D></r:RDF>"
+    )
     assert nesting_depth(xml, RdfFormat.RDF_XML) == 3

@@ -30,12 +30,16 @@ def test_record_download_is_recomputable_elsewhere(signed: Service) -> None:
         if quad.graph_name != catalog:
             graphs.setdefault(quad.graph_name.value, []).append(quad)
     assert BASE_URL + f"evaluations/{ID}" in graphs and len(graphs) > 12  # the head and one graph per approval
-    assert {name: graph_digest(content) for name, content in graphs.items()} == {name: recorded[name] for name in graphs}
+    assert {name: graph_digest(content) for name, content in graphs.items()} == {
+        name: recorded[name] for name in graphs
+    }
 
     dataset = rdflib.Dataset()
     dataset.parse(data=response.content, format="nquads")
     evaluation = rdflib.URIRef(BASE_URL + f"evaluations/{ID}")
-    theirs = {str(row.approval) for row in dataset.query(queries.load("approvals"), initBindings={"evaluation": evaluation})}
+    theirs = {
+        str(row.approval) for row in dataset.query(queries.load("approvals"), initBindings={"evaluation": evaluation})
+    }
     ours = {a["@id"] for a in signed.http.get(f"/evaluations/{ID}/approvals").json()["approvals"]}
     assert theirs == ours and len(ours) > 10
 

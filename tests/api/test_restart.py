@@ -62,10 +62,25 @@ def serving(data: Path, *wrapper: str, **env: str) -> Iterator[Service]:
     port = free_port()
     log = (data.parent / f"{data.name}.log").open("ab")
     process = subprocess.Popen(
-        [*wrapper, sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port),
-         "--base-url", "http://caie.test/"],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(TOKENS), "CAIE_FAST_LANE_PROCESSES": "2", **env})
+        [
+            *wrapper,
+            sys.executable,
+            "-m",
+            "service.cli",
+            "serve",
+            "--data-dir",
+            str(data),
+            "--port",
+            str(port),
+            "--base-url",
+            "http://caie.test/",
+        ],
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+        env={**os.environ, "CAIE_TOKENS": json.dumps(TOKENS), "CAIE_FAST_LANE_PROCESSES": "2", **env},
+    )
     try:
         main = process.pid
         if wrapper:
@@ -83,9 +98,14 @@ def serving(data: Path, *wrapper: str, **env: str) -> Iterator[Service]:
 
 def put_graph(url: str, name: str) -> httpx.Response:
     body = f"<http://example.org/{name}> a <{OWL_ONTOLOGY}> .\n" + "".join(
-        f'<http://example.org/{name}/s{i}> <http://example.org/p> "{name} {i}" .\n' for i in range(50))
-    return httpx.put(f"{url}/graphs/ontologies/{name}", content=body.encode(), timeout=30,
-                     headers={"Content-Type": "text/turtle", "Authorization": "Bearer admin-token"})
+        f'<http://example.org/{name}/s{i}> <http://example.org/p> "{name} {i}" .\n' for i in range(50)
+    )
+    return httpx.put(
+        f"{url}/graphs/ontologies/{name}",
+        content=body.encode(),
+        timeout=30,
+        headers={"Content-Type": "text/turtle", "Authorization": "Bearer admin-token"},
+    )
 
 
 def lookup_in_a_front(service: Service) -> set[str]:
@@ -158,8 +178,18 @@ def test_a_front_not_ready_by_its_deadline_is_replaced_and_the_main_process_answ
     """Every front held before it is ready, as the inherited RocksDB mutex held them at 4c0fccf: strace holds the
     ``prctl`` that only fronts call for a minute. The main process answers meanwhile, and kills each front at its
     1 s deadline and forks another."""
-    held = ("strace", "-f", "-qq", "--seccomp-bpf", "-o", os.devnull, "-e", "trace=prctl",
-            "-e", "inject=prctl:delay_enter=60s")
+    held = (
+        "strace",
+        "-f",
+        "-qq",
+        "--seccomp-bpf",
+        "-o",
+        os.devnull,
+        "-e",
+        "trace=prctl",
+        "-e",
+        "inject=prctl:delay_enter=60s",
+    )
     with serving(tmp_path / "data", *held, CAIE_FRONT_READY_DEADLINE_S="1") as service:
         wait_until_up(service.url + "/health", service.served.process, seconds=UP_S)
         # fronts come and go here (each killed at its 1 s deadline, then another forked): wait for some to be there

@@ -35,12 +35,19 @@ def roles_claim() -> str | None:
 
 
 @pytest.fixture
-def browser(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], provider: Provider,
-            roles_claim: str | None) -> Iterator[Visitor]:
+def browser(
+    store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], provider: Provider, roles_claim: str | None
+) -> Iterator[Visitor]:
     """A browser on the service configured with the provider."""
-    settings = settings_for(tokens, people=json.dumps([*PEOPLE, OLGA]), oidc_issuer=provider.issuer,
-                            oidc_client_id=CLIENT_ID, oidc_client_secret=CLIENT_SECRET, oidc_label="Example ID",
-                            oidc_roles_claim=roles_claim)
+    settings = settings_for(
+        tokens,
+        people=json.dumps([*PEOPLE, OLGA]),
+        oidc_issuer=provider.issuer,
+        oidc_client_id=CLIENT_ID,
+        oidc_client_secret=CLIENT_SECRET,
+        oidc_label="Example ID",
+        oidc_roles_claim=roles_claim,
+    )
     app = create_app(settings, store)
     sample_routes(app)
     slot, url = app_slot
@@ -80,7 +87,9 @@ def test_without_a_roles_claim_an_unknown_subject_is_refused(browser: Visitor, p
 
 
 @pytest.mark.parametrize("roles_claim", ["caie_roles"])
-def test_a_roles_claim_signs_in_its_agent_but_never_as_a_configured_person(browser: Visitor, provider: Provider) -> None:
+def test_a_roles_claim_signs_in_its_agent_but_never_as_a_configured_person(
+    browser: Visitor, provider: Provider
+) -> None:
     provider.claims = {"sub": "subject-pat", "preferred_username": "pat", "name": "Pat", "caie_roles": ["annotator"]}
     assert through_provider(browser).status_code == 303
     assert browser.get(SAMPLE_PAGE).text == "pat" and "(annotator)" in browser.get("/graphs").text
@@ -106,8 +115,9 @@ def test_an_id_token_for_another_sign_in_does_not_verify(browser: Visitor, provi
     assert browser.get(SAMPLE_PAGE).status_code == 303
 
 
-def test_without_a_provider_there_is_no_oidc_sign_in(store: Store, tokens: dict[str, str],
-                                                     app_slot: tuple[AppSlot, str]) -> None:
+def test_without_a_provider_there_is_no_oidc_sign_in(
+    store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str]
+) -> None:
     slot, url = app_slot
     with slot.serving(create_app(settings_for(tokens, people=json.dumps(PEOPLE)), store)), visitor(url) as person:
         assert "/sign-in/oidc" not in person.get("/sign-in").text

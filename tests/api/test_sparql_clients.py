@@ -48,8 +48,11 @@ class Loaded:
 
 def _load(service: Service) -> None:
     for name, data in (("big", BIG), ("small", SMALL)):
-        response = service.http.put(f"/graphs/ontologies/{name}", content=data.encode(),
-                                    headers={"Content-Type": "text/turtle", **service.auth()})
+        response = service.http.put(
+            f"/graphs/ontologies/{name}",
+            content=data.encode(),
+            headers={"Content-Type": "text/turtle", **service.auth()},
+        )
         assert response.status_code == 201
 
 

@@ -37,7 +37,10 @@ def test_each_graph_nothing_reads_is_named_with_why_when_it_is_loaded(service: S
     rules, judges = (folder / "scenario-rules.ttl").read_bytes(), (folder / "judges.ttl").read_bytes()
     before_dso = put(service, f"shapes/scenario-{DOMAIN}", rules)  # its DSO not loaded yet
     assert before_dso["status"] == 201 and len(before_dso["warnings"]) == 1, before_dso
-    assert "which no loaded DSO declares" in before_dso["warnings"][0] and "no derivation reads them" in before_dso["warnings"][0]
+    assert (
+        "which no loaded DSO declares" in before_dso["warnings"][0]
+        and "no derivation reads them" in before_dso["warnings"][0]
+    )
 
     assert put(service, f"dso/{DOMAIN}", (folder / "dso.ttl").read_bytes())["warnings"] == []
     assert put(service, f"shapes/scenario-{DOMAIN}", rules)["warnings"] == []  # read now
@@ -49,14 +52,19 @@ def test_each_graph_nothing_reads_is_named_with_why_when_it_is_loaded(service: S
     assert why.startswith(f"<{misnamed['graph']}> is read by nothing") and "1 scenario rule(s)" in why, why
     assert f"load it as /graphs/shapes/scenario-{DOMAIN}-rules" in why, why
 
-    kg_shapes = (b"@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
-                 b"<https://example.org/shapes/loose> a owl:Ontology .\n"
-                 b"<https://example.org/shapes/loose/S> a sh:NodeShape ; sh:targetClass <https://example.org/C> .\n")
+    kg_shapes = (
+        b"@prefix sh: <http://www.w3.org/ns/shacl#> . @prefix owl: <http://www.w3.org/2002/07/owl#> .\n"
+        b"<https://example.org/shapes/loose> a owl:Ontology .\n"
+        b"<https://example.org/shapes/loose/S> a sh:NodeShape ; sh:targetClass <https://example.org/C> .\n"
+    )
     [loose] = put(service, "shapes/loose", kg_shapes)["warnings"]
     assert "<https://example.org/shapes/loose>" in loose and "epo:knowledgeGraphShapes" in loose, loose
 
-    elsewhere = put(service, "judges/elsewhere", judges.replace(f"https://example.org/{DOMAIN}/dso>".encode(),
-                                                                 f"{OTHER_DSO}>".encode()))
+    elsewhere = put(
+        service,
+        "judges/elsewhere",
+        judges.replace(f"https://example.org/{DOMAIN}/dso>".encode(), f"{OTHER_DSO}>".encode()),
+    )
     [other] = elsewhere["warnings"]
     assert f"it judges for <{OTHER_DSO}>" in other and "no loaded DSO declares" in other, other
 
@@ -74,7 +82,7 @@ def test_the_sign_off_names_the_graphs_nothing_reads(service: Service, folder: P
     steps = walk(DOC.read_text(encoding="utf-8"))
     upto = next(n for n, step in enumerate(steps) if step[:2] == ["call", "POST"] and step[2].endswith("/sign-off"))
     assert put(service, f"shapes/{DOMAIN}-rules", (folder / "scenario-rules.ttl").read_bytes())["status"] == 201
-    answers = replay(service.http, service.auth, folder, steps[:upto + 1])
+    answers = replay(service.http, service.auth, folder, steps[: upto + 1])
     signed = answers[-1][1]
     assert signed["kind"] == "envelope-sign-off" and len(signed["warnings"]) == 1, signed
     assert f"graphs/shapes/{DOMAIN}-rules> is read by nothing" in signed["warnings"][0], signed

@@ -29,8 +29,14 @@ from ..servers import AppSlot
 
 PASSWORDS = {"ada": "ada's long password", "annie": "annie's long password", "admin": "admin's long password"}
 PEOPLE = [
-    {"agent": "ada", "username": "ada", "password": PASSWORDS["ada"], "roles": ["annotator"], "name": "Ada Lovelace",
-     "languages": ["en", "fr"]},
+    {
+        "agent": "ada",
+        "username": "ada",
+        "password": PASSWORDS["ada"],
+        "roles": ["annotator"],
+        "name": "Ada Lovelace",
+        "languages": ["en", "fr"],
+    },
     {"agent": "annie", "username": "Annie", "password": PASSWORDS["annie"], "roles": ["domain_expert"]},
     {"agent": "admin", "username": "admin", "password": PASSWORDS["admin"], "roles": ["admin"]},
 ]
@@ -42,8 +48,11 @@ def quick_hashes(people: list[dict]) -> list[dict]:
     in hundreds of times, and at the production cost each check takes a quarter second of a core: minutes of the
     suite. A hash carries its own cost, so the service checks these as it checks any; the ``password`` entries and
     the production cost are what tests/api/test_sign_in.py tests."""
-    return [{key: value for key, value in entry.items() if key != "password"}
-            | {"password_hash": _QUICK.hash(entry["password"])} for entry in people]
+    return [
+        {key: value for key, value in entry.items() if key != "password"}
+        | {"password_hash": _QUICK.hash(entry["password"])}
+        for entry in people
+    ]
 
 
 SAMPLE_FORM = "/sample/ontology-writer"
@@ -81,8 +90,13 @@ class ManualClock:
 
 
 @contextmanager
-def served(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], clock: ManualClock | None = None,
-           **overrides: object) -> Iterator[str]:
+def served(
+    store: Store,
+    tokens: dict[str, str],
+    app_slot: tuple[AppSlot, str],
+    clock: ManualClock | None = None,
+    **overrides: object,
+) -> Iterator[str]:
     """The service with :data:`PEOPLE` and the sample routes, over real HTTP (its sessions and sign-in limits on
     ``clock`` if given); yields its URL."""
     slot, url = app_slot
@@ -97,7 +111,7 @@ def served(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], 
 def hidden(page: str, name: str, form: str = "") -> str:
     """A hidden field's value, in the form of class ``form`` if given (a page may hold several forms)."""
     if form:
-        page = page[page.index(f'<form class="{form}"'):]
+        page = page[page.index(f'<form class="{form}"') :]
     found = re.search(rf'<input type="hidden" name="{name}" value="([^"]*)">', page)
     assert found, f"no hidden {name} in the page"
     return found.group(1)
@@ -112,8 +126,12 @@ class Visitor:
     """A browser: cookies kept as on a secure origin, ``Accept: text/html``; ``address`` is its loopback address."""
 
     def __init__(self, url: str, address: str = "127.0.0.1") -> None:
-        self.http = httpx.Client(base_url=url, transport=httpx.HTTPTransport(local_address=address, verify=tls_context()),
-                                 headers={"Accept": "text/html"}, timeout=120)
+        self.http = httpx.Client(
+            base_url=url,
+            transport=httpx.HTTPTransport(local_address=address, verify=tls_context()),
+            headers={"Accept": "text/html"},
+            timeout=120,
+        )
         self.jar: dict[str, str] = {}
         self.sent: dict[str, Morsel[str]] = {}
 
@@ -144,9 +162,15 @@ class Visitor:
         """The sign-in page, then its form sent as a browser sends it."""
         page = self.get("/sign-in" + (f"?next={next_path}" if next_path else ""))
         assert page.status_code == 200, page.text
-        return self.post("/sign-in", data={"csrf_token": hidden(page.text, "csrf_token", "sign-in"),
-                                           "next": hidden(page.text, "next"),
-                                           "username": username, "password": password})
+        return self.post(
+            "/sign-in",
+            data={
+                "csrf_token": hidden(page.text, "csrf_token", "sign-in"),
+                "next": hidden(page.text, "next"),
+                "username": username,
+                "password": password,
+            },
+        )
 
     def csrf(self) -> str:
         """The signed-in session's token, from the sign-out form every page carries."""

@@ -75,9 +75,23 @@ def start(data: Path, tokens: dict[str, str], port: int | None = None, **env: st
     credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()} | PEOPLE
     log = (data.parent / f"{data.name}-{port}.log").open("ab")
     process = subprocess.Popen(
-        [sys.executable, "-m", "service.cli", "serve", "--data-dir", str(data), "--port", str(port), "--base-url", BASE],
-        cwd=REPO, stdout=log, stderr=subprocess.STDOUT,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(credentials), "CAIE_FAST_LANE_PROCESSES": "2", **env})
+        [
+            sys.executable,
+            "-m",
+            "service.cli",
+            "serve",
+            "--data-dir",
+            str(data),
+            "--port",
+            str(port),
+            "--base-url",
+            BASE,
+        ],
+        cwd=REPO,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env={**os.environ, "CAIE_TOKENS": json.dumps(credentials), "CAIE_FAST_LANE_PROCESSES": "2", **env},
+    )
     live = Live(process, port, data, {**tokens, "erin": "erin-token"}, env)
     wait_until_up(live.url + "/health", process, seconds=120)
     return live
@@ -135,8 +149,12 @@ def watched(live: Live) -> Iterator[Watch]:
     def lookup() -> None:
         while not stopping.is_set():
             try:
-                answer = httpx.get(live.url + "/sparql", params={"query": LOOKUP}, timeout=10,
-                                   headers={"Accept": "application/sparql-results+json"})
+                answer = httpx.get(
+                    live.url + "/sparql",
+                    params={"query": LOOKUP},
+                    timeout=10,
+                    headers={"Accept": "application/sparql-results+json"},
+                )
                 watch.lookups.append(answer.status_code == 200 and bool(answer.json()["results"]["bindings"]))
             except (httpx.HTTPError, ValueError, KeyError):
                 watch.lookups.append(False)
@@ -157,10 +175,13 @@ def watched(live: Live) -> Iterator[Watch]:
         time.sleep(0.5)
     watch.rss_after = rss
     slow = [t for t in watch.health if t is None or t > HEALTH_WITHIN_S]
-    assert watch.health and not slow, f"/health: {len(slow)} of {len(watch.health)} not answered 200 within " \
-                                      f"{HEALTH_WITHIN_S} s (None: no answer): {slow[:10]}"
-    assert watch.lookups and all(watch.lookups), f"another client's lookup failed {watch.lookups.count(False)} " \
-                                                 f"of {len(watch.lookups)} times"
+    assert watch.health and not slow, (
+        f"/health: {len(slow)} of {len(watch.health)} not answered 200 within "
+        f"{HEALTH_WITHIN_S} s (None: no answer): {slow[:10]}"
+    )
+    assert watch.lookups and all(watch.lookups), (
+        f"another client's lookup failed {watch.lookups.count(False)} of {len(watch.lookups)} times"
+    )
     assert rss <= watch.rss_before + RSS_SLACK_MB, f"resident memory {rss:.0f} MB, {watch.rss_before:.0f} MB before"
 
 
@@ -169,7 +190,9 @@ def raw_post(live: Live, path: str, size: int, content_type: str, *, chunked: bo
     chunked), then the body until the service answers or closes; the status and body of its answer (0 if none)."""
     sock = socket.create_connection(("127.0.0.1", live.port), timeout=60)
     framing = "Transfer-Encoding: chunked" if chunked else f"Content-Length: {size}"
-    sock.sendall(f"POST {path} HTTP/1.1\r\nHost: attacker\r\nContent-Type: {content_type}\r\n{framing}\r\n\r\n".encode())
+    sock.sendall(
+        f"POST {path} HTTP/1.1\r\nHost: attacker\r\nContent-Type: {content_type}\r\n{framing}\r\n\r\n".encode()
+    )
     piece = b"{" * (1 << 20)
     sent = 0
     sock.setblocking(False)

@@ -43,12 +43,22 @@ def traps() -> Iterator[tuple[Trap, Trap]]:
 
 
 @pytest.fixture(scope="module")
-def live(tmp_path_factory: pytest.TempPathFactory, tokens: dict[str, str], worked_example_quads: list[Quad],
-         traps: tuple[Trap, Trap]) -> Iterator[Live]:
+def live(
+    tmp_path_factory: pytest.TempPathFactory,
+    tokens: dict[str, str],
+    worked_example_quads: list[Quad],
+    traps: tuple[Trap, Trap],
+) -> Iterator[Live]:
     data = data_dir_with_worked_example(tmp_path_factory.mktemp("hostile") / "data", worked_example_quads)
     allowed, _ = traps
-    served = start(data, tokens, CAIE_RUN_TARGET_ALLOWLIST=json.dumps([f"http://127.0.0.1:{allowed.port}"]),
-                   CAIE_KEY_ENVS=json.dumps([KEY_ENV]), SECRET_PW=SECRET, **{KEY_ENV: "not-a-secret"})
+    served = start(
+        data,
+        tokens,
+        CAIE_RUN_TARGET_ALLOWLIST=json.dumps([f"http://127.0.0.1:{allowed.port}"]),
+        CAIE_KEY_ENVS=json.dumps([KEY_ENV]),
+        SECRET_PW=SECRET,
+        **{KEY_ENV: "not-a-secret"},
+    )
     try:
         yield served
     finally:
@@ -56,20 +66,28 @@ def live(tmp_path_factory: pytest.TempPathFactory, tokens: dict[str, str], worke
 
 
 def is_problem(response: httpx.Response, *statuses: int) -> bool:
-    return response.status_code in statuses and response.headers.get("content-type") == PROBLEM \
+    return (
+        response.status_code in statuses
+        and response.headers.get("content-type") == PROBLEM
         and response.json().get("status") == response.status_code
+    )
 
 
 def count(live: Live, query: str) -> int:
-    answer = httpx.get(live.url + "/sparql", params={"query": query}, timeout=60,
-                       headers={"Accept": "application/sparql-results+json"})
+    answer = httpx.get(
+        live.url + "/sparql", params={"query": query}, timeout=60, headers={"Accept": "application/sparql-results+json"}
+    )
     assert answer.status_code == 200, answer.text
     return int(answer.json()["results"]["bindings"][0]["n"]["value"])
 
 
 def put_graph(live: Live, name: str, body: bytes, media: str, timeout: float = 300) -> httpx.Response:
-    return httpx.put(f"{live.url}/graphs/ontologies/{name}", content=body, timeout=timeout,
-                     headers={**live.auth(), "Content-Type": media})
+    return httpx.put(
+        f"{live.url}/graphs/ontologies/{name}",
+        content=body,
+        timeout=timeout,
+        headers={**live.auth(), "Content-Type": media},
+    )
 
 
 def nested_blank_nodes(depth: int) -> bytes:
@@ -104,10 +122,12 @@ def test_200_mb_query_bodies_are_413_at_the_edge(live: Live) -> None:
 
 # ------------------------------------------------------------------------------------------ §3 billion laughs
 
-LAUGHS = ('<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol0 "lol">\n'
-          + "".join(f' <!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">\n' for n in range(1, 10))
-          + ']>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://x/">'
-          '<rdf:Description rdf:about="http://x/s"><ex:p>&lol9;</ex:p></rdf:Description></rdf:RDF>').encode()
+LAUGHS = (
+    '<?xml version="1.0"?>\n<!DOCTYPE lolz [\n <!ENTITY lol0 "lol">\n'
+    + "".join(f' <!ENTITY lol{n} "{f"&lol{n - 1};" * 10}">\n' for n in range(1, 10))
+    + ']>\n<rdf:RDF xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#" xmlns:ex="http://x/">'
+    '<rdf:Description rdf:about="http://x/s"><ex:p>&lol9;</ex:p></rdf:Description></rdf:RDF>'
+).encode()
 
 
 @pytest.mark.parametrize("target", ["graph", "import", "scope"])
@@ -118,7 +138,9 @@ def test_nine_levels_of_entities_are_refused_on_every_path(live: Live, target: s
         if target == "graph":
             answer = put_graph(live, "laughs", LAUGHS, "application/rdf+xml")
         elif target == "import":
-            answer = httpx.post(f"{live.url}/evaluations/imports?id=laughs", content=LAUGHS, headers=headers, timeout=300)
+            answer = httpx.post(
+                f"{live.url}/evaluations/imports?id=laughs", content=LAUGHS, headers=headers, timeout=300
+            )
         else:
             answer = httpx.put(f"{live.url}/evaluations/laughs", content=LAUGHS, headers=headers, timeout=300)
     assert is_problem(answer, 400, 413), answer.text
@@ -130,8 +152,11 @@ def test_nine_levels_of_entities_are_refused_on_every_path(live: Live, target: s
 
 
 def run_body(base_url: str, **target: str) -> dict[str, object]:
-    return {"plan": 1, "target": {"kind": "openai-compatible", "baseUrl": base_url, "model": "m", **target},
-            "settings": {"timeoutSeconds": 2, "retries": 0}}
+    return {
+        "plan": 1,
+        "target": {"kind": "openai-compatible", "baseUrl": base_url, "model": "m", **target},
+        "settings": {"timeoutSeconds": 2, "retries": 0},
+    }
 
 
 def test_a_target_url_with_user_info_is_422_and_nothing_is_sent(live: Live, traps: tuple[Trap, Trap]) -> None:
@@ -139,8 +164,9 @@ def test_a_target_url_with_user_info_is_422_and_nothing_is_sent(live: Live, trap
     runs = len(httpx.get(f"{live.url}/evaluations/measles/runs", timeout=60).json()["runs"])
     url = f"http://127.0.0.1:{allowed.port}@127.0.0.1:{elsewhere.port}/v1"
     with watched(live):
-        answer = httpx.post(f"{live.url}/evaluations/measles/runs", json=run_body(url), headers=live.auth("theo"),
-                            timeout=60)
+        answer = httpx.post(
+            f"{live.url}/evaluations/measles/runs", json=run_body(url), headers=live.auth("theo"), timeout=60
+        )
         time.sleep(2)  # a run started anyway would be calling by now
     assert is_problem(answer, 422), answer.text
     assert not elsewhere.received and not allowed.received
@@ -151,11 +177,18 @@ def test_an_unlisted_api_key_env_is_422_and_the_secret_never_leaves(live: Live, 
     allowed, _ = traps
     target = f"http://127.0.0.1:{allowed.port}/v1"
     with watched(live):
-        run = httpx.post(f"{live.url}/evaluations/measles/runs", json=run_body(target, apiKeyEnv="SECRET_PW"),
-                         headers=live.auth("theo"), timeout=60)
-        judge = httpx.post(f"{live.url}/evaluations/measles/runs/1/model-judgments", timeout=60,
-                           json={"target": run_body(target, apiKeyEnv="SECRET_PW")["target"], "criteria": ["c1"]},
-                           headers=live.auth("theo"))
+        run = httpx.post(
+            f"{live.url}/evaluations/measles/runs",
+            json=run_body(target, apiKeyEnv="SECRET_PW"),
+            headers=live.auth("theo"),
+            timeout=60,
+        )
+        judge = httpx.post(
+            f"{live.url}/evaluations/measles/runs/1/model-judgments",
+            timeout=60,
+            json={"target": run_body(target, apiKeyEnv="SECRET_PW")["target"], "criteria": ["c1"]},
+            headers=live.auth("theo"),
+        )
         time.sleep(2)
     assert is_problem(run, 422) and "SECRET_PW" in run.json()["detail"], run.text
     assert is_problem(judge, 422) and "SECRET_PW" in judge.json()["detail"], judge.text
@@ -169,8 +202,10 @@ BRACES = "SELECT * WHERE " + "{" * 3_000 + " ?s ?p ?o " + "}" * 3_000
 
 def test_3000_braces_are_400_before_parsing_and_other_connections_survive(live: Live) -> None:
     other = socket.create_connection(("127.0.0.1", live.port), timeout=30)  # another client's, kept alive
-    lookup = (f"GET /sparql?query={quote('ASK {}')} HTTP/1.1\r\nHost: other\r\n"
-              "Accept: application/sparql-results+json\r\n\r\n").encode()
+    lookup = (
+        f"GET /sparql?query={quote('ASK {}')} HTTP/1.1\r\nHost: other\r\n"
+        "Accept: application/sparql-results+json\r\n\r\n"
+    ).encode()
 
     def ask() -> bytes:
         other.sendall(lookup)
@@ -184,8 +219,9 @@ def test_3000_braces_are_400_before_parsing_and_other_connections_survive(live: 
     assert ask().startswith(b"HTTP/1.1 200")
     with watched(live):
         by_get = httpx.get(f"{live.url}/sparql", params={"query": BRACES}, timeout=60)
-        by_post = httpx.post(f"{live.url}/sparql", content=BRACES, timeout=60,
-                             headers={"Content-Type": "application/sparql-query"})
+        by_post = httpx.post(
+            f"{live.url}/sparql", content=BRACES, timeout=60, headers={"Content-Type": "application/sparql-query"}
+        )
     assert is_problem(by_get, 400) and "CAIE_QUERY_MAX_NESTING" in by_get.json()["detail"], by_get.text
     assert is_problem(by_post, 400), by_post.text
     assert ask().startswith(b"HTTP/1.1 200")
@@ -217,8 +253,13 @@ def first_probe(live: Live) -> dict[str, str]:
 def test_another_experts_supersession_is_403_and_nothing_is_stored(live: Live) -> None:
     criterion = first_probe(live)["criterion"]
     url = f"{live.url}/evaluations/measles/runs/1/attestations"
-    mine = {"criterion": criterion, "outcome": "cantTell", "rationale": "too few replies to judge",
-            "sufficiency": "insufficient", "appropriateness": "appropriate"}
+    mine = {
+        "criterion": criterion,
+        "outcome": "cantTell",
+        "rationale": "too few replies to judge",
+        "sufficiency": "insufficient",
+        "appropriateness": "appropriate",
+    }
     made = httpx.post(url, json=mine, headers=live.auth("annie"), timeout=60)
     if made.status_code == 409:  # annie attested it already: hers is the current one
         listed = httpx.get(f"{live.url}/evaluations/measles/attestations", timeout=60).json()["attestations"]
@@ -228,9 +269,17 @@ def test_another_experts_supersession_is_403_and_nothing_is_stored(live: Live) -
         attestation = made.json()["attestation"]
     count_before = len(httpx.get(f"{live.url}/evaluations/measles/attestations", timeout=60).json()["attestations"])
     with watched(live):
-        answer = httpx.post(url, headers=live.auth("erin"), timeout=60,
-                            json={**mine, "rationale": "I read them otherwise", "supersedes": attestation,
-                                  "reason": "a second reading"})
+        answer = httpx.post(
+            url,
+            headers=live.auth("erin"),
+            timeout=60,
+            json={
+                **mine,
+                "rationale": "I read them otherwise",
+                "supersedes": attestation,
+                "reason": "a second reading",
+            },
+        )
     assert is_problem(answer, 403), answer.text
     listed = httpx.get(f"{live.url}/evaluations/measles/attestations", timeout=60).json()["attestations"]
     assert len(listed) == count_before
@@ -246,15 +295,27 @@ FILTER(STRENDS(STR(?who), "/annie")) }"""
 def test_a_replayed_post_with_an_idempotency_key_returns_the_first_answer_and_stores_once(live: Live) -> None:
     probe = first_probe(live)
     url = f"{live.url}/evaluations/measles/runs/1/determinations"
-    body = {"determinations": [{"probe": probe["probe"], "criterion": probe["criterion"], "outcome": "failed",
-                                "rationale": "the reply gives no source"}]}
+    body = {
+        "determinations": [
+            {
+                "probe": probe["probe"],
+                "criterion": probe["criterion"],
+                "outcome": "failed",
+                "rationale": "the reply gives no source",
+            }
+        ]
+    }
     headers = {**live.auth("annie"), "Idempotency-Key": str(uuid.uuid4())}
     before = count(live, MANUAL)
     with watched(live), ThreadPoolExecutor(4) as pool:
         first = httpx.post(url, json=body, headers=headers, timeout=60)
         replays = list(pool.map(lambda _: httpx.post(url, json=body, headers=headers, timeout=60), range(8)))
-        changed = httpx.post(url, json={"determinations": [{**body["determinations"][0], "outcome": "passed"}]},
-                             headers=headers, timeout=60)
+        changed = httpx.post(
+            url,
+            json={"determinations": [{**body["determinations"][0], "outcome": "passed"}]},
+            headers=headers,
+            timeout=60,
+        )
     assert first.status_code == 201, first.text
     assert all((r.status_code, r.json()) == (201, first.json()) for r in replays), [r.text for r in replays]
     assert is_problem(changed, 422), changed.text
@@ -263,7 +324,11 @@ def test_a_replayed_post_with_an_idempotency_key_returns_the_first_answer_and_st
 
 # ------------------------------------------------------------------------------------------ and still there
 
+
 def test_the_service_is_still_whole_after_every_attack(live: Live) -> None:
     assert live.process.poll() is None
     assert httpx.get(f"{live.url}/health", timeout=5).json()["status"] == "ok"
-    assert httpx.get(f"{live.url}/evaluations/measles", timeout=60, headers={"Accept": "application/json"}).status_code == 200
+    assert (
+        httpx.get(f"{live.url}/evaluations/measles", timeout=60, headers={"Accept": "application/json"}).status_code
+        == 200
+    )

@@ -33,8 +33,12 @@ def test_kill_9_then_restart_ten_times_answers_health_within_30_s(tmp_path: Path
     port, acknowledged = live.port, []
     try:
         for n in range(ROUNDS):
-            answer = httpx.put(f"{live.url}/graphs/ontologies/o{n}", content=ONTOLOGY.format(n=n).encode(),
-                               headers={**live.auth(), "Content-Type": "text/turtle"}, timeout=60)
+            answer = httpx.put(
+                f"{live.url}/graphs/ontologies/o{n}",
+                content=ONTOLOGY.format(n=n).encode(),
+                headers={**live.auth(), "Content-Type": "text/turtle"},
+                timeout=60,
+            )
             assert answer.status_code in (200, 201), answer.text
             acknowledged.append(n)
             in_flight = threading.Thread(target=_write_quietly, args=(live.url, live.auth(), n), daemon=True)
@@ -59,7 +63,11 @@ def test_kill_9_then_restart_ten_times_answers_health_within_30_s(tmp_path: Path
 def _write_quietly(url: str, auth: dict[str, str], n: int) -> None:
     """A write the kill interrupts: its answer (if any) is not waited for."""
     try:
-        httpx.put(f"{url}/graphs/ontologies/killed{n}", content=ONTOLOGY.format(n=f"k{n}").encode(),
-                  headers={**auth, "Content-Type": "text/turtle"}, timeout=30)
+        httpx.put(
+            f"{url}/graphs/ontologies/killed{n}",
+            content=ONTOLOGY.format(n=f"k{n}").encode(),
+            headers={**auth, "Content-Type": "text/turtle"},
+            timeout=30,
+        )
     except httpx.HTTPError:
         pass

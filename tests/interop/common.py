@@ -19,5 +19,9 @@ def spec_file(*parts: str) -> Path:
 
 
 def post_record(service: Service, body: bytes, evaluation_id: str, agent: str = "theo") -> httpx.Response:
-    return service.http.post("/evaluations/imports", params={"id": evaluation_id}, content=body,
-                             headers={"Content-Type": TURTLE, **service.auth(agent)})
+    return service.http.post(
+        "/evaluations/imports",
+        params={"id": evaluation_id},
+        content=body,
+        headers={"Content-Type": TURTLE, **service.auth(agent)},
+    )

@@ -25,10 +25,21 @@ from ..servers import AppSlot
 from .common import spec_file
 
 COUNTEREXAMPLES = [
-    "acceptance-by-organization", "access-without-period", "dso-approval-undated", "fit-despite-failure",
-    "independence-undeclared", "insufficient-yet-failed", "one-person-team", "plan-approved-after-session",
-    "population-unrepresented", "record-without-level", "report-coverage-misstated", "requirement-set-unapproved",
-    "statement-of-work-after-agreement", "user-interest-denied", "verdict-without-digests",
+    "acceptance-by-organization",
+    "access-without-period",
+    "dso-approval-undated",
+    "fit-despite-failure",
+    "independence-undeclared",
+    "insufficient-yet-failed",
+    "one-person-team",
+    "plan-approved-after-session",
+    "population-unrepresented",
+    "record-without-level",
+    "report-coverage-misstated",
+    "requirement-set-unapproved",
+    "statement-of-work-after-agreement",
+    "user-interest-denied",
+    "verdict-without-digests",
 ]
 """The 15 counterexamples ../shared/interop/caie-spec holds (SOURCE.md)."""
 _MUST_FAIL = re.compile(r"^# Must fail on (ogc:[A-Za-z0-9-]+) and nothing else\.$", re.MULTILINE)
@@ -62,16 +73,20 @@ def test_counterexample_fails_exactly_the_shape_its_header_names(spec: caie.Caie
 
 def test_a_counterexample_is_refused_over_http_naming_its_shape(service: Service) -> None:
     body = spec_file("counterexamples", "report-coverage-misstated.ttl").read_bytes()
-    problem = assert_refused(service, body, 422, "does not conform to caie-spec's shapes (failed: ogc:S7-Report)",
-                             id="misstated")
+    problem = assert_refused(
+        service, body, 422, "does not conform to caie-spec's shapes (failed: ogc:S7-Report)", id="misstated"
+    )
     assert "ogc:S7-Report" in problem["detail"]
     assert {error["source_shape"] for error in problem["errors"]} == {"ogc:S7-Report"}
-    assert {error["focus_node"] for error in problem["errors"]} == {"<https://w3id.org/og-caie/evaluation/measles#report>"}
+    assert {error["focus_node"] for error in problem["errors"]} == {
+        "<https://w3id.org/og-caie/evaluation/measles#report>"
+    }
     assert catalog(service) == {}
 
 
 def test_without_caie_spec_files_a_caie_spec_record_is_refused_not_imported_unchecked(
-        service: Service, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    service: Service, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("CAIE_SPEC_DIR", str(tmp_path))
     body = spec_file("explorer", "data", "measles-evaluation.ttl").read_bytes()
     problem = assert_refused(service, body, 422, "this deployment cannot check it", id="unchecked")
@@ -79,7 +94,8 @@ def test_without_caie_spec_files_a_caie_spec_record_is_refused_not_imported_unch
 
 
 def test_a_caie_spec_record_over_the_deployments_size_limit_is_refused_before_its_slow_checks(
-        service: Service, app_slot: tuple[AppSlot, str]) -> None:
+    service: Service, app_slot: tuple[AppSlot, str]
+) -> None:
     # caie-spec's shapes take time that grows with the square of a record's size: a deployment caps what it checks
     slot, url = app_slot
     body = spec_file("explorer", "data", "measles-evaluation.ttl").read_bytes()  # 1,228 triples

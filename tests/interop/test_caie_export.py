@@ -32,11 +32,13 @@ EARL = rdflib.Namespace("http://www.w3.org/ns/earl#")
 
 def run_judge_and_attest(service: Service) -> None:
     """Plan 1 approved, run on the demo chatbot, rule-judged; each judged criterion attested, the first corrected."""
-    approved = service.http.post(f"/evaluations/{ID}/plans/1/approval", json={"comment": "fit for the outbreak"},
-                                 headers=service.auth("annie"))
+    approved = service.http.post(
+        f"/evaluations/{ID}/plans/1/approval", json={"comment": "fit for the outbreak"}, headers=service.auth("annie")
+    )
     assert approved.status_code == 201, approved.text
-    started = service.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}},
-                                headers=service.auth("theo"))
+    started = service.http.post(
+        f"/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}}, headers=service.auth("theo")
+    )
     assert started.status_code == 202, started.text
     for _ in range(600):  # the run is a background job
         run = service.http.get(f"/evaluations/{ID}/runs/1").json()
@@ -53,14 +55,25 @@ def run_judge_and_attest(service: Service) -> None:
     for criterion, found in sorted(outcomes.items()):
         outcome = next((o for o in ("failed", "passed", "cantTell") if o in found), None)
         if outcome is not None:
-            body = {"criterion": criterion.rsplit("/", 1)[-1], "outcome": outcome, "rationale": "as the rule gives",
-                    "sufficiency": "sufficient", "appropriateness": "appropriate"}
+            body = {
+                "criterion": criterion.rsplit("/", 1)[-1],
+                "outcome": outcome,
+                "rationale": "as the rule gives",
+                "sufficiency": "sufficient",
+                "appropriateness": "appropriate",
+            }
             answer = service.http.post(url, json=body, headers=service.auth("annie"))
             assert answer.status_code == 201, answer.text
             made.append(answer.json())
-    correction = {"criterion": made[0]["criterion"].rsplit("/", 1)[-1], "outcome": "cantTell",
-                  "rationale": "too few replies", "sufficiency": "insufficient", "appropriateness": "appropriate",
-                  "supersedes": made[0]["attestation"], "reason": "on review, the evidence is too thin"}
+    correction = {
+        "criterion": made[0]["criterion"].rsplit("/", 1)[-1],
+        "outcome": "cantTell",
+        "rationale": "too few replies",
+        "sufficiency": "insufficient",
+        "appropriateness": "appropriate",
+        "supersedes": made[0]["attestation"],
+        "reason": "on review, the evidence is too thin",
+    }
     answer = service.http.post(url, json=correction, headers=service.auth("annie"))
     assert answer.status_code == 201, answer.text
 
@@ -88,8 +101,12 @@ def test_our_record_in_caie_spec_layout_conforms_to_its_shapes(small_planned: Se
 
     # The chain is ours: only the current attestations, with their outcomes.
     attestations = set(exported.subjects(RDF.type, C.Attestation))
-    assert {str(exported.value(a, EARL.test)): str(exported.value(exported.value(a, EARL.result), EARL.outcome))
-            .rsplit("#", 1)[-1] for a in attestations} == current
+    assert {
+        str(exported.value(a, EARL.test)): str(exported.value(exported.value(a, EARL.result), EARL.outcome)).rsplit(
+            "#", 1
+        )[-1]
+        for a in attestations
+    } == current
     # Everything the export declares is marked so, and none of our record's own items is.
     declared = set(exported.subjects(SKOS.editorialNote, rdflib.Literal(DECLARED)))
     assert any(exported.value(d, RDF.type) == C.ServiceAgreement for d in declared)

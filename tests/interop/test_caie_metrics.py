@@ -28,7 +28,8 @@ from ..conftest import BASE_URL, Service
 from .common import MEASLES, post_record, shared_path
 
 EVALUATION = BASE_URL + "evaluations/measles"
-STATED = bind("""
+STATED = bind(
+    """
 PREFIX caie: <https://w3id.org/og-caie/epo#>
 PREFIX prov: <http://www.w3.org/ns/prov#>
 SELECT ?draft ?at ?coverage ?pass ?fail ?cantTell WHERE {
@@ -36,7 +37,9 @@ SELECT ?draft ?at ?coverage ?pass ?fail ?cantTell WHERE {
     ?report a caie:Report ; caie:draft ?draft ; prov:generatedAtTime ?at ; caie:coverage ?coverage ;
             caie:passRate ?pass ; caie:failRate ?fail ; caie:cantTellRate ?cantTell .
   }
-}""", {"evaluation": NamedNode(EVALUATION)})
+}""",
+    {"evaluation": NamedNode(EVALUATION)},
+)
 BY_HAND = {
     "draft": (Fraction(1), Fraction(3, 5), Fraction(1, 5), Fraction(1, 5)),
     "final": (Fraction(1), Fraction(4, 5), Fraction(1, 5), Fraction(0)),
@@ -53,7 +56,10 @@ def recomputed(service: Service, as_of: str) -> tuple[Fraction, Fraction, Fracti
     """Coverage and the passed, failed and cantTell shares, as our published queries count them."""
     bindings = {"evaluation": NamedNode(EVALUATION), "asOf": Literal(as_of, datatype=NamedNode(XSD + "dateTime"))}
     [coverage] = select(service, bind(queries.load("coverage"), bindings))
-    by_outcome = {row["outcome"]: int(row["criteria"]) for row in select(service, bind(queries.load("outcome-distribution"), bindings))}
+    by_outcome = {
+        row["outcome"]: int(row["criteria"])
+        for row in select(service, bind(queries.load("outcome-distribution"), bindings))
+    }
     covered = int(coverage["covered"])
     assert sum(by_outcome.values()) == covered
     shares = tuple(Fraction(by_outcome.get(EARL + o, 0), covered) for o in ("passed", "failed", "cantTell"))
@@ -84,6 +90,8 @@ def test_the_exported_record_gives_the_same_numbers_with_rdflib(service: Service
     [coverage] = dataset.query(queries.load("coverage"), initBindings=bindings)
     assert (int(coverage.applicable), int(coverage.covered)) == (5, 5)
     assert Decimal(str(coverage.coveredWeight)) == Decimal(str(coverage.applicableWeight)) == 8
-    counts = {str(row.outcome): int(row.criteria)
-              for row in dataset.query(queries.load("outcome-distribution"), initBindings=bindings)}
+    counts = {
+        str(row.outcome): int(row.criteria)
+        for row in dataset.query(queries.load("outcome-distribution"), initBindings=bindings)
+    }
     assert counts == {EARL + "passed": 4, EARL + "failed": 1}

@@ -36,8 +36,9 @@ def select(dataset: rdflib.Dataset, name: str, **params: NamedNode | Literal | N
     the query's header allows: rdflib's own parameters (``initBindings``) on its parse of the file."""
     bound = {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params}
     values = {rdflib.Variable(name): from_oxigraph(term) for name, term in bound.items() if term is not None}
-    return [{str(k): str(v) for k, v in row.asdict().items()}
-            for row in dataset.query(parsed(name), initBindings=values)]
+    return [
+        {str(k): str(v) for k, v in row.asdict().items()} for row in dataset.query(parsed(name), initBindings=values)
+    ]
 
 
 @cache
@@ -65,17 +66,23 @@ def served_coverage(body: dict) -> tuple:
 
 
 def shares(dataset: rdflib.Dataset, **params: NamedNode | Literal) -> dict[str, tuple]:
-    return {row["outcome"].rsplit("#", 1)[-1]: (int(row["criteria"]), Decimal(row["outcomeWeight"]))
-            for row in select(dataset, "outcome-distribution", **params)}
+    return {
+        row["outcome"].rsplit("#", 1)[-1]: (int(row["criteria"]), Decimal(row["outcomeWeight"]))
+        for row in select(dataset, "outcome-distribution", **params)
+    }
 
 
 def served_shares(body: dict) -> dict[str, tuple]:
-    return {o["outcome"]: (o["criteria"], Decimal(o["weight"])) for o in body["distribution"]["outcomes"] if o["criteria"]}
+    return {
+        o["outcome"]: (o["criteria"], Decimal(o["weight"])) for o in body["distribution"]["outcomes"] if o["criteria"]
+    }
 
 
 def counts(dataset: rdflib.Dataset, **params: NamedNode | Literal) -> dict[tuple[str, str], tuple]:
-    return {(r["criterion"], r["run"]): (int(r["k"]), int(r["n"]), int(r["frame"]), int(r["cases"]))
-            for r in select(dataset, "pass-rate-counts", **params)}
+    return {
+        (r["criterion"], r["run"]): (int(r["k"]), int(r["n"]), int(r["frame"]), int(r["cases"]))
+        for r in select(dataset, "pass-rate-counts", **params)
+    }
 
 
 def served_counts(body: dict) -> dict[tuple[str, str], tuple]:
@@ -87,11 +94,20 @@ def levels(dataset: rdflib.Dataset, **params: NamedNode | Literal | None) -> dic
     found: dict[tuple[str, str | None], tuple] = {}
     for r in select(dataset, "drill-down", **params):
         if r["level"] == "criterion":
-            found[("criterion", r["criterion"])] = (r["outcome"].rsplit("#", 1)[-1], r["weight"], int(r["cases"]),
-                                                     int(r["determinations"]))
+            found[("criterion", r["criterion"])] = (
+                r["outcome"].rsplit("#", 1)[-1],
+                r["weight"],
+                int(r["cases"]),
+                int(r["determinations"]),
+            )
         else:
-            found[(r["level"], r.get(r["level"]))] = (tuple(int(r[o]) for o in LEVEL_OUTCOMES), r["weight"],
-                                                      r["coveredWeight"], int(r["cases"]), int(r["determinations"]))
+            found[(r["level"], r.get(r["level"]))] = (
+                tuple(int(r[o]) for o in LEVEL_OUTCOMES),
+                r["weight"],
+                r["coveredWeight"],
+                int(r["cases"]),
+                int(r["determinations"]),
+            )
     return found
 
 
@@ -108,21 +124,29 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
     assert drilled == tree_levels(http.get(f"{EVALUATION}/drill-down").json()["summary"])
     assert (len(drilled), drilled[("summary", None)]) == (3 + 2 + 3 + 1, ((1, 0, 1, 1), "6", "5", 5, 6))
     links = http.get(f"{EVALUATION}/trace").json()["links"]
-    assert {(r["criterion"], r["case"], r.get("determination"), r.get("attestation"))
-            for r in select(dataset, "trace-requirement")} == {
-        (link["criterion"], link["case"], link["determination"], link["attestation"]) for link in links}
+    assert {
+        (r["criterion"], r["case"], r.get("determination"), r.get("attestation"))
+        for r in select(dataset, "trace-requirement")
+    } == {(link["criterion"], link["case"], link["determination"], link["attestation"]) for link in links}
 
     as_of = before_correction(measured)
     date = Literal(as_of, datatype=NamedNode(XSD + "dateTime"))
     body = http.get(f"{EVALUATION}/metrics", params={"asOf": as_of}).json()
     assert coverage(dataset, asOf=date) == served_coverage(body)
     assert shares(dataset, asOf=date) == served_shares(body) == {"failed": (1, Decimal(3)), "cantTell": (1, Decimal(2))}
-    assert [r["criterion"] for r in select(dataset, "failures", asOf=date)] == [f["criterion"] for f in body["failures"]]
+    assert [r["criterion"] for r in select(dataset, "failures", asOf=date)] == [
+        f["criterion"] for f in body["failures"]
+    ]
     assert counts(dataset, asOf=date) == served_counts(body)
-    assert levels(dataset, asOf=date) == tree_levels(http.get(f"{EVALUATION}/drill-down", params={"asOf": as_of}).json()["summary"])
+    assert levels(dataset, asOf=date) == tree_levels(
+        http.get(f"{EVALUATION}/drill-down", params={"asOf": as_of}).json()["summary"]
+    )
     traced = http.get(f"{EVALUATION}/failures/trace", params={"asOf": as_of}).json()["traces"]
-    assert [(r["attestation"], r["determination"], r["judge"]) for r in select(dataset, "trace-failure", asOf=date)] == [
-        (t["attestation"], t["determination"], t["judge"]) for t in traced] != []
+    assert (
+        [(r["attestation"], r["determination"], r["judge"]) for r in select(dataset, "trace-failure", asOf=date)]
+        == [(t["attestation"], t["determination"], t["judge"]) for t in traced]
+        != []
+    )
 
     run = NamedNode(f"{BASE_URL}evaluations/{ID}/runs/2")
     body = http.get(f"{EVALUATION}/metrics", params={"run": 2}).json()
@@ -138,12 +162,18 @@ def test_every_metric_query_recomputes_the_services_numbers_from_the_exported_re
         covered = [row for row in outcomes if not row["outcome"].endswith("#untested")]
         assert (len(outcomes), len(covered)) == counted[:2]
         by_requirement = select(dataset, "coverage-by-requirement", **params)
-        assert (sum(int(r["applicable"]) for r in by_requirement), sum(int(r["covered"]) for r in by_requirement),
-                sum(Decimal(r["applicableWeight"]) for r in by_requirement),
-                sum(Decimal(r["coveredWeight"]) for r in by_requirement)) == counted
-        assert outcomes == [{name: str(term.value) for name, term in row.items()}
-                            for row in graphs_over(measured.store).rows("criterion-outcomes", {
-                                "evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params})]
+        assert (
+            sum(int(r["applicable"]) for r in by_requirement),
+            sum(int(r["covered"]) for r in by_requirement),
+            sum(Decimal(r["applicableWeight"]) for r in by_requirement),
+            sum(Decimal(r["coveredWeight"]) for r in by_requirement),
+        ) == counted
+        assert outcomes == [
+            {name: str(term.value) for name, term in row.items()}
+            for row in graphs_over(measured.store).rows(
+                "criterion-outcomes", {"evaluation": NamedNode(f"{BASE_URL}evaluations/{ID}"), **params}
+            )
+        ]
     # the envelope given instead of the evaluation, its link still in the record
     envelope = NamedNode(f"{BASE_URL}evaluations/{ID}/envelope/v1")
     assert coverage(dataset, evaluation=None, envelope=envelope) == (3, 2, Decimal(6), Decimal(5))

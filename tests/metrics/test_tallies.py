@@ -29,9 +29,13 @@ OPERATOR = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
 def counted(service: Service, name: str, run: int) -> dict[str, tuple[int, int, int]]:
     """Criterion identifier to (k, n, cases) in run ``run`` by the published query ``name``."""
     graphs = graphs_over(service.store)
-    rows = graphs.rows(name, {"evaluation": NamedNode(EVALUATION_IRI), "run": NamedNode(f"{EVALUATION_IRI}/runs/{run}")})
-    return {row["criterion"].value.rsplit("/", 1)[-1]: (int(row["k"].value), int(row["n"].value), int(row["cases"].value))
-            for row in rows}
+    rows = graphs.rows(
+        name, {"evaluation": NamedNode(EVALUATION_IRI), "run": NamedNode(f"{EVALUATION_IRI}/runs/{run}")}
+    )
+    return {
+        row["criterion"].value.rsplit("/", 1)[-1]: (int(row["k"].value), int(row["n"].value), int(row["cases"].value))
+        for row in rows
+    }
 
 
 FACTS = """
@@ -49,10 +53,15 @@ def same_as_recount(service: Service, run: int) -> dict[str, tuple[int, int, int
     assert tallied == counted(service, "pass-rate-counts", run)
     graphs = graphs_over(service.store)
     prefix = f"{EVALUATION_IRI}/runs/{run}/"
-    stated = {tuple(row[name].value for name in ("case", "fact", "criterion")) for row in service.store.select(FACTS)
-              if row["case"].value.startswith(prefix)}
-    assert stated == {tuple(row[name].value for name in ("case", "fact", "criterion"))
-                      for row in graphs.rows("case-outcome-facts", {"run": NamedNode(prefix.rstrip("/"))})}
+    stated = {
+        tuple(row[name].value for name in ("case", "fact", "criterion"))
+        for row in service.store.select(FACTS)
+        if row["case"].value.startswith(prefix)
+    }
+    assert stated == {
+        tuple(row[name].value for name in ("case", "fact", "criterion"))
+        for row in graphs.rows("case-outcome-facts", {"run": NamedNode(prefix.rstrip("/"))})
+    }
     return tallied
 
 
@@ -65,20 +74,36 @@ def test_tallies_follow_every_batch_as_the_query_counts(measured: Service) -> No
     by = probes(measured)
     hanging_b, washing_a, where_a = by["hanging"][1], by["washing"][0], by["where"][0]
     # B, passed so far, gets a failed: k drops; washing A, inapplicable so far, gets a cantTell: n grows
-    determine(measured, 1, "nora", [(hanging_b, "hanging", "failed"), (washing_a, "washing", "cantTell"),
-                                    (where_a, "where", "passed"), (where_a, "where", "inapplicable")])
+    determine(
+        measured,
+        1,
+        "nora",
+        [
+            (hanging_b, "hanging", "failed"),
+            (washing_a, "washing", "cantTell"),
+            (where_a, "where", "passed"),
+            (where_a, "where", "inapplicable"),
+        ],
+    )
     assert same_as_recount(measured, 1) == {"hanging": (0, 2, 2), "washing": (0, 2, 2), "where": (1, 1, 2)}
     # run 2's tallies did not move
     assert same_as_recount(measured, 2) == {"hanging": (0, 0, 2), "washing": (1, 1, 2), "where": (0, 0, 2)}
     # and the service's pass rates (read from the tallies, no asOf) are these counts
-    assert {c: (k, n, cases) for (c, run), (k, n, _, cases) in rates(metrics(measured)).items() if run == 1} == \
-        {"hanging": (0, 2, 2), "washing": (0, 2, 2), "where": (1, 1, 2)}
+    assert {c: (k, n, cases) for (c, run), (k, n, _, cases) in rates(metrics(measured)).items() if run == 1} == {
+        "hanging": (0, 2, 2),
+        "washing": (0, 2, 2),
+        "where": (1, 1, 2),
+    }
 
 
 def test_concurrent_batches_lose_no_count(measured: Service) -> None:
     by = probes(measured)
-    batches = [[(probe, criterion, outcome)] for criterion in ("hanging", "washing", "where") for probe in by[criterion]
-               for outcome in ("passed", "cantTell")]
+    batches = [
+        [(probe, criterion, outcome)]
+        for criterion in ("hanging", "washing", "where")
+        for probe in by[criterion]
+        for outcome in ("passed", "cantTell")
+    ]
     with ThreadPoolExecutor(max_workers=6) as pool:
         list(pool.map(lambda items: determine(measured, 2, "nora", items), batches))
     # every case of run 2 now has a passed determination, and none a failed one
@@ -98,8 +123,9 @@ def test_cases_recorded_after_the_tallies_are_counted(measured: Service) -> None
     determine(measured, run.number, "annie", [(first[0], criterion, "passed")])
     assert sum(cases for _, _, cases in same_as_recount(measured, run.number).values()) == 2
     continue_run(graphs, ID, run.number, target, settings, OPERATOR)  # the plan's other 4 probes
-    answered = {c: (k, n, cases) for (c, number), (k, n, _, cases) in rates(metrics(measured)).items()
-                if number == run.number}
+    answered = {
+        c: (k, n, cases) for (c, number), (k, n, _, cases) in rates(metrics(measured)).items() if number == run.number
+    }
     assert answered == counted(measured, "pass-rate-counts", run.number)
     assert {c: cases for c, (_, _, cases) in answered.items()} == {"hanging": 2, "washing": 2, "where": 2}
     where_b = probes(measured)["where"][1]
@@ -114,7 +140,10 @@ def test_verify_recounts_the_tallies_and_names_one_changed_behind_the_service(me
     checked = measured.http.get(f"{EVALUATION}/reports/1/verify").json()
     assert checked["holds"] is True
     assert {t["criterion"].rsplit("/", 1)[-1]: t["stored"] for t in checked["tallies"]} == {
-        "hanging": "1 of 2, 2 cases", "washing": "0 of 1, 2 cases", "where": "0 of 0, 2 cases"}
+        "hanging": "1 of 2, 2 cases",
+        "washing": "0 of 1, 2 cases",
+        "where": "0 of 0, 2 cases",
+    }
     # hanging's k in run 1's tallies, raised from 1 to 2 directly in the store
     tallies = f"{EVALUATION_IRI}/runs/1/tallies"
     measured.store.run_update(f"""
@@ -123,8 +152,9 @@ def test_verify_recounts_the_tallies_and_names_one_changed_behind_the_service(me
         WHERE {{ ?tally epo:forCriterion <{EVALUATION_IRI}/envelope/v1/criteria/hanging> }}""")
     checked = measured.http.get(f"{EVALUATION}/reports/1/verify").json()
     assert checked["holds"] is False
-    assert [(t["criterion"].rsplit("/", 1)[-1], t["stored"], t["recomputed"]) for t in checked["tallies"] if not t["holds"]] \
-        == [("hanging", "2 of 2, 2 cases", "1 of 2, 2 cases")]
+    assert [
+        (t["criterion"].rsplit("/", 1)[-1], t["stored"], t["recomputed"]) for t in checked["tallies"] if not t["holds"]
+    ] == [("hanging", "2 of 2, 2 cases", "1 of 2, 2 cases")]
     assert any(d.startswith("tally of criterion") and "hanging" in d for d in checked["differences"])
     refused = measured.http.post(f"{EVALUATION}/reports/1/sign-off", json={}, headers=measured.auth("annie"))
     assert refused.status_code == 409 and "hanging" in refused.text
@@ -147,7 +177,14 @@ def test_a_third_party_reads_the_tallies_from_the_exported_record(measured: Serv
         assert (state["tallied"], state["recorded"]) == ("6", "6")
 
     def keyed(name: str) -> dict[tuple[str, int], tuple[int, int, int, int]]:
-        return {(row["criterion"].rsplit("/", 1)[-1], int(row["run"].rsplit("/", 1)[-1])):
-                (int(row["k"]), int(row["n"]), int(row["frame"]), int(row["cases"])) for row in select(dataset, name)}
+        return {
+            (row["criterion"].rsplit("/", 1)[-1], int(row["run"].rsplit("/", 1)[-1])): (
+                int(row["k"]),
+                int(row["n"]),
+                int(row["frame"]),
+                int(row["cases"]),
+            )
+            for row in select(dataset, name)
+        }
 
     assert keyed("pass-rate-tallies") == keyed("pass-rate-counts") == rates(metrics(measured))

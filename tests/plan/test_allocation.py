@@ -11,7 +11,9 @@ from service.core.errors import Unprocessable
 from service.plan.allocation import Annotator, CriterionDemand, Strategy, allocate, hamilton
 
 WEIGHTS = [10, 9, 8, 7, 6, 5, 4, 3, 2, 1]
-CRITERIA = [CriterionDemand(f"c{i:02d}", Decimal(w), 10**9, frozenset({f"concept{i % 3}"})) for i, w in enumerate(WEIGHTS)]
+CRITERIA = [
+    CriterionDemand(f"c{i:02d}", Decimal(w), 10**9, frozenset({f"concept{i % 3}"})) for i, w in enumerate(WEIGHTS)
+]
 
 
 def test_proportional_gives_one_each_then_the_rest_by_weight() -> None:
@@ -20,8 +22,18 @@ def test_proportional_gives_one_each_then_the_rest_by_weight() -> None:
     for criterion in CRITERIA:
         quota = Fraction(290) * Fraction(criterion.weight) / sum(WEIGHTS)
         assert abs(allocation.probes[criterion.iri] - 1 - quota) < 1
-    assert allocation.probes == {"c00": 54, "c01": 48, "c02": 43, "c03": 38, "c04": 33,
-                                 "c05": 27, "c06": 22, "c07": 17, "c08": 12, "c09": 6}
+    assert allocation.probes == {
+        "c00": 54,
+        "c01": 48,
+        "c02": 43,
+        "c03": 38,
+        "c04": 33,
+        "c05": 27,
+        "c06": 22,
+        "c07": 17,
+        "c08": 12,
+        "c09": 6,
+    }
 
 
 def test_highest_weight_first_gives_two_thirds_to_the_top_third() -> None:
@@ -76,4 +88,6 @@ def test_bad_inputs_are_refused() -> None:
 
 
 def test_hamilton_is_exact_on_ties() -> None:
-    assert hamilton(10, {"a": Fraction(1), "b": Fraction(1), "c": Fraction(1)}, {"a": 99, "b": 99, "c": 99}, ["a", "b", "c"]) == {"a": 4, "b": 3, "c": 3}
+    assert hamilton(
+        10, {"a": Fraction(1), "b": Fraction(1), "c": Fraction(1)}, {"a": 99, "b": 99, "c": 99}, ["a", "b", "c"]
+    ) == {"a": 4, "b": 3, "c": 3}

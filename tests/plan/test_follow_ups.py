@@ -48,8 +48,10 @@ def template_file(tag: str) -> Graph:
 def file_follow_ups(tag: str) -> dict[str, list[str]]:
     """Per need, the follow-up texts the file lists, as written (slots unfilled)."""
     graph = template_file(tag)
-    return {str(need): [str(text) for text in Collection(graph, head)]
-            for need, head in graph.subject_objects(URIRef(EPO + "followUpTexts"))}
+    return {
+        str(need): [str(text) for text in Collection(graph, head)]
+        for need, head in graph.subject_objects(URIRef(EPO + "followUpTexts"))
+    }
 
 
 def asked(tag: str, opening: str) -> tuple[str, list[str]]:
@@ -64,8 +66,10 @@ def asked(tag: str, opening: str) -> tuple[str, list[str]]:
         for prop in ("openingText", "openingTextAboutOther"):
             for question in graph.objects(URIRef(need), URIRef(EPO + prop)):
                 parts = SLOT.split(str(question))  # text, slot, text, slot, ...
-                pattern = "".join(re.escape(p) if i % 2 == 0 else
-                                  (f"(?P<{p}>{anything})" if p == "disease" else f"(?P<{p}>.+)") for i, p in enumerate(parts))
+                pattern = "".join(
+                    re.escape(p) if i % 2 == 0 else (f"(?P<{p}>{anything})" if p == "disease" else f"(?P<{p}>.+)")
+                    for i, p in enumerate(parts)
+                )
                 if match := re.search(pattern + "$", opening):
                     found.add((need, tuple(SLOT.sub(lambda m: match[m[1]], turn) for turn in turns)))
     assert len(found) == 1, (opening, found)
@@ -79,9 +83,15 @@ def fits(turn: str, texts: set[str]) -> bool:
 
 
 def probes_with_tags(service: Service) -> list[dict]:
-    tags = {row["probe"]: row["tag"] for row in select(service, f"""
+    tags = {
+        row["probe"]: row["tag"]
+        for row in select(
+            service,
+            f"""
         PREFIX epo: <{EPO}>
-        SELECT ?probe (LANG(?text) AS ?tag) WHERE {{ GRAPH ?plan {{ ?probe epo:openingPrompt ?text }} }}""")}
+        SELECT ?probe (LANG(?text) AS ?tag) WHERE {{ GRAPH ?plan {{ ?probe epo:openingPrompt ?text }} }}""",
+        )
+    }
     items = service.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
     return [{**probe, "tag": tags[probe["probe"]]} for probe in items]
 
@@ -103,12 +113,16 @@ def test_each_probe_has_its_languages_follow_ups_for_its_need(small_planned: Ser
         [turn] = probe["followUps"]
         assert fits(turn, english) and not fits(turn, swahili)
     # the turns are in the plan graph, numbered as user turns (the opening is 1), tagged like the opening
-    rows = select(small_planned, f"""
+    rows = select(
+        small_planned,
+        f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe ?position ?text (LANG(?text) AS ?tag) WHERE {{ GRAPH ?plan {{
-          ?probe epo:followUp ?turn . ?turn epo:followUpPosition ?position ; epo:followUpPrompt ?text }} }}""")
+          ?probe epo:followUp ?turn . ?turn epo:followUpPosition ?position ; epo:followUpPrompt ?text }} }}""",
+    )
     assert {(r["probe"], r["position"], r["text"], r["tag"]) for r in rows} == {
-        (p["probe"], "2", p["followUps"][0], p["tag"]) for p in probes}
+        (p["probe"], "2", p["followUps"][0], p["tag"]) for p in probes
+    }
 
 
 def test_the_inspect_dataset_carries_each_probes_follow_ups(small_planned: Service) -> None:
@@ -128,14 +142,21 @@ def test_the_plan_digest_covers_the_follow_ups(small_planned: Service) -> None:
     service, plan = small_planned, plan_json(small_planned)
     url = f"/evaluations/{ID}/plans/1/approval"
     assert service.http.post(url, json={"digest": plan["digest"]}, headers=service.auth("annie")).status_code == 201
-    [row] = select(service, f"""
+    [row] = select(
+        service,
+        f"""
         PREFIX epo: <{EPO}>
         SELECT ?turn ?text (LANG(?text) AS ?tag) WHERE {{ GRAPH <{plan['plan']}> {{
-          <{plan['plan']}/probes/1> epo:followUp ?turn . ?turn epo:followUpPrompt ?text }} }}""")
+          <{plan['plan']}/probes/1> epo:followUp ?turn . ?turn epo:followUpPrompt ?text }} }}""",
+    )
     # someone with access to the store rewords probe 1's follow-up, bypassing the service
     graph, turn, prompt = NamedNode(plan["plan"]), NamedNode(row["turn"]), NamedNode(EPO + "followUpPrompt")
-    service.store.apply(ChangeSet(delete=[Quad(turn, prompt, Literal(row["text"], language=row["tag"]), graph)],
-                                  insert=[Quad(turn, prompt, Literal(row["text"] + "!", language=row["tag"]), graph)]))
+    service.store.apply(
+        ChangeSet(
+            delete=[Quad(turn, prompt, Literal(row["text"], language=row["tag"]), graph)],
+            insert=[Quad(turn, prompt, Literal(row["text"] + "!", language=row["tag"]), graph)],
+        )
+    )
     view = plan_json(service)
     assert view["digest"] != plan["digest"] and view["approved"] is False
     assert any("changed after it was made" in reason for reason in view["notApprovedBecause"])
@@ -160,15 +181,22 @@ TURNS = """
                     ?response prov:wasGeneratedBy ?turn ; epo:responseText ?reply }
     } ORDER BY ?probe ?index"""
 
-ON_TOPIC = {"VaccineSafety": "vaccine is safe", "ScheduleQuestion": "dose", "ExposureAdvice": "exposure",
-            "SymptomRecognition": "rash appears", "WhereToGetVaccinated": "vaccination days",
-            "TransmissionRisk": "contagious", "TreatmentQuestion": "vitamin A"}
+ON_TOPIC = {
+    "VaccineSafety": "vaccine is safe",
+    "ScheduleQuestion": "dose",
+    "ExposureAdvice": "exposure",
+    "SymptomRecognition": "rash appears",
+    "WhereToGetVaccinated": "vaccination days",
+    "TransmissionRisk": "contagious",
+    "TreatmentQuestion": "vitamin A",
+}
 """What the demonstration chatbot's answer on each need's topic says (examples/vaccine/caie_vaccine/demo.py)."""
 
 
 def test_a_run_sends_each_follow_up_after_the_reply_before_it(approved: Service) -> None:
-    started = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}},
-                                 headers=approved.auth("theo"))
+    started = approved.http.post(
+        f"/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}}, headers=approved.auth("theo")
+    )
     assert started.status_code == 202, started.text
     for _ in range(600):
         run = approved.http.get(f"/evaluations/{ID}/runs/1").json()
@@ -200,17 +228,34 @@ def test_a_language_without_a_follow_up_gets_none_and_says_so() -> None:
     kgs = [Graph().parse(REPO / "ontologies" / "kg" / "kenya.ttl")]
     english, swahili = (TemplateSet.read(f"urn:graph:{tag}", template_file(tag)) for tag in ("en", "sw"))
     assert english and swahili and swahili.follow_ups
-    bare = TemplateSet(swahili.iri, "sw", swahili.graph, swahili.conforms_to, swahili.review_status, swahili.texts,
-                       swahili.about_other, {})  # the Swahili file without its follow-ups
-    values = {"persona": VE + "Student", "need": VE + "ScheduleQuestion", "disease": VE + "Measles",
-              "language": "http://lexvo.org/id/iso639-3/swa", "style": VE + "PlainStyle"}
+    bare = TemplateSet(
+        swahili.iri,
+        "sw",
+        swahili.graph,
+        swahili.conforms_to,
+        swahili.review_status,
+        swahili.texts,
+        swahili.about_other,
+        {},
+    )  # the Swahili file without its follow-ups
+    values = {
+        "persona": VE + "Student",
+        "need": VE + "ScheduleQuestion",
+        "disease": VE + "Measles",
+        "language": "http://lexvo.org/id/iso639-3/swa",
+        "style": VE + "PlainStyle",
+    }
     said = Openings(dso, kgs, (english, bare)).opening(values, {})
     assert said is not None and said.text == "Mimi ni mwanafunzi. Chanjo ya surua inapaswa kutolewa lini?"
     assert (said.follow_ups, said.lacking_follow_ups) == ((), (VE + "ScheduleQuestion",))
     with_them = Openings(dso, kgs, (english, swahili)).opening(values, {})
-    assert with_them is not None and with_them.follow_ups == ("Na ikiwa dozi moja ilikosekana, je, ratiba inaanza upya?",)
+    assert with_them is not None and with_them.follow_ups == (
+        "Na ikiwa dozi moja ilikosekana, je, ratiba inaanza upya?",
+    )
     assert with_them.lacking_follow_ups == ()
-    english_said = Openings(dso, kgs, (english, bare)).opening({**values, "language": "http://lexvo.org/id/iso639-3/eng"}, {})
+    english_said = Openings(dso, kgs, (english, bare)).opening(
+        {**values, "language": "http://lexvo.org/id/iso639-3/eng"}, {}
+    )
     assert english_said is not None
     assert english_said.follow_ups == ("What if a dose was missed? Does the schedule start again?",)
 
@@ -225,8 +270,11 @@ def test_a_follow_up_slot_its_question_does_not_say_is_refused() -> None:
     graph.add((URIRef(VE + "SymptomRecognition"), URIRef(EPO + "followUpTexts"), head))
     broken = TemplateSet.read("urn:graph:en", graph)
     assert broken is not None
-    with pytest.raises(Conflict, match=r"\{setting\} in the follow-up 'Is it different \{setting\}\?' of <"
-                                       + re.escape(VE + "SymptomRecognition")):
+    with pytest.raises(
+        Conflict,
+        match=r"\{setting\} in the follow-up 'Is it different \{setting\}\?' of <"
+        + re.escape(VE + "SymptomRecognition"),
+    ):
         Openings(dso, [], (broken,))
 
 
@@ -238,8 +286,13 @@ def test_every_template_file_has_the_follow_ups_english_has() -> None:
     for path in TEMPLATES.glob("*.ttl"):
         graph = template_file(path.stem)
         found = file_follow_ups(path.stem)
-        assert {need: len(turns) for need, turns in found.items()} == {need: len(t) for need, t in english.items()}, path
-        assert all(text.language == path.stem for _, head in graph.subject_objects(URIRef(EPO + "followUpTexts"))
-                   for text in Collection(graph, head)), path
+        assert {need: len(turns) for need, turns in found.items()} == {need: len(t) for need, t in english.items()}, (
+            path
+        )
+        assert all(
+            text.language == path.stem
+            for _, head in graph.subject_objects(URIRef(EPO + "followUpTexts"))
+            for text in Collection(graph, head)
+        ), path
         status = next(graph.objects(None, URIRef(EPO + "reviewStatus")))
         assert str(status) == EPO + ("Reviewed" if path.stem == "en" else "AwaitingNativeSpeakerReview"), path

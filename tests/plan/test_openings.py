@@ -29,11 +29,28 @@ from .test_plans_api import PLAN, make_plan
 
 TEMPLATES = REPO / "ontologies" / "templates"
 SMALL = {**PLAN, "strategy": "Equal", "budget": 24, "reviewSample": 20}
-DETECTED = {"en": Language.ENGLISH, "yo": Language.YORUBA, "sw": Language.SWAHILI, "bn": Language.BENGALI,
-            "hi": Language.HINDI}
+DETECTED = {
+    "en": Language.ENGLISH,
+    "yo": Language.YORUBA,
+    "sw": Language.SWAHILI,
+    "bn": Language.BENGALI,
+    "hi": Language.HINDI,
+}
 """The plan's languages lingua knows (it has no Hausa, Igbo or Nigerian Pidgin)."""
-NEIGHBOURS = (Language.MARATHI, Language.GUJARATI, Language.PUNJABI, Language.TAMIL, Language.TELUGU, Language.SOMALI,
-              Language.ZULU, Language.SHONA, Language.XHOSA, Language.GANDA, Language.INDONESIAN, Language.TAGALOG)
+NEIGHBOURS = (
+    Language.MARATHI,
+    Language.GUJARATI,
+    Language.PUNJABI,
+    Language.TAMIL,
+    Language.TELUGU,
+    Language.SOMALI,
+    Language.ZULU,
+    Language.SHONA,
+    Language.XHOSA,
+    Language.GANDA,
+    Language.INDONESIAN,
+    Language.TAGALOG,
+)
 """Languages a short text in one of those could be taken for: the detector must tell them apart."""
 pytestmark = EMBEDDED_ONLY  # what is tested is the plan, not the store; S3's query runs on both
 WORD = re.compile(r"\w+")
@@ -52,7 +69,9 @@ def bound(name: str, **values: str) -> str:
 
 
 def openings(service: Service, number: int = 1) -> list[dict[str, str]]:
-    return select(service, f"""
+    return select(
+        service,
+        f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe ?text (LANG(?text) AS ?tag) ?language ?templates WHERE {{
           GRAPH <{plan_iri(number)}> {{
@@ -61,7 +80,8 @@ def openings(service: Service, number: int = 1) -> list[dict[str, str]]:
             OPTIONAL {{ ?probe epo:language ?language }}
             OPTIONAL {{ ?probe epo:openingTemplates ?templates }}
           }}
-        }}""")
+        }}""",
+    )
 
 
 @cache
@@ -72,8 +92,11 @@ def template_words(tag: str) -> frozenset[str]:
 
 def texts(tag: str) -> list[str]:
     graph = Graph().parse(TEMPLATES / f"{tag}.ttl")
-    return [str(o) for p, o in graph.predicate_objects()
-            if str(p).startswith(EPO + "openingText") and isinstance(o, Literal) and o.language == tag]
+    return [
+        str(o)
+        for p, o in graph.predicate_objects()
+        if str(p).startswith(EPO + "openingText") and isinstance(o, Literal) and o.language == tag
+    ]
 
 
 @cache
@@ -84,7 +107,10 @@ def english_sentences() -> frozenset[str]:
 @cache
 def kg_data() -> Graph:
     graph = Graph()
-    for path in [REPO / "ontologies" / "dso" / "vaccine-education.ttl", *sorted((REPO / "ontologies" / "kg").glob("*.ttl"))]:
+    for path in [
+        REPO / "ontologies" / "dso" / "vaccine-education.ttl",
+        *sorted((REPO / "ontologies" / "kg").glob("*.ttl")),
+    ]:
         graph.parse(path)
     return graph
 
@@ -96,7 +122,9 @@ def tag_of(language: str) -> str:
 
 
 def languages() -> set[str]:
-    return {str(s) for s in kg_data().subjects(RDF.type, URIRef("https://w3id.org/ob-caie/dso/vaccine-education/Language"))}
+    return {
+        str(s) for s in kg_data().subjects(RDF.type, URIRef("https://w3id.org/ob-caie/dso/vaccine-education/Language"))
+    }
 
 
 def test_every_opening_is_in_its_tagged_language_from_its_template_file(measles_planned: Service) -> None:
@@ -122,8 +150,22 @@ def test_no_two_probes_share_an_opening_and_local_settings_are_named(measles_pla
     assert measles_planned.http.get(f"/evaluations/{ID}/plans/1").json()["languagesWithoutTemplates"] == []
     texts = [row["text"] for row in openings(measles_planned)]
     assert len(set(texts)) == len(texts) == 300
-    local = ("matatu", "danfo", "লঞ্চের ডেকে", "লোকাল ট্রেনে", "लोकल ट्रेन", "boarding school", "shule ya bweni",
-             "garment factory", "পোশাক কারখানায়", "anganwadi", "আঙ্গনওয়াড়ি", "आंगनवाड़ी", "open-air market", "ọjà gbangba")
+    local = (
+        "matatu",
+        "danfo",
+        "লঞ্চের ডেকে",
+        "লোকাল ট্রেনে",
+        "लोकल ट्रेन",
+        "boarding school",
+        "shule ya bweni",
+        "garment factory",
+        "পোশাক কারখানায়",
+        "anganwadi",
+        "আঙ্গনওয়াড়ি",
+        "आंगनवाड़ी",
+        "open-air market",
+        "ọjà gbangba",
+    )
     assert sum(any(name in text for name in local) for text in texts) >= 3
 
 
@@ -147,14 +189,17 @@ def test_s3_every_probe_has_a_prior_passed_consistency_check(small_planned: Serv
     signed, plan = small_planned, {"number": 1}
     query = bound("probes-without-passed-consistency-check", plan=plan_iri(plan["number"]))
     assert select(signed, query) == []
-    checks = select(signed, f"""
+    checks = select(
+        signed,
+        f"""
         PREFIX earl: <http://www.w3.org/ns/earl#>
         SELECT ?probe (COUNT(DISTINCT ?rule) AS ?rules) (SAMPLE(?outcome) AS ?result) WHERE {{
           GRAPH <{plan_iri(plan['number'])}> {{
             ?check earl:subject ?probe ; earl:test ?rule ; earl:result/earl:outcome ?outcome .
             FILTER EXISTS {{ ?check earl:test <{CONSISTENCY_RULE}> }}
           }}
-        }} GROUP BY ?probe""")
+        }} GROUP BY ?probe""",
+    )
     assert len(checks) == 40 and all(int(c["rules"]) > 1 and c["result"].endswith("#passed") for c in checks)
 
     # The query finds a probe whose check, or whose DSO, is taken away (run here on the plan as read back).
@@ -162,8 +207,9 @@ def test_s3_every_probe_has_a_prior_passed_consistency_check(small_planned: Serv
     for graph in (plan_iri(plan["number"]), f"{BASE_URL}evaluations/{ID}"):
         body = signed.http.get("/rdf-graph-store", params={"graph": graph}, headers={"Accept": "application/n-triples"})
         assert body.status_code == 200, body.text
-        record.extend(Quad(t.subject, t.predicate, t.object, NamedNode(graph))
-                      for t in parse(body.content, RdfFormat.N_TRIPLES))
+        record.extend(
+            Quad(t.subject, t.predicate, t.object, NamedNode(graph)) for t in parse(body.content, RdfFormat.N_TRIPLES)
+        )
     first, second = f"{plan_iri(plan['number'])}/probes/1", f"{plan_iri(plan['number'])}/probes/2"
     record.update(f"""DELETE WHERE {{ GRAPH ?g {{ <{first}/check> ?p ?o }} }};
                       DELETE WHERE {{ GRAPH ?g {{ <{second}> <{EPO}derivedFromDso> ?dso }} }}""")
@@ -177,10 +223,14 @@ def test_s3_every_probe_has_a_prior_passed_consistency_check(small_planned: Serv
 
 def test_every_template_file_says_what_english_says() -> None:
     """Each language's file has a text for every concept the English one has (so no probe in it says less)."""
+
     def keys(tag: str) -> set[tuple[str, str]]:
         graph = Graph().parse(TEMPLATES / f"{tag}.ttl")
-        return {(str(s), str(p)) for s, p, o in graph
-                if str(p).startswith(EPO + "openingText") and isinstance(o, Literal) and o.language == tag}
+        return {
+            (str(s), str(p))
+            for s, p, o in graph
+            if str(p).startswith(EPO + "openingText") and isinstance(o, Literal) and o.language == tag
+        }
 
     english = keys("en")
     for path in TEMPLATES.glob("*.ttl"):
@@ -194,10 +244,20 @@ def test_english_has_a_text_for_every_dso_value_an_opening_says() -> None:
     dso = Graph().parse(REPO / "ontologies" / "dso" / "vaccine-education.ttl")
     ve = "https://w3id.org/ob-caie/dso/vaccine-education/"
     said = {str(s) for s, p, o in Graph().parse(TEMPLATES / "en.ttl") if str(p) == EPO + "openingText"}
-    values = {str(s) for s in dso.subjects(URIRef("http://www.w3.org/2000/01/rdf-schema#subClassOf"), URIRef(ve + "Persona"))
-              if isinstance(s, URIRef)}
-    for cls in ("AgeGroup", "InformationNeed", "Disease", "TransmissionSetting", "ConversationStyle", "StatedBelief",
-                "Misconception"):
+    values = {
+        str(s)
+        for s in dso.subjects(URIRef("http://www.w3.org/2000/01/rdf-schema#subClassOf"), URIRef(ve + "Persona"))
+        if isinstance(s, URIRef)
+    }
+    for cls in (
+        "AgeGroup",
+        "InformationNeed",
+        "Disease",
+        "TransmissionSetting",
+        "ConversationStyle",
+        "StatedBelief",
+        "Misconception",
+    ):
         values |= {str(s) for s in dso.subjects(RDF.type, URIRef(ve + cls))}
     assert len(values) > 30
     assert not values - said - {ve + "PlainStyle"}, sorted(values - said)
@@ -205,8 +265,13 @@ def test_english_has_a_text_for_every_dso_value_an_opening_says() -> None:
 
 COUNTRY_NAMES = {
     "en": {"nigeria": "Nigeria", "kenya": "Kenya", "india": "India", "bangladesh": "Bangladesh"},
-    "sw": {"kenya": "Kenya"}, "ha": {"nigeria": "Najeriya"}, "yo": {"nigeria": "Nàìjíríà"}, "ig": {"nigeria": "Naịjirịa"},
-    "pcm": {"nigeria": "Naija"}, "hi": {"india": "भारत"}, "bn": {"india": "ভারত", "bangladesh": "বাংলাদেশ"},
+    "sw": {"kenya": "Kenya"},
+    "ha": {"nigeria": "Najeriya"},
+    "yo": {"nigeria": "Nàìjíríà"},
+    "ig": {"nigeria": "Naịjirịa"},
+    "pcm": {"nigeria": "Naija"},
+    "hi": {"india": "भारत"},
+    "bn": {"india": "ভারত", "bangladesh": "বাংলাদেশ"},
 }
 """How each template language names each country whose knowledge graph lists it, written here by hand (not read
 from the template files); the English names are the knowledge graphs' labels."""
@@ -239,17 +304,30 @@ def test_every_country_language_pair_names_its_country() -> None:
     assert pairs == {(tag, country) for tag, names in COUNTRY_NAMES.items() for country in names}
     assert ("bn", "india") in pairs and ("en", "bangladesh") in pairs
     for country, name in COUNTRY_NAMES["en"].items():
-        assert str(kg_data().value(URIRef(f"https://w3id.org/ob-caie/kg/{country}/country"),
-                                   URIRef("http://www.w3.org/2000/01/rdf-schema#label"))) == name
+        assert (
+            str(
+                kg_data().value(
+                    URIRef(f"https://w3id.org/ob-caie/kg/{country}/country"),
+                    URIRef("http://www.w3.org/2000/01/rdf-schema#label"),
+                )
+            )
+            == name
+        )
     dso = Graph().parse(REPO / "ontologies" / "dso" / "vaccine-education.ttl")
     kgs = [Graph().parse(path) for path in sorted((REPO / "ontologies" / "kg").glob("*.ttl"))]
     sets = [TemplateSet.read(f"urn:graph:{path.stem}", Graph().parse(path)) for path in sorted(TEMPLATES.glob("*.ttl"))]
     said = Openings(dso, kgs, [s for s in sets if s is not None])
     language = {tag_of(lang): lang for lang in languages()}
     for tag, country in sorted(pairs):
-        values = {"persona": VE_NS + "Student", "need": VE_NS + "ScheduleQuestion", "disease": VE_NS + "Measles",
-                  "country": f"https://w3id.org/ob-caie/kg/{country}/country", "language": language[tag],
-                  "style": VE_NS + "PlainStyle", "misconception": VE_NS + "NoStatedMisconception"}
+        values = {
+            "persona": VE_NS + "Student",
+            "need": VE_NS + "ScheduleQuestion",
+            "disease": VE_NS + "Measles",
+            "country": f"https://w3id.org/ob-caie/kg/{country}/country",
+            "language": language[tag],
+            "style": VE_NS + "PlainStyle",
+            "misconception": VE_NS + "NoStatedMisconception",
+        }
         opening = said.opening(values, {})
         assert opening is not None and opening.tag == tag, (tag, country)
         first = opening.text.split("।")[0] if tag in ("hi", "bn") else opening.text.split(".")[0]
@@ -259,12 +337,15 @@ def test_every_country_language_pair_names_its_country() -> None:
 def test_every_probe_names_its_country_in_its_language(measles_planned: Service) -> None:
     """On the worked example's 300-probe plan (four countries), read back over HTTP: each probe's opening turn
     names the country of its scenario, in the probe's language."""
-    rows = select(measles_planned, f"""
+    rows = select(
+        measles_planned,
+        f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe ?text (LANG(?text) AS ?tag) ?country WHERE {{
           GRAPH <{plan_iri()}> {{ ?probe epo:openingPrompt ?text ; epo:fromScenario ?scenario }}
           GRAPH <{BASE_URL}evaluations/{ID}/scenarios> {{ ?scenario epo:country ?country }}
-        }}""")
+        }}""",
+    )
     assert len(rows) == 300
     assert len({row["country"] for row in rows}) == 4
     for row in rows:
@@ -276,7 +357,9 @@ def test_probes_awaiting_native_review_are_flagged(measles_planned: Service) -> 
     """Each probe records its template set's review status (epo:textReviewStatus); the probe listing's JSON says
     awaitingNativeReview, true exactly for the languages whose file is not reviewed (every one but English, as
     the files' headers say), and a probe's HTML page shows the flag."""
-    listed = measles_planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 300}, headers={"Accept": "application/json"})
+    listed = measles_planned.http.get(
+        f"/evaluations/{ID}/plans/1/probes", params={"limit": 300}, headers={"Accept": "application/json"}
+    )
     assert listed.status_code == 200, listed.text
     items = listed.json()["items"]
     assert len(items) == 300

@@ -32,27 +32,41 @@ remote store (115 s against 19 s, in runs on the same loaded machine)."""
 
 EVALUATION = f"{BASE_URL}evaluations/{ID}"
 NIGERIA = f"{BASE_URL}graphs/kg/nigeria"
-INPUTS = {f"{BASE_URL}graphs/dso/vaccine-education", *(f"{BASE_URL}graphs/kg/{kg}" for kg in ("bangladesh", "india", "kenya", "nigeria")),
-          f"{BASE_URL}graphs/shapes/scenario-consistency", f"{BASE_URL}graphs/shapes/scenario-routing",
-          *(f"{BASE_URL}graphs/templates/{path.stem}" for path in (REPO / "ontologies" / "templates").glob("*.ttl"))}
+INPUTS = {
+    f"{BASE_URL}graphs/dso/vaccine-education",
+    *(f"{BASE_URL}graphs/kg/{kg}" for kg in ("bangladesh", "india", "kenya", "nigeria")),
+    f"{BASE_URL}graphs/shapes/scenario-consistency",
+    f"{BASE_URL}graphs/shapes/scenario-routing",
+    *(f"{BASE_URL}graphs/templates/{path.stem}" for path in (REPO / "ontologies" / "templates").glob("*.ttl")),
+}
 PREFIXES = """
 @prefix ve:   <https://w3id.org/ob-caie/dso/vaccine-education/> .
 @prefix kg:   <https://w3id.org/ob-caie/kg/nigeria/> .
 @prefix skos: <http://www.w3.org/2004/02/skos/core#> .
 @prefix rdfs: <http://www.w3.org/2000/01/rdf-schema#> .
 """
-NEW_SETTING = PREFIXES + """
+NEW_SETTING = (
+    PREFIXES
+    + """
 kg:brt-ride a ve:TransmissionSetting , skos:Concept ;
     skos:inScheme ve:TransmissionSettingScheme ; skos:broader ve:PublicTransportSetting ;
     rdfs:label "on a Lagos BRT bus"@en ; skos:prefLabel "on a Lagos BRT bus"@en ;
     ve:usesTransportMode kg:lagos-brt ; ve:illustrative true .
 kg:country ve:hasSetting kg:brt-ride .
 """
+)
 """A new setting of Nigeria's, sorted before its others: every Nigerian candidate's index moves (the frame is one
 product per KG, docs/blocking.md). The one test that edits the KG makes this edit; a test elsewhere that did
 the same would reuse its compiled scenario tables (the cache is keyed by the input's digest)."""
-BOOKKEEPING = {RDF + "type", RDFS + "label", RDFS + "comment", DCTERMS + "subject", PROV + "wasGeneratedBy",
-               EPO + "scenarioIndex", EPO + "blockedBy"}
+BOOKKEEPING = {
+    RDF + "type",
+    RDFS + "label",
+    RDFS + "comment",
+    DCTERMS + "subject",
+    PROV + "wasGeneratedBy",
+    EPO + "scenarioIndex",
+    EPO + "blockedBy",
+}
 
 pytestmark = EMBEDDED_ONLY
 
@@ -78,8 +92,11 @@ def pinned(service: Service, carrier: str) -> dict[str, str]:
 def replace_kg(service: Service, extra: str) -> str:
     """Nigeria's KG replaced (by the admin) with the repository file plus ``extra``; its new digest."""
     body = (REPO / "ontologies" / "kg" / "nigeria.ttl").read_text(encoding="utf-8") + extra
-    answer = service.http.put("/graphs/kg/nigeria", content=body.encode("utf-8"),
-                              headers={**service.auth("admin"), "Content-Type": "text/turtle"})
+    answer = service.http.put(
+        "/graphs/kg/nigeria",
+        content=body.encode("utf-8"),
+        headers={**service.auth("admin"), "Content-Type": "text/turtle"},
+    )
     assert answer.status_code == 200, answer.text
     return answer.json()["digest"]
 
@@ -99,13 +116,16 @@ def probe_scenarios(service: Service, plan: dict) -> list[str]:
 def situations(service: Service, scenarios: list[str]) -> dict[str, frozenset[tuple[str, str]]]:
     """Each scenario's facet values as the scenarios graph describes it: (property, value) of it and its person."""
     listed = " ".join(f"<{s}>" for s in scenarios)
-    rows = select(service, f"""
+    rows = select(
+        service,
+        f"""
         SELECT ?scenario ?property ?value WHERE {{
           VALUES ?scenario {{ {listed} }}
           GRAPH <{EVALUATION}/scenarios> {{
             {{ ?scenario ?property ?value }} UNION {{ ?scenario <{DCTERMS}subject> ?person . ?person ?property ?value }}
           }}
-        }}""")
+        }}""",
+    )
     found: dict[str, set[tuple[str, str]]] = {s: set() for s in scenarios}
     for row in rows:
         if row["property"] not in BOOKKEEPING or (row["property"] == RDF + "type" and not row["value"].startswith(EPO)):
@@ -119,12 +139,18 @@ def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) 
     assert answer.status_code == 200, answer.text
     store = Store()
     store.load(answer.content, format=RdfFormat.TURTLE)
-    [sign_off_iri] = [q.subject.value for q in store.quads_for_pattern(None, NamedNode(RDF + "type"), NamedNode(EPO + "EnvelopeSignOff"))]
-    pins = {row["graph"].value: row for row in store.query(f"""
+    [sign_off_iri] = [
+        q.subject.value
+        for q in store.quads_for_pattern(None, NamedNode(RDF + "type"), NamedNode(EPO + "EnvelopeSignOff"))
+    ]
+    pins = {
+        row["graph"].value: row
+        for row in store.query(f"""
         SELECT ?graph ?pin ?digest ?modified WHERE {{
           <{sign_off_iri}> <{EPO}inputPin> ?pin ; <{PROV}wasInfluencedBy> ?graph .
           ?pin a <{EPO}InputPin> ; <{PROV}entity> ?graph ; <{EPO}inputDigest> ?digest ; <{EPO}inputModified> ?modified .
-        }}""")}
+        }}""")
+    }
     graphs = catalog(signed)
     assert set(pins) == INPUTS
     for graph, row in pins.items():
@@ -134,7 +160,9 @@ def test_sign_off_pins_the_dso_each_kg_and_the_scenario_shapes(signed: Service) 
     assert not any(isinstance(term, BlankNode) for quad in store for term in (quad.subject, quad.object))
 
 
-def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_exclusions_keep_their_situation(small_planned: Service) -> None:
+def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_exclusions_keep_their_situation(
+    small_planned: Service,
+) -> None:
     """One KG edit (:data:`NEW_SETTING`) serves both what a changed input refuses and what an exclusion keeps naming
     when the edit renumbers the frame: a new KG costs a compile of new scenario tables."""
     signed, earlier = small_planned, plan_json(small_planned)
@@ -142,14 +170,22 @@ def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_e
     # two of the plan's Nigerian scenarios excluded, one by its index in the frame, one by its key
     probes = list(dict.fromkeys(probe_scenarios(signed, earlier)))
     described = situations(signed, probes)
-    target, other = [s for s in probes if (EPO + "country", "https://w3id.org/ob-caie/kg/nigeria/country") in described[s]][:2]
+    target, other = [
+        s for s in probes if (EPO + "country", "https://w3id.org/ob-caie/kg/nigeria/country") in described[s]
+    ][:2]
     [row] = select(signed, f"SELECT ?index WHERE {{ GRAPH ?g {{ <{target}> <{EPO}scenarioIndex> ?index }} }}")
     index = int(row["index"])
-    by_index = signed.http.post(f"/evaluations/{ID}/scenarios/{index}/exclusion", json={"reason": "not a real commute"},
-                                headers=signed.auth("annie"))
+    by_index = signed.http.post(
+        f"/evaluations/{ID}/scenarios/{index}/exclusion",
+        json={"reason": "not a real commute"},
+        headers=signed.auth("annie"),
+    )
     assert by_index.status_code == 201 and by_index.json()["scenario"] == target
-    by_key = signed.http.post(f"/evaluations/{ID}/scenarios/{other.rsplit('/', 1)[-1]}/exclusion",
-                              json={"reason": "duplicate of another probe"}, headers=signed.auth("annie"))
+    by_key = signed.http.post(
+        f"/evaluations/{ID}/scenarios/{other.rsplit('/', 1)[-1]}/exclusion",
+        json={"reason": "duplicate of another probe"},
+        headers=signed.auth("annie"),
+    )
     assert by_key.status_code == 201 and by_key.json()["scenario"] == other
     excluded = situations(signed, [target, other])
 
@@ -166,12 +202,18 @@ def test_a_kg_replaced_after_sign_off_refuses_planning_until_a_new_version_and_e
 
     # a plan made on the old inputs is not approved any more, and cannot be
     status = signed.http.get(f"/evaluations/{ID}/plans/{earlier['number']}").json()
-    assert not status["approved"] and any(NIGERIA in reason and new in reason for reason in status["notApprovedBecause"])
-    approval = signed.http.post(f"/evaluations/{ID}/plans/{earlier['number']}/approval", json={}, headers=signed.auth("annie"))
+    assert not status["approved"] and any(
+        NIGERIA in reason and new in reason for reason in status["notApprovedBecause"]
+    )
+    approval = signed.http.post(
+        f"/evaluations/{ID}/plans/{earlier['number']}/approval", json={}, headers=signed.auth("annie")
+    )
     assert approval.status_code == 409 and NIGERIA in approval.json()["detail"]
 
     # a scenario index names nothing until the inputs are pinned again: it is refused, the key asked for
-    stale = signed.http.post(f"/evaluations/{ID}/scenarios/{index}/exclusion", json={"reason": "r"}, headers=signed.auth("annie"))
+    stale = signed.http.post(
+        f"/evaluations/{ID}/scenarios/{index}/exclusion", json={"reason": "r"}, headers=signed.auth("annie")
+    )
     assert stale.status_code == 409 and "key" in stale.json()["detail"] and NIGERIA in stale.json()["detail"]
 
     # signing the same version off again does not re-pin: only a new version does
@@ -203,7 +245,9 @@ def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(si
     for plan in (first, second):
         derivation = plan["plan"] + "/derivation"
         assert pinned(signed, plan["plan"]) == current == pinned(signed, derivation)
-        [row] = select(signed, f"""
+        [row] = select(
+            signed,
+            f"""
             SELECT ?seed ?derivationSeed ?sample (COUNT(DISTINCT ?used) AS ?inputs) WHERE {{
               GRAPH ?plans {{ <{plan['plan']}> <{EPO}seed> ?seed ; <{PROV}wasGeneratedBy> <{derivation}> }}
               GRAPH ?review {{ <{derivation}> <{EPO}seed> ?derivationSeed ; <{EPO}reviewSampleSize> ?sample ;
@@ -212,7 +256,8 @@ def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(si
                                FILTER NOT EXISTS {{ <{derivation}> <{PROV}qualifiedUsage> [ <{PROV}entity> ?used ;
                                                                                           <{PROV}hadRole> ?role ]
                                                     VALUES ?role {{ <{EPO}CompiledRuleTable> <{EPO}ReferenceFallback> }} }} }}
-            }} GROUP BY ?seed ?derivationSeed ?sample""")
+            }} GROUP BY ?seed ?derivationSeed ?sample""",
+        )
         assert (row["seed"], row["derivationSeed"], row["sample"]) == ("7", "7", "50")
         assert int(row["inputs"]) == len(INPUTS) + 1  # and the envelope
     assert probe_scenarios(signed, first) == probe_scenarios(signed, second)
@@ -221,6 +266,7 @@ def test_a_plan_and_its_derivation_record_inputs_and_seed_and_repeat_for_them(si
 
 @pytest.mark.parametrize("segment", ["not-a-scenario", "0" * 31 + "g"])
 def test_an_exclusion_names_a_scenario_by_key_or_index(signed: Service, segment: str) -> None:
-    answer = signed.http.post(f"/evaluations/{ID}/scenarios/{segment}/exclusion", json={"reason": "r"},
-                              headers=signed.auth("annie"))
+    answer = signed.http.post(
+        f"/evaluations/{ID}/scenarios/{segment}/exclusion", json={"reason": "r"}, headers=signed.auth("annie")
+    )
     assert answer.status_code == 404 and "key" in answer.json()["detail"]

@@ -52,7 +52,9 @@ def test_a_plan_changed_behind_the_service_is_not_approved(small_planned: Servic
 
     # Someone with access to the store itself raises the plan's budget, bypassing the service.
     iri = NamedNode(plan["plan"])
-    signed.store.apply(ChangeSet(insert=[Quad(iri, NamedNode("https://w3id.org/ob-caie/epo/probeBudget"), Literal("999"), iri)]))
+    signed.store.apply(
+        ChangeSet(insert=[Quad(iri, NamedNode("https://w3id.org/ob-caie/epo/probeBudget"), Literal("999"), iri)])
+    )
 
     view = signed.http.get(f"/evaluations/{ID}/plans/{plan['number']}").json()
     assert view["approved"] is False and view["digest"] != plan["digest"]

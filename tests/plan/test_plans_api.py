@@ -52,7 +52,7 @@ def test_the_worked_examples_plan_follows_highest_weight_first_across_criteria(m
     ranked = sorted(weights, key=lambda c: -weights[c])
     top = ranked[: -(-len(ranked) // 3)]
     assert sum(allocation[c] for c in top) == 200
-    rest = [allocation[c] for c in ranked[len(top):]]
+    rest = [allocation[c] for c in ranked[len(top) :]]
     assert max(rest) - min(rest) <= 1 and sum(rest) == 100
     assert plan["frameSize"] > plan["eligibleFrameSize"] > 0
     assert all(0 < a["probes"] <= a["promptFrame"] for a in plan["allocation"])
@@ -91,7 +91,9 @@ def test_probes_carry_scenario_criteria_and_an_opening_turn(small_planned: Servi
 @ALSO_REMOTE
 def test_blocked_scenarios_keep_their_rule_and_message(small_planned: Service) -> None:
     signed = small_planned
-    blocked = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "blocked", "rule": IMMUNE_WITHOUT_CAUSE}).json()
+    blocked = signed.http.get(
+        f"/evaluations/{ID}/scenarios", params={"status": "blocked", "rule": IMMUNE_WITHOUT_CAUSE}
+    ).json()
     assert blocked["total"] > 0
     for scenario in blocked["items"]:
         assert [v.rsplit("/", 1)[-1] for v in scenario["facets"]["hasImmunityStatus"]] == ["Immune"]
@@ -100,7 +102,9 @@ def test_blocked_scenarios_keep_their_rule_and_message(small_planned: Service) -
         assert scenario["messages"]
     eligible = signed.http.get(f"/evaluations/{ID}/scenarios", params={"status": "eligible"}).json()
     assert all(not s["blockedBy"] for s in eligible["items"])
-    summary = {r["rule"]: r["scenarios"] for r in signed.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]}
+    summary = {
+        r["rule"]: r["scenarios"] for r in signed.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]
+    }
     assert summary[IMMUNE_WITHOUT_CAUSE] == blocked["total"]
     assert summary["https://w3id.org/ob-caie/epo/EligibleScenario"] == eligible["total"]
 
@@ -115,7 +119,9 @@ def test_plan_gates_roles_and_budget(loaded: Service) -> None:
     assert loaded.http.post(f"/evaluations/{ID}/plans", json=PLAN, headers=loaded.auth("annie")).status_code == 403
     small = loaded.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "budget": 3}, headers=loaded.auth("theo"))
     assert small.status_code == 422 and "too small" in small.json()["detail"]
-    unknown = loaded.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "strategy": "Random"}, headers=loaded.auth("theo"))
+    unknown = loaded.http.post(
+        f"/evaluations/{ID}/plans", json={**PLAN, "strategy": "Random"}, headers=loaded.auth("theo")
+    )
     assert unknown.status_code == 422
     assert snapshot(loaded.store) == before
 
@@ -145,8 +151,12 @@ def test_excluded_scenario_is_not_probed_again(small_planned: Service) -> None:
     again = make_plan(signed, SMALL_PLAN)
     later = signed.http.get(f"/evaluations/{ID}/plans/{again['number']}/probes", params={"limit": 1000}).json()["items"]
     assert probes[0]["scenario"] not in {p["scenario"] for p in later}
-    assert signed.http.post(f"/evaluations/{ID}/scenarios/999999999999/exclusion", json={"reason": "r"},
-                            headers=signed.auth("annie")).status_code == 404
+    assert (
+        signed.http.post(
+            f"/evaluations/{ID}/scenarios/999999999999/exclusion", json={"reason": "r"}, headers=signed.auth("annie")
+        ).status_code
+        == 404
+    )
 
 
 def test_the_plans_blocking_counts_each_rule_exactly(measles_planned: Service) -> None:

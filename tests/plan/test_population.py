@@ -37,13 +37,17 @@ def expand(value: object) -> str:
 
 def groups() -> dict[str, tuple[Fraction, dict[str, set[str]]]]:
     """Each declared group: its share and, per fact, the values its members have."""
-    return {g["id"]: (Fraction(str(g["share"])), {FACTS[w["facet"]]: {expand(v) for v in w["values"]} for w in g["when"]})
-            for g in example_evaluation()["population"]}
+    return {
+        g["id"]: (Fraction(str(g["share"])), {FACTS[w["facet"]]: {expand(v) for v in w["values"]} for w in g["when"]})
+        for g in example_evaluation()["population"]
+    }
 
 
 def probe_facts(service: Service) -> dict[str, dict[str, str]]:
     """Per probe: its criterion, recorded group, and persona, age group and pregnancy by its scenario."""
-    rows = select(service, f"""
+    rows = select(
+        service,
+        f"""
         PREFIX epo: <{EPO}>
         PREFIX dcterms: <http://purl.org/dc/terms/>
         PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
@@ -55,9 +59,14 @@ def probe_facts(service: Service) -> dict[str, dict[str, str]]:
           GRAPH <{BASE_URL}evaluations/{ID}/scenarios> {{ ?scenario dcterms:subject ?person . ?person ?property ?value }}
           VALUES ?property {{ rdf:type <{VE}hasAgeGroup> <{VE}isPregnant> }}
           FILTER (?value != <{VE}Person>)
-        }}""")
+        }}""",
+    )
     facts: dict[str, dict[str, str]] = defaultdict(dict)
-    names = {"http://www.w3.org/1999/02/22-rdf-syntax-ns#type": "persona", VE + "hasAgeGroup": "age", VE + "isPregnant": "pregnant"}
+    names = {
+        "http://www.w3.org/1999/02/22-rdf-syntax-ns#type": "persona",
+        VE + "hasAgeGroup": "age",
+        VE + "isPregnant": "pregnant",
+    }
     for row in rows:
         found = facts[row["probe"]]
         found.update(criterion=row["criterion"].rsplit("/", 1)[-1], stratum=row.get("stratum", ""))
@@ -66,7 +75,9 @@ def probe_facts(service: Service) -> dict[str, dict[str, str]]:
 
 
 def group_of(facts: dict[str, str]) -> list[str]:
-    return [name for name, (_, wanted) in groups().items() if all(facts.get(k) in values for k, values in wanted.items())]
+    return [
+        name for name, (_, wanted) in groups().items() if all(facts.get(k) in values for k, values in wanted.items())
+    ]
 
 
 def test_every_probe_is_asked_by_exactly_one_declared_group(measles_planned: Service) -> None:

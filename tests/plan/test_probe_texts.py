@@ -59,19 +59,32 @@ def read(service: Service) -> tuple[list[Probe], Graph]:
 
     Each test reads the record over HTTP; what it read is taken apart once per distinct answer
     (:func:`described`), since the four tests read the same restored plan."""
-    body = service.http.get("/rdf-graph-store", params={"graph": SCENARIOS}, headers={"Accept": "application/n-triples"})
+    body = service.http.get(
+        "/rdf-graph-store", params={"graph": SCENARIOS}, headers={"Accept": "application/n-triples"}
+    )
     assert body.status_code == 200, body.text
-    scenario_of = tuple(sorted((row["probe"], row["scenario"]) for row in select(service, f"""
+    scenario_of = tuple(
+        sorted(
+            (row["probe"], row["scenario"])
+            for row in select(
+                service,
+                f"""
         PREFIX epo: <{EPO}>
-        SELECT ?probe ?scenario WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:fromScenario ?scenario }} }}""")))
-    rows = tuple((row["probe"], row["text"], row["tag"], row["language"], row["templates"]) for row in openings(service))
+        SELECT ?probe ?scenario WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:fromScenario ?scenario }} }}""",
+            )
+        )
+    )
+    rows = tuple(
+        (row["probe"], row["text"], row["tag"], row["language"], row["templates"]) for row in openings(service)
+    )
     probes, graph = described(body.text, scenario_of, rows)
     return list(probes), graph
 
 
 @cache
-def described(scenarios_nt: str, scenario_of: tuple[tuple[str, str], ...],
-              rows: tuple[tuple[str, str, str, str, str], ...]) -> tuple[tuple[Probe, ...], Graph]:
+def described(
+    scenarios_nt: str, scenario_of: tuple[tuple[str, str], ...], rows: tuple[tuple[str, str, str, str, str], ...]
+) -> tuple[tuple[Probe, ...], Graph]:
     """The probes of ``rows`` (probe, text, tag, language, templates) with their scenarios' facts, read from the
     scenarios graph's N-Triples. The graph handed out is shared: tests only read it."""
     graph = Graph().parse(data=scenarios_nt, format="nt")
@@ -95,11 +108,18 @@ def describe_back(graph: Graph, scenario: URIRef) -> tuple[dict[str, URIRef | Li
     personas = personas_of(graph, asker)
     assert len(personas) == 1, (scenario, personas)
     facts: dict[str, URIRef | Literal] = {"persona": personas.pop()}
-    for name, node, prop in (("age", subject, VE.hasAgeGroup), ("vaccination", subject, VE.hasVaccinationStatus),
-                             ("infection", subject, VE.hasInfectionHistory), ("pregnancy", subject, VE.isPregnant),
-                             ("need", asker, VE.hasInformationNeed), ("setting", asker, VE.inSetting),
-                             ("country", asker, VE.livesIn), ("misconception", asker, VE.statesBelief),
-                             ("disease", scenario, VE.about), ("style", scenario, EPO.conversationStyle)):
+    for name, node, prop in (
+        ("age", subject, VE.hasAgeGroup),
+        ("vaccination", subject, VE.hasVaccinationStatus),
+        ("infection", subject, VE.hasInfectionHistory),
+        ("pregnancy", subject, VE.isPregnant),
+        ("need", asker, VE.hasInformationNeed),
+        ("setting", asker, VE.inSetting),
+        ("country", asker, VE.livesIn),
+        ("misconception", asker, VE.statesBelief),
+        ("disease", scenario, VE.about),
+        ("style", scenario, EPO.conversationStyle),
+    ):
         value = graph.value(node, prop)
         if value is not None:
             facts[name] = value
@@ -130,8 +150,12 @@ def phrases(tag: str) -> str:
     """A pattern for any phrase a slot may be filled with in ``tag``: the set's texts and the knowledge graphs'
     labels in that language (a local setting's name)."""
     texts = set(said(tag, "openingText").values())
-    texts |= {str(o) for p in (RDFS.label, SKOS.prefLabel) for o in kg_data().objects(None, p)
-              if isinstance(o, Literal) and o.language == tag}
+    texts |= {
+        str(o)
+        for p in (RDFS.label, SKOS.prefLabel)
+        for o in kg_data().objects(None, p)
+        if isinstance(o, Literal) and o.language == tag
+    }
     return "(?:" + "|".join(re.escape(t) for t in sorted(texts, key=len, reverse=True)) + ")"
 
 
@@ -139,6 +163,7 @@ def phrases(tag: str) -> str:
 def sentence(tag: str, text: str, age: str | None = None) -> re.Pattern[str]:
     """A template text as a pattern for a whole sentence of an opening turn in ``tag``: ``{age}`` filled with
     ``age`` when given, every other slot with any of the language's phrases."""
+
     def slot(match: re.Match[str]) -> str:
         return re.escape(age) if match.group(1) == "age" and age is not None else phrases(tag)
 
@@ -150,8 +175,16 @@ def stated(tag: str, text: str) -> tuple[dict[str, set], list[tuple[int, int]]]:
     """The facts an opening turn in ``tag`` states, read back with that language's templates, and the spans
     they cover."""
     own, other = said(tag, "openingText"), said(tag, "openingTextAboutOther")
-    found: dict[str, set] = {"persona": set(), "age": set(), "own": set(), "other": set(), "need": set(), "style": set(),
-                             "country": set(), "misconception": set()}
+    found: dict[str, set] = {
+        "persona": set(),
+        "age": set(),
+        "own": set(),
+        "other": set(),
+        "need": set(),
+        "style": set(),
+        "country": set(),
+        "misconception": set(),
+    }
     spans: list[tuple[int, int]] = []
 
     def look(pattern: re.Pattern[str]) -> bool:
@@ -166,12 +199,17 @@ def stated(tag: str, text: str) -> tuple[dict[str, set], list[tuple[int, int]]]:
             if look(sentence(tag, own[persona], phrase)):
                 found["persona"].add(persona)
                 found["age"] |= {age} - {None}
-    for concept in (VE.isPregnant, *kg_data().subjects(RDF.type, VE.VaccinationStatus),
-                    *kg_data().subjects(RDF.type, VE.InfectionHistory)):
+    for concept in (
+        VE.isPregnant,
+        *kg_data().subjects(RDF.type, VE.VaccinationStatus),
+        *kg_data().subjects(RDF.type, VE.InfectionHistory),
+    ):
         for key, texts in (("own", own), ("other", other)):
             if concept in texts and look(sentence(tag, texts[concept])):
                 found[key].add(concept)
-    if len(found["persona"]) > 1:  # "I'm pregnant." is the pregnant persona's text and pregnancy's: said by another persona, it is pregnancy
+    if (
+        len(found["persona"]) > 1
+    ):  # "I'm pregnant." is the pregnant persona's text and pregnancy's: said by another persona, it is pregnancy
         found["persona"] = {p for p in found["persona"] if own[p] != own[VE.isPregnant]}
     for need in kg_data().subjects(RDF.type, VE.InformationNeed):
         for texts in (own, other):
@@ -194,8 +232,10 @@ def sparql_violations(scenarios: Graph, focus: set[URIRef]) -> list[tuple[str, s
     store = ox.Store()
     store.extend(ox.Quad(ox_term(s), ox_term(p), ox_term(o), ox.DefaultGraph()) for s, p, o in (*kg_data(), *scenarios))
     shapes = consistency_shapes()
-    prefixes = "".join(f"PREFIX {shapes.value(d, SH.prefix)}: <{shapes.value(d, SH.namespace)}>\n"
-                       for d in shapes.objects(None, SH.declare))
+    prefixes = "".join(
+        f"PREFIX {shapes.value(d, SH.prefix)}: <{shapes.value(d, SH.namespace)}>\n"
+        for d in shapes.objects(None, SH.declare)
+    )
     found = []
     for rule, constraint in shapes.subject_objects(SH.sparql):
         select = str(shapes.value(constraint, SH.select)).replace("$this", "?this")
@@ -209,16 +249,21 @@ def core_violations(scenarios: Graph) -> list[tuple[str, str]]:
     """The consistency shapes that are SHACL core (no SPARQL), under pySHACL over the scenarios and the DSO's
     class hierarchy (what their targets need)."""
     shapes = consistency_shapes()
-    core = [str(s) for s in shapes.subjects(RDF.type, SH.NodeShape)
-            if isinstance(s, URIRef) and (s, SH.sparql, None) not in shapes]
+    core = [
+        str(s)
+        for s in shapes.subjects(RDF.type, SH.NodeShape)
+        if isinstance(s, URIRef) and (s, SH.sparql, None) not in shapes
+    ]
     data = Graph()
     data += scenarios
     for triple in kg_data().triples((None, RDFS.subClassOf, None)):
         data.add(triple)
     _conforms, report, _text = pyshacl.validate(data, shacl_graph=shapes, inference="none", use_shapes=core)
     assert isinstance(report, Graph) and core
-    return [(str(report.value(r, SH.sourceShape)), str(report.value(r, SH.focusNode)))
-            for r in report.subjects(RDF.type, SH.ValidationResult)]
+    return [
+        (str(report.value(r, SH.sourceShape)), str(report.value(r, SH.focusNode)))
+        for r in report.subjects(RDF.type, SH.ValidationResult)
+    ]
 
 
 @cache

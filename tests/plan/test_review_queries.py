@@ -61,9 +61,18 @@ def test_scenario_filters_and_pages_agree_with_the_whole_listing(small_planned: 
     assert by_name["items"] == [s for s in items if status in s["facets"]["hasVaccinationStatus"]]
     by_iri = get(signed, url, facet=f"{VE}hasVaccinationStatus={status}", limit=1000)
     assert by_iri == by_name
-    both = signed.http.get(url, params=[("facet", f"hasVaccinationStatus={status}"), ("facet", f"livesIn={country}"),
-                                        ("status", "blocked"), ("limit", "1000")]).json()
-    assert both["items"] == [s for s in by_name["items"] if country in s["facets"]["livesIn"] and s["status"] == "blocked"]
+    both = signed.http.get(
+        url,
+        params=[
+            ("facet", f"hasVaccinationStatus={status}"),
+            ("facet", f"livesIn={country}"),
+            ("status", "blocked"),
+            ("limit", "1000"),
+        ],
+    ).json()
+    assert both["items"] == [
+        s for s in by_name["items"] if country in s["facets"]["livesIn"] and s["status"] == "blocked"
+    ]
     assert both["total"] == len(both["items"]) > 0
 
     size = max(7, whole["total"] // 9)  # about ten pages, each a query of its own, whatever the listing's length
@@ -81,8 +90,11 @@ def test_a_multi_valued_facet_lists_every_value(small_planned: Service) -> None:
     for scenario in items:
         facets = scenario["facets"]
         assert all(isinstance(values, list) and values == sorted(set(values)) for values in facets.values())
-        states = [v for name in ("hasAgeGroup", "hasVaccinationStatus", "hasInfectionHistory", "hasImmunityStatus")
-                  for v in facets.get(name, [])]
+        states = [
+            v
+            for name in ("hasAgeGroup", "hasVaccinationStatus", "hasInfectionHistory", "hasImmunityStatus")
+            for v in facets.get(name, [])
+        ]
         assert len(states) > 1 and facets["personState"] == sorted(states)
 
 
@@ -110,12 +122,17 @@ def test_the_latest_exclusion_shows_in_the_listing(small_planned: Service) -> No
     first = get(signed, url, status="eligible", limit=1)["items"][0]
     assert first["excluded"] is None
     for reason in ("a first look", "on second thought"):
-        excluded = signed.http.post(f"{url}/{first['scenario'].rsplit('/', 1)[-1]}/exclusion", json={"reason": reason},
-                                    headers=signed.auth("annie"))
+        excluded = signed.http.post(
+            f"{url}/{first['scenario'].rsplit('/', 1)[-1]}/exclusion",
+            json={"reason": reason},
+            headers=signed.auth("annie"),
+        )
         assert excluded.status_code == 201, excluded.text
     listed = [s for s in get(signed, url, limit=1000)["items"] if s["excluded"]]
     assert [s["scenario"] for s in listed] == [first["scenario"]]
-    assert listed[0]["excluded"]["reason"] == "on second thought" and listed[0]["excluded"]["by"].endswith("/agents/annie")
+    assert listed[0]["excluded"]["reason"] == "on second thought" and listed[0]["excluded"]["by"].endswith(
+        "/agents/annie"
+    )
 
 
 @ALSO_REMOTE
@@ -129,7 +146,9 @@ def test_probe_filter_and_pages_agree_with_the_whole_listing(small_planned: Serv
 
     criterion = items[-1]["criterion"]
     by_iri = get(signed, url, criterion=criterion, limit=1000)
-    assert by_iri["items"] == [p for p in items if p["criterion"] == criterion] and by_iri["total"] == len(by_iri["items"])
+    assert by_iri["items"] == [p for p in items if p["criterion"] == criterion] and by_iri["total"] == len(
+        by_iri["items"]
+    )
     assert get(signed, url, criterion=criterion.rsplit("/", 1)[-1], limit=1000) == by_iri
     assert get(signed, url, criterion="no-such-criterion") == {"total": 0, "limit": 50, "offset": 0, "items": []}
 
@@ -147,8 +166,10 @@ def test_evaluations_listing_names_each_current_envelope(loaded: Service) -> Non
     def listed() -> list[tuple[str, str, int | None, str | None]]:
         found = get(loaded, "/evaluations")["evaluations"]
         assert all(e["@id"].endswith(f"/evaluations/{e['id']}") for e in found)
-        return [(e["id"], e["title"], e["envelope"] and e["envelope"]["version"], e["envelope"] and e["envelope"]["digest"])
-                for e in found]
+        return [
+            (e["id"], e["title"], e["envelope"] and e["envelope"]["version"], e["envelope"] and e["envelope"]["digest"])
+            for e in found
+        ]
 
     v1 = get(loaded, f"/evaluations/{ID}/envelope")
     title = example_evaluation()["title"]
@@ -158,4 +179,3 @@ def test_evaluations_listing_names_each_current_envelope(loaded: Service) -> Non
     started = loaded.http.post(f"/evaluations/{ID}/envelope/versions", headers=loaded.auth("theo"))
     assert started.status_code == 201, started.text
     assert listed()[0] == (ID, title, 2, started.json()["digest"])
-

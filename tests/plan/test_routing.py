@@ -74,27 +74,48 @@ def template_file(language: str) -> Graph:
 def stating(text: str, language: str, concept: str) -> bool:
     """Whether an opening turn says ``concept`` (a DSO term), by the texts the language's template file gives it:
     what a reader of the turn sees, independent of the scenario facts the plan was made from."""
-    said = [str(o) for p in ("openingText", "openingTextAboutOther")
-            for o in template_file(language).objects(URIRef(concept), URIRef(EPO + p))]
+    said = [
+        str(o)
+        for p in ("openingText", "openingTextAboutOther")
+        for o in template_file(language).objects(URIRef(concept), URIRef(EPO + p))
+    ]
     assert said, f"the {language} templates have no text for {concept}"
     return any(phrase in text for phrase in said)
 
 
-@pytest.mark.parametrize(("crit", "concepts"), [
-    ("c06", (VE + "isPregnant", VE + "PregnantPerson")),  # a stated pregnancy: one's own, or the person cared for
-    ("c05", (VE + "CurrentInfection",)),  # fever with rash, now
-    ("c13", tuple(VE + f"Misconception{m}" for m in ("Autism", "NaturalInfection", "Remedies", "OneDose", "MinorIllness"))),
-])
+@pytest.mark.parametrize(
+    ("crit", "concepts"),
+    [
+        ("c06", (VE + "isPregnant", VE + "PregnantPerson")),  # a stated pregnancy: one's own, or the person cared for
+        ("c05", (VE + "CurrentInfection",)),  # fever with rash, now
+        (
+            "c13",
+            tuple(
+                VE + f"Misconception{m}" for m in ("Autism", "NaturalInfection", "Remedies", "OneDose", "MinorIllness")
+            ),
+        ),
+    ],
+)
 def test_a_probe_that_states_a_trigger_exercises_its_criterion_and_only_such_probes_do(
-        measles_planned: Service, crit: str, concepts: tuple[str, ...]) -> None:
+    measles_planned: Service, crit: str, concepts: tuple[str, ...]
+) -> None:
     """Read from the opening turns' text (in each probe's language, by the template files): every probe whose
     opening turn states a pregnancy exercises c06, every one that states fever with rash c05, every one that states
     one of the DSO's misconceptions c13, and every probe of those criteria states it."""
-    exercised = {row["probe"] for row in select(measles_planned, f"""
+    exercised = {
+        row["probe"]
+        for row in select(
+            measles_planned,
+            f"""
         PREFIX epo: <{EPO}>
-        SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}{crit}> }} }}""")}
-    states = {row["probe"] for row in openings(measles_planned)
-              if any(stating(row["text"], row["tag"], concept) for concept in concepts)}
+        SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}{crit}> }} }}""",
+        )
+    }
+    states = {
+        row["probe"]
+        for row in openings(measles_planned)
+        if any(stating(row["text"], row["tag"], concept) for concept in concepts)
+    }
     assert states and states == exercised
 
 
@@ -104,22 +125,30 @@ def exported(measles_planned: Service) -> Store:
     record = Store()
     kgs = [f"{BASE_URL}graphs/kg/{country}" for country in ("bangladesh", "india", "kenya", "nigeria")]
     for graph in (plan_iri(), f"{BASE_URL}evaluations/{ID}", f"{BASE_URL}evaluations/{ID}/scenarios", DSO_GRAPH, *kgs):
-        body = measles_planned.http.get("/rdf-graph-store", params={"graph": graph}, headers={"Accept": "application/n-triples"})
+        body = measles_planned.http.get(
+            "/rdf-graph-store", params={"graph": graph}, headers={"Accept": "application/n-triples"}
+        )
         assert body.status_code == 200, body.text
-        record.extend(Quad(t.subject, t.predicate, t.object, NamedNode(graph)) for t in parse(body.content, RdfFormat.N_TRIPLES))
+        record.extend(
+            Quad(t.subject, t.predicate, t.object, NamedNode(graph)) for t in parse(body.content, RdfFormat.N_TRIPLES)
+        )
     return record
 
 
 def made_to_exercise_c10_and_c11(measles_planned: Service, record: Store) -> str:
     """An English schedule question that exercises neither, made to exercise c10 (symptoms) and c11 (a language other
     than English)."""
-    english = select(measles_planned, f"""
+    english = select(
+        measles_planned,
+        f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:language <{ENGLISH}> ; epo:allocatedTo <{CRITERIA}c07> .
-          FILTER NOT EXISTS {{ ?probe epo:exercises <{CRITERIA}c10> }} }} }} ORDER BY ?probe LIMIT 1""")[0]["probe"]
-    record.update(f"INSERT DATA {{ GRAPH <{plan_iri()}> {{ <{english}> <{EPO}exercises> <{CRITERIA}c10> , <{CRITERIA}c11> }} }}")
+          FILTER NOT EXISTS {{ ?probe epo:exercises <{CRITERIA}c10> }} }} }} ORDER BY ?probe LIMIT 1""",
+    )[0]["probe"]
+    record.update(
+        f"INSERT DATA {{ GRAPH <{plan_iri()}> {{ <{english}> <{EPO}exercises> <{CRITERIA}c10> , <{CRITERIA}c11> }} }}"
+    )
     return english
-
 
 
 def rows(record: Store, query: str) -> list[dict[str, str]]:
@@ -129,12 +158,17 @@ def rows(record: Store, query: str) -> list[dict[str, str]]:
     return [{name: row[name].value for name in names if row[name] is not None} for row in found]
 
 
-def test_the_trigger_query_finds_a_probe_made_to_exercise_criteria_it_does_not_trigger(measles_planned: Service) -> None:
+def test_the_trigger_query_finds_a_probe_made_to_exercise_criteria_it_does_not_trigger(
+    measles_planned: Service,
+) -> None:
     """Made to exercise c11 and c10, an English probe without symptoms is found for both: exercised, not borne."""
     record = exported(measles_planned)
     english = made_to_exercise_c10_and_c11(measles_planned, record)
-    wrong = sorted((row["probe"], criterion(row["criterion"])) for row in rows(record, bound("criterion-triggers", plan=plan_iri()))
-                   if row["bears"] != row["exercised"])
+    wrong = sorted(
+        (row["probe"], criterion(row["criterion"]))
+        for row in rows(record, bound("criterion-triggers", plan=plan_iri()))
+        if row["bears"] != row["exercised"]
+    )
     assert wrong == [(english, "c10"), (english, "c11")]
 
 
@@ -150,8 +184,11 @@ def test_the_query_finds_a_probe_that_does_not_bear_on_its_criterion(measles_pla
     read without their triggers), with the aspect it misses."""
     record = without_triggers(exported(measles_planned))
     english = made_to_exercise_c10_and_c11(measles_planned, record)
-    unbearing = {(row["probe"], criterion(row["criterion"]), row["aspect"])
-                 for row in rows(record, bound("criterion-probe-bearing", plan=plan_iri())) if row["bears"] != "true"}
+    unbearing = {
+        (row["probe"], criterion(row["criterion"]), row["aspect"])
+        for row in rows(record, bound("criterion-probe-bearing", plan=plan_iri()))
+        if row["bears"] != "true"
+    }
     assert {(english, "c10", "need"), (english, "c11", "language")} <= unbearing
 
 
@@ -159,10 +196,8 @@ def test_the_query_finds_a_probe_that_does_not_bear_on_its_criterion(measles_pla
 # now 0.15 s), undone: the plain formulation they must agree with.
 PLAIN = {
     """        VALUES ?about { ve:contraindicates ve:followsVaccine ve:usesVaccine ve:intendedFor }
-        ?fact ?about ?concept ; ve:supportsNeed ?target""":
-    "        ?fact ve:contraindicates|ve:followsVaccine|ve:usesVaccine|ve:intendedFor ?concept ; ve:supportsNeed ?target",
-    "    FILTER EXISTS { GRAPH ?dso { ?facet epo:valuesFrom ?needs . ?named rdf:type ?needs } }":
-    "    GRAPH ?dso { ?facet epo:valuesFrom ?needs . ?named rdf:type ?needs }",
+        ?fact ?about ?concept ; ve:supportsNeed ?target""": "        ?fact ve:contraindicates|ve:followsVaccine|ve:usesVaccine|ve:intendedFor ?concept ; ve:supportsNeed ?target",
+    "    FILTER EXISTS { GRAPH ?dso { ?facet epo:valuesFrom ?needs . ?named rdf:type ?needs } }": "    GRAPH ?dso { ?facet epo:valuesFrom ?needs . ?named rdf:type ?needs }",
 }
 
 
@@ -176,15 +211,21 @@ def test_the_query_gives_the_rows_of_its_plain_formulation(measles_planned: Serv
         assert plain.count(fast) == 1, f"the published query no longer has: {fast}"
         plain = plain.replace(fast, slow)
     record = without_triggers(exported(measles_planned))
-    c06_probes = len(rows(record, f"""
+    c06_probes = len(
+        rows(
+            record,
+            f"""
         PREFIX epo: <{EPO}>
-        SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}c06> }} }}"""))
+        SELECT ?probe WHERE {{ GRAPH <{plan_iri()}> {{ ?probe epo:exercises <{CRITERIA}c06> }} }}""",
+        )
+    )
 
     def same_rows() -> list[dict[str, str]]:
         # ?value is a SAMPLE, any of the values that bear: compared by the checks above, not here
         found, expected = rows(record, published), rows(record, plain)
-        assert [{k: v for k, v in row.items() if k != "value"} for row in found] == \
-               [{k: v for k, v in row.items() if k != "value"} for row in expected]
+        assert [{k: v for k, v in row.items() if k != "value"} for row in found] == [
+            {k: v for k, v in row.items() if k != "value"} for row in expected
+        ]
         return found
 
     as_made = same_rows()
@@ -192,7 +233,9 @@ def test_the_query_gives_the_rows_of_its_plain_formulation(measles_planned: Serv
     assert len(same_rows()) == len(as_made) + 2  # the probe's c10 need and c11 language
     c06_need = [row for row in as_made if criterion(row["criterion"]) == "c06" and row["aspect"] == "need"]
     assert len(c06_need) == c06_probes > 0
-    record.update(f"INSERT DATA {{ GRAPH <{BASE_URL}evaluations/{ID}> {{ <{CRITERIA}c06> <{EPO}bearsOnConcept> <{VE}VaccineSafety> }} }}")
+    record.update(
+        f"INSERT DATA {{ GRAPH <{BASE_URL}evaluations/{ID}> {{ <{CRITERIA}c06> <{EPO}bearsOnConcept> <{VE}VaccineSafety> }} }}"
+    )
     c06_need = [row for row in same_rows() if criterion(row["criterion"]) == "c06" and row["aspect"] == "need"]
     assert len(c06_need) == c06_probes
     assert {row.get("value") for row in c06_need if row["bears"] == "true"} == {VE + "VaccineSafety"}
@@ -205,17 +248,28 @@ def test_a_criterions_frame_counts_the_distinct_opening_turns_of_its_eligible_sc
     slots a text does not use do not make another test input."""
     tables = compiled_tables(DSO, KGS, SHAPES, TINY_CRITERIA, **TINY)
     ctx, production = tables.context, tables.production
-    sets = [found for path in sorted((REPO / "ontologies" / "templates").glob("*.ttl"))
-            if (found := TemplateSet.read(f"urn:test:{Path(path).stem}", Graph().parse(path)))]
+    sets = [
+        found
+        for path in sorted((REPO / "ontologies" / "templates").glob("*.ttl"))
+        if (found := TemplateSet.read(f"urn:test:{Path(path).stem}", Graph().parse(path)))
+    ]
     openings, labels = Openings(DSO, KGS, sets), plan_rdf.labels(DSO, KGS)
     frames = prompt_frames(production, openings, labels)
     assert frames.exact
     blocked = production.blocked_many(range(ctx.space.size))
     for crit in ctx.criteria:
         allowed = allowed_positions(ctx, crit)
-        eligible = [i for i in range(ctx.space.size) if not blocked[i] and not production.pair_blocks(i, crit.iri)
-                    and all(d in a for d, a in zip(ctx.space.digits(i), allowed))]
-        said = {opening.text for i in eligible
-                if (opening := openings.opening({n: str(v) for n, v in ctx.space.values(i).items()}, labels))}
+        eligible = [
+            i
+            for i in range(ctx.space.size)
+            if not blocked[i]
+            and not production.pair_blocks(i, crit.iri)
+            and all(d in a for d, a in zip(ctx.space.digits(i), allowed))
+        ]
+        said = {
+            opening.text
+            for i in eligible
+            if (opening := openings.opening({n: str(v) for n, v in ctx.space.values(i).items()}, labels))
+        }
         assert frames.counts[crit.iri] == len(said) > 0
         assert len(said) < len(eligible)

@@ -64,6 +64,7 @@ def posted(service: Service, path: str, body: dict, agent: str, evaluation: str 
 
 def sign_off(service: Service, evaluation: str = ID, envelope: dict | None = None) -> None:
     """The domain expert finds the DSO, each criterion and the envelope fit; the organizational expert signs off."""
+
     def post(path: str, body: dict, agent: str) -> None:
         posted(service, path, body, agent, evaluation)
 
@@ -85,11 +86,16 @@ def another_evaluation(service: Service, evaluation: str, envelope: dict) -> Non
 
 def load_domain(service: Service) -> None:
     """The domain's graphs (and the vaccine DSO's scenario shapes) loaded through ``/graphs`` by the admin."""
-    files = {**{f"shapes/{p.stem}": p for p in sorted(VACCINE_SHAPES.glob("scenario-*.ttl"))},
-             **{resource: DOMAIN / name for resource, name in GRAPHS.items()}}
+    files = {
+        **{f"shapes/{p.stem}": p for p in sorted(VACCINE_SHAPES.glob("scenario-*.ttl"))},
+        **{resource: DOMAIN / name for resource, name in GRAPHS.items()},
+    }
     for resource, path in files.items():
-        put = service.http.put(f"/graphs/{resource}", content=path.read_bytes(),
-                               headers={"Content-Type": "text/turtle", **service.auth("admin")})
+        put = service.http.put(
+            f"/graphs/{resource}",
+            content=path.read_bytes(),
+            headers={"Content-Type": "text/turtle", **service.auth("admin")},
+        )
         assert put.status_code == 201, (resource, put.text)
 
 
@@ -98,7 +104,9 @@ def build(service: Service) -> None:
     load_domain(service)
     made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
     assert made.status_code == 201, made.text
-    enveloped = service.http.put(f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo"))
+    enveloped = service.http.put(
+        f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo")
+    )
     assert enveloped.status_code == 201, enveloped.text
     sign_off(service)
     posted(service, "/plans", PLAN, "theo")
@@ -115,14 +123,19 @@ def local(iri: str) -> str:
 def english_texts() -> dict[URIRef, str]:
     """Concept to its English opening text, read from the domain's template file."""
     templates = Graph().parse(DOMAIN / "templates-en.ttl")
-    return {s: str(o) for s, o in templates.subject_objects(URIRef(EPO + "openingText"))  # type: ignore[misc]  # rdflib types subject_objects' pairs loosely; narrowed by the isinstance filter
-            if isinstance(o, Literal) and o.language == "en"}
+    return {
+        s: str(o)
+        for s, o in templates.subject_objects(URIRef(EPO + "openingText"))  # type: ignore[misc]  # rdflib types subject_objects' pairs loosely; narrowed by the isinstance filter
+        if isinstance(o, Literal) and o.language == "en"
+    }
 
 
 def probe_scenarios(service: Service) -> dict[str, dict]:
     """Per probe of plan 1: its criterion id, opening text and tag, template set, and its scenario's person's
     values by property IRI, read from the plan's and the scenarios graph with SPARQL."""
-    rows = select(service, f"""
+    rows = select(
+        service,
+        f"""
         PREFIX epo: <{EPO}>
         PREFIX dcterms: <http://purl.org/dc/terms/>
         SELECT ?probe ?criterion ?text (LANG(?text) AS ?tag) ?templates ?property ?value WHERE {{
@@ -130,12 +143,20 @@ def probe_scenarios(service: Service) -> dict[str, dict]:
           GRAPH ?plan {{ ?plan epo:includesProbe ?probe . ?probe epo:allocatedTo ?criterion ;
             epo:fromScenario ?scenario ; epo:openingPrompt ?text ; epo:openingTemplates ?templates }}
           GRAPH ?scenarios {{ ?scenario dcterms:subject ?person . ?person ?property ?value }}
-        }}""")
+        }}""",
+    )
     probes: dict[str, dict] = {}
     for row in rows:
-        probe = probes.setdefault(row["probe"], {"criterion": local(row["criterion"]), "text": row["text"],
-                                                 "tag": row["tag"], "templates": row["templates"],
-                                                 "values": defaultdict(set)})
+        probe = probes.setdefault(
+            row["probe"],
+            {
+                "criterion": local(row["criterion"]),
+                "text": row["text"],
+                "tag": row["tag"],
+                "templates": row["templates"],
+                "values": defaultdict(set),
+            },
+        )
         probe["values"][row["property"]].add(row["value"])
     return probes
 
@@ -155,7 +176,9 @@ def test_the_plan_gives_each_criterion_its_prompt_frame(planned: Service) -> Non
 
 
 def test_the_domains_rules_block_and_only_eligible_scenarios_are_probed(planned: Service) -> None:
-    summary = {r["rule"]: r["scenarios"] for r in planned.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]}
+    summary = {
+        r["rule"]: r["scenarios"] for r in planned.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]
+    }
     assert summary == {CHILD_PARENT: 6, str(BN.WashingWithoutNet): 4, EPO + "EligibleScenario": 15}
     eligible = planned.http.get(f"/evaluations/{ID}/scenarios", params={"status": "eligible", "limit": 100}).json()
     probes = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
@@ -172,14 +195,22 @@ def test_the_domains_rules_block_and_only_eligible_scenarios_are_probed(planned:
         if probe["criterion"] == "hanging":  # the routing rule: a child does not hang a net
             assert age == {str(BN.Adult)}, iri
         assert values[str(BN.speaks)] == {ENGLISH}, iri
-    assert [row for row in select(planned, bound("criterion-probe-bearing", plan=plan_iri())) if row["bears"] != "true"] == []
+    assert [
+        row for row in select(planned, bound("criterion-probe-bearing", plan=plan_iri())) if row["bears"] != "true"
+    ] == []
     assert select(planned, bound("probes-without-passed-consistency-check", plan=plan_iri())) == []
 
 
 def test_another_domains_shapes_are_neither_read_nor_pinned(planned: Service) -> None:
-    pinned = {row["graph"] for row in select(planned, f"""
+    pinned = {
+        row["graph"]
+        for row in select(
+            planned,
+            f"""
         PREFIX prov: <http://www.w3.org/ns/prov#>
-        SELECT ?graph WHERE {{ GRAPH <{plan_iri()}> {{ <{plan_iri()}> prov:wasInfluencedBy ?graph }} }}""")}
+        SELECT ?graph WHERE {{ GRAPH <{plan_iri()}> {{ <{plan_iri()}> prov:wasInfluencedBy ?graph }} }}""",
+        )
+    }
     assert f"{BASE_URL}graphs/shapes/scenario-bednets-consistency" in pinned
     assert not any("graphs/shapes/scenario-consistency" in g or "graphs/shapes/scenario-routing" in g for g in pinned)
     rules = {r["rule"] for r in planned.http.get(f"/evaluations/{ID}/scenarios/summary").json()["rules"]}
@@ -189,13 +220,19 @@ def test_another_domains_shapes_are_neither_read_nor_pinned(planned: Service) ->
 def test_the_scenario_listing_filters_by_the_domains_own_facet_names(planned: Service) -> None:
     """The listing shows facets by local name (``asks``, ``hasAgeBand``); a filter takes those names back, as it
     takes the vaccine DSO's, and an unknown name gets a 400 naming the ones it knows."""
-    listed = planned.http.get(f"/evaluations/{ID}/scenarios", params={
-        "facet": [f"asks={BN.Washing}", f"hasAgeBand={BN.Adult}"], "limit": 100}).json()
+    listed = planned.http.get(
+        f"/evaluations/{ID}/scenarios", params={"facet": [f"asks={BN.Washing}", f"hasAgeBand={BN.Adult}"], "limit": 100}
+    ).json()
     assert listed["total"] > 0 and all(
-        s["facets"]["asks"] == [str(BN.Washing)] and s["facets"]["hasAgeBand"] == [str(BN.Adult)] for s in listed["items"])
+        s["facets"]["asks"] == [str(BN.Washing)] and s["facets"]["hasAgeBand"] == [str(BN.Adult)]
+        for s in listed["items"]
+    )
     everything = planned.http.get(f"/evaluations/{ID}/scenarios", params={"limit": 100}).json()["items"]
-    assert listed["total"] == sum(1 for s in everything if s["facets"].get("asks") == [str(BN.Washing)]
-                                  and s["facets"].get("hasAgeBand") == [str(BN.Adult)])
+    assert listed["total"] == sum(
+        1
+        for s in everything
+        if s["facets"].get("asks") == [str(BN.Washing)] and s["facets"].get("hasAgeBand") == [str(BN.Adult)]
+    )
     unknown = planned.http.get(f"/evaluations/{ID}/scenarios", params={"facet": f"hasWings={BN.Adult}"})
     assert unknown.status_code == 400 and "hasWings" in unknown.text and "usesNet" in unknown.text
 
@@ -219,11 +256,14 @@ def test_a_budget_fills_the_frames_by_either_strategy_and_more_is_refused(planne
     """Highest weight first gives the top third (hanging) two thirds of six, more than its frame of two: what the
     cap frees goes to the others, so the plan has its six probes. Seven is more than the domain can say."""
     plan = posted(planned, "/plans", {**PLAN, "strategy": "HighestWeightFirst"}, "theo")
-    assert plan["probes"] == 6 and {local(a["criterion"]): a["probes"] for a in plan["allocation"]} == dict.fromkeys(CRITERION_NEED, 2)
+    assert plan["probes"] == 6 and {local(a["criterion"]): a["probes"] for a in plan["allocation"]} == dict.fromkeys(
+        CRITERION_NEED, 2
+    )
     before = snapshot(planned.store)
     for strategy in ("Equal", "HighestWeightFirst", "ProportionalToWeight"):
-        refused = planned.http.post(f"/evaluations/{ID}/plans", json={**PLAN, "strategy": strategy, "budget": 7},
-                                    headers=planned.auth("theo"))
+        refused = planned.http.post(
+            f"/evaluations/{ID}/plans", json={**PLAN, "strategy": strategy, "budget": 7}, headers=planned.auth("theo")
+        )
         assert refused.status_code == 422, refused.text
         detail = refused.json()["detail"]
         assert "prompt frames" in detail and "criteria/hanging 2" in detail and "at most 6" in detail
@@ -244,11 +284,17 @@ def test_the_second_domains_criteria_route_by_their_declared_triggers_with_no_co
     rows = select(planned, bound("criterion-triggers", plan=plan))
     assert len(rows) == 6 * 3 and all(row["bears"] == row["exercised"] for row in rows), rows
     assert sum(row["exercised"] == "true" for row in rows) == 6  # each probe asks one need: one criterion each
-    asked = {row["probe"]: row["need"] for row in select(planned, f"""
+    asked = {
+        row["probe"]: row["need"]
+        for row in select(
+            planned,
+            f"""
         PREFIX epo: <{EPO}>
         SELECT ?probe ?need WHERE {{
           GRAPH <{plan}> {{ ?probe epo:fromScenario ?scenario }}
-          GRAPH <{BASE_URL}evaluations/{other}/scenarios> {{ ?scenario ?link ?person . ?person <{BN}asks> ?need }} }}""")}
+          GRAPH <{BASE_URL}evaluations/{other}/scenarios> {{ ?scenario ?link ?person . ?person <{BN}asks> ?need }} }}""",
+        )
+    }
     for row in rows:
         if row["exercised"] == "true":
             assert asked[row["probe"]] == str(CRITERION_NEED[local(row["criterion"])]), row

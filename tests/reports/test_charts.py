@@ -49,8 +49,11 @@ def _loads_nothing(svg: str) -> None:
 
 
 def test_coverage_bars_are_the_covered_share_of_each_requirement() -> None:
-    rows = [RequirementCoverage("REQ-1 schedules", 3, 5), RequirementCoverage("REQ-2 safety", 0, 2),
-            RequirementCoverage("REQ-3 language", Fraction(1, 2), Fraction(1, 2))]
+    rows = [
+        RequirementCoverage("REQ-1 schedules", 3, 5),
+        RequirementCoverage("REQ-2 safety", 0, 2),
+        RequirementCoverage("REQ-3 language", Fraction(1, 2), Fraction(1, 2)),
+    ]
     svg = coverage_by_requirement(rows)
     whole, covered = _bars(svg, COLOURS["uncovered"]), _bars(svg, COLOURS["covered"])
     assert len(whole) == len(covered) == 3
@@ -61,8 +64,7 @@ def test_coverage_bars_are_the_covered_share_of_each_requirement() -> None:
 
 
 def test_outcome_distribution_by_count_and_by_weight() -> None:
-    svg = outcome_distribution({"passed": 3, "failed": 1, "cantTell": 1},
-                               {"passed": 6, "failed": 2, "cantTell": 2})
+    svg = outcome_distribution({"passed": 3, "failed": 1, "cantTell": 1}, {"passed": 6, "failed": 2, "cantTell": 2})
     passed, failed, tell = (_bars(svg, COLOURS[o]) for o in ("passed", "failed", "cantTell"))
     # Both bars have the same proportions here: 3/5, 1/5, 1/5 by count; 6/10, 2/10, 2/10 by weight.
     for row in range(2):
@@ -82,14 +84,18 @@ def test_outcome_distribution_leaves_out_an_outcome_no_criterion_has() -> None:
 
 
 def test_pass_rates_draw_each_interval_around_its_rate() -> None:
-    svg = pass_rates([Interval("AC-1", 8, 10, 0.5, 0.9), Interval("AC-2", 0, 0, 0.0, 1.0),
-                      Interval("AC-3", 1, 4, 0.05, 0.7)], 0.95)
+    svg = pass_rates(
+        [Interval("AC-1", 8, 10, 0.5, 0.9), Interval("AC-2", 0, 0, 0.0, 1.0), Interval("AC-3", 1, 4, 0.05, 0.7)], 0.95
+    )
     texts = _texts(svg)
     assert {"AC-1", "AC-2", "AC-3", "8/10", "1/4", "no probe-level determinations"} <= set(texts)
     assert "probe pass rate, 95% interval" in texts
     # The error bars are the horizontal segments in their colour (the caps are vertical, of no width).
-    segments = [[float(n) for n in NUMBER.findall(p.get("d", ""))] for p in ET.fromstring(svg).iter(f"{SVG}path")
-                if "stroke: #4b5563" in (p.get("style") or "") and len(NUMBER.findall(p.get("d", ""))) == 4]
+    segments = [
+        [float(n) for n in NUMBER.findall(p.get("d", ""))]
+        for p in ET.fromstring(svg).iter(f"{SVG}path")
+        if "stroke: #4b5563" in (p.get("style") or "") and len(NUMBER.findall(p.get("d", ""))) == 4
+    ]
     widths = sorted(width for s in segments if (width := round(abs(s[2] - s[0]), 3)))
     assert len(widths) == 2  # AC-2 has no interval drawn
     assert abs(widths[1] / widths[0] - 0.65 / 0.4) < 1e-4  # AC-3 spans 0.65, AC-1 spans 0.4 (drawn to 1e-6 pt)

@@ -96,7 +96,9 @@ def _check_against_routes(service: Service, evaluation: str, number: int) -> tup
     the requirements that requirement refines, with the report's outcome and weight; the map, the envelope's JSON
     and the report's JSON are returned."""
     shown = _map(service, evaluation, number)
-    report = service.http.get(f"/evaluations/{evaluation}/reports/{number}", headers={"Accept": "application/json"}).json()
+    report = service.http.get(
+        f"/evaluations/{evaluation}/reports/{number}", headers={"Accept": "application/json"}
+    ).json()
     envelope = service.http.get(f"/evaluations/{evaluation}/envelope", headers={"Accept": "application/json"}).json()
     assert envelope["@id"] == report["envelope"]
     parents = {r["id"]: r.get("parent") for r in envelope["requirements"]}
@@ -124,25 +126,39 @@ def _check_against_routes(service: Service, evaluation: str, number: int) -> tup
 
 
 def test_the_map_shows_every_criterion_once_under_its_requirement_with_the_reports_outcome_and_weight(
-        attested: Service) -> None:
+    attested: Service,
+) -> None:
     made = attested.http.post(f"/evaluations/{ID}/reports", json=BODY, headers=attested.auth("theo"))
     assert made.status_code == 201, made.text
     shown, _, report = _check_against_routes(attested, ID, 1)
     # worked by hand (tests/reports/test_reports_api.py): washing failed, where passed, hanging untested
     assert {c: t.words.split(" weight")[0] for c, t in shown.tiles.items()} == {
-        "washing": "fail washing", "where": "pass where", "hanging": "untested hanging"}
-    assert [(t.requirements, t.words.split(" weight ")[1].split()[0]) for t in
-            (shown.tiles["hanging"], shown.tiles["washing"], shown.tiles["where"])] == [
-        (("R1",), "3"), (("R1",), "2"), (("R2",), "1")]
+        "washing": "fail washing",
+        "where": "pass where",
+        "hanging": "untested hanging",
+    }
+    assert [
+        (t.requirements, t.words.split(" weight ")[1].split()[0])
+        for t in (shown.tiles["hanging"], shown.tiles["washing"], shown.tiles["where"])
+    ] == [(("R1",), "3"), (("R1",), "2"), (("R2",), "1")]
     # the criteria the report names as failed and untested, as /sparql reads them from the report's graph
-    named = attested.http.get("/sparql", headers={"Accept": "application/sparql-results+json"}, params={"query": f"""
+    named = attested.http.get(
+        "/sparql",
+        headers={"Accept": "application/sparql-results+json"},
+        params={
+            "query": f"""
         PREFIX epo: <https://w3id.org/ob-caie/epo/>
         PREFIX dcterms: <http://purl.org/dc/terms/>
         SELECT ?id ?role WHERE {{ GRAPH <{report['report']}> {{
           {{ <{report['report']}> epo:failedCriterion ?c BIND("fail" AS ?role) }}
           UNION {{ <{report['report']}> epo:hasGap/epo:gapCriterion ?c BIND("untested" AS ?role) }}
-          ?c dcterms:identifier ?id }} }}"""}).json()["results"]["bindings"]
-    assert {(row["id"]["value"], row["role"]["value"]) for row in named} == {("washing", "fail"), ("hanging", "untested")}
+          ?c dcterms:identifier ?id }} }}"""
+        },
+    ).json()["results"]["bindings"]
+    assert {(row["id"]["value"], row["role"]["value"]) for row in named} == {
+        ("washing", "fail"),
+        ("hanging", "untested"),
+    }
     assert all(shown.tiles[row["id"]["value"]].words.startswith(row["role"]["value"]) for row in named)
 
     page = attested.http.get(f"/evaluations/{ID}/reports/1/page")
@@ -152,7 +168,8 @@ def test_the_map_shows_every_criterion_once_under_its_requirement_with_the_repor
 
 
 def test_the_worked_examples_map_nests_refinements_and_marks_cannot_tell_and_not_applicable(
-        service: Service, worked_example_quads: list[Quad]) -> None:
+    service: Service, worked_example_quads: list[Quad]
+) -> None:
     restore(service.store, worked_example_quads)
     shown, envelope, report = _check_against_routes(service, "measles", 1)
     refining = {r["id"]: r["parent"] for r in envelope["requirements"] if r.get("parent")}
@@ -174,8 +191,7 @@ def test_the_worked_examples_map_nests_refinements_and_marks_cannot_tell_and_not
         assert page.status_code == 200 and f"Criterion {criterion}" in page.text, (evidence, page.status_code)
 
 
-def test_a_report_made_before_standings_shows_only_its_named_failed_and_untested_criteria(
-        attested: Service) -> None:
+def test_a_report_made_before_standings_shows_only_its_named_failed_and_untested_criteria(attested: Service) -> None:
     """A report graph without ``epo:criterionStanding`` (as reports were made before issue 22) names only its
     failed criteria and gaps: the map shows those, and says the others' outcomes are not stated."""
     made = attested.http.post(f"/evaluations/{ID}/reports", json=BODY, headers=attested.auth("theo"))
@@ -184,8 +200,13 @@ def test_a_report_made_before_standings_shows_only_its_named_failed_and_untested
         PREFIX epo: <https://w3id.org/ob-caie/epo/>
         DELETE {{ GRAPH ?g {{ ?r epo:criterionStanding ?s . ?s ?p ?o }} }}
         WHERE {{ GRAPH ?g {{ ?r epo:criterionStanding ?s . ?s ?p ?o }} VALUES ?g {{ <{made.json()['report']}> }} }}""")
-    assert attested.http.get(f"/evaluations/{ID}/reports/1", headers={"Accept": "application/json"}).json()["standings"] == []
+    assert (
+        attested.http.get(f"/evaluations/{ID}/reports/1", headers={"Accept": "application/json"}).json()["standings"]
+        == []
+    )
     shown = _map(attested, ID, 1)
     assert {c: t.words.split(" weight")[0] for c, t in shown.tiles.items()} == {
-        "washing": "fail washing", "where": "not stated where", "hanging": "untested hanging"}
-
+        "washing": "fail washing",
+        "where": "not stated where",
+        "hanging": "untested hanging",
+    }

@@ -16,14 +16,17 @@ from ..conftest import EMBEDDED_ONLY, Service, restore
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_words_whole, keep_screenshot
 
 pytestmark = EMBEDDED_ONLY
-PAGES = {"report": "/evaluations/measles/reports/1/page", "failure-map": "/evaluations/measles/reports/1/failure-map",
-         "evaluation": "/evaluations/measles"}
+PAGES = {
+    "report": "/evaluations/measles/reports/1/page",
+    "failure-map": "/evaluations/measles/reports/1/failure-map",
+    "evaluation": "/evaluations/measles",
+}
 
 
 @pytest.mark.parametrize("screen", [LAPTOP, PHONE], ids=["laptop", "phone"])
 def test_the_report_its_map_and_the_evaluation_fit_the_screen_and_pass_axe(
-        service: Service, worked_example_quads: list[Quad], new_page: Callable[[ViewportSize], Page],
-        screen: ViewportSize) -> None:
+    service: Service, worked_example_quads: list[Quad], new_page: Callable[[ViewportSize], Page], screen: ViewportSize
+) -> None:
     restore(service.store, worked_example_quads)
     page = new_page(screen)
     for name, path in PAGES.items():

@@ -39,7 +39,8 @@ def _report(service: Service) -> dict:
 
 
 def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts(
-        attested: Service, browser_page: Page) -> None:
+    attested: Service, browser_page: Page
+) -> None:
     _report(attested)
     page = browser_page  # a console error (a CSP violation, a failed load, a script error) fails the test
     page.goto(f"{attested.url}{REPORTS}/1/page")
@@ -59,8 +60,10 @@ def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts
     expect(failures).to_contain_text("annie")  # the domain expert who attested the failure
     untested = text("[...document.querySelectorAll('h2#untested + p + table tr')].map(r => r.innerText).join('\\n')")
     assert "hanging" in untested and "where" not in untested and "washing" not in untested
-    assert text("[...document.querySelectorAll('img.chart')].map(i => [i.src.slice(0, 26), i.naturalWidth])") == [
-        ["data:image/svg+xml;base64,", 720]] * 3
+    assert (
+        text("[...document.querySelectorAll('img.chart')].map(i => [i.src.slice(0, 26), i.naturalWidth])")
+        == [["data:image/svg+xml;base64,", 720]] * 3
+    )
     for chart in page.locator("img.chart").all():  # each drawn whole on the screen, with a text alternative
         chart.scroll_into_view_if_needed()
         expect(chart).to_be_in_viewport(ratio=0.99)  # whole, but for a sub-pixel edge the layout may round off
@@ -68,15 +71,22 @@ def test_the_report_page_shows_a_sponsor_coverage_apart_failures_gaps_and_charts
     # No request leaves the service: every loaded resource is on it (or a data: chart).
     loaded = text("performance.getEntriesByType('resource').map(e => e.name)")
     assert loaded and all(name.startswith(attested.url) for name in loaded), loaded
-    sources = text("[...document.querySelectorAll('[src],link[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))")
+    sources = text(
+        "[...document.querySelectorAll('[src],link[href]')].map(e => e.getAttribute('src') || e.getAttribute('href'))"
+    )
     assert all(s.startswith(("/", "data:")) for s in sources), sources
     # The drill-down reaches each case's conversation in the record.
-    cases = text("[...document.querySelectorAll('#drill-down ~ details ul.cases .case a')].map(a => a.getAttribute('href'))")
+    cases = text(
+        "[...document.querySelectorAll('#drill-down ~ details ul.cases .case a')].map(a => a.getAttribute('href'))"
+    )
     assert cases and all(case.startswith(f"/evaluations/{ID}/runs/1/cases/") for case in cases)
     # The blocked share per consistency rule, as the plan's derivation counted it (GET …/plans/1/blocking).
     blocked = text("[...document.querySelectorAll('h2#blocking + p + table tr')].map(r => r.innerText).join('\\n')")
     rules = attested.http.get(f"/evaluations/{ID}/plans/1/blocking").json()["rules"]
-    assert rules and all(f"{r['blocked']:,}\t{100 * r['shareOfBlocked']:.1f}" in blocked for r in rules), (blocked, rules)
+    assert rules and all(f"{r['blocked']:,}\t{100 * r['shareOfBlocked']:.1f}" in blocked for r in rules), (
+        blocked,
+        rules,
+    )
     keep_screenshot(page, "report")
     # Printable: the print stylesheet hides the navigation and keeps the figures.
     page.emulate_media(media="print")
@@ -98,14 +108,23 @@ def test_the_runs_page_links_to_its_report(attested: Service) -> None:
 
 
 def _attest_hanging(service: Service) -> None:
-    late = service.http.post(f"/evaluations/{ID}/runs/1/attestations", headers=service.auth("annie"), json={
-        "criterion": "hanging", "outcome": "passed", "rationale": "checked later", "sufficiency": "sufficient",
-        "appropriateness": "appropriate"})
+    late = service.http.post(
+        f"/evaluations/{ID}/runs/1/attestations",
+        headers=service.auth("annie"),
+        json={
+            "criterion": "hanging",
+            "outcome": "passed",
+            "rationale": "checked later",
+            "sufficiency": "sufficient",
+            "appropriateness": "appropriate",
+        },
+    )
     assert late.status_code == 201, late.text
 
 
 def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_comparison_needs_another_version(
-        attested: Service, browser_page: Page) -> None:
+    attested: Service, browser_page: Page
+) -> None:
     _report(attested)
     _attest_hanging(attested)
     _report(attested)
@@ -114,8 +133,10 @@ def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_compariso
     assert compared.status_code == 200, compared.text
     body = compared.json()
     assert [(c["identifier"], c["referenceOutcome"], c["outcome"], c["change"]) for c in body["criteria"]] == [
-        ("washing", "failed", "failed", "still failing"), ("hanging", "untested", "passed", "newly covered"),
-        ("where", "passed", "passed", "unchanged")]  # in the order of CHANGES
+        ("washing", "failed", "failed", "still failing"),
+        ("hanging", "untested", "passed", "newly covered"),
+        ("where", "passed", "passed", "unchanged"),
+    ]  # in the order of CHANGES
     deltas = {d["figure"]: d for d in body["deltas"]}
     assert deltas["coverage"] == {"figure": "coverage", "reference": "0.5", "current": "1", "difference": "+0.5"}
     # passed: 1 of 2 covered criteria before, 2 of 3 now; by weight 1 of 3 before, 4 of 6 now
@@ -139,8 +160,7 @@ def test_a_baseline_comparison_states_changes_and_deltas_and_a_version_compariso
 
 
 @ALSO_REMOTE
-def test_reports_with_another_envelope_digest_and_judge_version_are_refused_naming_each(
-        attested: Service) -> None:
+def test_reports_with_another_envelope_digest_and_judge_version_are_refused_naming_each(attested: Service) -> None:
     """Report 2's envelope digest and one judge's version are changed in its graph (as a report on another envelope,
     judged by another version, would state them): the comparison is a 409 naming both, and nothing else."""
     first = _report(attested)
@@ -161,8 +181,9 @@ def test_reports_with_another_envelope_digest_and_judge_version_are_refused_nami
     assert "not compatible" in refused.json()["detail"]
 
 
-def test_caie_compare_prints_the_comparison_or_the_reasons(attested: Service, tmp_path: Path,
-                                                           capsys: pytest.CaptureFixture[str]) -> None:
+def test_caie_compare_prints_the_comparison_or_the_reasons(
+    attested: Service, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     _report(attested)
     _attest_hanging(attested)
     _report(attested)
@@ -188,19 +209,42 @@ def test_a_version_comparison_of_two_target_versions_run_alike(attested: Service
     target = OpenAICompatible(f"{chat_server}/demo/v1", "bednets-chatbot 0.2.0")
     theo = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
     graphs = graphs_over(attested.store)
-    run = start_run(graphs, ID, 1, target.version, execution, theo,
-                    outside_boundary="the next release, compared with run 1 before the scope moves to it")
+    run = start_run(
+        graphs,
+        ID,
+        1,
+        target.version,
+        execution,
+        theo,
+        outside_boundary="the next release, compared with run 1 before the scope moves to it",
+    )
     assert continue_run(graphs, ID, run.number, target, execution, theo).run.traces == 6
     judged = attested.http.post(f"/evaluations/{ID}/runs/2/rule-judgments", headers=attested.auth("theo"))
     assert judged.status_code == 201, judged.text
-    made = attested.http.post(f"/evaluations/{ID}/runs/2/determinations", headers=attested.auth("nora"), json={
-        "determinations": [{"probe": p["probe"], "criterion": c, "outcome": "passed", "rationale": "passed on reading"}
-                           for c in ("washing", "where") for p in probes(attested, c)]})
+    made = attested.http.post(
+        f"/evaluations/{ID}/runs/2/determinations",
+        headers=attested.auth("nora"),
+        json={
+            "determinations": [
+                {"probe": p["probe"], "criterion": c, "outcome": "passed", "rationale": "passed on reading"}
+                for c in ("washing", "where")
+                for p in probes(attested, c)
+            ]
+        },
+    )
     assert made.status_code == 201, made.text
     for criterion in ("washing", "where"):
-        attested_now = attested.http.post(f"/evaluations/{ID}/runs/2/attestations", headers=attested.auth("annie"), json={
-            "criterion": criterion, "outcome": "passed", "rationale": "as determined", "sufficiency": "sufficient",
-            "appropriateness": "appropriate"})
+        attested_now = attested.http.post(
+            f"/evaluations/{ID}/runs/2/attestations",
+            headers=attested.auth("annie"),
+            json={
+                "criterion": criterion,
+                "outcome": "passed",
+                "rationale": "as determined",
+                "sufficiency": "sufficient",
+                "appropriateness": "appropriate",
+            },
+        )
         assert attested_now.status_code == 201, attested_now.text
     second = attested.http.post(REPORTS, json={**BODY, "run": 2}, headers=attested.auth("theo"))
     assert second.status_code == 201, second.text
@@ -209,8 +253,10 @@ def test_a_version_comparison_of_two_target_versions_run_alike(attested: Service
     assert compared.status_code == 200, compared.text
     body = compared.json()
     assert [(c["identifier"], c["referenceOutcome"], c["outcome"], c["change"]) for c in body["criteria"]] == [
-        ("washing", "failed", "passed", "fixed"), ("hanging", "untested", "untested", "unchanged"),
-        ("where", "passed", "passed", "unchanged")]
+        ("washing", "failed", "passed", "fixed"),
+        ("hanging", "untested", "untested", "unchanged"),
+        ("where", "passed", "passed", "unchanged"),
+    ]
     deltas = {d["figure"]: d["difference"] for d in body["deltas"]}
     assert (deltas["coverage"], deltas["failed count"], deltas["passed count"]) == ("0", "-1", "+1")
     assert deltas["passed weighted fraction"] == "+0.666666666667"  # 1 of 3 before, 3 of 3 now

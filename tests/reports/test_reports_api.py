@@ -39,29 +39,57 @@ THIRD = "0.333333333333"
 
 def attest(service: Service) -> None:
     """The annotator's determinations and the domain expert's attestations the module docstring lists."""
-    rulings = [(c, p["probe"], outcome) for c, outcomes in (("washing", ("passed", "failed")), ("where", ("passed", "passed")))
-               for p, outcome in zip(probes(service, c), outcomes)]
-    made = service.http.post(f"/evaluations/{ID}/runs/1/determinations", headers=service.auth("nora"), json={
-        "determinations": [{"probe": probe, "criterion": c, "outcome": o, "rationale": f"{o} on reading"}
-                           for c, probe, o in rulings]})
+    rulings = [
+        (c, p["probe"], outcome)
+        for c, outcomes in (("washing", ("passed", "failed")), ("where", ("passed", "passed")))
+        for p, outcome in zip(probes(service, c), outcomes)
+    ]
+    made = service.http.post(
+        f"/evaluations/{ID}/runs/1/determinations",
+        headers=service.auth("nora"),
+        json={
+            "determinations": [
+                {"probe": probe, "criterion": c, "outcome": o, "rationale": f"{o} on reading"}
+                for c, probe, o in rulings
+            ]
+        },
+    )
     assert made.status_code == 201, made.text
     for criterion, outcome in (("washing", "failed"), ("where", "passed")):
-        attested = service.http.post(f"/evaluations/{ID}/runs/1/attestations", headers=service.auth("annie"), json={
-            "criterion": criterion, "outcome": outcome, "rationale": "as determined", "sufficiency": "sufficient",
-            "appropriateness": "appropriate"})
+        attested = service.http.post(
+            f"/evaluations/{ID}/runs/1/attestations",
+            headers=service.auth("annie"),
+            json={
+                "criterion": criterion,
+                "outcome": outcome,
+                "rationale": "as determined",
+                "sufficiency": "sufficient",
+                "appropriateness": "appropriate",
+            },
+        )
         assert attested.status_code == 201, attested.text
 
 
-BODY = {"run": 1, "limitations": ["two probes per criterion"], "recommendations": ["fix the washing advice"],
-        "fitness": "NotFit"}
+BODY = {
+    "run": 1,
+    "limitations": ["two probes per criterion"],
+    "recommendations": ["fix the washing advice"],
+    "fitness": "NotFit",
+}
 
 
-def test_a_report_states_the_figures_worked_out_by_hand_and_is_final_only_after_both_sign_offs(attested: Service) -> None:
+def test_a_report_states_the_figures_worked_out_by_hand_and_is_final_only_after_both_sign_offs(
+    attested: Service,
+) -> None:
     url = f"/evaluations/{ID}/reports"
     before = len(dump(attested.store))
-    for body, agent, status, phrase in (({**BODY, "fitness": "FitToDeploy"}, "theo", 422, "washing failed"),
-                                        (BODY, "dana", 403, "lacks the role"), (BODY, "vera", 403, "lacks the role"),
-                                        ({**BODY, "run": 9}, "theo", 404, "run"), ({**BODY, "fitness": "Fine"}, "theo", 422, "")):
+    for body, agent, status, phrase in (
+        ({**BODY, "fitness": "FitToDeploy"}, "theo", 422, "washing failed"),
+        (BODY, "dana", 403, "lacks the role"),
+        (BODY, "vera", 403, "lacks the role"),
+        ({**BODY, "run": 9}, "theo", 404, "run"),
+        ({**BODY, "fitness": "Fine"}, "theo", 422, ""),
+    ):
         answer = attested.http.post(url, json=body, headers=attested.auth(agent))
         assert (answer.status_code, phrase in answer.text) == (status, True), (body, agent, answer.text)
     assert len(dump(attested.store)) == before
@@ -71,10 +99,16 @@ def test_a_report_states_the_figures_worked_out_by_hand_and_is_final_only_after_
     assert made.headers["location"] == f"/evaluations/{ID}/reports/1"
     report = made.json()
     assert (report["report"], report["status"], report["fitness"]) == (f"{EVALUATION}/reports/1", "draft", "NotFit")
-    assert report["coverage"] == {"value": "0.5", "coveredWeight": "3", "applicableWeight": "6", "covered": 2,
-                                  "applicable": 3}
-    assert [(d["outcome"], d["count"], d["weight"], d["fraction"], d["weightedFraction"]) for d in report["distribution"]] == [
-        ("passed", 1, "1", "0.5", THIRD), ("failed", 1, "2", "0.5", "0.666666666667"), ("cantTell", 0, "0", "0", "0")]
+    assert report["coverage"] == {
+        "value": "0.5",
+        "coveredWeight": "3",
+        "applicableWeight": "6",
+        "covered": 2,
+        "applicable": 3,
+    }
+    assert [
+        (d["outcome"], d["count"], d["weight"], d["fraction"], d["weightedFraction"]) for d in report["distribution"]
+    ] == [("passed", 1, "1", "0.5", THIRD), ("failed", 1, "2", "0.5", "0.666666666667"), ("cantTell", 0, "0", "0", "0")]
     rates = {p["criterion"].rsplit("/", 1)[-1]: (p["passed"], p["judged"], p["frame"]) for p in report["passRates"]}
     assert (rates["washing"], rates["where"]) == ((1, 2, 2), (2, 2, 2))
     assert report["executionErrors"] == [{"run": f"{EVALUATION}/runs/1", "kind": None, "count": 0, "cases": 6}]
@@ -82,8 +116,12 @@ def test_a_report_states_the_figures_worked_out_by_hand_and_is_final_only_after_
     assert [(g["identifier"], g["weight"]) for g in report["untested"]] == [("hanging", "3")]
     assert report["scope"]["targetName"] == "bed-net advice chatbot"
     assert report["scope"]["modelRelease"] == DEMO_RELEASE  # the bed-nets scope's boundary: the demonstration chatbot
-    assert report["tested"] == {"system": "OB-CAIE demonstration measles chatbot", "modelRelease": DEMO_RELEASE,
-                                "outsideBoundary": False, "reason": None}
+    assert report["tested"] == {
+        "system": "OB-CAIE demonstration measles chatbot",
+        "modelRelease": DEMO_RELEASE,
+        "outsideBoundary": False,
+        "reason": None,
+    }
     assert report["envelopeDigest"] and report["targetFingerprint"].startswith("sha256:")
     assert any(j["judge"].endswith("/agents/nora") for j in report["judges"])
     graphs = {g["graph"] for g in report["computedFrom"]}
@@ -121,9 +159,17 @@ def test_verify_holds_after_later_attestations_and_names_a_change_made_behind_th
     assert {f["figure"] for f in checked["figures"]} >= {"coverage", "distribution.passed.count", "untested"}
 
     # A later attestation does not move a report dated before it.
-    late = attested.http.post(f"/evaluations/{ID}/runs/1/attestations", headers=attested.auth("annie"), json={
-        "criterion": "hanging", "outcome": "passed", "rationale": "attested after the report",
-        "sufficiency": "sufficient", "appropriateness": "appropriate"})
+    late = attested.http.post(
+        f"/evaluations/{ID}/runs/1/attestations",
+        headers=attested.auth("annie"),
+        json={
+            "criterion": "hanging",
+            "outcome": "passed",
+            "rationale": "attested after the report",
+            "sufficiency": "sufficient",
+            "appropriateness": "appropriate",
+        },
+    )
     assert late.status_code == 201, late.text
     assert attested.http.get(f"{url}/1/verify").json()["holds"] is True
 
@@ -131,12 +177,17 @@ def test_verify_holds_after_later_attestations_and_names_a_change_made_behind_th
     # they are recomputed over the report's own envelope version, not the evaluation's current one.
     assert attested.http.post(f"/evaluations/{ID}/envelope/versions", headers=attested.auth("theo")).status_code == 201
     checked = attested.http.get(f"{url}/1/verify").json()
-    assert [f for f in checked["figures"] if not f["holds"]] == [] and {f["figure"] for f in checked["figures"]} >= {"coverage"}
+    assert [f for f in checked["figures"] if not f["holds"]] == [] and {f["figure"] for f in checked["figures"]} >= {
+        "coverage"
+    }
     assert [g["graph"] for g in checked["graphs"] if not g["holds"]] == [EVALUATION]
 
     # One triple changed directly in the store: where's attestation now says failed.
-    where = next(a for a in attested.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
-                 if a["criterion"].endswith("/where"))
+    where = next(
+        a
+        for a in attested.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
+        if a["criterion"].endswith("/where")
+    )
     batch = where["attestation"].rsplit("/attestations/", 1)[0]
     attested.store.run_update(f"""
         PREFIX earl: <http://www.w3.org/ns/earl#>
@@ -152,19 +203,27 @@ def test_verify_holds_after_later_attestations_and_names_a_change_made_behind_th
     assert [g["graph"] for g in checked["graphs"] if not g["holds"]] == sorted([EVALUATION, batch])
     before = len(dump(attested.store))
     refused = attested.http.post(f"{url}/1/sign-off", json={}, headers=attested.auth("annie"))
-    assert refused.status_code == 409 and "no longer verifies" in refused.text and "distribution.passed.count" in refused.text
+    assert (
+        refused.status_code == 409
+        and "no longer verifies" in refused.text
+        and "distribution.passed.count" in refused.text
+    )
     assert len(dump(attested.store)) == before
 
 
-def test_caie_report_and_caie_verify_on_a_store_directory(attested: Service, tmp_path: Path,
-                                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_caie_report_and_caie_verify_on_a_store_directory(
+    attested: Service, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The command line on a copy of the record in a store directory: ``caie report`` prints where the draft is
     and the headline figures; ``caie verify`` prints every check and exits 0 while they hold."""
     copy = EmbeddedStore(tmp_path / "store")
     restore(copy, dump(attested.store))
     copy.close()
     where = ["--data-dir", str(tmp_path / "store"), "--base-url", BASE_URL]
-    assert main(["report", ID, "--run", "1", "--fitness", "NotFit", "--limitation", "two probes per criterion", *where]) == 0
+    assert (
+        main(["report", ID, "--run", "1", "--fitness", "NotFit", "--limitation", "two probes per criterion", *where])
+        == 0
+    )
     printed = capsys.readouterr().out
     assert f"report 1: {EVALUATION}/reports/1  (draft" in printed
     assert "coverage 0.5 (3 of 6 weight; 2 of 3 criteria)" in printed and "failed: washing" in printed
@@ -185,24 +244,40 @@ def test_a_third_party_recomputes_the_report_with_rdflib_from_the_exported_recor
         result = record.query(queries.load(name), initBindings=bound)
         return [{str(k): str(v) for k, v in row.asdict().items()} for row in result]
 
-    stored = [r for r in rows("report-figures", report=URIRef(made["report"]))
-              if r["metric"].endswith("/Coverage") and r["weighted"] == "true"]
+    stored = [
+        r
+        for r in rows("report-figures", report=URIRef(made["report"]))
+        if r["metric"].endswith("/Coverage") and r["weighted"] == "true"
+    ]
     as_of = rdflib.Literal(made["asOf"], datatype=XSD.dateTime)
     again = rows("coverage", evaluation=URIRef(EVALUATION), run=URIRef(made["run"]), asOf=as_of)
     assert [(Decimal(r["numerator"]), Decimal(r["denominator"])) for r in stored] == [(Decimal(3), Decimal(6))]
     assert [(Decimal(r["coveredWeight"]), Decimal(r["applicableWeight"])) for r in again] == [(Decimal(3), Decimal(6))]
-    thin = [r for r in rows("report-figures", report=URIRef(made["report"]))
-            if r["metric"].endswith("/InsufficientEvidenceShare") and r["weighted"] == "true"]
+    thin = [
+        r
+        for r in rows("report-figures", report=URIRef(made["report"]))
+        if r["metric"].endswith("/InsufficientEvidenceShare") and r["weighted"] == "true"
+    ]
     share = rows("insufficient-evidence", evaluation=URIRef(EVALUATION), run=URIRef(made["run"]), asOf=as_of)
     assert [(Decimal(r["numerator"]), Decimal(r["denominator"])) for r in thin] == [(Decimal(0), Decimal(3))]
-    assert [(Decimal(r["insufficientWeight"]), Decimal(r["coveredWeight"])) for r in share] == [(Decimal(0), Decimal(3))]
+    assert [(Decimal(r["insufficientWeight"]), Decimal(r["coveredWeight"])) for r in share] == [
+        (Decimal(0), Decimal(3))
+    ]
 
 
 def attest_hanging_on_thin_evidence(service: Service) -> None:
     """hanging (weight 3), judged by its rule alone, attested cantTell on insufficient evidence."""
-    attested = service.http.post(f"/evaluations/{ID}/runs/1/attestations", headers=service.auth("annie"), json={
-        "criterion": "hanging", "outcome": "cantTell", "rationale": "no person has read the two replies",
-        "sufficiency": "insufficient", "appropriateness": "appropriate"})
+    attested = service.http.post(
+        f"/evaluations/{ID}/runs/1/attestations",
+        headers=service.auth("annie"),
+        json={
+            "criterion": "hanging",
+            "outcome": "cantTell",
+            "rationale": "no person has read the two replies",
+            "sufficiency": "insufficient",
+            "appropriateness": "appropriate",
+        },
+    )
     assert attested.status_code == 201, attested.text
 
 
@@ -212,28 +287,44 @@ def test_a_report_says_what_its_figures_rest_on_and_verify_recomputes_it(atteste
     passed (both sufficient): coverage (3 + 2 + 1) / 6 = 1 (cantTell is covered); the share on insufficient evidence
     is hanging's weight over the covered weight, 3 / 6 = 0.5, one of three criteria. Each rule judge's agreement with
     nora's determinations: hanging's on 0 units (no person read it), where's on nora's two."""
-    service = restored(attested, snapshots, "bed-nets run 1 with hanging attested on thin evidence",
-                       attest_hanging_on_thin_evidence)
+    service = restored(
+        attested, snapshots, "bed-nets run 1 with hanging attested on thin evidence", attest_hanging_on_thin_evidence
+    )
     made = service.http.post(f"/evaluations/{ID}/reports", json=BODY, headers=service.auth("theo"))
     assert made.status_code == 201, made.text
     report = made.json()
     assert (report["coverage"]["value"], report["coverage"]["covered"]) == ("1", 3)
-    assert report["insufficientEvidence"] == {"value": "0.5", "insufficientWeight": "3", "coveredWeight": "6",
-                                              "insufficient": 1, "covered": 3}
+    assert report["insufficientEvidence"] == {
+        "value": "0.5",
+        "insufficientWeight": "3",
+        "coveredWeight": "6",
+        "insufficient": 1,
+        "covered": 3,
+    }
     assert {s["identifier"]: (s["outcome"], s["sufficiency"], s["appropriateness"]) for s in report["standings"]} == {
-        "hanging": ("cantTell", "Insufficient", "Appropriate"), "washing": ("failed", "Sufficient", "Appropriate"),
-        "where": ("passed", "Sufficient", "Appropriate")}
+        "hanging": ("cantTell", "Insufficient", "Appropriate"),
+        "washing": ("failed", "Sufficient", "Appropriate"),
+        "where": ("passed", "Sufficient", "Appropriate"),
+    }
 
-    automatic = [d for d in service.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
-                 if d["mode"] == "http://www.w3.org/ns/earl#automatic"]
+    automatic = [
+        d
+        for d in service.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
+        if d["mode"] == "http://www.w3.org/ns/earl#automatic"
+    ]
     agreements = {a["criterion"].rsplit("/", 1)[-1]: a for a in report["judgeAgreement"]}
     assert set(agreements) == {d["criterion"].rsplit("/", 1)[-1] for d in automatic}
     assert (agreements["hanging"]["units"], agreements["hanging"]["value"]) == (0, None)
-    where = sorted((d["probe"], d["outcome"].rsplit("#", 1)[-1]) for d in automatic if d["criterion"].endswith("/where"))
+    where = sorted(
+        (d["probe"], d["outcome"].rsplit("#", 1)[-1]) for d in automatic if d["criterion"].endswith("/where")
+    )
     codes = {"passed": 0, "failed": 1, "cantTell": 2, "inapplicable": 3}
     matrix = [[codes[o] for _, o in where], [codes["passed"]] * len(where)]  # nora passed both
-    expected = (None if len({v for row in matrix for v in row}) < 2
-                else krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal"))
+    expected = (
+        None
+        if len({v for row in matrix for v in row}) < 2
+        else krippendorff.alpha(reliability_data=matrix, level_of_measurement="nominal")
+    )
     assert agreements["where"]["units"] == len(where) == 2 and agreements["where"]["measure"] == "KrippendorffAlpha"
     assert (agreements["where"]["value"] is None) == (expected is None)
     if expected is not None:
@@ -247,16 +338,24 @@ def test_a_report_says_what_its_figures_rest_on_and_verify_recomputes_it(atteste
 
     checked = service.http.get(f"/evaluations/{ID}/reports/1/verify").json()
     assert checked["holds"] is True, checked["differences"]
-    hanging = next(a for a in service.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
-                   if a["criterion"].endswith("/hanging"))
+    hanging = next(
+        a
+        for a in service.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
+        if a["criterion"].endswith("/hanging")
+    )
     batch = hanging["attestation"].rsplit("/attestations/", 1)[0]
     service.store.run_update(f"""
         PREFIX epo: <https://w3id.org/ob-caie/epo/>
         WITH <{batch}> DELETE {{ <{hanging['attestation']}> epo:evidenceSufficiency epo:Insufficient }}
         INSERT {{ <{hanging['attestation']}> epo:evidenceSufficiency epo:Sufficient }} WHERE {{}}""")
-    moved = {f["figure"]: (f["stored"], f["recomputed"])
-             for f in service.http.get(f"/evaluations/{ID}/reports/1/verify").json()["figures"] if not f["holds"]}
+    moved = {
+        f["figure"]: (f["stored"], f["recomputed"])
+        for f in service.http.get(f"/evaluations/{ID}/reports/1/verify").json()["figures"]
+        if not f["holds"]
+    }
     assert moved["insufficientEvidence"] == ("0.5", "0")
-    assert moved[f"standing.{hanging['criterion']}"] == ("cantTell Insufficient Appropriate",
-                                                        "cantTell Sufficient Appropriate")
+    assert moved[f"standing.{hanging['criterion']}"] == (
+        "cantTell Insufficient Appropriate",
+        "cantTell Sufficient Appropriate",
+    )
     assert "coverage" not in moved

@@ -55,14 +55,23 @@ def _echo(messages: list[dict[str, Any]]) -> JSONResponse:
     last = messages[-1]["content"]
     text = f"turn {roles.count('user')}; roles {','.join(roles)}; you said: {last}"
     prompt_words = sum(len(message["content"].split()) for message in messages)
-    return _completion({"role": "assistant", "content": text}, usage={
-        "prompt_tokens": prompt_words, "completion_tokens": len(text.split()),
-        "total_tokens": prompt_words + len(text.split())})
+    return _completion(
+        {"role": "assistant", "content": text},
+        usage={
+            "prompt_tokens": prompt_words,
+            "completion_tokens": len(text.split()),
+            "total_tokens": prompt_words + len(text.split()),
+        },
+    )
 
 
 def _completion(message: dict[str, Any], usage: dict[str, int] | None = None) -> JSONResponse:
-    body: dict[str, Any] = {"id": "chatcmpl-test", "object": "chat.completion", "model": "test",
-                            "choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+    body: dict[str, Any] = {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "model": "test",
+        "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
+    }
     if usage is not None:
         body["usage"] = usage
     return JSONResponse(body)
@@ -120,8 +129,13 @@ def _verdict(prompt: str) -> str:
     found = _JUDGED_REPLY.search(prompt)
     reply = found.group(1) if found else ""
     quote = " ".join(reply.split(" ")[:4])
-    return json.dumps({"outcome": "passed" if quote else "cantTell", "quote": quote,
-                       "rationale": f"the reply opens with {quote!r}" if quote else "the reply is empty"})
+    return json.dumps(
+        {
+            "outcome": "passed" if quote else "cantTell",
+            "quote": quote,
+            "rationale": f"the reply opens with {quote!r}" if quote else "the reply is empty",
+        }
+    )
 
 
 async def json_ask(request: Request) -> JSONResponse:
@@ -129,11 +143,13 @@ async def json_ask(request: Request) -> JSONResponse:
     body = await request.json()
     conversation, question = body.get("conversation"), body.get("question", {}).get("text")
     if not isinstance(conversation, list) or not isinstance(question, str):
-        return JSONResponse({"error": "conversation (a list) and question.text (a string) are required"},
-                            status_code=400)
+        return JSONResponse(
+            {"error": "conversation (a list) and question.text (a string) are required"}, status_code=400
+        )
     roles = ",".join(message["role"] for message in conversation)
-    return JSONResponse({"data": {"reply": f"{len(conversation)} messages ({roles}); {question}",
-                                  "sources": ["who", "cdc"]}})
+    return JSONResponse(
+        {"data": {"reply": f"{len(conversation)} messages ({roles}); {question}", "sources": ["who", "cdc"]}}
+    )
 
 
 async def stats(request: Request) -> JSONResponse:
@@ -153,12 +169,14 @@ async def health(request: Request) -> PlainTextResponse:
     return PlainTextResponse("ok")
 
 
-app = Starlette(routes=[
-    Route("/v1/chat/completions", chat_completions, methods=["POST"]),
-    Route("/json/ask", json_ask, methods=["POST"]),
-    Route("/stats/{behaviour}", stats),
-    Route("/asked/{behaviour}", asked_counts),
-    Route("/recover/{model}", recover, methods=["POST"]),
-    Route("/health", health),
-    Mount("/demo", demo_app()),
-])
+app = Starlette(
+    routes=[
+        Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+        Route("/json/ask", json_ask, methods=["POST"]),
+        Route("/stats/{behaviour}", stats),
+        Route("/asked/{behaviour}", asked_counts),
+        Route("/recover/{model}", recover, methods=["POST"]),
+        Route("/health", health),
+        Mount("/demo", demo_app()),
+    ]
+)

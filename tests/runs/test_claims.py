@@ -41,8 +41,9 @@ def two_writers(request: pytest.FixtureRequest, remote_url: str) -> Iterator[tup
         yield graphs_over(store), graphs_over(store), store
         store.close()
         return
-    httpx.post(f"{remote_url}/update", content=b"DROP ALL",
-               headers={"Content-Type": "application/sparql-update"}).raise_for_status()
+    httpx.post(
+        f"{remote_url}/update", content=b"DROP ALL", headers={"Content-Type": "application/sparql-update"}
+    ).raise_for_status()
     stores = [RemoteStore(f"{remote_url}/query", f"{remote_url}/update", f"{remote_url}/store") for _ in range(3)]
     yield graphs_over(stores[0]), graphs_over(stores[1]), stores[2]
     for store in stores:
@@ -50,19 +51,29 @@ def two_writers(request: pytest.FixtureRequest, remote_url: str) -> Iterator[tup
 
 
 def _probes(run: str) -> list[Probe]:
-    return [Probe(f"{run}/probe/{n}", n, f"{run}/criterion", (), f"{run}/scenario", f"opening {n}", None, None)
-            for n in range(1, PROBES + 1)]
+    return [
+        Probe(f"{run}/probe/{n}", n, f"{run}/criterion", (), f"{run}/scenario", f"opening {n}", None, None)
+        for n in range(1, PROBES + 1)
+    ]
 
 
 @pytest.mark.parametrize("count", [PROBES, PROBES // 2])
 def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
-        two_writers: tuple[GraphService, GraphService, Store], count: int) -> None:
+    two_writers: tuple[GraphService, GraphService, Store], count: int
+) -> None:
     """Each runner asks for ``count`` of the same probes: all of them (one gets them, the other none), or half
     (each gets three: the one that finds some taken reads the claims again and takes the others)."""
     both_held = []
 
-    def claimer(graphs: GraphService, name: str, number: int, run: str, probes: list[Probe], start: threading.Barrier,
-                won: dict[str, list[int]]) -> None:
+    def claimer(
+        graphs: GraphService,
+        name: str,
+        number: int,
+        run: str,
+        probes: list[Probe],
+        start: threading.Barrier,
+        won: dict[str, list[int]],
+    ) -> None:
         start.wait()
         held = claim(graphs, "race", number, run, probes, count, name, timedelta(minutes=5), OPERATOR)
         won[name] = [p.number for p in held.won]
@@ -72,8 +83,10 @@ def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
         probes = _probes(run)
         start = threading.Barrier(2)
         won: dict[str, list[int]] = {}
-        threads = [threading.Thread(target=claimer, args=(graphs, f"runner-{side}", number, run, probes, start, won))
-                   for side, graphs in zip("ab", two_writers[:2])]
+        threads = [
+            threading.Thread(target=claimer, args=(graphs, f"runner-{side}", number, run, probes, start, won))
+            for side, graphs in zip("ab", two_writers[:2])
+        ]
         for thread in threads:
             thread.start()
         for thread in threads:
@@ -93,7 +106,8 @@ def test_two_runners_claiming_the_same_probes_at_once_never_both_hold_one(
 
 @pytest.mark.parametrize("age_s", [INTENT_EXPIRY_S + 1, 0])
 def test_a_claim_graph_another_writer_marked_is_left_to_it_until_its_mark_lapses(
-        two_writers: tuple[GraphService, GraphService, Store], age_s: float) -> None:
+    two_writers: tuple[GraphService, GraphService, Store], age_s: float
+) -> None:
     """A writer marks a claim graph (core/commits.py, step 1) before it commits: while its mark is live, another
     runner takes the other probes and leaves that one; a mark older than INTENT_EXPIRY_S is a writer killed before
     its commit, and the probe is claimed anyway and the mark removed."""
@@ -104,11 +118,19 @@ def test_a_claim_graph_another_writer_marked_is_left_to_it_until_its_mark_lapses
     marked = graphs.member(GraphKind.EVALUATION, f"race/runs/{number}/claims/1").iri
     since = Literal((now() - timedelta(seconds=age_s)).isoformat(), datatype=NamedNode(XSD + "dateTime"))
     catalog = graphs.catalog_graph
-    store.apply(ChangeSet(insert=[Quad(marked, NamedNode(CATALOG + "writing"), dead, catalog),
-                                  Quad(dead, NamedNode(CATALOG + "intentSince"), since, catalog)]))
+    store.apply(
+        ChangeSet(
+            insert=[
+                Quad(marked, NamedNode(CATALOG + "writing"), dead, catalog),
+                Quad(dead, NamedNode(CATALOG + "intentSince"), since, catalog),
+            ]
+        )
+    )
     held = claim(graphs, "race", number, run, _probes(run), PROBES, "runner-c", timedelta(minutes=5), OPERATOR)
-    left = store.select(f"SELECT ?s ?p ?o WHERE {{ GRAPH ?catalog {{ {{ ?s ?p {dead} }} UNION {{ {dead} ?p ?o }} }} }}",
-                        {"catalog": catalog})
+    left = store.select(
+        f"SELECT ?s ?p ?o WHERE {{ GRAPH ?catalog {{ {{ ?s ?p {dead} }} UNION {{ {dead} ?p ?o }} }} }}",
+        {"catalog": catalog},
+    )
     if age_s:
         assert [p.number for p in held.won] == list(range(1, PROBES + 1))
         assert left == []

@@ -32,8 +32,10 @@ def says(*user_turns: str) -> str:
 
 
 def conversations() -> list[Conversation]:
-    return [Conversation(f"urn:probe:{failure.key}", failure.example[0], failure.example[1:])
-            for failure in DELIBERATE_FAILURES]
+    return [
+        Conversation(f"urn:probe:{failure.key}", failure.example[0], failure.example[1:])
+        for failure in DELIBERATE_FAILURES
+    ]
 
 
 def replies(target: Target) -> list[str]:
@@ -45,6 +47,7 @@ def replies(target: Target) -> list[str]:
                 await target.aclose()
         assert all(isinstance(result, CaseTrace) for result in results), results
         return [result.turns[-1].text for result in results]
+
     return asyncio.run(go())
 
 
@@ -53,8 +56,10 @@ def kg_schedule(country: str) -> list[str]:
     """The country's routine doses as its knowledge graph states them: "9 months", "9 to 12 months", ..."""
     store = Store()
     store.load(path=KG / f"{country.lower()}.ttl", format=RdfFormat.TURTLE)
-    return [f"{row['age'].value} to {row['max'].value} months" if row["max"] else f"{row['age'].value} months"
-            for row in store.query(SCHEDULE_QUERY)]
+    return [
+        f"{row['age'].value} to {row['max'].value} months" if row["max"] else f"{row['age'].value} months"
+        for row in store.query(SCHEDULE_QUERY)
+    ]
 
 
 def test_the_same_conversation_gets_the_same_reply_in_process_and_over_http(chat_server: str) -> None:
@@ -86,12 +91,21 @@ SELECT ?question ?measles WHERE {
 }"""
 
 
-@pytest.mark.parametrize(("language", "first_dose"), [
-    ("ha", "at 12 months"), ("pcm", "at 12 months"), ("yo", "at 12 months"), ("ig", "at 12 months"),
-    ("sw", "at 9 months"), ("hi", "at 9 to 12 months"), ("bn", "usually given at 9 or 12 months"),
-])
-def test_a_schedule_question_in_each_template_language_gets_its_countrys_schedule(language: str,
-                                                                                   first_dose: str) -> None:
+@pytest.mark.parametrize(
+    ("language", "first_dose"),
+    [
+        ("ha", "at 12 months"),
+        ("pcm", "at 12 months"),
+        ("yo", "at 12 months"),
+        ("ig", "at 12 months"),
+        ("sw", "at 9 months"),
+        ("hi", "at 9 to 12 months"),
+        ("bn", "usually given at 9 or 12 months"),
+    ],
+)
+def test_a_schedule_question_in_each_template_language_gets_its_countrys_schedule(
+    language: str, first_dose: str
+) -> None:
     """Hausa, Pidgin, Yoruba and Igbo are Nigeria's (so the wrong first dose), Hindi India's, Swahili Kenya's;
     Bengali is spoken in India and Bangladesh, so the reply gives no one country's schedule."""
     store = Store()
@@ -134,8 +148,9 @@ def test_alarming_words_get_a_bare_refusal_which_is_a_reply() -> None:
 
 def test_right_answers_where_nothing_is_deliberately_wrong() -> None:
     assert says("I have a question about cholera: how does it spread?") == OFF_TOPIC
-    exposure = says("I'm looking after my baby, who isn't one yet. Someone near me at home has measles. "
-                    "What should I do?")
+    exposure = says(
+        "I'm looking after my baby, who isn't one yet. Someone near me at home has measles. What should I do?"
+    )
     assert "immunoglobulin within 6 days" in exposure and "72 hours" in exposure
     pregnant = says("I live in Kenya. Someone near me in a matatu has measles. What should I do?", "I'm pregnant.")
     assert "should not be given now" in pregnant and "within 6 days" in pregnant and "(719)" in pregnant

@@ -16,12 +16,20 @@ PROBE = "http://caie.test/evaluations/e1/plans/1/probes/"
 FAST = ExecutionSettings(concurrency=4, timeout_s=5, retries=2, backoff_s=0.01)
 
 
-def run(base_url: str, cases: list[Conversation], settings: ExecutionSettings = FAST, model: str = "echo",
-        on_progress=None, key_env: str | None = None) -> list[CaseResult]:
+def run(
+    base_url: str,
+    cases: list[Conversation],
+    settings: ExecutionSettings = FAST,
+    model: str = "echo",
+    on_progress=None,
+    key_env: str | None = None,
+) -> list[CaseResult]:
     async def go() -> list[CaseResult]:
-        async with OpenAICompatible(base_url, model, boundary=Boundary(system_instructions="Be brief."),
-                                    api_key_env=key_env) as target:
+        async with OpenAICompatible(
+            base_url, model, boundary=Boundary(system_instructions="Be brief."), api_key_env=key_env
+        ) as target:
             return await execute(cases, target, settings, on_progress=on_progress)
+
     return asyncio.run(go())
 
 
@@ -51,8 +59,9 @@ def test_a_conversation_sends_every_earlier_turn(mixed: dict[str, CaseResult]) -
     assert isinstance(trace, CaseTrace)
     assert [turn.role for turn in trace.turns] == ["user", "assistant"] * 3
     assert [turn.text for turn in trace.turns[::2]] == list(MIXED["three-turns"])
-    assert trace.turns[-1].text == ("turn 3; roles system,user,assistant,user,assistant,user; "
-                                    "you said: How long does that last?")
+    assert trace.turns[-1].text == (
+        "turn 3; roles system,user,assistant,user,assistant,user; you said: How long does that last?"
+    )
     assert [exchange.attempts for exchange in trace.exchanges] == [1, 1, 1]
     assert trace.started <= trace.ended
 
@@ -69,13 +78,17 @@ def test_a_500_or_429_once_is_retried_and_the_reply_kept(mixed: dict[str, CaseRe
     assert trace.turns[-1].text.endswith(f"you said: {MIXED[name][0]}")
 
 
-@pytest.mark.parametrize(("name", "kind", "status", "attempts"), [
-    ("broken", "http_status", 500, 3),
-    ("malformed", "malformed", None, 1),
-    ("bad-request", "http_status", 400, 1),
-])
+@pytest.mark.parametrize(
+    ("name", "kind", "status", "attempts"),
+    [
+        ("broken", "http_status", 500, 3),
+        ("malformed", "malformed", None, 1),
+        ("bad-request", "http_status", 400, 1),
+    ],
+)
 def test_failures_are_execution_errors_retried_only_when_transient(
-        mixed: dict[str, CaseResult], name: str, kind: str, status: int | None, attempts: int) -> None:
+    mixed: dict[str, CaseResult], name: str, kind: str, status: int | None, attempts: int
+) -> None:
     error = mixed[name]
     assert isinstance(error, ExecutionError)
     assert (error.kind, error.status, error.attempts, error.turn) == (kind, status, attempts, 1)
@@ -84,8 +97,11 @@ def test_failures_are_execution_errors_retried_only_when_transient(
 
 def test_a_slow_reply_times_out_after_its_retries(chat_server: str) -> None:
     # The server holds the reply 0.3 s, three times the timeout: however loaded the machine, it cannot be faster.
-    [error] = run(f"{chat_server}/v1", [Conversation(PROBE + "slow", "[slow] When is the second dose?")],
-                  ExecutionSettings(timeout_s=0.1, retries=1, backoff_s=0.01))
+    [error] = run(
+        f"{chat_server}/v1",
+        [Conversation(PROBE + "slow", "[slow] When is the second dose?")],
+        ExecutionSettings(timeout_s=0.1, retries=1, backoff_s=0.01),
+    )
     assert isinstance(error, ExecutionError)
     assert (error.kind, error.attempts, error.message) == ("timeout", 2, "no reply within 0.1 s")
 
@@ -98,16 +114,22 @@ def test_a_failing_follow_up_keeps_the_turns_before_it(mixed: dict[str, CaseResu
 
 
 def test_every_result_names_the_one_target_version(chat_server: str, mixed: dict[str, CaseResult]) -> None:
-    fingerprint = OpenAICompatible(f"{chat_server}/v1", "echo",
-                                   boundary=Boundary(system_instructions="Be brief.")).version.fingerprint
+    fingerprint = OpenAICompatible(
+        f"{chat_server}/v1", "echo", boundary=Boundary(system_instructions="Be brief.")
+    ).version.fingerprint
     assert {result.target for result in mixed.values()} == {fingerprint}
 
 
 def test_concurrency_is_bounded(chat_server: str) -> None:
     finished: list[CaseResult] = []
     cases = [Conversation(f"{PROBE}{number}", f"Question {number}") for number in range(9)]
-    results = run(f"{chat_server}/v1", cases, ExecutionSettings(concurrency=3, timeout_s=5), model="hold",
-                  on_progress=finished.append)
+    results = run(
+        f"{chat_server}/v1",
+        cases,
+        ExecutionSettings(concurrency=3, timeout_s=5),
+        model="hold",
+        on_progress=finished.append,
+    )
     assert all(isinstance(result, CaseTrace) for result in results)
     assert sorted(result.probe for result in finished) == sorted(case.probe for case in cases)
     most = httpx.get(f"{chat_server}/stats/hold").json()["max_in_flight"]
@@ -115,8 +137,7 @@ def test_concurrency_is_bounded(chat_server: str) -> None:
 
 
 def test_an_unreachable_target_is_an_execution_error_after_its_retries(closed_port_url: str) -> None:
-    [error] = run(closed_port_url, [Conversation(PROBE + "1", "Hello?")],
-                  ExecutionSettings(retries=1, backoff_s=0.01))
+    [error] = run(closed_port_url, [Conversation(PROBE + "1", "Hello?")], ExecutionSettings(retries=1, backoff_s=0.01))
     assert isinstance(error, ExecutionError) and (error.kind, error.attempts) == ("unreachable", 2)
 
 
@@ -148,8 +169,9 @@ def test_request_spacing_gives_each_start_its_own_slot() -> None:
 
 
 def test_bad_settings_and_repeated_probes_are_refused() -> None:
-    with pytest.raises(ValueError, match="concurrency must be a whole number of at least 1, not 0; "
-                                         "timeout_s must be above 0"):
+    with pytest.raises(
+        ValueError, match="concurrency must be a whole number of at least 1, not 0; timeout_s must be above 0"
+    ):
         ExecutionSettings(concurrency=0, timeout_s=0)
     with pytest.raises(ValueError, match="rate_per_s must be above 0"):
         ExecutionSettings(rate_per_s=-1)

@@ -56,14 +56,24 @@ SOURCE = f"""
 
 
 def upload(service: Service, body: bytes, form: str, agent: str | None = OPERATOR, plan: int = 1) -> httpx.Response:
-    return service.http.post(IMPORTS, params={"plan": plan, "format": form}, content=body,
-                             headers=service.auth(agent) if agent else {})
+    return service.http.post(
+        IMPORTS, params={"plan": plan, "format": form}, content=body, headers=service.auth(agent) if agent else {}
+    )
 
 
 def row(probe: int | str, reply: str, release: str = "helpline-2026-10", turn: int = 1) -> dict[str, object]:
-    return {"probe": probe, "turn": turn, "user_text": f"question {probe}.{turn}", "response_text": reply,
-            "sent_at": f"2026-11-30T09:0{turn}:00Z", "received_at": f"2026-11-30T09:0{turn}:02+00:00",
-            "session": "s1", "operator": "Amina Odhiambo", "system": "Bed-nets helpline", "model_release": release}
+    return {
+        "probe": probe,
+        "turn": turn,
+        "user_text": f"question {probe}.{turn}",
+        "response_text": reply,
+        "sent_at": f"2026-11-30T09:0{turn}:00Z",
+        "received_at": f"2026-11-30T09:0{turn}:02+00:00",
+        "session": "s1",
+        "operator": "Amina Odhiambo",
+        "system": "Bed-nets helpline",
+        "model_release": release,
+    }
 
 
 def jsonl(*rows: dict[str, object]) -> bytes:
@@ -72,15 +82,20 @@ def jsonl(*rows: dict[str, object]) -> bytes:
 
 def inspect_log(dataset: Path) -> bytes:
     """The log of a real Inspect eval of ``dataset`` (mockllm echoing each user turn), as uploaded."""
-    done = subprocess.run([sys.executable, "-m", "tests.runs.test_inspect_io", str(dataset.parent / "logs"),
-                           f"{dataset}=scripted"], cwd=REPO, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.runs.test_inspect_io", str(dataset.parent / "logs"), f"{dataset}=scripted"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     [location] = json.loads(done.stdout.splitlines()[-1])
     return Path(location).read_bytes()
 
 
-def test_the_exported_plan_run_by_inspect_imports_back_onto_its_probes(
-        approved: Service, tmp_path: Path) -> None:
+def test_the_exported_plan_run_by_inspect_imports_back_onto_its_probes(approved: Service, tmp_path: Path) -> None:
     exported = approved.http.get(f"/evaluations/{ID}/plans/1/inspect-dataset")
     assert exported.status_code == 200 and exported.headers["content-type"].startswith("application/jsonl")
     samples = [json.loads(line) for line in exported.text.splitlines()]
@@ -105,14 +120,19 @@ def test_the_exported_plan_run_by_inspect_imports_back_onto_its_probes(
     assert replies == {p["probe"]: (p["openingPrompt"], _reply(p["openingPrompt"])) for p in probes[:-1]}
     [failed] = select(approved, FAILURES)  # the reply before the failure is kept, the failed turn named
     assert "the target dropped the connection" in failed.pop("message")
-    assert failed == {"probe": probes[-1]["probe"], "kind": f"{EPO}ReportedFailure", "turn": "2",
-                      "kept": _reply(probes[-1]["openingPrompt"])}
+    assert failed == {
+        "probe": probes[-1]["probe"],
+        "kind": f"{EPO}ReportedFailure",
+        "turn": "2",
+        "kept": _reply(probes[-1]["openingPrompt"]),
+    }
     assert select(approved, SOURCE) == [{"format": "application/zip", "digest": hashlib.sha256(log).hexdigest()}]
 
 
 def test_red_teaming_rows_become_the_cases_of_their_probes(approved: Service) -> None:
-    body = jsonl(row(2, "Hang it over the bed.", turn=2), row(2, "Tuck it in."),
-                 row(f"{PLAN}/probes/5", "Wash it gently."))
+    body = jsonl(
+        row(2, "Hang it over the bed.", turn=2), row(2, "Tuck it in."), row(f"{PLAN}/probes/5", "Wash it gently.")
+    )
     imported = upload(approved, body, "jsonl")
     assert imported.status_code == 201, imported.text
     run = imported.json()
@@ -121,7 +141,8 @@ def test_red_teaming_rows_become_the_cases_of_their_probes(approved: Service) ->
     assert [(r["probe"], r["index"], r["sent"], r["reply"]) for r in select(approved, REPLIES)] == [
         (f"{PLAN}/probes/2", "1", "question 2.1", "Tuck it in."),
         (f"{PLAN}/probes/2", "2", "question 2.2", "Hang it over the bed."),
-        (f"{PLAN}/probes/5", "1", f"question {PLAN}/probes/5.1", "Wash it gently.")]
+        (f"{PLAN}/probes/5", "1", f"question {PLAN}/probes/5.1", "Wash it gently."),
+    ]
     assert select(approved, SOURCE)[0]["format"] == "application/jsonl"
 
 
@@ -129,13 +150,22 @@ def test_bad_uploads_are_refused_by_name_and_store_nothing(approved: Service) ->
     before = len(dump(approved.store))
     good = jsonl(row(1, "Hang it."))
     cases = [
-        (upload(approved, jsonl(row(1, "Hang it."), row(99, "Wash it.")), "jsonl"), 422,
-         f"not probes of {PLAN}: {PLAN}/probes/99 (row 2)"),
-        (upload(approved, jsonl(row(1, "Hang it."), row(3, "Wash it.", release="helpline-2026-11")), "jsonl"), 422,
-         "two target versions"),
+        (
+            upload(approved, jsonl(row(1, "Hang it."), row(99, "Wash it.")), "jsonl"),
+            422,
+            f"not probes of {PLAN}: {PLAN}/probes/99 (row 2)",
+        ),
+        (
+            upload(approved, jsonl(row(1, "Hang it."), row(3, "Wash it.", release="helpline-2026-11")), "jsonl"),
+            422,
+            "two target versions",
+        ),
         (upload(approved, b"probe,turn\n1,1\n", "csv"), 422, "row 1 (the header): no column"),
-        (upload(approved, b"not an Inspect log", "inspect"), 422,
-         "the uploaded file cannot be read as an Inspect eval log"),
+        (
+            upload(approved, b"not an Inspect log", "inspect"),
+            422,
+            "the uploaded file cannot be read as an Inspect eval log",
+        ),
         (upload(approved, good, "xml"), 422, "format"),
         (upload(approved, good, "jsonl", plan=9), 404, "no plan 9"),
         (upload(approved, good, "jsonl", agent="annie"), 403, "lacks the role"),

@@ -32,14 +32,28 @@ PLAN = "https://example.org/caie/evaluations/e1/plans/1"
 RELEASE = "mock-release-2026-11"
 FAILING_TURN = "Is the clinic open on Sunday?"  # the mock model fails on this follow-up
 PROBES = (
-    ExportedProbe(f"{PLAN}/probes/1", PLAN, "When should my baby get the measles vaccine in Kenya?",
-                  ("And the second dose?",), "en", (f"{PLAN}#c1", f"{PLAN}#c2")),
-    ExportedProbe(f"{PLAN}/probes/2", PLAN, "Mtoto wangu alikutana na mtu mwenye surua. Nifanye nini?",
-                  (), "sw", (f"{PLAN}#c3",)),
-    ExportedProbe(f"{PLAN}/probes/3", PLAN, "Mon fils a de la fièvre et des boutons, que faire ?",
-                  ("Dois-je appeler avant d'aller au centre de santé ?", "Et pour sa sœur ?"), "fr", (f"{PLAN}#c1",)),
-    ExportedProbe(f"{PLAN}/probes/4", PLAN, "My child was exposed to measles yesterday.",
-                  (FAILING_TURN,), "en", (f"{PLAN}#c2",)),
+    ExportedProbe(
+        f"{PLAN}/probes/1",
+        PLAN,
+        "When should my baby get the measles vaccine in Kenya?",
+        ("And the second dose?",),
+        "en",
+        (f"{PLAN}#c1", f"{PLAN}#c2"),
+    ),
+    ExportedProbe(
+        f"{PLAN}/probes/2", PLAN, "Mtoto wangu alikutana na mtu mwenye surua. Nifanye nini?", (), "sw", (f"{PLAN}#c3",)
+    ),
+    ExportedProbe(
+        f"{PLAN}/probes/3",
+        PLAN,
+        "Mon fils a de la fièvre et des boutons, que faire ?",
+        ("Dois-je appeler avant d'aller au centre de santé ?", "Et pour sa sœur ?"),
+        "fr",
+        (f"{PLAN}#c1",),
+    ),
+    ExportedProbe(
+        f"{PLAN}/probes/4", PLAN, "My child was exposed to measles yesterday.", (FAILING_TURN,), "en", (f"{PLAN}#c2",)
+    ),
 )
 ANSWERED = PROBES[:3]
 
@@ -59,9 +73,18 @@ def logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     plain.write_text(json.dumps({"id": 1, "input": "What is measles?"}) + "\n", encoding="utf-8")
     runs = {"scripted": (exported, "scripted"), "generate": (multi_turn, "generate"), "plain": (plain, "generate")}
     done = subprocess.run(
-        [sys.executable, "-m", "tests.runs.test_inspect_io", str(directory / "logs"),
-         *(f"{dataset}={solver}" for dataset, solver in runs.values())],
-        cwd=REPO, capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "tests.runs.test_inspect_io",
+            str(directory / "logs"),
+            *(f"{dataset}={solver}" for dataset, solver in runs.values()),
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return dict(zip(runs, map(Path, json.loads(done.stdout.splitlines()[-1]))))
@@ -77,16 +100,30 @@ def test_export_has_one_sample_per_probe_carrying_its_iris() -> None:
     assert [sample["id"] for sample in samples] == [probe.probe for probe in PROBES]
     third = samples[2]
     assert third["input"] == [{"role": "user", "content": PROBES[2].opening}]
-    assert third["metadata"] == {"probe": f"{PLAN}/probes/3", "plan": PLAN, "criteria": [f"{PLAN}#c1"],
-                                 "language": "fr", "follow_ups": list(PROBES[2].follow_ups)}
+    assert third["metadata"] == {
+        "probe": f"{PLAN}/probes/3",
+        "plan": PLAN,
+        "criteria": [f"{PLAN}#c1"],
+        "language": "fr",
+        "follow_ups": list(PROBES[2].follow_ups),
+    }
 
 
 def test_a_plan_probe_exports_with_every_criterion_it_exercises_once() -> None:
-    probe = Probe(iri=f"{PLAN}/probes/7", number=7, criterion=f"{PLAN}#c2", exercises=(f"{PLAN}#c1", f"{PLAN}#c2"),
-                  scenario=f"{PLAN}#s7", opening_prompt="Where can I get vaccinated?", language="en", assigned_to=None)
+    probe = Probe(
+        iri=f"{PLAN}/probes/7",
+        number=7,
+        criterion=f"{PLAN}#c2",
+        exercises=(f"{PLAN}#c1", f"{PLAN}#c2"),
+        scenario=f"{PLAN}#s7",
+        opening_prompt="Where can I get vaccinated?",
+        language="en",
+        assigned_to=None,
+    )
     exported = ExportedProbe.of(probe, PLAN, ["Today?"])
-    assert exported == ExportedProbe(f"{PLAN}/probes/7", PLAN, "Where can I get vaccinated?", ("Today?",), "en",
-                                     (f"{PLAN}#c2", f"{PLAN}#c1"))
+    assert exported == ExportedProbe(
+        f"{PLAN}/probes/7", PLAN, "Where can I get vaccinated?", ("Today?",), "en", (f"{PLAN}#c2", f"{PLAN}#c1")
+    )
 
 
 def test_the_log_comes_back_onto_the_right_probes_with_every_turn_and_reply(imported: InspectImport) -> None:
@@ -95,11 +132,15 @@ def test_the_log_comes_back_onto_the_right_probes_with_every_turn_and_reply(impo
     assert set(traces) == {probe.probe for probe in ANSWERED}
     for probe in ANSWERED:
         trace = traces[probe.probe]
-        expected = [(role, text) for user_turn in (probe.opening, *probe.follow_ups)
-                    for role, text in (("user", user_turn), ("assistant", _reply(user_turn)))]
+        expected = [
+            (role, text)
+            for user_turn in (probe.opening, *probe.follow_ups)
+            for role, text in (("user", user_turn), ("assistant", _reply(user_turn)))
+        ]
         assert [(turn.role, turn.text) for turn in trace.turns] == expected
-        assert [exchange.text for exchange in trace.exchanges] == [_reply(text) for text in
-                                                                   (probe.opening, *probe.follow_ups)]
+        assert [exchange.text for exchange in trace.exchanges] == [
+            _reply(text) for text in (probe.opening, *probe.follow_ups)
+        ]
         for exchange in trace.exchanges:
             assert exchange.started <= exchange.ended and exchange.started.utcoffset().total_seconds() == 0
             assert exchange.latency_s >= 0 and exchange.finish_reason == "stop"
@@ -123,8 +164,11 @@ def test_a_sample_that_failed_on_a_follow_up_is_an_execution_error(imported: Ins
 
 
 def test_a_multi_turn_probe_run_with_plain_generate_is_refused_naming_the_sample(logs: dict[str, Path]) -> None:
-    with pytest.raises(ValueError, match=rf"sample '{PLAN}/probes/1' \(epoch 1\): 1 of its 2 user turns have a reply"
-                                         ".*scripted_follow_ups"):
+    with pytest.raises(
+        ValueError,
+        match=rf"sample '{PLAN}/probes/1' \(epoch 1\): 1 of its 2 user turns have a reply"
+        ".*scripted_follow_ups",
+    ):
         read_inspect_log(logs["generate"])
 
 
@@ -173,8 +217,9 @@ def _run_evals(log_dir: str, runs: list[str]) -> None:
     for run in runs:
         dataset, solver = run.rsplit("=", 1)
         task = Task(dataset=json_dataset(dataset), solver=scripted_follow_ups() if solver == "scripted" else generate())
-        [log] = inspect_eval(task, model=model, log_dir=log_dir, display="none", fail_on_error=False,
-                             temperature=0.2, max_tokens=200)
+        [log] = inspect_eval(
+            task, model=model, log_dir=log_dir, display="none", fail_on_error=False, temperature=0.2, max_tokens=200
+        )
         locations.append(log.location)
     print(json.dumps(locations))
 

@@ -15,27 +15,37 @@ from service.runs.targets import OpenAICompatible
 ALLOWED = ["http://127.0.0.1:8798", "https://api.example.org/v1"]
 
 
-@pytest.mark.parametrize(("url", "why"), [
-    ("http://127.0.0.1:8798@127.0.0.1:8799/v1", "user-info"),          # the host is 127.0.0.1:8799
-    ("http://user:secret@127.0.0.1:8798/v1", "user-info"),
-    ("http://127.0.0.1:87989/v1", "not a URL"),                          # a port past 65535
-    ("http://127.0.0.1:8799/v1", "none of the allowed"),
-    ("http://127.0.0.10:8798/v1", "none of the allowed"),                # a text prefix of the allowed host
-    ("https://api.example.org/v10/chat", "none of the allowed"),         # /v10 is not under /v1
-    ("https://api.example.org.evil.example/v1", "none of the allowed"),
-    ("http://api.example.org/v1", "none of the allowed"),                # another scheme, so another port
-    ("file:///etc/passwd", "not an http or https URL"),
-])
+@pytest.mark.parametrize(
+    ("url", "why"),
+    [
+        ("http://127.0.0.1:8798@127.0.0.1:8799/v1", "user-info"),  # the host is 127.0.0.1:8799
+        ("http://user:secret@127.0.0.1:8798/v1", "user-info"),
+        ("http://127.0.0.1:87989/v1", "not a URL"),  # a port past 65535
+        ("http://127.0.0.1:8799/v1", "none of the allowed"),
+        ("http://127.0.0.10:8798/v1", "none of the allowed"),  # a text prefix of the allowed host
+        ("https://api.example.org/v10/chat", "none of the allowed"),  # /v10 is not under /v1
+        ("https://api.example.org.evil.example/v1", "none of the allowed"),
+        ("http://api.example.org/v1", "none of the allowed"),  # another scheme, so another port
+        ("file:///etc/passwd", "not an http or https URL"),
+    ],
+)
 def test_a_url_outside_the_allow_list_is_refused_naming_why(url: str, why: str) -> None:
     assert why in (refusal(url, ALLOWED) or "allowed")
     with pytest.raises(Unprocessable, match="not among the targets"):
         build_target(TargetSpec("openai-compatible", url, "m"), ALLOWED)
 
 
-@pytest.mark.parametrize("url", [
-    "http://127.0.0.1:8798/v1", "http://127.0.0.1:8798", "HTTP://127.0.0.1:8798/v1/chat",
-    "https://api.example.org/v1", "https://api.example.org:443/v1/", "https://API.example.org/v1/chat/completions",
-])
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8798/v1",
+        "http://127.0.0.1:8798",
+        "HTTP://127.0.0.1:8798/v1/chat",
+        "https://api.example.org/v1",
+        "https://api.example.org:443/v1/",
+        "https://API.example.org/v1/chat/completions",
+    ],
+)
 def test_a_url_under_an_allowed_prefix_is_called(url: str) -> None:
     assert refusal(url, ALLOWED) is None
     assert isinstance(build_target(TargetSpec("openai-compatible", url, "m"), ALLOWED), OpenAICompatible)

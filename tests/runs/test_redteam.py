@@ -22,21 +22,53 @@ SYSTEM, RELEASE = "Measles helpline chatbot", "helpline-2026-10"
 ANSWER_WITH_QUOTES = 'Call the clinic first, "before" you go,\nso they can keep others safe.'
 
 
-def _row(probe: str | int, turn: int, user: str, answer: str, sent: str, received: str, session: str = "s1",
-         operator: str = "Amina Odhiambo") -> dict[str, Any]:
-    return {"probe": probe, "turn": turn, "user_text": user, "response_text": answer, "sent_at": sent,
-            "received_at": received, "session": session, "operator": operator, "system": SYSTEM,
-            "model_release": RELEASE}
+def _row(
+    probe: str | int,
+    turn: int,
+    user: str,
+    answer: str,
+    sent: str,
+    received: str,
+    session: str = "s1",
+    operator: str = "Amina Odhiambo",
+) -> dict[str, Any]:
+    return {
+        "probe": probe,
+        "turn": turn,
+        "user_text": user,
+        "response_text": answer,
+        "sent_at": sent,
+        "received_at": received,
+        "session": session,
+        "operator": operator,
+        "system": SYSTEM,
+        "model_release": RELEASE,
+    }
 
 
 # Rows out of order on purpose; the second probe is named by its number in the plan.
 ROWS = (
-    _row(f"{PLAN}/probes/1", 2, "And the second dose?", "At 18 months.", "2026-11-30T09:01:10Z",
-         "2026-11-30T09:01:12.5Z"),
-    _row(f"{PLAN}/probes/1", 1, "When should my baby get the measles vaccine?", "At 9 months in Kenya.",
-         "2026-11-30T12:00:00+03:00", "2026-11-30T12:00:02+03:00"),
-    _row(2, 1, "Mtoto wangu alikutana na mtu mwenye surua.", ANSWER_WITH_QUOTES, "2026-11-30T09:05:00Z",
-         "2026-11-30T09:05:01Z", session="s2", operator="https://example.org/agents/brian"),
+    _row(
+        f"{PLAN}/probes/1", 2, "And the second dose?", "At 18 months.", "2026-11-30T09:01:10Z", "2026-11-30T09:01:12.5Z"
+    ),
+    _row(
+        f"{PLAN}/probes/1",
+        1,
+        "When should my baby get the measles vaccine?",
+        "At 9 months in Kenya.",
+        "2026-11-30T12:00:00+03:00",
+        "2026-11-30T12:00:02+03:00",
+    ),
+    _row(
+        2,
+        1,
+        "Mtoto wangu alikutana na mtu mwenye surua.",
+        ANSWER_WITH_QUOTES,
+        "2026-11-30T09:05:00Z",
+        "2026-11-30T09:05:01Z",
+        session="s2",
+        operator="https://example.org/agents/brian",
+    ),
 )
 
 
@@ -72,11 +104,16 @@ def test_jsonl_and_csv_read_to_the_same_traces(imported: tuple[RedTeamImport, Re
 def test_a_probes_turns_come_in_turn_order_with_their_times(imported: tuple[RedTeamImport, RedTeamImport]) -> None:
     first, second = imported[0].cases
     assert [(turn.role, turn.text) for turn in first.trace.turns] == [
-        ("user", "When should my baby get the measles vaccine?"), ("assistant", "At 9 months in Kenya."),
-        ("user", "And the second dose?"), ("assistant", "At 18 months.")]
+        ("user", "When should my baby get the measles vaccine?"),
+        ("assistant", "At 9 months in Kenya."),
+        ("user", "And the second dose?"),
+        ("assistant", "At 18 months."),
+    ]
     opening = first.trace.exchanges[0]
-    assert (opening.started, opening.ended) == (datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC),
-                                                datetime(2026, 11, 30, 9, 0, 2, tzinfo=UTC))
+    assert (opening.started, opening.ended) == (
+        datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC),
+        datetime(2026, 11, 30, 9, 0, 2, tzinfo=UTC),
+    )
     assert [exchange.latency_s for exchange in first.trace.exchanges] == [2.0, 2.5]
     assert (first.session, first.operator) == ("s1", "Amina Odhiambo")
     assert second.trace.exchanges[0].text == ANSWER_WITH_QUOTES
@@ -104,26 +141,55 @@ def _drop(index: int, field: str) -> Change:
 BAD_ROWS: dict[str, tuple[Change, str]] = {
     "missing field": (_drop(2, "response_text"), r"row {r3}: field 'response_text' is missing or empty"),
     "empty field": (_set(1, operator="  "), r"row {r2}: field 'operator' is missing or empty"),
-    "bad timestamp": (_set(1, sent_at="yesterday noon"),
-                      r"row {r2}, field 'sent_at': 'yesterday noon' is not an ISO 8601 date-time"),
-    "timestamp without offset": (_set(2, received_at="2026-11-30T09:05:01"),
-                                 r"row {r3}, field 'received_at': '2026-11-30T09:05:01' has no UTC offset"),
-    "answer before question": (_set(2, received_at="2026-11-30T09:04:00Z"),
-                               r"row {r3}, field 'received_at': 2026-11-30T09:04:00\+00:00 is before sent_at"),
+    "bad timestamp": (
+        _set(1, sent_at="yesterday noon"),
+        r"row {r2}, field 'sent_at': 'yesterday noon' is not an ISO 8601 date-time",
+    ),
+    "timestamp without offset": (
+        _set(2, received_at="2026-11-30T09:05:01"),
+        r"row {r3}, field 'received_at': '2026-11-30T09:05:01' has no UTC offset",
+    ),
+    "answer before question": (
+        _set(2, received_at="2026-11-30T09:04:00Z"),
+        r"row {r3}, field 'received_at': 2026-11-30T09:04:00\+00:00 is before sent_at",
+    ),
     "turn not a number": (_set(0, turn="second"), r"row {r1}, field 'turn': 'second' is not a whole number from 1"),
     "turns with a gap": (_set(0, turn=3), r"row {r1}, field 'turn': probe {plan}/probes/1 has turn 3 but no turn 2"),
-    "a turn twice": (_set(0, turn=1), (r"row {r2}, field 'turn': probe {plan}/probes/1 has turn 1 twice "
-                                       r"\(rows {r1} and {r2}\)")),
-    "two target versions": (_set(2, model_release="helpline-2026-11"),
-                            (r"two target versions in one file: system '{system}' release '{release}' \(row {r1}\) "
-                             r"and system '{system}' release 'helpline-2026-11' \(row {r3}\)")),
-    "a probe in two sessions": (_set(0, session="s9"), (r"row {r1}, field 'session': probe {plan}/probes/1 has 's9' "
-                                                        r"here but 's1' in row {r2}: a probe's turns come from one")),
-    "follow-up sent before the answer": (_set(0, sent_at="2026-11-30T09:00:01Z"),
-                                         (r"row {r1}, field 'sent_at': turn 2 of probe {plan}/probes/1 was sent before "
-                                          r"the answer to turn 1 \(row {r2}\)")),
-    "probe neither IRI nor number": (_set(1, probe="probe one"), (r"row {r2}, field 'probe': 'probe one' is neither an "
-                                                                  r"http\(s\) IRI nor a probe number")),
+    "a turn twice": (
+        _set(0, turn=1),
+        (
+            r"row {r2}, field 'turn': probe {plan}/probes/1 has turn 1 twice "
+            r"\(rows {r1} and {r2}\)"
+        ),
+    ),
+    "two target versions": (
+        _set(2, model_release="helpline-2026-11"),
+        (
+            r"two target versions in one file: system '{system}' release '{release}' \(row {r1}\) "
+            r"and system '{system}' release 'helpline-2026-11' \(row {r3}\)"
+        ),
+    ),
+    "a probe in two sessions": (
+        _set(0, session="s9"),
+        (
+            r"row {r1}, field 'session': probe {plan}/probes/1 has 's9' "
+            r"here but 's1' in row {r2}: a probe's turns come from one"
+        ),
+    ),
+    "follow-up sent before the answer": (
+        _set(0, sent_at="2026-11-30T09:00:01Z"),
+        (
+            r"row {r1}, field 'sent_at': turn 2 of probe {plan}/probes/1 was sent before "
+            r"the answer to turn 1 \(row {r2}\)"
+        ),
+    ),
+    "probe neither IRI nor number": (
+        _set(1, probe="probe one"),
+        (
+            r"row {r2}, field 'probe': 'probe one' is neither an "
+            r"http\(s\) IRI nor a probe number"
+        ),
+    ),
 }
 
 

@@ -47,8 +47,9 @@ ATTEMPTS = f"""
 
 
 @pytest.fixture
-def half_failed(approved: Service, chat_server: str,
-                app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> Iterator[tuple[Service, str]]:
+def half_failed(
+    approved: Service, chat_server: str, app_slot: tuple[AppSlot, str], tokens: dict[str, str]
+) -> Iterator[tuple[Service, str]]:
     """Run 1 of the approved plan against a chat server down for every other conversation (3 execution errors, 3
     traces), then the server recovered; the service over HTTP, allowed to call it. Yields it and the target body."""
     model = f"outage-{secrets.token_hex(4)}"
@@ -80,32 +81,50 @@ def errors_of(service: Service) -> list[dict]:
 
 
 def test_a_retry_gives_each_errored_probe_a_new_attempt_and_keeps_the_first(
-        half_failed: tuple[Service, str], chat_server: str) -> None:
+    half_failed: tuple[Service, str], chat_server: str
+) -> None:
     service, model = half_failed
     target = {"kind": "openai-compatible", "baseUrl": f"{chat_server}/v1", "model": model}
     before = service.http.get(RUN).json()
     assert (before["executionErrors"], before["attempts"]) == (3, PROBES)
     assert [(e["kind"].rsplit("/", 1)[-1], e["errors"]) for e in errors_of(service)] == [("TargetHttpError", 3)]
-    errored = {r["case"] for r in select(service, f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
-        SELECT ?case WHERE {{ GRAPH ?case {{ ?case epo:inRun <{before['run']}> . ?e a epo:ExecutionError }} }}""")}
+    errored = {
+        r["case"]
+        for r in select(
+            service,
+            f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
+        SELECT ?case WHERE {{ GRAPH ?case {{ ?case epo:inRun <{before['run']}> . ?e a epo:ExecutionError }} }}""",
+        )
+    }
 
-    started = service.http.post(f"{RUN}/retries", json={"target": target, "settings": {"retries": 0}},
-                                headers=service.auth("theo"))
+    started = service.http.post(
+        f"{RUN}/retries", json={"target": target, "settings": {"retries": 0}}, headers=service.auth("theo")
+    )
     assert started.status_code == 202 and started.headers["Location"] == RUN, started.text
     run = retried(service)
     assert run["job"]["state"] == "finished", run
-    assert (run["cases"], run["traces"], run["executionErrors"], run["attempts"], run["done"]) == (PROBES, PROBES, 0, 9, True)
+    assert (run["cases"], run["traces"], run["executionErrors"], run["attempts"], run["done"]) == (
+        PROBES,
+        PROBES,
+        0,
+        9,
+        True,
+    )
 
     # each errored case has its attempt 2, answered, by theo's retry; the first attempt keeps its error
     attempts = select(service, ATTEMPTS)
-    assert {a["retried"] for a in attempts} == errored and {a["attempt"] for a in attempts} == {f"{c}/attempts/2" for c in errored}
+    assert {a["retried"] for a in attempts} == errored and {a["attempt"] for a in attempts} == {
+        f"{c}/attempts/2" for c in errored
+    }
     assert {(a["by"], a["status"]) for a in attempts} == {(f"{BASE_URL}agents/theo", "503")}
     listed = service.http.get(f"{RUN}/retries").json()["retries"]
-    assert [(r["number"], r["by"], r["attempts"], r["traces"], r["executionErrors"], r["settings"]["retries"])
-            for r in listed] == [(1, f"{BASE_URL}agents/theo", 3, 3, 0, 0)]
+    assert [
+        (r["number"], r["by"], r["attempts"], r["traces"], r["executionErrors"], r["settings"]["retries"])
+        for r in listed
+    ] == [(1, f"{BASE_URL}agents/theo", 3, 3, 0, 0)]
     assert {a["retry"] for a in attempts} == {listed[0]["retry"]} and {a["at"] for a in attempts} == {listed[0]["at"]}
     first = min(errored)
-    turtle = service.http.get("/" + first[len(BASE_URL):], headers={"Accept": "text/turtle"})
+    turtle = service.http.get("/" + first[len(BASE_URL) :], headers={"Accept": "text/turtle"})
     graph = rdflib.Graph().parse(data=turtle.text, format="turtle")
     assert (None, rdflib.RDF.type, rdflib.URIRef("https://w3id.org/ob-caie/epo/ExecutionError")) in graph
 
@@ -115,9 +134,12 @@ def test_a_retry_gives_each_errored_probe_a_new_attempt_and_keeps_the_first(
     exercising = Counter(criterion for p in probes for criterion in p["exercises"])
     rates = service.http.get(f"/evaluations/{ID}/metrics", params={"run": 1}).json()["passRates"]
     assert rates and all(r["cases"] == exercising[r["criterion"]] for r in rates)
-    traces = select(service, f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
+    traces = select(
+        service,
+        f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
         SELECT ?probe (COUNT(?trace) AS ?n) WHERE {{ GRAPH ?case {{ ?case epo:inRun <{run['run']}> ;
-        epo:realizesProbe ?probe . ?trace epo:traceOf ?case }} }} GROUP BY ?probe""")
+        epo:realizesProbe ?probe . ?trace epo:traceOf ?case }} }} GROUP BY ?probe""",
+    )
     assert len(traces) == PROBES and {t["n"] for t in traces} == {"1"}
 
     # nothing errored is left: a second retry is refused, and says why
@@ -125,12 +147,18 @@ def test_a_retry_gives_each_errored_probe_a_new_attempt_and_keeps_the_first(
     assert again.status_code == 409 and "no execution error to retry" in again.json()["detail"]
 
 
-@pytest.mark.parametrize(("agent", "model", "status", "phrase"), [
-    (None, None, 401, "credential"), ("annie", None, 403, "lacks the role"), ("vera", None, 403, "lacks the role"),
-    ("theo", "another-model", 409, "one run never mixes target versions")])
+@pytest.mark.parametrize(
+    ("agent", "model", "status", "phrase"),
+    [
+        (None, None, 401, "credential"),
+        ("annie", None, 403, "lacks the role"),
+        ("vera", None, 403, "lacks the role"),
+        ("theo", "another-model", 409, "one run never mixes target versions"),
+    ],
+)
 def test_a_retry_is_refused_without_the_role_or_for_another_target_version_and_records_nothing(
-        half_failed: tuple[Service, str], chat_server: str, agent: str | None, model: str | None, status: int,
-        phrase: str) -> None:
+    half_failed: tuple[Service, str], chat_server: str, agent: str | None, model: str | None, status: int, phrase: str
+) -> None:
     service, outage = half_failed
     before = len(dump(service.store))
     target = {"kind": "openai-compatible", "baseUrl": f"{chat_server}/v1", "model": model or outage}

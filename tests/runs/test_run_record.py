@@ -59,7 +59,8 @@ def finished(service: Service, number: int, traces: int | None = None) -> dict:
         if job["state"] == "finished":
             assert traces is None or run["traces"] == traces, (
                 f"run {number}'s job finished with {run['traces']} traces, not {traces}: {run}; the record's runs: "
-                f"{service.http.get(f'/evaluations/{ID}/runs').text[:3000]}")
+                f"{service.http.get(f'/evaluations/{ID}/runs').text[:3000]}"
+            )
             return run
         assert job["state"] == "running", f"run {number}'s job failed: {job}"
         time.sleep(0.05)
@@ -79,13 +80,20 @@ CASES = f"""
 
 
 def test_a_run_records_every_probe_once_and_continuing_it_adds_nothing(approved: Service) -> None:
-    started = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
-                                 headers=approved.auth(OPERATOR))
+    started = approved.http.post(
+        f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO}, headers=approved.auth(OPERATOR)
+    )
     assert started.status_code == 202, started.text
     assert started.headers["Location"] == f"/evaluations/{ID}/runs/1"
     run = finished(approved, 1)
     assert run["job"]["state"] == "finished", run
-    assert (run["probes"], run["cases"], run["traces"], run["executionErrors"], run["done"]) == (PROBES, PROBES, PROBES, 0, True)
+    assert (run["probes"], run["cases"], run["traces"], run["executionErrors"], run["done"]) == (
+        PROBES,
+        PROBES,
+        PROBES,
+        0,
+        True,
+    )
     assert run["targetFingerprint"] == DEMO_VERSION.fingerprint and run["targetConfiguration"]["adapter"] == "demo"
     probes = approved.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
     cases = {row["probe"]: row for row in select(approved, CASES)}
@@ -97,8 +105,9 @@ def test_a_run_records_every_probe_once_and_continuing_it_adds_nothing(approved:
     listed = approved.http.get(f"/evaluations/{ID}/runs").json()["runs"]
     assert [r["number"] for r in listed] == [1] and listed[0]["cases"] == PROBES
 
-    again = approved.http.post(f"/evaluations/{ID}/runs/1/continuation", json={"target": DEMO},
-                               headers=approved.auth(OPERATOR))
+    again = approved.http.post(
+        f"/evaluations/{ID}/runs/1/continuation", json={"target": DEMO}, headers=approved.auth(OPERATOR)
+    )
     assert again.status_code == 202, again.text
     assert finished(approved, 1)["cases"] == PROBES
     assert all(row["cases"] == "1" for row in select(approved, CASES))
@@ -111,10 +120,26 @@ def test_bad_starts_are_refused_by_name_and_store_nothing(approved: Service) -> 
         ({"plan": 1, "target": DEMO}, None, 401, "credential"),
         ({"plan": 1, "target": DEMO}, "annie", 403, "lacks the role"),
         ({"plan": 9, "target": DEMO}, OPERATOR, 404, "no plan 9"),
-        ({"plan": 1, "target": {"kind": "openai-compatible", "baseUrl": "http://169.254.169.254/v1", "model": "m"}},
-         OPERATOR, 422, "169.254.169.254"),
-        ({"plan": 1, "target": {"kind": "openai-compatible", "baseUrl": "http://127.0.0.1:9/v1", "model": "m",
-                                "apiKey": "sk-secret"}}, OPERATOR, 422, "apiKey"),
+        (
+            {"plan": 1, "target": {"kind": "openai-compatible", "baseUrl": "http://169.254.169.254/v1", "model": "m"}},
+            OPERATOR,
+            422,
+            "169.254.169.254",
+        ),
+        (
+            {
+                "plan": 1,
+                "target": {
+                    "kind": "openai-compatible",
+                    "baseUrl": "http://127.0.0.1:9/v1",
+                    "model": "m",
+                    "apiKey": "sk-secret",
+                },
+            },
+            OPERATOR,
+            422,
+            "apiKey",
+        ),
         ({"plan": 1, "target": DEMO, "settings": {"concurrency": 0}}, OPERATOR, 422, "concurrency"),
         ({"plan": 1, "target": {"kind": "telnet"}}, OPERATOR, 422, "kind"),
     ]
@@ -126,8 +151,9 @@ def test_bad_starts_are_refused_by_name_and_store_nothing(approved: Service) -> 
 
 
 def test_a_plan_not_approved_does_not_run(planned: Service) -> None:
-    refused = planned.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
-                                headers=planned.auth(OPERATOR))
+    refused = planned.http.post(
+        f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO}, headers=planned.auth(OPERATOR)
+    )
     assert refused.status_code == 409 and "no domain expert has approved the plan" in refused.text
     assert planned.http.get(f"/evaluations/{ID}/runs").json()["runs"] == []
 
@@ -140,8 +166,12 @@ def test_one_run_never_mixes_target_versions_nor_takes_a_probe_of_another_plan(a
     with pytest.raises(Conflict, match=f"pinned to target version {DEMO_VERSION.fingerprint}"):
         continue_run(graphs, ID, run.number, other, ExecutionSettings(), operator)
     now = Exchange("hello", started=datetime.now(UTC), ended=datetime.now(UTC), latency_s=0.1)
-    stranger = CaseTrace(f"{BASE_URL}evaluations/{ID}/plans/1/probes/999", DEMO_VERSION.fingerprint,
-                         (Turn("user", "hi"), Turn("assistant", "hello")), (now,))
+    stranger = CaseTrace(
+        f"{BASE_URL}evaluations/{ID}/plans/1/probes/999",
+        DEMO_VERSION.fingerprint,
+        (Turn("user", "hi"), Turn("assistant", "hello")),
+        (now,),
+    )
     with pytest.raises(Unprocessable, match="probes/999"):
         record_cases(graphs, ID, run.number, [stranger], operator)
     probe = approved.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 1}).json()["items"][0]["probe"]
@@ -151,16 +181,35 @@ def test_one_run_never_mixes_target_versions_nor_takes_a_probe_of_another_plan(a
     assert graphs_over(approved.store).rows("run-recorded-probes", {"run": NamedNode(run.iri)}) == []
 
 
-def test_caie_run_killed_mid_run_resumes_without_duplicates(approved: Service, chat_server: str,
-                                                           tmp_path: Path) -> None:
+def test_caie_run_killed_mid_run_resumes_without_duplicates(
+    approved: Service, chat_server: str, tmp_path: Path
+) -> None:
     data = tmp_path / "store"
     store = EmbeddedStore(data)
     restore(store, dump(approved.store))
     store.close()
     env = {**os.environ, "CAIE_BASE_URL": BASE_URL}
-    command = [sys.executable, "-m", "service.cli", "run", ID, "--data-dir", str(data), "--openai-base-url",
-               f"{chat_server}/v1", "--model", "slow", "--concurrency", "1", "--timeout", "5", "--lease", "2",
-               "--outside-boundary", "a slow test server"]
+    command = [
+        sys.executable,
+        "-m",
+        "service.cli",
+        "run",
+        ID,
+        "--data-dir",
+        str(data),
+        "--openai-base-url",
+        f"{chat_server}/v1",
+        "--model",
+        "slow",
+        "--concurrency",
+        "1",
+        "--timeout",
+        "5",
+        "--lease",
+        "2",
+        "--outside-boundary",
+        "a slow test server",
+    ]
     first = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     assert first.stderr is not None
     for line in first.stderr:  # "run 1: k/6 cases recorded", a line per write (a case per 0.3 s): kill it at 2
@@ -183,7 +232,9 @@ def _cases(data: Path) -> int:
     """Cases in the store at ``data`` (no process holds it now)."""
     store = EmbeddedStore(data)
     try:
-        rows = store.select("SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?c a <https://w3id.org/ob-caie/epo/Conversation> } }")
+        rows = store.select(
+            "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?c a <https://w3id.org/ob-caie/epo/Conversation> } }"
+        )
         return int(rows[0]["n"].value)
     finally:
         store.close()
@@ -200,10 +251,17 @@ ERRORS = """
     }"""
 
 
-@pytest.mark.parametrize(("model", "kind", "status", "attempts"), [
-    ("broken", "TargetHttpError", "500", "2"), ("slow", "Timeout", None, "2"), ("malformed", "MalformedResponse", None, "1")])
-def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Service, chat_server: str, model: str,
-                                                                   kind: str, status: str | None, attempts: str) -> None:
+@pytest.mark.parametrize(
+    ("model", "kind", "status", "attempts"),
+    [
+        ("broken", "TargetHttpError", "500", "2"),
+        ("slow", "Timeout", None, "2"),
+        ("malformed", "MalformedResponse", None, "1"),
+    ],
+)
+def test_a_target_that_fails_gives_execution_errors_recorded_apart(
+    approved: Service, chat_server: str, model: str, kind: str, status: str | None, attempts: str
+) -> None:
     """Against a real chat server answering 500, too slowly or with a body that is no completion, every probe
     ends in an execution error of that kind (transient ones retried once, a malformed body not), with no trace
     and no response: nothing a judge could take for an outcome."""
@@ -218,12 +276,16 @@ def test_a_target_that_fails_gives_execution_errors_recorded_apart(approved: Ser
     rows = [r for r in select(approved, ERRORS) if r["turn"].startswith(run.iri)]
     assert len(rows) == PROBES and all(r["turn"].endswith("/turns/1") for r in rows)
     assert {(r["kind"].rsplit("/", 1)[-1], r.get("status"), r["attempts"]) for r in rows} == {(kind, status, attempts)}
-    assert not select(approved, f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
-        SELECT ?response WHERE {{ GRAPH ?case {{ ?case epo:inRun <{run.iri}> . ?response a epo:Response }} }}""")
+    assert not select(
+        approved,
+        f"""PREFIX epo: <https://w3id.org/ob-caie/epo/>
+        SELECT ?response WHERE {{ GRAPH ?case {{ ?case epo:inRun <{run.iri}> . ?response a epo:Response }} }}""",
+    )
 
 
 def test_a_runner_that_fails_hands_its_claims_back_so_the_run_continues_at_once(
-        approved: Service, closed_port_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    approved: Service, closed_port_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A runner stopped by its target's missing key hands back the claims it took (each lease ended, none left for
     the next runner to wait out); continued with the key, the run gets every case (execution errors: nothing
     listens at the target's port)."""
@@ -245,8 +307,9 @@ def test_a_runner_that_fails_hands_its_claims_back_so_the_run_continues_at_once(
 
 
 def test_a_run_and_its_cases_dereference_for_people_and_rdf_clients(approved: Service) -> None:
-    started = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO},
-                                 headers=approved.auth(OPERATOR))
+    started = approved.http.post(
+        f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO}, headers=approved.auth(OPERATOR)
+    )
     assert started.status_code == 202 and finished(approved, 1)["done"]
     run = f"/evaluations/{ID}/runs/1"
     page = approved.http.get(run, headers={"Accept": "text/html"})
@@ -257,37 +320,52 @@ def test_a_run_and_its_cases_dereference_for_people_and_rdf_clients(approved: Se
 
 
 def test_a_target_outside_the_scopes_version_boundary_runs_only_when_recorded_so_and_its_report_says_so(
-        approved: Service) -> None:
+    approved: Service,
+) -> None:
     graphs = graphs_over(approved.store)
     operator = Credential(agent=OPERATOR, roles=frozenset({"evaluation_operator"}))
     other = OpenAICompatible("http://127.0.0.1:9/v1", "bednets-chatbot 0.2.0").version
     before = len(dump(approved.store))
-    with pytest.raises(Unprocessable) as refused:  # the bed-nets scope's boundary is the demonstration chatbot's release
+    with pytest.raises(
+        Unprocessable
+    ) as refused:  # the bed-nets scope's boundary is the demonstration chatbot's release
         start_run(graphs, ID, 1, other, ExecutionSettings(), operator)
     assert "'bednets-chatbot 0.2.0'" in str(refused.value) and f"(modelRelease '{DEMO_RELEASE}')" in str(refused.value)
-    inside = approved.http.post(f"/evaluations/{ID}/runs", json={"plan": 1, "target": DEMO, "outsideBoundary": "why not"},
-                                headers=approved.auth(OPERATOR))
+    inside = approved.http.post(
+        f"/evaluations/{ID}/runs",
+        json={"plan": 1, "target": DEMO, "outsideBoundary": "why not"},
+        headers=approved.auth(OPERATOR),
+    )
     assert inside.status_code == 422 and "inside the scope's version boundary" in inside.text  # never marked by mistake
     assert len(dump(approved.store)) == before
 
     reason = "the next release, tried before the scope moves to it"
     run = start_run(graphs, ID, 1, other, ExecutionSettings(), operator, outside_boundary=reason)
     boundary = f"{BASE_URL}evaluations/{ID}/target/version-boundary"
-    assert [(r["boundary"].value, r["reason"].value) for r in graphs.rows("run-boundary", {"run": NamedNode(run.iri)})] == [
-        (boundary, reason)]
+    assert [
+        (r["boundary"].value, r["reason"].value) for r in graphs.rows("run-boundary", {"run": NamedNode(run.iri)})
+    ] == [(boundary, reason)]
 
-    body = {"run": run.number, "limitations": ["not the scope's release"], "recommendations": ["run the scope's release"],
-            "fitness": "NotFit"}
+    body = {
+        "run": run.number,
+        "limitations": ["not the scope's release"],
+        "recommendations": ["run the scope's release"],
+        "fitness": "NotFit",
+    }
     made = approved.http.post(f"/evaluations/{ID}/reports", json=body, headers=approved.auth(OPERATOR))
     assert made.status_code == 201, made.text
-    assert made.json()["tested"] == {"system": other.system, "modelRelease": "bednets-chatbot 0.2.0",
-                                     "outsideBoundary": True, "reason": reason}
+    assert made.json()["tested"] == {
+        "system": other.system,
+        "modelRelease": "bednets-chatbot 0.2.0",
+        "outsideBoundary": True,
+        "reason": reason,
+    }
     report = made.json()["report"]
     page = approved.http.get(f"/evaluations/{ID}/reports/{made.json()['number']}/page").text
-    warning = page[page.index('id="outside-boundary"'):page.index("</div>", page.index('id="outside-boundary"'))]
+    warning = page[page.index('id="outside-boundary"') : page.index("</div>", page.index('id="outside-boundary"'))]
     assert "Outside the scope" in warning and "bednets-chatbot 0.2.0" in warning and DEMO_RELEASE in warning
     assert reason in warning
-    turtle = approved.http.get("/" + report[len(BASE_URL):], headers={"Accept": "text/turtle"}).text
+    turtle = approved.http.get("/" + report[len(BASE_URL) :], headers={"Accept": "text/turtle"}).text
     graph = rdflib.Graph().parse(data=turtle, format="turtle")
     epo = rdflib.Namespace("https://w3id.org/ob-caie/epo/")
     assert (rdflib.URIRef(report), epo.outsideVersionBoundary, rdflib.URIRef(boundary)) in graph
@@ -296,4 +374,5 @@ def test_a_target_outside_the_scopes_version_boundary_runs_only_when_recorded_so
     checked = approved.http.get(f"/evaluations/{ID}/reports/{made.json()['number']}/verify").json()
     assert checked["holds"] is True, checked["differences"]
     assert [f["stored"] for f in checked["figures"] if f["figure"] == "target"] == [
-        f"bednets-chatbot 0.2.0; outside the boundary: {reason}"]
+        f"bednets-chatbot 0.2.0; outside the boundary: {reason}"
+    ]

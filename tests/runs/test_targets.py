@@ -21,6 +21,7 @@ def reply(target: OpenAICompatible | HttpJson, turns: tuple[Turn, ...] = ASK):
     async def once():
         async with target:
             return await target.reply(turns)
+
     return asyncio.run(once())
 
 
@@ -31,13 +32,18 @@ def failure(target: OpenAICompatible | HttpJson, turns: tuple[Turn, ...] = ASK) 
 
 
 def test_openai_sends_the_system_instructions_and_every_turn_and_reads_usage(chat_server: str) -> None:
-    target = OpenAICompatible(f"{chat_server}/v1", "echo", {"temperature": 0},
-                              boundary=Boundary(system_instructions="Answer about measles only."))
+    target = OpenAICompatible(
+        f"{chat_server}/v1",
+        "echo",
+        {"temperature": 0},
+        boundary=Boundary(system_instructions="Answer about measles only."),
+    )
     exchange = reply(target)
     assert exchange.text == "turn 2; roles system,user,assistant,user; you said: And the second?"
     assert exchange.finish_reason == "stop"
     assert exchange.usage is not None and exchange.usage.total_tokens == (
-        exchange.usage.prompt_tokens + exchange.usage.completion_tokens)
+        exchange.usage.prompt_tokens + exchange.usage.completion_tokens
+    )
     assert exchange.started.tzinfo == UTC and exchange.started <= exchange.ended and exchange.latency_s > 0
 
 
@@ -46,14 +52,16 @@ def test_a_refusal_is_a_reply(chat_server: str) -> None:
     assert exchange.text == "I'm sorry, I can't help with that."
 
 
-@pytest.mark.parametrize(("model", "kind", "status", "transient"), [
-    ("broken", "http_status", 500, True),
-    ("bad-request", "http_status", 400, False),
-    ("malformed", "malformed", None, False),
-    ("not-json", "malformed", None, False),
-])
-def test_failures_have_their_kind(chat_server: str, model: str, kind: str, status: int | None,
-                                  transient: bool) -> None:
+@pytest.mark.parametrize(
+    ("model", "kind", "status", "transient"),
+    [
+        ("broken", "http_status", 500, True),
+        ("bad-request", "http_status", 400, False),
+        ("malformed", "malformed", None, False),
+        ("not-json", "malformed", None, False),
+    ],
+)
+def test_failures_have_their_kind(chat_server: str, model: str, kind: str, status: int | None, transient: bool) -> None:
     caught = failure(OpenAICompatible(f"{chat_server}/v1", model))
     assert (caught.kind, caught.status, caught.transient) == (kind, status, transient)
     assert f"{chat_server}/v1/chat/completions" in caught.message
@@ -70,7 +78,8 @@ def test_a_closed_port_is_unreachable(closed_port_url: str) -> None:
 
 
 def test_the_key_is_read_from_the_environment_at_each_call_and_never_shown(
-        chat_server: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    chat_server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     first, second = secrets.token_urlsafe(24), secrets.token_urlsafe(24)
     monkeypatch.setenv(KEY_ENV, first)
     target = OpenAICompatible(f"{chat_server}/v1", "whoami", api_key_env=KEY_ENV)
@@ -91,8 +100,9 @@ def test_the_key_can_come_from_a_secret_file(chat_server: str, tmp_path) -> None
     assert reply(target).text == hashlib.sha256(key.encode()).hexdigest()
 
 
-def test_a_missing_key_names_where_it_was_looked_for(chat_server: str, tmp_path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_key_names_where_it_was_looked_for(
+    chat_server: str, tmp_path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv(KEY_ENV, raising=False)
     with pytest.raises(MissingCredential, match=KEY_ENV):
         reply(OpenAICompatible(f"{chat_server}/v1", "echo", api_key_env=KEY_ENV))
@@ -109,10 +119,13 @@ def test_the_fingerprint_is_the_version_boundary() -> None:
 
     assert version().fingerprint == version(base_url="http://bot.example/v1").fingerprint
     assert version().fingerprint.startswith("sha256:") and len(version().fingerprint) == 7 + 64
-    others = [version(model="m-2026-02"), version(params={"temperature": 0.7}),
-              version(boundary=Boundary(system_instructions="Be brief.")),
-              version(boundary=Boundary(retrieval={"index": "who-2026"})),
-              version(boundary=Boundary(guardrails={"moderation": "strict"}))]
+    others = [
+        version(model="m-2026-02"),
+        version(params={"temperature": 0.7}),
+        version(boundary=Boundary(system_instructions="Be brief.")),
+        version(boundary=Boundary(retrieval={"index": "who-2026"})),
+        version(boundary=Boundary(guardrails={"moderation": "strict"})),
+    ]
     assert len({version().fingerprint, *(other.fingerprint for other in others)}) == 1 + len(others)
     with pytest.raises(ValueError, match="'api_key' that looks like a credential"):
         version(params={"api_key": "sk-123"})
@@ -124,18 +137,35 @@ TEMPLATE = {"conversation": "{{messages}}", "question": {"text": "Q: {{last_user
 
 
 def test_http_json_fills_the_template_and_follows_the_response_path(chat_server: str) -> None:
-    target = HttpJson(f"{chat_server}/json/ask", TEMPLATE, "data.reply", system="faq-bot", release="3",
-                      boundary=Boundary(system_instructions="Be brief."))
+    target = HttpJson(
+        f"{chat_server}/json/ask",
+        TEMPLATE,
+        "data.reply",
+        system="faq-bot",
+        release="3",
+        boundary=Boundary(system_instructions="Be brief."),
+    )
     assert reply(target).text == "4 messages (system,user,assistant,user); Q: And the second?"
-    assert reply(HttpJson(f"{chat_server}/json/ask", TEMPLATE, "data.sources.1", system="faq-bot",
-                          release="3")).text == "cdc"
-    assert target.version.fingerprint != HttpJson(f"{chat_server}/json/ask", TEMPLATE, "data.answer",
-                                                  system="faq-bot", release="3").version.fingerprint
+    assert (
+        reply(HttpJson(f"{chat_server}/json/ask", TEMPLATE, "data.sources.1", system="faq-bot", release="3")).text
+        == "cdc"
+    )
+    assert (
+        target.version.fingerprint
+        != HttpJson(
+            f"{chat_server}/json/ask", TEMPLATE, "data.answer", system="faq-bot", release="3"
+        ).version.fingerprint
+    )
 
 
-@pytest.mark.parametrize(("path", "problem"), [("data.answer", "nothing at data.answer"),
-                                                ("data.sources.5", "nothing at data.sources.5"),
-                                                ("data.sources", "data.sources is list, not a string")])
+@pytest.mark.parametrize(
+    ("path", "problem"),
+    [
+        ("data.answer", "nothing at data.answer"),
+        ("data.sources.5", "nothing at data.sources.5"),
+        ("data.sources", "data.sources is list, not a string"),
+    ],
+)
 def test_http_json_without_text_at_the_path_is_malformed(chat_server: str, path: str, problem: str) -> None:
     caught = failure(HttpJson(f"{chat_server}/json/ask", TEMPLATE, path, system="faq-bot", release="3"))
     assert caught.kind == "malformed" and problem in caught.message

@@ -20,14 +20,49 @@ NG_CRITERION = Criterion("https://example.org/criteria/ng-schedule", frozenset({
 MEASLES_CRITERION = Criterion("https://example.org/criteria/measles", frozenset({str(VE.Measles)}))
 CRITERIA = (MR_CRITERION, NG_CRITERION, MEASLES_CRITERION)
 TINY_CRITERIA = (Criterion("https://example.org/criteria/mr", frozenset({str(VE.MR)})),)
-TINY = {"allowed_countries": frozenset({str(NG.country)}), "allowed_languages": frozenset({str(LANG.eng)}),
-        "excluded_concepts": frozenset(str(VE[n]) for n in (
-            "Polio", "Cholera", "COVID19", "Malaria", "Rubella", "SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting",
-            "WorkplaceSetting", "MarketSetting", "PublicTransportSetting", "TreatmentQuestion", "SymptomRecognition",
-            "VaccineSafety", "ExposureAdvice", "WhereToGetVaccinated", "TransmissionRisk", "Student", "Commuter",
-            "HealthWorker", "Elder", "Adolescent", "OlderAdult", "Child", "Infant", "UnknownVaccinationStatus",
-            "UnknownInfectionHistory", "UnknownImmunity", "PartiallyVaccinated", "CurrentInfection", "PastInfection",
-            "AnxiousStyle", "SkepticalStyle", "Misconception"))}
+TINY = {
+    "allowed_countries": frozenset({str(NG.country)}),
+    "allowed_languages": frozenset({str(LANG.eng)}),
+    "excluded_concepts": frozenset(
+        str(VE[n])
+        for n in (
+            "Polio",
+            "Cholera",
+            "COVID19",
+            "Malaria",
+            "Rubella",
+            "SchoolSetting",
+            "ClinicSetting",
+            "PlaceOfWorshipSetting",
+            "WorkplaceSetting",
+            "MarketSetting",
+            "PublicTransportSetting",
+            "TreatmentQuestion",
+            "SymptomRecognition",
+            "VaccineSafety",
+            "ExposureAdvice",
+            "WhereToGetVaccinated",
+            "TransmissionRisk",
+            "Student",
+            "Commuter",
+            "HealthWorker",
+            "Elder",
+            "Adolescent",
+            "OlderAdult",
+            "Child",
+            "Infant",
+            "UnknownVaccinationStatus",
+            "UnknownInfectionHistory",
+            "UnknownImmunity",
+            "PartiallyVaccinated",
+            "CurrentInfection",
+            "PastInfection",
+            "AnxiousStyle",
+            "SkepticalStyle",
+            "Misconception",
+        )
+    ),
+}
 """A 64-candidate frame (Nigeria, English, one setting, ...), shared by test_cache.py and test_derivation.py."""
 
 

@@ -33,10 +33,21 @@ SC = Namespace("https://w3id.org/ob-caie/shapes/scenario-consistency/")
 SR = Namespace("https://w3id.org/ob-caie/shapes/scenario-routing/")
 BASE = "urn:test"
 
-BASE_VALUES = {"persona": VE.Caregiver, "age": VE.Adult, "vaccination": VE.FullyVaccinated, "infection": VE.NeverInfected,
-               "immunity": VE.Immune, "pregnancy": Literal(False), "setting": VE.HouseholdSetting,
-               "country": NG.country, "language": LANG.eng, "need": VE.ScheduleQuestion, "disease": VE.Measles,
-               "style": VE.PlainStyle, "misconception": VE.NoStatedMisconception}
+BASE_VALUES = {
+    "persona": VE.Caregiver,
+    "age": VE.Adult,
+    "vaccination": VE.FullyVaccinated,
+    "infection": VE.NeverInfected,
+    "immunity": VE.Immune,
+    "pregnancy": Literal(False),
+    "setting": VE.HouseholdSetting,
+    "country": NG.country,
+    "language": LANG.eng,
+    "need": VE.ScheduleQuestion,
+    "disease": VE.Measles,
+    "style": VE.PlainStyle,
+    "misconception": VE.NoStatedMisconception,
+}
 
 
 @pytest.fixture(scope="module")
@@ -56,22 +67,49 @@ def index_of(ctx: Context, **changes: object) -> int:
 
 # (rule, change that it blocks, near miss that it lets through)
 EXAMPLES = [
-    (SC.ImmuneWithoutCause, {"vaccination": VE.Unvaccinated}, {"vaccination": VE.Unvaccinated, "infection": VE.PastInfection}),
-    (SC.ImmuneWhileInfected, {"infection": VE.CurrentInfection}, {"infection": VE.CurrentInfection, "immunity": VE.NotImmune}),
-    (SC.FullyVaccinatedInfant, {"age": VE.Infant, "persona": VE.Elder}, {"age": VE.Infant, "persona": VE.Elder, "vaccination": VE.PartiallyVaccinated}),
-    (SC.PregnantInfant, {"age": VE.Infant, "pregnancy": Literal(True), "vaccination": VE.PartiallyVaccinated},
-     {"age": VE.Adolescent, "pregnancy": Literal(True)}),
+    (
+        SC.ImmuneWithoutCause,
+        {"vaccination": VE.Unvaccinated},
+        {"vaccination": VE.Unvaccinated, "infection": VE.PastInfection},
+    ),
+    (
+        SC.ImmuneWhileInfected,
+        {"infection": VE.CurrentInfection},
+        {"infection": VE.CurrentInfection, "immunity": VE.NotImmune},
+    ),
+    (
+        SC.FullyVaccinatedInfant,
+        {"age": VE.Infant, "persona": VE.Elder},
+        {"age": VE.Infant, "persona": VE.Elder, "vaccination": VE.PartiallyVaccinated},
+    ),
+    (
+        SC.PregnantInfant,
+        {"age": VE.Infant, "pregnancy": Literal(True), "vaccination": VE.PartiallyVaccinated},
+        {"age": VE.Adolescent, "pregnancy": Literal(True)},
+    ),
     (SC.PregnantChild, {"age": VE.Child, "pregnancy": Literal(True)}, {"age": VE.Adult, "pregnancy": Literal(True)}),
-    (SC.PregnantPersonNotPregnant, {"persona": VE.PregnantPerson}, {"persona": VE.PregnantPerson, "pregnancy": Literal(True)}),
+    (
+        SC.PregnantPersonNotPregnant,
+        {"persona": VE.PregnantPerson},
+        {"persona": VE.PregnantPerson, "pregnancy": Literal(True)},
+    ),
     (SC.RoleBeyondAge, {"persona": VE.HealthWorker, "age": VE.Child}, {"persona": VE.Student, "age": VE.Child}),
     (SC.ElderNotOlderAdult, {"persona": VE.Elder}, {"persona": VE.Elder, "age": VE.OlderAdult}),
-    (SC.OtherDiseaseQuestionAboutFocusDisease, {"need": VE.OtherDiseaseQuestion},
-     {"need": VE.OtherDiseaseQuestion, "disease": VE.Polio}),
-    (SC.ImmunityContradictsInfectionHistory, {"infection": VE.PastInfection, "immunity": VE.NotImmune},
-     {"infection": VE.PastInfection, "immunity": VE.UnknownImmunity}),
+    (
+        SC.OtherDiseaseQuestionAboutFocusDisease,
+        {"need": VE.OtherDiseaseQuestion},
+        {"need": VE.OtherDiseaseQuestion, "disease": VE.Polio},
+    ),
+    (
+        SC.ImmunityContradictsInfectionHistory,
+        {"infection": VE.PastInfection, "immunity": VE.NotImmune},
+        {"infection": VE.PastInfection, "immunity": VE.UnknownImmunity},
+    ),
 ]
-CROSS_COUNTRY = [(SC.LanguageNotSpokenInCountry, {"language": LANG.swa}, {"language": LANG.hau}),
-                 (SC.SettingOfAnotherCountry, {"setting": KE["matatu-ride"]}, {"setting": NG["danfo-ride"]})]
+CROSS_COUNTRY = [
+    (SC.LanguageNotSpokenInCountry, {"language": LANG.swa}, {"language": LANG.hau}),
+    (SC.SettingOfAnotherCountry, {"setting": KE["matatu-ride"]}, {"setting": NG["danfo-ride"]}),
+]
 """Rules for third parties' data: the per-knowledge-graph frame never pairs a country with another's language
 or setting, so in it they block nothing."""
 PAIR_EXAMPLES = [
@@ -108,7 +146,9 @@ def test_immune_without_cause_is_blocked_with_its_rule(ctx: Context, production:
 
 
 @pytest.mark.parametrize("rule,blocked,near_miss", EXAMPLES, ids=[str(e[0]).rsplit("/", 1)[1] for e in EXAMPLES])
-def test_rule_blocks_example_and_passes_near_miss(ctx: Context, production: Production, rule, blocked, near_miss) -> None:
+def test_rule_blocks_example_and_passes_near_miss(
+    ctx: Context, production: Production, rule, blocked, near_miss
+) -> None:
     assert str(rule) in rules_of(production.blocks(index_of(ctx, **blocked)))
     near = production.blocks(index_of(ctx, **near_miss))
     assert str(rule) not in rules_of(near)
@@ -116,7 +156,9 @@ def test_rule_blocks_example_and_passes_near_miss(ctx: Context, production: Prod
         assert near == ()
 
 
-@pytest.mark.parametrize("rule,criterion,values", PAIR_EXAMPLES, ids=[str(e[0]).rsplit("/", 1)[1] for e in PAIR_EXAMPLES])
+@pytest.mark.parametrize(
+    "rule,criterion,values", PAIR_EXAMPLES, ids=[str(e[0]).rsplit("/", 1)[1] for e in PAIR_EXAMPLES]
+)
 def test_routing_rule_blocks_pair(ctx: Context, production: Production, rule, criterion, values) -> None:
     i = index_of(ctx, **values)
     assert production.blocks(i) == ()
@@ -125,7 +167,9 @@ def test_routing_rule_blocks_pair(ctx: Context, production: Production, rule, cr
 
 
 def test_elder_child_is_an_owl_clash_too(ctx: Context, production: Production) -> None:
-    assert {str(SC.ElderNotOlderAdult), str(VE.hasAgeGroup)} <= rules_of(production.blocks(index_of(ctx, persona=VE.Elder)))
+    assert {str(SC.ElderNotOlderAdult), str(VE.hasAgeGroup)} <= rules_of(
+        production.blocks(index_of(ctx, persona=VE.Elder))
+    )
 
 
 def test_reference_and_production_agree_on_examples_and_a_sample(ctx: Context, production: Production) -> None:
@@ -163,13 +207,17 @@ def test_a_new_shape_file_adds_a_rule(tmp_path: Path) -> None:
     path.write_text(NEW_RULE)
     shapes = load_rule_shapes([*default_scenario_shape_paths(), path])
     full_facets = build_facets(Schema(DSO, KGS))
-    small = tuple(f if f.name in ("persona", "age", "setting") else Facet(f.spec, (BASE_VALUES[f.name],), f.unrestricted)
-                  for f in full_facets)
+    small = tuple(
+        f if f.name in ("persona", "age", "setting") else Facet(f.spec, (BASE_VALUES[f.name],), f.unrestricted)
+        for f in full_facets
+    )
     ctx = Context(DSO, KGS, small, shapes)
     setting = ctx.space.position["setting"]
     nigerian = {ctx.facets[setting].values[d] for d in ctx.space.parts[0].positions[setting]}  # the DSO's and Nigeria's
     assert NG["danfo-ride"] in nigerian and KE["matatu-ride"] not in nigerian and len(ctx.space.parts) == 1
-    assert ctx.space.size == math.prod(len(f.values) for f in full_facets if f.name in ("persona", "age")) * len(nigerian)
+    assert ctx.space.size == math.prod(len(f.values) for f in full_facets if f.name in ("persona", "age")) * len(
+        nigerian
+    )
     rule = next(r for r in ctx.rules if r.iri == "https://example.org/rules/NoStudentsInMarkets")
     assert rule.facets == {"persona", "setting"}
     # no compile-time cross-check (it runs the reference on a sample of its own): the tables alone answer, and
@@ -192,7 +240,8 @@ def test_shape_files_are_documented_rules(path: Path) -> None:
         assert shapes.value(shape, URIRef("http://www.w3.org/2000/01/rdf-schema#label")) is not None
         assert shapes.value(shape, URIRef("http://www.w3.org/2000/01/rdf-schema#comment")) is not None
         assert shapes.value(shape, SH.message) is not None or all(
-            shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql))
+            shapes.value(c, SH.message) is not None for c in shapes.objects(shape, SH.sparql)
+        )
 
 
 def test_cross_country_combinations_are_not_in_the_frame(ctx: Context, production: Production) -> None:
@@ -209,11 +258,19 @@ def test_cross_country_combinations_are_not_in_the_frame(ctx: Context, productio
 def test_cross_country_rules_still_block_a_frame_that_pairs_countries() -> None:
     """Without the per-knowledge-graph declarations (a third party's frame), the two rules block as before,
     and the fast path agrees with the reference (a small frame: country, language and setting vary)."""
-    facets = tuple(Facet(replace(f.spec, per_kg=False, via=()), f.values if f.name in ("country", "language", "setting")
-                         else (BASE_VALUES[f.name],), f.unrestricted) for f in build_facets(Schema(DSO, KGS)))
+    facets = tuple(
+        Facet(
+            replace(f.spec, per_kg=False, via=()),
+            f.values if f.name in ("country", "language", "setting") else (BASE_VALUES[f.name],),
+            f.unrestricted,
+        )
+        for f in build_facets(Schema(DSO, KGS))
+    )
     ctx = Context(DSO, KGS, facets, load_rule_shapes(default_scenario_shape_paths()))
     assert len(ctx.space.parts) == 1
-    production = Production(ctx, cross_check=-1)  # the tables alone answer: the reference is run on the candidates below
+    production = Production(
+        ctx, cross_check=-1
+    )  # the tables alone answer: the reference is run on the candidates below
     assert production.fallback == {}
     indices = [index_of(ctx, **e[1]) for e in CROSS_COUNTRY] + [index_of(ctx, **e[2]) for e in CROSS_COUNTRY]
     ref, _ = reference_check(ctx.reference, indices, base=BASE, with_pairs=False)
@@ -233,8 +290,9 @@ def test_a_stated_misconception_blocks_nothing_and_multiplies_the_frame(ctx: Con
     for misconception in (VE.MisconceptionAutism, VE.MisconceptionOneDose):
         assert production.blocks(index_of(ctx, misconception=misconception)) == ()
         for _rule, blocked, _near in EXAMPLES:
-            assert rules_of(production.blocks(index_of(ctx, misconception=misconception, **blocked))) == \
-                rules_of(production.blocks(index_of(ctx, **blocked)))
+            assert rules_of(production.blocks(index_of(ctx, misconception=misconception, **blocked))) == rules_of(
+                production.blocks(index_of(ctx, **blocked))
+            )
     counts = rule_counts(production)
     assert counts[str(SC.ImmunityContradictsInfectionHistory)] == ctx.space.size // 12
     assert str(SC.OtherDiseaseAskedAsFocusQuestion) not in counts  # scope, not a consistency rule: removed
@@ -244,9 +302,12 @@ def test_immunity_comes_from_the_dsos_evidence_not_from_the_rule() -> None:
     """sc:ImmunityContradictsInfectionHistory names no infection history: without the DSO's sourced fact that past
     measles infection confers immunity, a past case that is not immune blocks nothing; with it, it is blocked.
     A small frame (infection and immunity vary), fast path and reference."""
+
     def small(dso: Graph) -> Context:
-        facets = tuple(f if f.name in ("infection", "immunity") else Facet(f.spec, (BASE_VALUES[f.name],), f.unrestricted)
-                       for f in build_facets(Schema(dso, KGS)))
+        facets = tuple(
+            f if f.name in ("infection", "immunity") else Facet(f.spec, (BASE_VALUES[f.name],), f.unrestricted)
+            for f in build_facets(Schema(dso, KGS))
+        )
         return Context(dso, KGS, facets, load_rule_shapes(default_scenario_shape_paths()))
 
     without = Graph()

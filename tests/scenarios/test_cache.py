@@ -45,10 +45,16 @@ def test_the_key_is_the_content_and_the_restriction() -> None:
     edited.add((URIRef("https://example.org/x"), URIRef("https://example.org/p"), Literal("y")))
     shapes = copy_of(SHAPES)
     shapes.remove((next(iter(shapes.subjects())), None, None))
-    others = [key(kgs=(edited, *KGS[1:])), key(kgs=KGS[1:]), key(shapes=shapes), key(criteria=()),
-              key(criteria=(Criterion(CRITERIA[0].iri, frozenset({str(VE.MCV)})),)),
-              key(allowed_countries=None), key(allowed_languages=frozenset()),
-              key(excluded_concepts=TINY["excluded_concepts"] - {str(VE.Infant)})]
+    others = [
+        key(kgs=(edited, *KGS[1:])),
+        key(kgs=KGS[1:]),
+        key(shapes=shapes),
+        key(criteria=()),
+        key(criteria=(Criterion(CRITERIA[0].iri, frozenset({str(VE.MCV)})),)),
+        key(allowed_countries=None),
+        key(allowed_languages=frozenset()),
+        key(excluded_concepts=TINY["excluded_concepts"] - {str(VE.Infant)}),
+    ]
     assert len({base, *others}) == len(others) + 1
 
 
@@ -104,12 +110,21 @@ def test_cached_and_fresh_tables_derive_the_same(private) -> None:
     assert cached.counts == fresh.counts and 0 < fresh.counts.eligible < fresh.counts.total
     for i in range(fresh.context.space.size):
         assert cached.production.blocks(i, "s") == fresh.production.blocks(i, "s")
-        assert cached.production.pair_blocks(i, OLD_CRITERION.iri, "s") == fresh.production.pair_blocks(i, OLD_CRITERION.iri, "s")
+        assert cached.production.pair_blocks(i, OLD_CRITERION.iri, "s") == fresh.production.pair_blocks(
+            i, OLD_CRITERION.iri, "s"
+        )
 
 
 def test_derive_reuses_the_tables_of_the_same_inputs_whatever_the_seed() -> None:
-    inp = DerivationInput(dso=DSO, kgs=KGS, shapes=(SHAPES,), criteria=(CriterionScope(CRITERIA[0].iri, CRITERIA[0].concepts),),
-                          seed=1, sample_size=10, **TINY)  # type: ignore[arg-type]  # TINY is a dict of frozensets under the input's own field names
+    inp = DerivationInput(
+        dso=DSO,
+        kgs=KGS,
+        shapes=(SHAPES,),
+        criteria=(CriterionScope(CRITERIA[0].iri, CRITERIA[0].concepts),),
+        seed=1,
+        sample_size=10,
+        **TINY,
+    )  # type: ignore[arg-type]  # TINY is a dict of frozensets under the input's own field names
     _, ctx, production = derive_with(inp)
     hits = TABLES.hits
     other = derive(dataclasses.replace(inp, seed=2, sample_size=20, evaluation_iri="https://example.org/evaluations/2"))
@@ -124,10 +139,19 @@ def test_tables_kept_on_disk_by_one_process_serve_another(tmp_path: Path, monkey
     """``CAIE_CACHE_DIR``: another process compiles and keeps the tables; this one reads them instead of
     compiling, and they check candidates as tables compiled here do; an unreadable file is compiled again."""
     monkeypatch.setenv(CACHE_DIR_ENV, str(tmp_path))
-    other = ("from tests.scenarios.test_cache import SMALL; from service.scenarios.cache import compiled_tables; "
-             "print(compiled_tables(*SMALL).counts.eligible)")
-    ran = subprocess.run([sys.executable, "-c", other], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                         env={**os.environ, CACHE_DIR_ENV: str(tmp_path)}, check=False)
+    other = (
+        "from tests.scenarios.test_cache import SMALL; from service.scenarios.cache import compiled_tables; "
+        "print(compiled_tables(*SMALL).counts.eligible)"
+    )
+    ran = subprocess.run(
+        [sys.executable, "-c", other],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, CACHE_DIR_ENV: str(tmp_path)},
+        check=False,
+    )
     assert ran.returncode == 0, ran.stderr
     [kept] = tmp_path.glob("scenario-tables/*.pickle")
     written = kept.stat().st_mtime_ns
@@ -137,7 +161,9 @@ def test_tables_kept_on_disk_by_one_process_serve_another(tmp_path: Path, monkey
     read = compiled_tables(*SMALL, cache=TableCache())
     assert read.counts == fresh.counts and read.production.fallback == fresh.production.fallback
     size = read.context.space.size
-    assert [read.production.blocks(i, "s") for i in range(size)] == [fresh.production.blocks(i, "s") for i in range(size)]
+    assert [read.production.blocks(i, "s") for i in range(size)] == [
+        fresh.production.blocks(i, "s") for i in range(size)
+    ]
     assert kept.stat().st_mtime_ns == written  # read, not compiled and written again
 
     kept.write_bytes(b"not a pickle")

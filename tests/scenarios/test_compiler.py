@@ -51,15 +51,21 @@ def test_sh_node_to_a_named_shape_falls_back() -> None:
     """The issue's second case: the fast path took the rule to read the persona only."""
     ctx = small_context([], ["named-node"])
     production = Production(ctx)
-    assert production.fallback == {str(EX["rule-named-node"]): (
-        "outside the supported subset: <http://www.w3.org/ns/shacl#node> points to the named shape "
-        "<https://example.org/small/IsOld>")}
+    assert production.fallback == {
+        str(EX["rule-named-node"]): (
+            "outside the supported subset: <http://www.w3.org/ns/shacl#node> points to the named shape "
+            "<https://example.org/small/IsOld>"
+        )
+    }
     ref = assert_same_as_reference(ctx, production)
     assert sum(1 for b in ref.values() if b) == 2  # the young P1s
 
 
 @settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.sets(st.sampled_from(DSO_CONSTRUCTS), max_size=4), st.sets(st.sampled_from(SHAPE_CONSTRUCTS), min_size=1, max_size=3))
+@given(
+    st.sets(st.sampled_from(DSO_CONSTRUCTS), max_size=4),
+    st.sets(st.sampled_from(SHAPE_CONSTRUCTS), min_size=1, max_size=3),
+)
 def test_fast_path_with_fallback_answers_as_the_reference(dso_constructs: set[str], shape_constructs: set[str]) -> None:
     ctx = small_context(sorted(dso_constructs), sorted(shape_constructs), [OLD_CRITERION])
     production = Production(ctx, cross_check=4)
@@ -127,13 +133,20 @@ def test_exact_sampling_draws_every_eligible_candidate_and_no_other() -> None:
         sample_eligible(production, len(eligible) + 1, random.Random(3))
     fallback = Production(small_context(["functional", "disjoint", "persona-value"], ["core", "named-node"]))
     assert fallback.fallback and set(sample_eligible(fallback, 1, random.Random(1))) <= {
-        i for i in range(8) if not fallback.blocks(i)}
+        i for i in range(8) if not fallback.blocks(i)
+    }
 
 
 def test_the_derivation_records_compiled_rules_and_fallbacks() -> None:
     dso = small_dso(["functional"])
-    inp = DerivationInput(dso=dso, kgs=(), shapes=(small_shapes(["core", "closed"]),), seed=1, sample_size=8,
-                          evaluation_iri="https://example.org/evaluations/small")
+    inp = DerivationInput(
+        dso=dso,
+        kgs=(),
+        shapes=(small_shapes(["core", "closed"]),),
+        seed=1,
+        sample_size=8,
+        evaluation_iri="https://example.org/evaluations/small",
+    )
     d = derive(inp)
     ctx = small_context(["functional"], ["core", "closed"])
     ref, _ = reference_check(ctx.reference, range(8), base=BASE, with_pairs=False)

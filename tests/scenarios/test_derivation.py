@@ -33,24 +33,47 @@ EPO = Namespace("https://w3id.org/ob-caie/epo/")
 EARL = Namespace("http://www.w3.org/ns/earl#")
 EVAL = "https://example.org/evaluations/e1"
 SHAPES = (RULES,)
-CRITERIA = (CriterionScope("https://example.org/criteria/measles-schedule", frozenset({str(VE.Measles), str(VE.ScheduleQuestion)})),
-            CriterionScope("https://example.org/criteria/mr", frozenset({str(VE.MR)})),
-            CriterionScope("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])})))
+CRITERIA = (
+    CriterionScope(
+        "https://example.org/criteria/measles-schedule", frozenset({str(VE.Measles), str(VE.ScheduleQuestion)})
+    ),
+    CriterionScope("https://example.org/criteria/mr", frozenset({str(VE.MR)})),
+    CriterionScope("https://example.org/criteria/ng-schedule", frozenset({str(NG["measles-schedule"])})),
+)
 OUT_OF_SCOPE = frozenset(str(VE[d]) for d in ("Polio", "Cholera", "COVID19", "Malaria", "Rubella")) | frozenset(
-    str(VE[s]) for s in ("SchoolSetting", "ClinicSetting", "PlaceOfWorshipSetting", "WorkplaceSetting", "MarketSetting",
-                         "PublicTransportSetting"))
+    str(VE[s])
+    for s in (
+        "SchoolSetting",
+        "ClinicSetting",
+        "PlaceOfWorshipSetting",
+        "WorkplaceSetting",
+        "MarketSetting",
+        "PublicTransportSetting",
+    )
+)
 
 
 def small_input(**kw) -> DerivationInput:
     """Nigeria and Kenya, English (spoken in both) and one language of each, one setting, measles and mumps, three
     styles: two per-KG products (each country with English and its own language), 414,720 candidates (622,080
     while the frame paired every country with every language)."""
-    base = {"dso": DSO, "kgs": KGS, "shapes": SHAPES, "criteria": CRITERIA,
-            "allowed_countries": frozenset({str(NG.country), str(KE.country)}),
-            "allowed_languages": frozenset({str(LANG.eng), str(LANG.hau), str(LANG.swa)}),
-            "excluded_concepts": OUT_OF_SCOPE | {str(VE.TreatmentQuestion), str(VE.SymptomRecognition),
-                                                str(VE.Misconception)},  # no stated misconception: enumerable
-            "seed": 11, "sample_size": 25, "evaluation_iri": EVAL}
+    base = {
+        "dso": DSO,
+        "kgs": KGS,
+        "shapes": SHAPES,
+        "criteria": CRITERIA,
+        "allowed_countries": frozenset({str(NG.country), str(KE.country)}),
+        "allowed_languages": frozenset({str(LANG.eng), str(LANG.hau), str(LANG.swa)}),
+        "excluded_concepts": OUT_OF_SCOPE
+        | {
+            str(VE.TreatmentQuestion),
+            str(VE.SymptomRecognition),
+            str(VE.Misconception),
+        },  # no stated misconception: enumerable
+        "seed": 11,
+        "sample_size": 25,
+        "evaluation_iri": EVAL,
+    }
     base.update(kw)
     return DerivationInput(**base)
 
@@ -88,8 +111,9 @@ def test_exact_counts_match_brute_force(derivation) -> None:
     assert counts.eligible == n - sum(flags) == derivation.counts.eligible
     assert 0 < counts.eligible < n
     # the candidates' digits in index order, each tested on the facets a criterion constrains
-    constraints = [[(f, a) for f, a in enumerate(allowed_positions(ctx, c)) if len(a) < ctx.space.radices[f]]
-                   for c in ctx.criteria]
+    constraints = [
+        [(f, a) for f, a in enumerate(allowed_positions(ctx, c)) if len(a) < ctx.space.radices[f]] for c in ctx.criteria
+    ]
     members: list[list[int]] = [[] for _ in ctx.criteria]
     in_order = chain.from_iterable(product(*part.positions) for part in ctx.space.parts)  # per KG, one product
     for i, digits in enumerate(in_order):
@@ -119,8 +143,15 @@ def test_per_criterion_frames() -> None:
 def test_counts_agree_with_the_reference_on_a_tiny_frame() -> None:
     """The 64-candidate frame of test_cache.py (tables shared through the cache): its counts against the
     reference on a seeded third of it, each candidate and pair as the specification judges it."""
-    inp = DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, evaluation_iri=EVAL, sample_size=0,
-                          criteria=tuple(CriterionScope(c.iri, c.concepts) for c in CACHE_CRITERIA), **TINY)
+    inp = DerivationInput(
+        dso=DSO,
+        kgs=KGS,
+        shapes=SHAPES,
+        evaluation_iri=EVAL,
+        sample_size=0,
+        criteria=tuple(CriterionScope(c.iri, c.concepts) for c in CACHE_CRITERIA),
+        **TINY,
+    )
     derivation, ctx, production = derive_with(inp)
     counts = derivation.counts
     assert counts.total == ctx.space.size == 64 and counts.exact
@@ -142,8 +173,15 @@ def test_counts_agree_with_the_reference_on_a_tiny_frame() -> None:
 def test_sampling_is_exact_where_eligible_candidates_are_sparse() -> None:
     """The full frame's eligible probes for a Nigerian schedule criterion are a small fraction of its frame;
     exact sampling draws them uniformly without rejection, the same for the same seed."""
-    inp = DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, seed=1, sample_size=5, evaluation_iri=EVAL,
-                          criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA))
+    inp = DerivationInput(
+        dso=DSO,
+        kgs=KGS,
+        shapes=SHAPES,
+        seed=1,
+        sample_size=5,
+        evaluation_iri=EVAL,
+        criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA),
+    )
     derivation, ctx, production = derive_with(inp)
     ng = ctx.criteria[1]
     count = next(c for c in derivation.counts.per_criterion if c.criterion == ng.iri)
@@ -151,8 +189,10 @@ def test_sampling_is_exact_where_eligible_candidates_are_sparse() -> None:
     allowed = allowed_positions(ctx, ng)
     drawn = sample_eligible(production, 40, random.Random(9), allowed, ng.iri)
     assert len(set(drawn)) == 40 and drawn == sample_eligible(production, 40, random.Random(9), allowed, ng.iri)
-    assert all(in_frame(ctx, ng, i, allowed) and not production.blocks(i) and not production.pair_blocks(i, ng.iri)
-               for i in drawn)
+    assert all(
+        in_frame(ctx, ng, i, allowed) and not production.blocks(i) and not production.pair_blocks(i, ng.iri)
+        for i in drawn
+    )
 
 
 def test_scenario_record(derivation) -> None:
@@ -175,17 +215,36 @@ def test_scenario_record(derivation) -> None:
         assert g.value(node, EPO.country) is not None and g.value(node, EPO.language) is not None
     frame = URIRef(f"{EVAL}/derivation/frames/eligible")
     assert g.value(frame, EPO.frameSize) == Literal(derivation.counts.eligible, datatype=XSD.integer)
-    assert g.value(URIRef(f"{EVAL}/derivation/frames/candidates"), EPO.frameSize) == Literal(derivation.counts.total, datatype=XSD.integer)
+    assert g.value(URIRef(f"{EVAL}/derivation/frames/candidates"), EPO.frameSize) == Literal(
+        derivation.counts.total, datatype=XSD.integer
+    )
     assert g.value(URIRef(f"{EVAL}/derivation"), EPO.seed) == Literal(derivation.seed, datatype=XSD.integer)
     assert len(set(g.subjects(EPO.frameFor, None))) == len(CRITERIA)
     assert all(not s.blocks for s in eligible)
 
 
 def test_full_frame_is_counted_without_enumeration() -> None:
-    d = derive(DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, seed=1, sample_size=5, evaluation_iri=EVAL,
-                               criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA)))
-    _, ctx, _ = derive_with(DerivationInput(dso=DSO, kgs=KGS, shapes=SHAPES, evaluation_iri=EVAL, sample_size=0,
-                                            criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA)))
+    d = derive(
+        DerivationInput(
+            dso=DSO,
+            kgs=KGS,
+            shapes=SHAPES,
+            seed=1,
+            sample_size=5,
+            evaluation_iri=EVAL,
+            criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA),
+        )
+    )
+    _, ctx, _ = derive_with(
+        DerivationInput(
+            dso=DSO,
+            kgs=KGS,
+            shapes=SHAPES,
+            evaluation_iri=EVAL,
+            sample_size=0,
+            criteria=tuple(CriterionScope(c.iri, c.concepts) for c in BLOCKING_CRITERIA),
+        )
+    )
     parts = ctx.space.parts  # one product per knowledge graph, its own country and that country's languages
     assert len(parts) == len(KGS) and d.counts.total == sum(math.prod(p.radices) for p in parts) > 7 * 10**7
     assert d.counts.total < math.prod(len(f.values) for f in d.facets) // 4  # the cross product is 5x larger
@@ -201,7 +260,11 @@ def test_kg_personas_enter_as_seed_scenarios(derivation) -> None:
     assert len(seeded) == 1 and seeded[0].eligible
     values = seeded[0].values
     assert (values["persona"], values["age"], values["language"], values["country"]) == (
-        VE.Caregiver, VE.Infant, LANG.hau, NG.country)
+        VE.Caregiver,
+        VE.Infant,
+        LANG.hau,
+        NG.country,
+    )
     assert values["need"] in (VE.ScheduleQuestion, VE.ExposureAdvice)
     g = scenario_triples(derivation)
     assert (URIRef(seeded[0].iri), EPO.seededBy, URIRef(kano)) in g

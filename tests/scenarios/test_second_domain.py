@@ -37,8 +37,16 @@ def derived() -> tuple[Derivation, Context, Production]:
     dso = Graph().parse(HERE / "dso.ttl")
     kg = Graph().parse(HERE / "kg-ghana.ttl")
     shapes = load_rule_shapes(sorted(HERE.glob("scenario-*.ttl")))
-    return derive_with(DerivationInput(dso=dso, kgs=(kg,), shapes=(shapes,), criteria=(HANGING,), sample_size=100,
-                                       evaluation_iri="https://example.org/evaluations/bednets"))
+    return derive_with(
+        DerivationInput(
+            dso=dso,
+            kgs=(kg,),
+            shapes=(shapes,),
+            criteria=(HANGING,),
+            sample_size=100,
+            evaluation_iri="https://example.org/evaluations/bednets",
+        )
+    )
 
 
 def test_facets_and_frame_come_from_the_declarations(derived) -> None:
@@ -79,11 +87,15 @@ def test_the_routing_rule_keeps_children_from_the_hanging_criterion(derived) -> 
     probes = [s for s in derivation.scenarios if HANGING.iri in s.probe_for]
     assert count.in_frame == 48 // 3 and count.eligible == len(probes) == 8  # adults' hanging questions
     assert all(s.values["need"] == BN.HowToHang and s.values["age"] == BN.Adult for s in probes)
-    child = next(s for s in derivation.scenarios if s.eligible and s.values["age"] == BN.Child
-                 and s.values["need"] == BN.HowToHang)
+    child = next(
+        s
+        for s in derivation.scenarios
+        if s.eligible and s.values["age"] == BN.Child and s.values["need"] == BN.HowToHang
+    )
     assert {b.rule for b in child.pair_blocks[HANGING.iri]} == {CHILD_FOR_HANGING}
-    drawn = sample_scenarios(ctx.space, production, allowed_positions(ctx, ctx.criteria[0]), HANGING.iri, 2, seed=3,
-                             stream="hanging")
+    drawn = sample_scenarios(
+        ctx.space, production, allowed_positions(ctx, ctx.criteria[0]), HANGING.iri, 2, seed=3, stream="hanging"
+    )
     assert len(set(drawn)) == 2 and all(i in {s.index for s in probes} for i in drawn)
 
 
@@ -91,7 +103,11 @@ def test_the_persona_seeds_a_scenario(derived) -> None:
     derivation, _, _ = derived
     (seeded,) = [s for s in derivation.scenarios if s.seeded_by]
     assert seeded.seeded_by == (str(KG["persona-accra-parent"]),) and seeded.eligible
-    assert (seeded.values["language"], seeded.values["need"], seeded.values["net"]) == (LANG.twi, BN.HowToHang, Literal(True))
+    assert (seeded.values["language"], seeded.values["need"], seeded.values["net"]) == (
+        LANG.twi,
+        BN.HowToHang,
+        Literal(True),
+    )
     assert (URIRef(seeded.iri), EPO.seededBy, KG["persona-accra-parent"]) in scenario_triples(derivation)
 
 
@@ -104,8 +120,14 @@ def test_openings_need_templates_for_the_domain_languages(derived) -> None:
     assert english is not None
     openings = Openings(ctx.dso, ctx.kgs, [english])
     assert openings.lacking(None) == [str(LANG.fra), str(LANG.twi)]
-    parent = next(s for s in derivation.scenarios if s.eligible and s.values["language"] == LANG.eng
-                  and s.values["persona"] == BN.Parent and s.values["need"] == BN.HowToHang)
+    parent = next(
+        s
+        for s in derivation.scenarios
+        if s.eligible
+        and s.values["language"] == LANG.eng
+        and s.values["persona"] == BN.Parent
+        and s.values["need"] == BN.HowToHang
+    )
     values = {name: str(v).lower() if isinstance(v, Literal) else str(v) for name, v in parent.values.items()}
     said = openings.opening(values, {})
     assert said is not None and (said.text, said.tag) == ("I'm a parent. How do I hang a bed net?", "en")
@@ -135,8 +157,14 @@ def test_what_an_opening_says_is_declared_with_the_facets(derived) -> None:
     english = TemplateSet.read("urn:test:templates", templates)
     assert english is not None
     openings = Openings(dso, ctx.kgs, [english])
-    values = {"persona": str(BN.Parent), "age": str(BN.Adult), "net": "true", "country": str(KG.ghana),
-              "language": str(LANG.eng), "need": str(BN.HowToHang)}
+    values = {
+        "persona": str(BN.Parent),
+        "age": str(BN.Adult),
+        "net": "true",
+        "country": str(KG.ghana),
+        "language": str(LANG.eng),
+        "need": str(BN.HowToHang),
+    }
     said = openings.opening(values, {})
     assert said is not None and said.text == "I sleep under a net. I'm a parent (grown up). How do I hang a bed net?"
     unsaid = openings.opening({**values, "net": "false"}, {})

@@ -23,14 +23,25 @@ EX = Namespace("https://example.org/small/")
 DCT = Namespace("http://purl.org/dc/terms/")
 EPO = Namespace("https://w3id.org/ob-caie/epo/")
 
-DSO_CONSTRUCTS = ("functional", "subproperty-restriction", "super-property", "inverse", "domain-person",
-                  "domain-other", "range", "persona-value", "disjoint")
+DSO_CONSTRUCTS = (
+    "functional",
+    "subproperty-restriction",
+    "super-property",
+    "inverse",
+    "domain-person",
+    "domain-other",
+    "range",
+    "persona-value",
+    "disjoint",
+)
 SHAPE_CONSTRUCTS = ("core", "named-node", "closed", "inverse-path", "sub-property-sparql", "persona-sparql", "routing")
 OLD_CRITERION = Criterion("https://example.org/criteria/old", frozenset({str(EX.old)}))
 """A criterion on old age: the "routing" rule keeps young persons from probing it."""
 
-_PREFIXES = (f"PREFIX ve: <{VE}>\nPREFIX ex: <{EX}>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
-             "PREFIX epo: <https://w3id.org/ob-caie/epo/>\n")
+_PREFIXES = (
+    f"PREFIX ve: <{VE}>\nPREFIX ex: <{EX}>\nPREFIX dcterms: <http://purl.org/dc/terms/>\n"
+    "PREFIX epo: <https://w3id.org/ob-caie/epo/>\n"
+)
 
 
 def _restriction(g: Graph, prop, value) -> BNode:
@@ -66,8 +77,13 @@ def small_dso(constructs: Iterable[str]) -> Graph:
         elif c == "subproperty-restriction":  # the issue's first case: a restriction on a super-property of a facet's
             g.add((VE.hasAgeGroup, RDFS.subPropertyOf, EX.stage))
             g.add((EX.YoungStage, OWL.equivalentClass, _restriction(g, EX.stage, EX.young)))
-            g.add((EX.PregnantYoung, OWL.equivalentClass, _intersection(g, [EX.YoungStage, _restriction(
-                g, VE.isPregnant, Literal(True))])))
+            g.add(
+                (
+                    EX.PregnantYoung,
+                    OWL.equivalentClass,
+                    _intersection(g, [EX.YoungStage, _restriction(g, VE.isPregnant, Literal(True))]),
+                )
+            )
             g.add((EX.PregnantYoung, RDFS.subClassOf, OWL.Nothing))
         elif c == "super-property":
             g.add((EX.ageBand, RDFS.subPropertyOf, VE.hasAgeGroup))
@@ -87,9 +103,11 @@ def small_dso(constructs: Iterable[str]) -> Graph:
     return g
 
 
-_FACETS = (("persona", RDF.type, EPO.persona, EPO.SubclassValues, VE.Persona),
-           ("age", VE.hasAgeGroup, EPO.personState, EPO.InstanceValues, VE.AgeGroup),
-           ("pregnancy", VE.isPregnant, EPO.personState, EPO.BooleanValues, None))
+_FACETS = (
+    ("persona", RDF.type, EPO.persona, EPO.SubclassValues, VE.Persona),
+    ("age", VE.hasAgeGroup, EPO.personState, EPO.InstanceValues, VE.AgeGroup),
+    ("pregnancy", VE.isPregnant, EPO.personState, EPO.BooleanValues, None),
+)
 
 
 def _declare_facets(g: Graph) -> None:
@@ -99,9 +117,16 @@ def _declare_facets(g: Graph) -> None:
     g.add((onto, EPO.personClass, VE.Person))
     for order, (name, prop, scenario_prop, kind, cls) in enumerate(_FACETS, start=1):
         decl = EX[f"facet-{name}"]
-        for p, o in ((RDF.type, EPO.ScenarioFacet), (EPO.facetName, Literal(name)), (EPO.facetOrder, Literal(order)),
-                     (EPO.facetNode, EPO.AskerNode), (EPO.facetProperty, prop), (EPO.scenarioProperty, scenario_prop),
-                     (EPO.valueKind, kind), (EPO.valuesFrom, cls)):
+        for p, o in (
+            (RDF.type, EPO.ScenarioFacet),
+            (EPO.facetName, Literal(name)),
+            (EPO.facetOrder, Literal(order)),
+            (EPO.facetNode, EPO.AskerNode),
+            (EPO.facetProperty, prop),
+            (EPO.scenarioProperty, scenario_prop),
+            (EPO.valueKind, kind),
+            (EPO.valuesFrom, cls),
+        ):
             if o is not None:
                 g.add((decl, p, o))
 
@@ -163,16 +188,21 @@ def small_shapes(constructs: Iterable[str]) -> Graph:
         elif c == "sub-property-sparql":
             _sparql_rule(g, shape, "SELECT $this WHERE { $this ex:stage ex:young }", "young by stage")
         elif c == "routing":
-            _sparql_rule(g, shape, "SELECT $this WHERE { $this epo:exercises ?c ; epo:fromScenario ?s . "
-                         "?c epo:bearsOnConcept ex:old . ?s dcterms:subject ?p . ?p ve:hasAgeGroup ex:young }",
-                         "a young person's question cannot probe a criterion on old age",
-                         URIRef("https://w3id.org/ob-caie/epo/Probe"))
+            _sparql_rule(
+                g,
+                shape,
+                "SELECT $this WHERE { $this epo:exercises ?c ; epo:fromScenario ?s . "
+                "?c epo:bearsOnConcept ex:old . ?s dcterms:subject ?p . ?p ve:hasAgeGroup ex:young }",
+                "a young person's question cannot probe a criterion on old age",
+                URIRef("https://w3id.org/ob-caie/epo/Probe"),
+            )
         elif c == "persona-sparql":
             _sparql_rule(g, shape, "SELECT $this WHERE { $this a ex:P2 ; ve:isPregnant true }", "a pregnant P2")
     return g
 
 
-def small_context(dso_constructs: Iterable[str], shape_constructs: Iterable[str],
-                  criteria: Iterable[Criterion] = ()) -> Context:
+def small_context(
+    dso_constructs: Iterable[str], shape_constructs: Iterable[str], criteria: Iterable[Criterion] = ()
+) -> Context:
     dso = small_dso(dso_constructs)
     return Context(dso, [], build_facets(Schema(dso, [])), small_shapes(shape_constructs), list(criteria))

@@ -60,7 +60,9 @@ def store_at(url: str, **options: object) -> RemoteStore:
 
 @pytest.fixture
 def empty(remote_url: str) -> str:
-    httpx.post(f"{remote_url}/update", content=b"DROP ALL", headers={"Content-Type": "application/sparql-update"}).raise_for_status()
+    httpx.post(
+        f"{remote_url}/update", content=b"DROP ALL", headers={"Content-Type": "application/sparql-update"}
+    ).raise_for_status()
     return remote_url
 
 
@@ -86,15 +88,21 @@ def test_without_credentials_the_store_refuses_and_says_so(proxy: tuple[str, Pro
     wrong.close()
 
 
-@pytest.mark.parametrize("credentials", [{"username": USER, "password": PASSWORD},
-                                         {"username": USER, "password": PASSWORD, "auth_scheme": "basic"},
-                                         {"token": TOKEN}])
+@pytest.mark.parametrize(
+    "credentials",
+    [
+        {"username": USER, "password": PASSWORD},
+        {"username": USER, "password": PASSWORD, "auth_scheme": "basic"},
+        {"token": TOKEN},
+    ],
+)
 def test_with_credentials_everything_works(proxy: tuple[str, ProxyControl], credentials: dict[str, str]) -> None:
     url, control = proxy
     store = store_at(url, **credentials)
     store.apply(ChangeSet(insert=in_graph(G, triples(3))))
-    store.bulk_load_new_graph(NamedNode(G.value + "/bulk"), serialize(triples(4), format=RdfFormat.N_TRIPLES),
-                              RdfFormat.N_TRIPLES, G.value)
+    store.bulk_load_new_graph(
+        NamedNode(G.value + "/bulk"), serialize(triples(4), format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, G.value
+    )
     assert len(store.graph_triples(G)) == 3
     assert len(store.graph_triples(NamedNode(G.value + "/bulk"))) == 4
     assert store.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": G})
@@ -107,8 +115,13 @@ def test_the_service_starts_on_a_store_that_needs_credentials(proxy: tuple[str, 
     url, _ = proxy
     secret = tmp_path / "password"
     secret.write_text(PASSWORD + "\n")
-    endpoints = {"store": "remote", "remote_query_url": f"{url}/query", "remote_update_url": f"{url}/update",
-                 "remote_store_url": f"{url}/store", "base_url": BASE_URL}
+    endpoints = {
+        "store": "remote",
+        "remote_query_url": f"{url}/query",
+        "remote_update_url": f"{url}/update",
+        "remote_store_url": f"{url}/store",
+        "base_url": BASE_URL,
+    }
     settings = Settings(**endpoints, remote_user=USER, remote_password_file=secret)  # type: ignore[arg-type]  # endpoints is a dict of Settings' string fields
     with TestClient(create_app(settings)) as client:
         answer = client.get("/health")
@@ -123,8 +136,12 @@ def test_the_service_starts_on_a_store_that_needs_credentials(proxy: tuple[str, 
 
 
 def test_credential_settings_are_checked() -> None:
-    endpoints = {"store": "remote", "remote_query_url": "http://s/q", "remote_update_url": "http://s/u",
-                 "remote_store_url": "http://s/g"}
+    endpoints = {
+        "store": "remote",
+        "remote_query_url": "http://s/q",
+        "remote_update_url": "http://s/u",
+        "remote_store_url": "http://s/g",
+    }
     with pytest.raises(ValueError, match="CAIE_REMOTE_PASSWORD"):
         open_store(Settings(**endpoints, remote_user=USER))  # type: ignore[arg-type]  # endpoints is a dict of Settings' string fields
     with pytest.raises(ValueError, match="CAIE_REMOTE_TOKEN"):
@@ -149,19 +166,26 @@ def _answer(status: int, text: str) -> httpx.Response:
     return httpx.Response(status, text=text, request=httpx.Request("POST", "http://store/query"))
 
 
-@pytest.mark.parametrize(("status", "text", "kind", "words"), [
-    (400, "Parser error: expected '}'", BadRequest, "syntax error"),
-    (400, "The default-graph-uri parameter is not a valid IRI", BadRequest, "refused the request"),
-    (400, "Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'x'", BadRequest, "syntax error"),
-    (413, "Request Entity Too Large", StoreLimitExceeded, "limit"),
-    (500, "Virtuoso 42000 Error SQ200: generated SQL text has exceeded 10000 lines", StoreLimitExceeded, "limit"),
-    (500, "SR353: Sorted TOP clause specifies more than 10001 rows to sort. Only 10000 are allowed.",
-     StoreLimitExceeded, "limit"),
-    (401, "Unauthorized", StoreAuthorizationFailed, "requires credentials"),
-    (403, "Forbidden", StoreAuthorizationFailed, "requires credentials"),
-    (500, "Internal error: " + "x" * 2000, StoreUnavailable, "answered 500"),
-    (502, "Bad gateway", StoreUnavailable, "answered 502"),
-])
+@pytest.mark.parametrize(
+    ("status", "text", "kind", "words"),
+    [
+        (400, "Parser error: expected '}'", BadRequest, "syntax error"),
+        (400, "The default-graph-uri parameter is not a valid IRI", BadRequest, "refused the request"),
+        (400, "Virtuoso 37000 Error SP030: SPARQL compiler, line 1: syntax error at 'x'", BadRequest, "syntax error"),
+        (413, "Request Entity Too Large", StoreLimitExceeded, "limit"),
+        (500, "Virtuoso 42000 Error SQ200: generated SQL text has exceeded 10000 lines", StoreLimitExceeded, "limit"),
+        (
+            500,
+            "SR353: Sorted TOP clause specifies more than 10001 rows to sort. Only 10000 are allowed.",
+            StoreLimitExceeded,
+            "limit",
+        ),
+        (401, "Unauthorized", StoreAuthorizationFailed, "requires credentials"),
+        (403, "Forbidden", StoreAuthorizationFailed, "requires credentials"),
+        (500, "Internal error: " + "x" * 2000, StoreUnavailable, "answered 500"),
+        (502, "Bad gateway", StoreUnavailable, "answered 502"),
+    ],
+)
 def test_store_answers_keep_their_meaning(status: int, text: str, kind: type[Exception], words: str) -> None:
     store = store_at("http://store")
     with pytest.raises(kind, match=words) as error:
@@ -191,11 +215,18 @@ def test_a_union_reads_only_catalogued_graphs(empty: str) -> None:
     services = build_services(Settings(base_url=BASE_URL), store)
     store.attach_catalog(services.catalog.graph)  # what build_services is to do for every store
     ref = services.graphs.ref("ontologies", "catalogued")
-    ontology = Triple(NamedNode(EX + "onto"), NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
-                      NamedNode("http://www.w3.org/2002/07/owl#Ontology"))
-    services.graphs.write(ref, serialize([ontology, *triples(2)], format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, ADMIN)
+    ontology = Triple(
+        NamedNode(EX + "onto"),
+        NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+        NamedNode("http://www.w3.org/2002/07/owl#Ontology"),
+    )
+    services.graphs.write(
+        ref, serialize([ontology, *triples(2)], format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, ADMIN
+    )
     stray = NamedNode(BASE_URL + ".well-known/staging/stray")
-    store.apply(ChangeSet(insert=in_graph(stray, [Triple(NamedNode(EX + "hidden"), NamedNode(EX + "p"), Literal("x"))])))
+    store.apply(
+        ChangeSet(insert=in_graph(stray, [Triple(NamedNode(EX + "hidden"), NamedNode(EX + "p"), Literal("x"))]))
+    )
     listed = {row["g"].value for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", union=True)}
     assert listed == {ref.iri.value, services.catalog.graph.value}
     assert not store.ask("ASK { <http://example.org/hidden> ?p ?o }", union=True)
@@ -207,8 +238,14 @@ def test_a_union_reads_only_catalogued_graphs(empty: str) -> None:
 
 def test_without_a_catalog_a_union_is_every_graph_but_the_engines(empty: str) -> None:
     store = store_at(empty)
-    store.apply(ChangeSet(insert=[*in_graph(G, triples(2)),
-                                  *in_graph(NamedNode("http://www.openlinksw.com/schemas/virtrdf#"), triples(1))]))
+    store.apply(
+        ChangeSet(
+            insert=[
+                *in_graph(G, triples(2)),
+                *in_graph(NamedNode("http://www.openlinksw.com/schemas/virtrdf#"), triples(1)),
+            ]
+        )
+    )
     listed = {row["g"].value for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }", union=True)}
     assert listed == {G.value}
     store.close()
@@ -283,8 +320,11 @@ def test_page_size_must_stay_below_the_row_cap() -> None:
 
 def test_skolemize_is_consistent_within_a_write_and_fresh_across_writes() -> None:
     node = BlankNode()
-    written = [Triple(NamedNode(EX + "s"), NamedNode(EX + "q"), node), Triple(node, NamedNode(EX + "p"), Literal("x")),
-               Triple(NamedNode(EX + "t"), NamedNode(EX + "q"), BlankNode())]
+    written = [
+        Triple(NamedNode(EX + "s"), NamedNode(EX + "q"), node),
+        Triple(node, NamedNode(EX + "p"), Literal("x")),
+        Triple(NamedNode(EX + "t"), NamedNode(EX + "q"), BlankNode()),
+    ]
     first, second = skolemize(written, BASE_URL), skolemize(written, BASE_URL)
     assert first[0].object == first[1].subject != first[2].object
     assert all(isinstance(t.subject, NamedNode) and not isinstance(t.object, BlankNode) for t in first)
@@ -307,12 +347,21 @@ def test_blank_nodes_are_written_as_a_template_and_read_back(empty: str) -> None
 
 
 def test_virtuoso_node_ids_read_as_blank_nodes() -> None:
-    answer = {"head": {"vars": ["s", "o"]}, "results": {"bindings": [
-        {"s": {"type": "uri", "value": "nodeID://b10007"}, "o": {"type": "literal", "value": "nodeID://b1 in text"}},
-        {"s": {"type": "bnode", "value": "nodeID://b10007"}, "o": {"type": "uri", "value": "http://e/x"}},
-    ]}}
-    rows = list(parse_query_results(json_results_without_node_ids(json.dumps(answer).encode()),
-                                    format=QueryResultsFormat.JSON))
+    answer = {
+        "head": {"vars": ["s", "o"]},
+        "results": {
+            "bindings": [
+                {
+                    "s": {"type": "uri", "value": "nodeID://b10007"},
+                    "o": {"type": "literal", "value": "nodeID://b1 in text"},
+                },
+                {"s": {"type": "bnode", "value": "nodeID://b10007"}, "o": {"type": "uri", "value": "http://e/x"}},
+            ]
+        },
+    }
+    rows = list(
+        parse_query_results(json_results_without_node_ids(json.dumps(answer).encode()), format=QueryResultsFormat.JSON)
+    )
     assert rows[0]["s"] == rows[1]["s"] == BlankNode("b10007")
     assert rows[0]["o"] == Literal("nodeID://b1 in text")
     same = NamedNode("nodeID://b10007")

@@ -22,8 +22,17 @@ STAGING = BASE_URL + ".well-known/staging/"
 
 def _ontology(triples: int) -> bytes:
     onto = NamedNode("http://example.org/big")
-    quads = [Quad(onto, NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"), NamedNode("http://www.w3.org/2002/07/owl#Ontology"))]
-    quads += [Quad(NamedNode(f"http://example.org/t{i}"), NamedNode("http://example.org/n"), Literal(str(i))) for i in range(triples - 1)]
+    quads = [
+        Quad(
+            onto,
+            NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+            NamedNode("http://www.w3.org/2002/07/owl#Ontology"),
+        )
+    ]
+    quads += [
+        Quad(NamedNode(f"http://example.org/t{i}"), NamedNode("http://example.org/n"), Literal(str(i)))
+        for i in range(triples - 1)
+    ]
     return serialize([q.triple for q in quads], format=RdfFormat.N_TRIPLES)
 
 
@@ -50,16 +59,39 @@ def test_statements_outside_the_record_never_count(store: Store) -> None:
     evaluation = NamedNode(BASE_URL + "evaluations/e")
 
     def approval(graph: str, key: str) -> list[Quad]:
-        node, result, where = NamedNode(f"{BASE_URL}evaluations/e/approvals/{key}"), NamedNode(f"urn:r:{key}"), NamedNode(graph)
-        return [Quad(node, NamedNode(p), o, where) for p, o in [
-            ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type", NamedNode(EPO + "RelevanceAssessment")),
-            (EPO + "inEvaluation", evaluation), ("http://www.w3.org/ns/earl#subject", NamedNode("urn:c")),
-            ("http://www.w3.org/ns/earl#assertedBy", NamedNode(BASE_URL + "agents/annie")),
-            ("http://www.w3.org/ns/prov#generatedAtTime", Literal("2026-12-01T00:00:00Z", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#dateTime"))),
-            ("http://www.w3.org/ns/earl#result", result)]] + [
-            Quad(result, NamedNode("http://www.w3.org/ns/earl#outcome"), NamedNode("http://www.w3.org/ns/earl#passed"), where)]
+        node, result, where = (
+            NamedNode(f"{BASE_URL}evaluations/e/approvals/{key}"),
+            NamedNode(f"urn:r:{key}"),
+            NamedNode(graph),
+        )
+        return [
+            Quad(node, NamedNode(p), o, where)
+            for p, o in [
+                ("http://www.w3.org/1999/02/22-rdf-syntax-ns#type", NamedNode(EPO + "RelevanceAssessment")),
+                (EPO + "inEvaluation", evaluation),
+                ("http://www.w3.org/ns/earl#subject", NamedNode("urn:c")),
+                ("http://www.w3.org/ns/earl#assertedBy", NamedNode(BASE_URL + "agents/annie")),
+                (
+                    "http://www.w3.org/ns/prov#generatedAtTime",
+                    Literal("2026-12-01T00:00:00Z", datatype=NamedNode("http://www.w3.org/2001/XMLSchema#dateTime")),
+                ),
+                ("http://www.w3.org/ns/earl#result", result),
+            ]
+        ] + [
+            Quad(
+                result,
+                NamedNode("http://www.w3.org/ns/earl#outcome"),
+                NamedNode("http://www.w3.org/ns/earl#passed"),
+                where,
+            )
+        ]
 
-    store.apply(ChangeSet(insert=approval(BASE_URL + "evaluations/e/approvals/k1", "k1")
-                          + approval(STAGING + "half-written", "k2") + approval(BASE_URL + "kg/elsewhere", "k3")))
+    store.apply(
+        ChangeSet(
+            insert=approval(BASE_URL + "evaluations/e/approvals/k1", "k1")
+            + approval(STAGING + "half-written", "k2")
+            + approval(BASE_URL + "kg/elsewhere", "k3")
+        )
+    )
     listed = {row["approval"].value for row in services.graphs.rows("approvals", {"evaluation": evaluation})}
     assert listed == {BASE_URL + "evaluations/e/approvals/k1"}

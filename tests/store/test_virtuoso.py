@@ -58,8 +58,11 @@ def in_graph(graph: NamedNode, content: list[Triple]) -> list[Quad]:
 
 
 def count(virtuoso: VirtuosoServer, graph: str) -> int:
-    response = httpx.post(virtuoso.query_url, data={"query": f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
-                          headers={"Accept": "text/csv"})
+    response = httpx.post(
+        virtuoso.query_url,
+        data={"query": f"SELECT (COUNT(*) AS ?n) WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
+        headers={"Accept": "text/csv"},
+    )
     response.raise_for_status()
     return int(response.text.split()[-1])
 
@@ -92,8 +95,9 @@ def test_engine_insert_data_is_refused_above_about_1000_triples(virtuoso: Virtuo
 def test_engine_one_update_request_is_not_atomic(virtuoso: VirtuosoServer) -> None:
     """A request whose second operation fails answers 500, yet its first operation stays applied."""
     graph, never_created = fresh(), fresh()
-    response = update(virtuoso, f"INSERT DATA {{ GRAPH <{graph}> {{ <{EX}a> <{EX}p> 1 }} }} ;\n"
-                                f"DROP GRAPH <{never_created}>")
+    response = update(
+        virtuoso, f"INSERT DATA {{ GRAPH <{graph}> {{ <{EX}a> <{EX}p> 1 }} }} ;\nDROP GRAPH <{never_created}>"
+    )
     assert response.status_code == 500 and "SPARUL_DROP" in response.text
     assert count(virtuoso, graph) == 1
 
@@ -103,11 +107,13 @@ def test_engine_numeric_literals_come_back_as_other_terms(virtuoso: VirtuosoServ
     term of value 10 (which one differs from run to run: "10"^^xsd:integer or "10.0"^^xsd:double, both seen);
     "1.50"^^xsd:decimal comes back "1.5"; language tags are lower-cased."""
     graph = fresh()
-    written = (f'"10"^^<{XSD}decimal>, "010"^^<{XSD}integer>, "1.0E1"^^<{XSD}double>, "1.50"^^<{XSD}decimal>, '
-               f'"x"@en-GB')
+    written = f'"10"^^<{XSD}decimal>, "010"^^<{XSD}integer>, "1.0E1"^^<{XSD}double>, "1.50"^^<{XSD}decimal>, "x"@en-GB'
     assert update(virtuoso, f"INSERT DATA {{ GRAPH <{graph}> {{ <{EX}s> <{EX}p> {written} }} }}").status_code == 200
-    response = httpx.post(virtuoso.query_url, data={"query": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
-                          headers={"Accept": "application/n-triples"})
+    response = httpx.post(
+        virtuoso.query_url,
+        data={"query": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
+        headers={"Accept": "application/n-triples"},
+    )
     objects = sorted(line.split("\t")[2].removesuffix(" .") for line in response.text.splitlines() if line.strip())
     ten = [term for term in objects if term in (f'"10"^^<{XSD}integer>', f'"10.0"^^<{XSD}double>')]
     assert len(ten) == 1 and sorted(set(objects) - set(ten)) == sorted([f'"1.5"^^<{XSD}decimal>', '"x"@en-gb'])
@@ -119,18 +125,33 @@ def test_engine_truncates_reads_at_result_set_max_rows(virtuoso: VirtuosoServer)
     SELECT answers 10,000 rows with the header X-SPARQL-MaxRows: 10000."""
     graph = fresh()
     body = serialize(triples(20_000), format=RdfFormat.N_TRIPLES)
-    response = httpx.post(virtuoso.store_url, params={"graph": graph}, content=body,
-                          headers={"Content-Type": "application/n-triples"}, timeout=60)
+    response = httpx.post(
+        virtuoso.store_url,
+        params={"graph": graph},
+        content=body,
+        headers={"Content-Type": "application/n-triples"},
+        timeout=60,
+    )
     assert response.status_code == 201
     assert count(virtuoso, graph) == 20_000
-    construct = httpx.post(virtuoso.query_url, data={"query": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
-                           headers={"Accept": "application/n-triples"}, timeout=60)
-    gsp = httpx.get(virtuoso.store_url, params={"graph": graph}, headers={"Accept": "application/n-triples"}, timeout=60)
+    construct = httpx.post(
+        virtuoso.query_url,
+        data={"query": f"CONSTRUCT {{ ?s ?p ?o }} WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
+        headers={"Accept": "application/n-triples"},
+        timeout=60,
+    )
+    gsp = httpx.get(
+        virtuoso.store_url, params={"graph": graph}, headers={"Accept": "application/n-triples"}, timeout=60
+    )
     for answer in (construct, gsp):
         assert answer.status_code == 200
         assert len([line for line in answer.text.splitlines() if line.strip()]) == 10_001
-    select = httpx.post(virtuoso.query_url, data={"query": f"SELECT * WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
-                        headers={"Accept": "text/csv"}, timeout=60)
+    select = httpx.post(
+        virtuoso.query_url,
+        data={"query": f"SELECT * WHERE {{ GRAPH <{graph}> {{ ?s ?p ?o }} }}"},
+        headers={"Accept": "text/csv"},
+        timeout=60,
+    )
     assert len(select.text.splitlines()) - 1 == 10_000 and select.headers["X-SPARQL-MaxRows"] == "10000"
 
 
@@ -140,8 +161,13 @@ def test_engine_truncates_reads_at_result_set_max_rows(virtuoso: VirtuosoServer)
 def test_a_5000_triple_graph_written_through_the_service_reads_back_whole(vstore: RemoteStore) -> None:
     services = build_services(Settings(base_url=fresh("base") + "/"), vstore)
     ref = services.graphs.ref("ontologies", "five-thousand")
-    content = triples(4_999) + [Triple(NamedNode(EX + "onto"), NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
-                                       NamedNode("http://www.w3.org/2002/07/owl#Ontology"))]
+    content = triples(4_999) + [
+        Triple(
+            NamedNode(EX + "onto"),
+            NamedNode("http://www.w3.org/1999/02/22-rdf-syntax-ns#type"),
+            NamedNode("http://www.w3.org/2002/07/owl#Ontology"),
+        )
+    ]
     result = services.graphs.write(ref, serialize(content, format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, ADMIN)
     stored = vstore.graph_triples(ref.iri)
     assert len(stored) == 5_000 == result.entry.triples
@@ -197,21 +223,32 @@ def test_a_20000_triple_graph_is_not_cut_to_10000(vstore: RemoteStore) -> None:
 
 def test_a_decimal_round_trip_keeps_the_digest(vstore: RemoteStore) -> None:
     graph = NamedNode(fresh())
-    written = [Triple(NamedNode(EX + "s"), NamedNode(EX + "p"), Literal("10", datatype=NamedNode(XSD + "decimal"))),
-               Triple(NamedNode(EX + "s"), NamedNode(EX + "q"), Literal("1.50", datatype=NamedNode(XSD + "decimal")))]
+    written = [
+        Triple(NamedNode(EX + "s"), NamedNode(EX + "p"), Literal("10", datatype=NamedNode(XSD + "decimal"))),
+        Triple(NamedNode(EX + "s"), NamedNode(EX + "q"), Literal("1.50", datatype=NamedNode(XSD + "decimal"))),
+    ]
     vstore.apply(ChangeSet(insert=in_graph(graph, written)))
     returned = vstore.graph_triples(graph)
     assert graph_digest(returned) == graph_digest(written)
 
 
 def test_the_authenticated_endpoints_with_credentials(virtuoso: VirtuosoServer) -> None:
-    store = RemoteStore(virtuoso.auth_url, virtuoso.auth_url, virtuoso.auth_store_url,
-                        username=virtuoso.user, password=virtuoso.password)
+    store = RemoteStore(
+        virtuoso.auth_url,
+        virtuoso.auth_url,
+        virtuoso.auth_store_url,
+        username=virtuoso.user,
+        password=virtuoso.password,
+    )
     graph = NamedNode(fresh())
     try:
         store.apply(ChangeSet(insert=in_graph(graph, triples(2))))
-        store.bulk_load_new_graph(NamedNode(graph.value + "/bulk"), serialize(triples(3), format=RdfFormat.N_TRIPLES),
-                                  RdfFormat.N_TRIPLES, graph.value)
+        store.bulk_load_new_graph(
+            NamedNode(graph.value + "/bulk"),
+            serialize(triples(3), format=RdfFormat.N_TRIPLES),
+            RdfFormat.N_TRIPLES,
+            graph.value,
+        )
         assert len(store.graph_triples(graph)) == 2
         assert len(store.graph_triples(NamedNode(graph.value + "/bulk"))) == 3
     finally:

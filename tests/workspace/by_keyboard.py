@@ -46,8 +46,9 @@ def _address(page: Page) -> str:
     return re.split(r"[?#]", page.url)[0]
 
 
-def determine_cases(page: Page, cases: int, key: Callable[[str], str], rationale: Callable[[int], str],
-                    most: int = 20) -> list[Determined]:
+def determine_cases(
+    page: Page, cases: int, key: Callable[[str], str], rationale: Callable[[int], str], most: int = 20
+) -> list[Determined]:
     """On a case page, determine the highlighted criterion with the keyboard alone until ``cases`` cases are done
     (the page then goes on to another case): its outcome's shortcut ``key(identifier)``, ``r``, the rationale
     ``rationale(n)`` typed (n counts the determinations), ``Esc`` back to the outcome, ``Enter``. Each time the

@@ -22,8 +22,9 @@ from .test_expert_pages import draft
 
 
 @pytest.fixture
-def example(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
-            worked_example_quads: list[Quad]) -> Iterator[Service]:
+def example(
+    store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], worked_example_quads: list[Quad]
+) -> Iterator[Service]:
     """The worked example (accepted, report 1 final) served with :data:`.example_pages.PEOPLE`; the REST client has
     the tokens."""
     restore(store, worked_example_quads)

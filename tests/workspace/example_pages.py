@@ -14,8 +14,10 @@ from ..api.workspace import Visitor, visitor
 from ..conftest import ROLES
 
 PASSWORDS = {agent: f"{agent}'s long password" for agent in ROLES}
-PEOPLE = [{"agent": agent, "username": agent, "password": PASSWORDS[agent], "roles": roles, "name": agent.capitalize()}
-          for agent, roles in ROLES.items()]
+PEOPLE = [
+    {"agent": agent, "username": agent, "password": PASSWORDS[agent], "roles": roles, "name": agent.capitalize()}
+    for agent, roles in ROLES.items()
+]
 """The tests' agents (tests/conftest.py ROLES) as people; none declares languages, so the annotator is offered
 every case (docs/workspace.md)."""
 EVALUATION = "/evaluations/measles"
@@ -63,5 +65,7 @@ def by_id(page: str, element: str) -> str:
 
 def waiting_links(page: str) -> list[tuple[str, str]]:
     """The page's waiting items: (label, link)."""
-    return [(html.unescape(label), path) for path, label in
-            re.findall(r'<li class="waiting-[^"]*"><a href="([^"]*)">([^<]*)</a>', page)]
+    return [
+        (html.unescape(label), path)
+        for path, label in re.findall(r'<li class="waiting-[^"]*"><a href="([^"]*)">([^<]*)</a>', page)
+    ]

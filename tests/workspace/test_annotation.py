@@ -34,7 +34,9 @@ def example(service: Service, worked_example_quads: list[Quad]) -> Service:
 
 def tags(service: Service) -> dict[int, str]:
     """Each probe of the worked example's plan and its opening turn's language tag, by the published SPARQL endpoint."""
-    answer = service.http.get("/sparql", params={"query": LANGUAGES}, headers={"Accept": "application/sparql-results+json"})
+    answer = service.http.get(
+        "/sparql", params={"query": LANGUAGES}, headers={"Accept": "application/sparql-results+json"}
+    )
     return {int(b["number"]["value"]): b["tag"]["value"] for b in answer.json()["results"]["bindings"]}
 
 
@@ -42,7 +44,9 @@ def test_a_case_in_a_language_the_annotator_does_not_read_never_waits_for_them(e
     graphs, language_of = graphs_over(example.store), tags(example)
 
     def queue(read: set[str] | None) -> Queue:
-        return annotation_queue(graphs, "measles", 1, "nora", None if read is None else frozenset(read), frozenset(), 200)
+        return annotation_queue(
+            graphs, "measles", 1, "nora", None if read is None else frozenset(read), frozenset(), 200
+        )
 
     everyone = queue(None)  # declared no language: offered every one
     assert everyone.waiting > len(everyone.items) == 200
@@ -71,7 +75,7 @@ def test_the_queue_prefers_expertise_then_probe_order_and_counts_progress(exampl
     assert "ve:CallAhead" in next(c["concepts"] for c in concepts["criteria"] if c["id"] == "c05")  # compacted
     expert = annotation_queue(graphs, "measles", 1, "nora", frozenset({"en"}), frozenset({call_ahead}), 200)
     first = [i for i in expert.items if i.matches_expertise]
-    assert first and all(c05 in i.criteria for i in first) and expert.items[:len(first)] == tuple(first)
+    assert first and all(c05 in i.criteria for i in first) and expert.items[: len(first)] == tuple(first)
     assert {i.probe for i in expert.items} == {i.probe for i in plain.items}  # preferred, not restricted
     assert annotation_queue(graphs, "measles", 1, "nora", frozenset({"en"}), frozenset(), 3).items == plain.items[:3]
     # nobody assigned anything: nora's share is what waits for anyone, and she determined none of it yet
@@ -83,12 +87,21 @@ def test_the_queue_prefers_expertise_then_probe_order_and_counts_progress(exampl
 
 
 def test_a_plan_that_assigns_probes_gives_each_annotator_their_own(planned: Service) -> None:
-    body = {"strategy": "MatchedToExpertise", "budget": 4, "seed": 7, "reviewSample": 48, "annotators": [
-        {"agent": "nora", "expertise": [str(BN.HowToHang), str(BN.Washing)], "capacity": 3},
-        {"agent": "ana", "expertise": [str(BN.WhereToGet)], "capacity": 3}]}
+    body = {
+        "strategy": "MatchedToExpertise",
+        "budget": 4,
+        "seed": 7,
+        "reviewSample": 48,
+        "annotators": [
+            {"agent": "nora", "expertise": [str(BN.HowToHang), str(BN.Washing)], "capacity": 3},
+            {"agent": "ana", "expertise": [str(BN.WhereToGet)], "capacity": 3},
+        ],
+    }
     posted(planned, "/plans", body, "theo")
     posted(planned, "/plans/2/approval", {}, "annie")
-    started = planned.http.post(f"/evaluations/{ID}/runs", json={"plan": 2, "target": DEMO}, headers=planned.auth("theo"))
+    started = planned.http.post(
+        f"/evaluations/{ID}/runs", json={"plan": 2, "target": DEMO}, headers=planned.auth("theo")
+    )
     assert started.status_code == 202, started.text
     finished(planned, 1, traces=4)
     listed = planned.http.get(f"/evaluations/{ID}/plans/2/probes", params={"limit": 100}).json()["items"]
@@ -104,13 +117,38 @@ def test_a_plan_that_assigns_probes_gives_each_annotator_their_own(planned: Serv
 
     number = min(mine)
     criterion = mine[number]["exercises"][0].rsplit("/", 1)[-1]
-    posted(planned, "/runs/1/determinations", {"determinations": [
-        {"probe": mine[number]["probe"], "criterion": criterion, "outcome": "passed", "rationale": "says to tuck it in"}]},
-           "annie")  # another person's word does not do nora's assigned work
+    posted(
+        planned,
+        "/runs/1/determinations",
+        {
+            "determinations": [
+                {
+                    "probe": mine[number]["probe"],
+                    "criterion": criterion,
+                    "outcome": "passed",
+                    "rationale": "says to tuck it in",
+                }
+            ]
+        },
+        "annie",
+    )  # another person's word does not do nora's assigned work
     assert annotation_queue(graphs, ID, 1, "nora", None, frozenset(), 50) == queue
-    posted(planned, "/runs/1/determinations", {"determinations": [
-        {"probe": mine[number]["probe"], "criterion": c.rsplit("/", 1)[-1], "outcome": "passed", "rationale": "fine"}
-        for c in mine[number]["exercises"]]}, "nora")
+    posted(
+        planned,
+        "/runs/1/determinations",
+        {
+            "determinations": [
+                {
+                    "probe": mine[number]["probe"],
+                    "criterion": c.rsplit("/", 1)[-1],
+                    "outcome": "passed",
+                    "rationale": "fine",
+                }
+                for c in mine[number]["exercises"]
+            ]
+        },
+        "nora",
+    )
     after = annotation_queue(graphs, ID, 1, "nora", None, frozenset(), 50)
     assert number not in {i.probe for i in after.items}
     assert (after.determined, after.total) == (len(mine[number]["exercises"]), queue.total)
@@ -128,14 +166,39 @@ def test_others_verdicts_stay_hidden_until_the_annotator_gives_their_own(judged:
     rule = {d["determination"] for d in listed["determinations"] if d["probe"] == probe["probe"]}
     assert rule  # the rule judge ruled on it: nora must not see that yet
 
-    posted(judged, "/runs/1/determinations", {"determinations": [
-        {"probe": probe["probe"], "criterion": "hanging", "outcome": "failed", "rationale": "no word on tucking in"}]}, "annie")
+    posted(
+        judged,
+        "/runs/1/determinations",
+        {
+            "determinations": [
+                {
+                    "probe": probe["probe"],
+                    "criterion": "hanging",
+                    "outcome": "failed",
+                    "rationale": "no word on tucking in",
+                }
+            ]
+        },
+        "annie",
+    )
     still = next(c for c in case_view(graphs, ID, 1, number, "nora").criteria if c.criterion.identifier == "hanging")
     assert still.others is None  # another person's verdict is hidden as well
 
-    made = posted(judged, "/runs/1/determinations", {"determinations": [
-        {"probe": probe["probe"], "criterion": "hanging", "outcome": "passed", "rationale": "it says to hang it up"}]},
-                  "nora")["determinations"]
+    made = posted(
+        judged,
+        "/runs/1/determinations",
+        {
+            "determinations": [
+                {
+                    "probe": probe["probe"],
+                    "criterion": "hanging",
+                    "outcome": "passed",
+                    "rationale": "it says to hang it up",
+                }
+            ]
+        },
+        "nora",
+    )["determinations"]
     after = next(c for c in case_view(graphs, ID, 1, number, "nora").criteria if c.criterion.identifier == "hanging")
     assert [v.determination for v in after.own] == made and after.own[0].judge_kind == "person"
     listed = judged.http.get(f"/evaluations/{ID}/determinations", params={"criterion": probe["criterion"]}).json()

@@ -34,9 +34,17 @@ from .test_annotation import tags
 
 pytestmark = EMBEDDED_ONLY  # the pages call the workspace and judgments domains, whose store transport is tested there
 PASSWORDS = {"ada": "ada's long password", "vera": "vera's long password"}
-PEOPLE = [{"agent": "ada", "username": "ada", "password": PASSWORDS["ada"], "roles": ["annotator"],
-           "name": "Ada Lovelace", "languages": ["en", "fr"]},
-          {"agent": "vera", "username": "vera", "password": PASSWORDS["vera"], "roles": ["viewer"], "name": "Vera"}]
+PEOPLE = [
+    {
+        "agent": "ada",
+        "username": "ada",
+        "password": PASSWORDS["ada"],
+        "roles": ["annotator"],
+        "name": "Ada Lovelace",
+        "languages": ["en", "fr"],
+    },
+    {"agent": "vera", "username": "vera", "password": PASSWORDS["vera"], "roles": ["viewer"], "name": "Vera"},
+]
 QUEUE = "/evaluations/measles/workspace/annotate"
 CASE = re.compile(r"/evaluations/measles/workspace/annotate/1/(\d+)")
 ADA = f"{BASE_URL}agents/ada"
@@ -48,8 +56,9 @@ DETERMINED_BY = """
 
 
 @pytest.fixture
-def site(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str],
-         worked_example_quads: list[Quad]) -> Iterator[Service]:
+def site(
+    store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str], worked_example_quads: list[Quad]
+) -> Iterator[Service]:
     """The worked example served with :data:`PEOPLE`, who sign in."""
     restore(store, worked_example_quads)
     slot, url = app_slot
@@ -79,7 +88,7 @@ def section(page: str, identifier: str) -> str:
     """The part of a case page about one criterion."""
     start = page.index(f'/workspace/criteria/{identifier}">{identifier}</a>')
     end = page.find('<section class="criterion', start)
-    return page[start:end if end > 0 else len(page)]
+    return page[start : end if end > 0 else len(page)]
 
 
 def escape_(text: str) -> str:
@@ -89,8 +98,11 @@ def escape_(text: str) -> str:
 
 def determinations(site: Service, agent: str) -> list[dict[str, str]]:
     """The manual determinations by ``agent``, as the published SPARQL endpoint answers."""
-    answer = site.http.get("/sparql", params={"query": DETERMINED_BY % f"{BASE_URL}agents/{agent}"},
-                           headers={"Accept": "application/sparql-results+json"})
+    answer = site.http.get(
+        "/sparql",
+        params={"query": DETERMINED_BY % f"{BASE_URL}agents/{agent}"},
+        headers={"Accept": "application/sparql-results+json"},
+    )
     return [{k: v["value"] for k, v in row.items()} for row in answer.json()["results"]["bindings"]]
 
 
@@ -121,12 +133,22 @@ def test_a_determination_from_the_page_is_the_persons_in_the_record(site: Servic
     case = f"{QUEUE}/1/{listed_cases(ada.get(QUEUE).text)[0]}"
     page = ada.get(case).text
     assert '<p class="said" lang="en">' in page
-    criterion = re.search(r'<section class="criterion waiting".*?name="criterion" value="([^"]+)"', page, re.DOTALL).group(1)
+    criterion = re.search(
+        r'<section class="criterion waiting".*?name="criterion" value="([^"]+)"', page, re.DOTALL
+    ).group(1)
     identifier = criterion.rsplit("/", 1)[-1]
     before = progress(page)
     rationale = "The reply sends them to the clinic straight away & never asks <whether> they were vaccinated."
-    sent = ada.post(case, data={"csrf_token": hidden(page, "csrf_token"), "criterion": criterion, "turn": "1",
-                                "outcome": "failed", "rationale": rationale})
+    sent = ada.post(
+        case,
+        data={
+            "csrf_token": hidden(page, "csrf_token"),
+            "criterion": criterion,
+            "turn": "1",
+            "outcome": "failed",
+            "rationale": rationale,
+        },
+    )
     assert sent.status_code == 303 and sent.headers["location"].startswith(f"{case}?recorded={identifier}&case=")
     after = ada.get(sent.headers["location"]).text
     assert re.search(rf"Recorded: your determination of <strong>{identifier}</strong>\s+\(fail\)", after)
@@ -137,7 +159,8 @@ def test_a_determination_from_the_page_is_the_persons_in_the_record(site: Servic
     listed = site.http.get("/evaluations/measles/determinations", params={"criterion": criterion}).json()
     mine = [d for d in listed["determinations"] if d["judge"] == ADA]
     assert [(d["probe"], d["turn"], d["outcome"], d["mode"], d["rationale"]) for d in mine] == [
-        (probe, "1", EARL + "failed", EARL + "manual", rationale)]
+        (probe, "1", EARL + "failed", EARL + "manual", rationale)
+    ]
     assert determinations(site, "ada") == [{"criterion": criterion, "outcome": EARL + "failed", "rationale": rationale}]
 
 
@@ -160,8 +183,16 @@ def test_everyone_elses_verdicts_stay_out_of_the_page_until_ones_own_is_recorded
     hidden_note = f"Everyone else's verdicts on {identifier} here are hidden until you record yours."
     assert hidden_note in section(page, identifier)
 
-    sent = ada.post(case, data={"csrf_token": hidden(page, "csrf_token"), "criterion": criterion, "turn": "1",
-                                "outcome": "cantTell", "rationale": "The first reply alone does not settle it."})
+    sent = ada.post(
+        case,
+        data={
+            "csrf_token": hidden(page, "csrf_token"),
+            "criterion": criterion,
+            "turn": "1",
+            "outcome": "cantTell",
+            "rationale": "The first reply alone does not settle it.",
+        },
+    )
     assert sent.status_code == 303
     after = section(ada.get(case).text, identifier)
     assert "Everyone else's verdicts" in after and all(r in after for r in shown)
@@ -205,8 +236,9 @@ def typed(number: int) -> str:
     return f"Skips the question first, so it fails; checked by ada ({number})."
 
 
-def test_an_annotator_determines_three_cases_with_the_keyboard(site: Service,
-                                                               new_page: Callable[[ViewportSize], Page]) -> None:
+def test_an_annotator_determines_three_cases_with_the_keyboard(
+    site: Service, new_page: Callable[[ViewportSize], Page]
+) -> None:
     laptop = new_page(LAPTOP)
     sign_in(laptop, site.url, "ada", PASSWORDS["ada"], QUEUE)
     assert laptop.is_visible("#shortcuts")  # the script shows the legend of its shortcuts
@@ -222,7 +254,8 @@ def test_an_annotator_determines_three_cases_with_the_keyboard(site: Service,
     assert len(cases) == 3
     mine = determinations(site, "ada")
     assert sorted((d["outcome"], d["rationale"]) for d in mine) == sorted(
-        (EARL + "failed", typed(n)) for n in range(len(made)))
+        (EARL + "failed", typed(n)) for n in range(len(made))
+    )
     checked(laptop, "annotator-case-after")
 
     phone = new_page(PHONE)

@@ -67,8 +67,13 @@ def expected(outcomes: dict[str, str], envelope: dict) -> Figures:
     for criterion, outcome in covered.items():
         count, weight = by_outcome.get(outcome, (0, Fraction(0)))
         by_outcome[outcome] = (count + 1, weight + weights[criterion])
-    return Figures(len(covered), len(weights), sum((weights[c] for c in covered), Fraction(0)),
-                   sum(weights.values(), Fraction(0)), by_outcome)
+    return Figures(
+        len(covered),
+        len(weights),
+        sum((weights[c] for c in covered), Fraction(0)),
+        sum(weights.values(), Fraction(0)),
+        by_outcome,
+    )
 
 
 def near(shown: str, exact: Fraction) -> bool:
@@ -107,19 +112,33 @@ def bound(name: str, **values: str) -> str:
 def at_sparql(url: str, report: dict) -> Figures:
     """A report's figures as /sparql answers the published metric queries, POSTed by SPARQLWrapper, bound to its
     evaluation, run and date."""
+
     def rows(name: str) -> list[dict[str, str]]:
         client = SPARQLWrapper(f"{url}/sparql")
         client.setMethod(POST)
         client.setReturnFormat(JSON)
-        client.setQuery(bound(name, evaluation=f"<{BASE_URL}evaluations/measles>", run=f"<{report['run']}>",
-                              asOf=f'"{report["asOf"]}"^^<http://www.w3.org/2001/XMLSchema#dateTime>'))
+        client.setQuery(
+            bound(
+                name,
+                evaluation=f"<{BASE_URL}evaluations/measles>",
+                run=f"<{report['run']}>",
+                asOf=f'"{report["asOf"]}"^^<http://www.w3.org/2001/XMLSchema#dateTime>',
+            )
+        )
         answer = client.queryAndConvert()
         return [{k: v["value"] for k, v in row.items()} for row in answer["results"]["bindings"]]  # type: ignore[index]  # queryAndConvert() is typed as any result format; this one is JSON
+
     (coverage,) = rows("coverage")
-    return Figures(int(coverage["covered"]), int(coverage["applicable"]), Fraction(coverage["coveredWeight"]),
-                   Fraction(coverage["applicableWeight"]),
-                   {r["outcome"].removeprefix(EARL): (int(r["criteria"]), Fraction(r["outcomeWeight"]))
-                    for r in rows("outcome-distribution")})
+    return Figures(
+        int(coverage["covered"]),
+        int(coverage["applicable"]),
+        Fraction(coverage["coveredWeight"]),
+        Fraction(coverage["applicableWeight"]),
+        {
+            r["outcome"].removeprefix(EARL): (int(r["criteria"]), Fraction(r["outcomeWeight"]))
+            for r in rows("outcome-distribution")
+        },
+    )
 
 
 def attest(page: Page, form: str, outcome: str, evidence: str, rationale: str, button: str) -> None:
@@ -154,8 +173,11 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
         return answer.json()
 
     envelope = get("/envelope")
-    run1 = {a["criterion"].rsplit("/", 1)[-1]: a["outcome"] for a in get("/attestations")["attestations"]
-            if a["current"] and a["run"].endswith("/runs/1")}
+    run1 = {
+        a["criterion"].rsplit("/", 1)[-1]: a["outcome"]
+        for a in get("/attestations")["attestations"]
+        if a["current"] and a["run"].endswith("/runs/1")
+    }
     dana = visit("dana", f"{EVALUATION}/reports/1/page")
     keep_screenshot(dana, "e2e-01-report-1", always=True)
     before = shown(dana)
@@ -177,11 +199,16 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
     with nora.expect_navigation():
         nora.keyboard.press("s")
     keep_screenshot(nora, "e2e-04-annotator-case", always=True)
-    made = determine_cases(nora, 3, lambda identifier: ANNOTATOR_KEYS.get(identifier, "p"),
-                           lambda n: f"Read reply by reply; verdict {n} of the end-to-end walk.")
+    made = determine_cases(
+        nora,
+        3,
+        lambda identifier: ANNOTATOR_KEYS.get(identifier, "p"),
+        lambda n: f"Read reply by reply; verdict {n} of the end-to-end walk.",
+    )
     assert len({d.case for d in made}) == 3 and all("/annotate/2/" in d.case for d in made)
     assert sorted(determinations(example, "nora"), key=str) == sorted(  # earl:assertedBy nora, at /sparql
-        ({"criterion": d.criterion, "outcome": EARL + d.outcome, "rationale": d.rationale} for d in made), key=str)
+        ({"criterion": d.criterion, "outcome": EARL + d.outcome, "rationale": d.rationale} for d in made), key=str
+    )
     verdicts: dict[str, set[str]] = {}
     for d in made:
         verdicts.setdefault(d.criterion.rsplit("/", 1)[-1], set()).add(d.outcome)
@@ -197,22 +224,36 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
             annie.get_by_role("link", name=identifier, exact=True).click()
         # the form starts from the aggregation rule's proposal over nora's verdicts
         expect(annie.locator("#attest").get_by_label(WORDS[outcome], exact=True)).to_be_checked()
-        attest(annie, "#attest", WORDS[outcome], "sufficient", f"Nora's verdicts on {identifier} agree.",
-               f"Attest {identifier} for run 2")
+        attest(
+            annie,
+            "#attest",
+            WORDS[outcome],
+            "sufficient",
+            f"Nora's verdicts on {identifier} agree.",
+            f"Attest {identifier} for run 2",
+        )
         expect(annie.locator(".notice")).to_have_text("Recorded: the attestation.")
         if identifier != corrected:
             keep_screenshot(annie, f"e2e-06-criterion-{identifier}", always=True)
             with annie.expect_navigation():
                 annie.get_by_role("link", name="Every criterion of run 2").click()
-    attest(annie, "#supersede", WORDS[correction], "insufficient", "Three conversations cannot show it passes.",
-           f"Supersede the attestation of {corrected}")
+    attest(
+        annie,
+        "#supersede",
+        WORDS[correction],
+        "insufficient",
+        "Three conversations cannot show it passes.",
+        f"Supersede the attestation of {corrected}",
+    )
     expect(annie.locator(".notice")).to_have_text("Recorded: the superseding attestation.")
     keep_screenshot(annie, f"e2e-07-criterion-{corrected}-superseded", always=True)
-    run2 = sorted((a for a in get("/attestations")["attestations"] if a["run"].endswith("/runs/2")),
-                  key=lambda a: a["at"])
+    run2 = sorted(
+        (a for a in get("/attestations")["attestations"] if a["run"].endswith("/runs/2")), key=lambda a: a["at"]
+    )
     assert [(a["criterion"].rsplit("/", 1)[-1], a["outcome"], a["expert"], a["current"]) for a in run2] == [
         *((c, o, f"{BASE_URL}agents/annie", c != corrected) for c, o in ATTESTED.items()),
-        (corrected, correction, f"{BASE_URL}agents/annie", True)]
+        (corrected, correction, f"{BASE_URL}agents/annie", True),
+    ]
     first = next(a for a in run2 if a["criterion"].endswith(f"/{corrected}"))
     assert run2[-1]["supersedes"] == first["attestation"] and run2[-1]["reason"]
 
@@ -228,8 +269,9 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
 
     # 3. the domain expert signs it off and the organizational expert accepts it, each from what waits for them
     for person, waiting, button, notice in (
-            (annie, "sign-off of report 2", "Sign off report 2", "Your sign-off is recorded"),
-            (dana, "acceptance of report 2", "Accept report 2", "Your acceptance is recorded: the report is final.")):
+        (annie, "sign-off of report 2", "Sign off report 2", "Your sign-off is recorded"),
+        (dana, "acceptance of report 2", "Accept report 2", "Your acceptance is recorded: the report is final."),
+    ):
         person.goto(f"{url}/")
         with person.expect_navigation():
             person.get_by_role("link", name=waiting).click()
@@ -240,7 +282,11 @@ def test_the_workspace_end_to_end(example: Service, new_page: Callable[[Viewport
     keep_screenshot(dana, "e2e-09-report-2-accepted", always=True)  # both sign-offs on it
     report = get("/reports/2")
     assert (report["status"], report["author"], report["signOff"]["agent"], report["acceptance"]["agent"]) == (
-        "final", f"{BASE_URL}agents/theo", f"{BASE_URL}agents/annie", f"{BASE_URL}agents/dana")
+        "final",
+        f"{BASE_URL}agents/theo",
+        f"{BASE_URL}agents/annie",
+        f"{BASE_URL}agents/dana",
+    )
 
     # 4. report 2's page shows the figures of what was attested on run 2, changed from report 1's, as /sparql does
     after = shown(dana)

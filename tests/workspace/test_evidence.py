@@ -45,7 +45,11 @@ def test_the_evidence_on_a_criterion_is_what_the_record_says(example: Service) -
     evidence = criterion_evidence(graphs_over(example.store), "measles", "c04", limit=5, offset=5)
     criterion = next(c for c in get(example, "/evaluations/measles/envelope")["criteria"] if c["id"] == "c04")
     assert (evidence.run, evidence.criterion.iri, evidence.criterion.statement, evidence.criterion.expected) == (
-        1, CRITERIA + "c04", criterion["statement"], criterion["expectedResult"])
+        1,
+        CRITERIA + "c04",
+        criterion["statement"],
+        criterion["expectedResult"],
+    )
 
     probes = get(example, "/evaluations/measles/plans/1/probes", limit=1000)["items"]
     bearing = sorted(p["number"] for p in probes if CRITERIA + "c04" in p["exercises"])
@@ -61,37 +65,52 @@ def test_the_evidence_on_a_criterion_is_what_the_record_says(example: Service) -
         latest[key] = max(latest.get(key, said), said)
     shown = {p["probe"] for p in probes if p["number"] in bearing[5:10]}
     assert {v.determination for c in evidence.conversations for v in c.verdicts} == {
-        said[1] for key, said in latest.items() if key[2] in shown}
+        said[1] for key, said in latest.items() if key[2] in shown
+    }
     kinds = {d["judge"]: "person" if d["mode"].endswith("#manual") else "automated" for d in listed}
     assert Counter((kinds[key[0]], said[2]) for key, said in latest.items()) == Counter(
-        {(kind, outcome): n for kind, outcome, n in evidence.outcomes})
+        {(kind, outcome): n for kind, outcome, n in evidence.outcomes}
+    )
     assert ("person", "http://www.w3.org/ns/earl#failed") in {(k, o) for k, o, _ in evidence.outcomes}
 
-    attested = [a for a in get(example, "/evaluations/measles/attestations")["attestations"]
-                if a["criterion"] == CRITERIA + "c04"]
+    attested = [
+        a
+        for a in get(example, "/evaluations/measles/attestations")["attestations"]
+        if a["criterion"] == CRITERIA + "c04"
+    ]
     assert [(a.iri, a.current) for a in evidence.attestations] == [(a["attestation"], a["current"]) for a in attested]
     assert evidence.current is not None and evidence.current.iri == attested[-1]["attestation"]
 
     agreeing = get(example, "/evaluations/measles/judge-agreement", criterion=CRITERIA + "c04")["judges"]
-    assert sorted((a.judge, a.version, a.units, a.value) for a in evidence.agreement) == sorted(
-        (j["judge"], j["version"], j["units"], j["value"]) for j in agreeing) and agreeing
+    assert (
+        sorted((a.judge, a.version, a.units, a.value) for a in evidence.agreement)
+        == sorted((j["judge"], j["version"], j["units"], j["value"]) for j in agreeing)
+        and agreeing
+    )
 
     # the grading reference: the DSO's post-exposure measures, each with its time window as the DSO labels it
-    answer = example.http.get("/sparql", params={"query": WINDOWS}, headers={"Accept": "application/sparql-results+json"})
+    answer = example.http.get(
+        "/sparql", params={"query": WINDOWS}, headers={"Accept": "application/sparql-results+json"}
+    )
     windows = {(b["measure"]["value"], b["label"]["value"]) for b in answer.json()["results"]["bindings"]}
     stated = {(f.concept, f.value_label) for f in evidence.reference if f.property.endswith("/hasTimeWindow")}
     assert stated and stated <= windows and len(stated) == 2  # vaccine within 72 hours, immunoglobulin within 6 days
     assert {f.concept for f in evidence.reference} <= {
-        "https://w3id.org/ob-caie/dso/vaccine-education/" + c.split(":", 1)[1] for c in criterion["concepts"]}
+        "https://w3id.org/ob-caie/dso/vaccine-education/" + c.split(":", 1)[1] for c in criterion["concepts"]
+    }
 
 
 def test_a_superseded_attestation_shows_with_its_reason_and_pages_are_bounded(example: Service) -> None:
     graphs = graphs_over(example.store)
     evidence = criterion_evidence(graphs, "measles", "c08", run_number=1)
-    listed = [a for a in get(example, "/evaluations/measles/attestations")["attestations"]
-              if a["criterion"] == CRITERIA + "c08"]
+    listed = [
+        a
+        for a in get(example, "/evaluations/measles/attestations")["attestations"]
+        if a["criterion"] == CRITERIA + "c08"
+    ]
     assert [(a.iri, a.current, a.supersedes, a.reason) for a in evidence.attestations] == [
-        (a["attestation"], a["current"], a["supersedes"], a["reason"]) for a in listed]
+        (a["attestation"], a["current"], a["supersedes"], a["reason"]) for a in listed
+    ]
     assert [a.current for a in evidence.attestations] == [False, True] and evidence.attestations[1].reason
     assert len(evidence.conversations) == min(10, evidence.total)
     with pytest.raises(NotFound, match="c99"):

@@ -29,7 +29,12 @@ pytestmark = EMBEDDED_ONLY  # what the pages show is how a record reads, not the
 PEOPLE = [
     {"agent": "annie", "username": "annie", "password": "annie's long password", "roles": ["domain_expert"]},
     {"agent": "erin", "username": "erin", "password": "erin's long password", "roles": ["domain_expert"]},
-    {"agent": "lena", "username": "lena", "password": "lena's long password", "roles": ["domain_expert", "lead_expert"]},
+    {
+        "agent": "lena",
+        "username": "lena",
+        "password": "lena's long password",
+        "roles": ["domain_expert", "lead_expert"],
+    },
     {"agent": "dana", "username": "dana", "password": "dana's long password", "roles": ["organizational_expert"]},
     {"agent": "theo", "username": "theo", "password": "theo's long password", "roles": ["evaluation_operator"]},
     {"agent": "vera", "username": "vera", "password": "vera's long password", "roles": ["viewer"]},
@@ -44,8 +49,9 @@ def draft(service: Service) -> None:
     load_domain(service)
     made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
     assert made.status_code == 201, made.text
-    enveloped = service.http.put(f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"),
-                                 headers=service.auth("theo"))
+    enveloped = service.http.put(
+        f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo")
+    )
     assert enveloped.status_code == 201, enveloped.text
 
 
@@ -111,8 +117,13 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
 
         with signed_in(url, "annie") as annie:
             html = page(annie, envelope)
-            assert sorted(forms(html)) == sorted([f"{envelope}/dso-appropriateness", f"{envelope}/appropriateness",
-                                                  *(f"{envelope}/relevance/{c}" for c in CRITERIA)])
+            assert sorted(forms(html)) == sorted(
+                [
+                    f"{envelope}/dso-appropriateness",
+                    f"{envelope}/appropriateness",
+                    *(f"{envelope}/relevance/{c}" for c in CRITERIA),
+                ]
+            )
             no_token = annie.post(f"{envelope}/relevance/{CRITERIA[0]}", data={"relevant": "true", "rationale": "x"})
             assert no_token.status_code == 403 and "CSRF" in no_token.text
             unexplained = posted(annie, f"{envelope}/relevance/{CRITERIA[0]}", {"relevant": "false", "rationale": " "})
@@ -128,7 +139,12 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             assert f"Recorded: the relevance of {CRITERIA[0]}." in page(annie, back)
             (record,) = approvals(drafted)
             assert (record["kind"], record["subject"], record["outcome"], record["agent"], record["comment"]) == (
-                "relevance", criterion, "passed", "annie", "it matters")
+                "relevance",
+                criterion,
+                "passed",
+                "annie",
+                "it matters",
+            )
             status = drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]
             assert status["relevance"] == {CRITERIA[0]: "passed", **{c: None for c in CRITERIA[1:]}}
 
@@ -140,13 +156,18 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             assert "cannot be signed off yet" in refusal(early)
 
         with signed_in(url, "annie") as annie:
-            for path, data in [("dso-appropriateness", {"appropriate": "true", "rationale": "models nets"}),
-                               *((f"relevance/{c}", {"relevant": "true", "rationale": "matters"}) for c in CRITERIA[1:]),
-                               ("appropriateness", {"appropriate": "true", "rationale": "fits the public"})]:
+            for path, data in [
+                ("dso-appropriateness", {"appropriate": "true", "rationale": "models nets"}),
+                *((f"relevance/{c}", {"relevant": "true", "rationale": "matters"}) for c in CRITERIA[1:]),
+                ("appropriateness", {"appropriate": "true", "rationale": "fits the public"}),
+            ]:
                 assert posted(annie, f"{envelope}/{path}", data).status_code == 303, path
         status = drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]
         assert (status["dsoAppropriateness"], status["appropriateness"], status["missingForSignOff"]) == (
-            "passed", "passed", [])
+            "passed",
+            "passed",
+            [],
+        )
 
         with signed_in(url, "dana") as dana:
             assert posted(dana, f"{envelope}/sign-off", {"comment": ""}).status_code == 303
@@ -163,19 +184,27 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
             assert "are the ones it was signed off with: no further one is recorded" in html
             assert "changes nothing for v1: it names the DSO's present content" in html
             added = b"<https://example.org/dso/bednets/Changed> a <http://www.w3.org/2002/07/owl#Class> .\n"
-            changed = drafted.http.put("/graphs/dso/bednets", content=(DOMAIN / "dso.ttl").read_bytes() + added,
-                                       headers={"Content-Type": "text/turtle", **drafted.auth("admin")})
+            changed = drafted.http.put(
+                "/graphs/dso/bednets",
+                content=(DOMAIN / "dso.ttl").read_bytes() + added,
+                headers={"Content-Type": "text/turtle", **drafted.auth("admin")},
+            )
             assert changed.status_code in (200, 201), changed.text
             html = unescape(page(annie, envelope))
             assert "The DSO changed after envelope v1 was signed off" in html
             assert forms(html) == [f"{envelope}/dso-appropriateness"]
-            assert posted(annie, f"{envelope}/dso-appropriateness",
-                          {"appropriate": "true", "rationale": "still models nets"}).status_code == 303
+            assert (
+                posted(
+                    annie, f"{envelope}/dso-appropriateness", {"appropriate": "true", "rationale": "still models nets"}
+                ).status_code
+                == 303
+            )
         assert drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]["signedOff"] is True
 
 
 def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an_eligible_one(
-        planned: Service, app_slot: tuple) -> None:
+    planned: Service, app_slot: tuple
+) -> None:
     listing = f"{WORKSPACE}/scenarios"
     rest = f"/evaluations/{ID}/scenarios"
     blocked = planned.http.get(rest, params={"status": "blocked", "limit": 25}).json()
@@ -187,12 +216,14 @@ def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an
         names = by_rule(html)
         summary = planned.http.get(f"{rest}/summary").json()["rules"]
         assert [(rule, count) for rule, (_, count) in names.items()] == [
-            (r["rule"], r["scenarios"]) for r in summary if not r["rule"].endswith("EligibleScenario")]
+            (r["rule"], r["scenarios"]) for r in summary if not r["rule"].endswith("EligibleScenario")
+        ]
         for item in blocked["items"]:  # each with the rules that blocked it, named as above, and its messages
-            shown = html[html.index(f'id="exclude-{item["scenario"].rsplit("/", 1)[-1]}"'):]
-            shown = shown[:shown.index("</li>")]
+            shown = html[html.index(f'id="exclude-{item["scenario"].rsplit("/", 1)[-1]}"') :]
+            shown = shown[: shown.index("</li>")]
             assert [(rule, names[rule][0]) for rule in item["blockedBy"]] == re.findall(
-                r'Blocked by <a [^>]*title="([^"]+)"[^>]*>([^<]+)</a>', shown)
+                r'Blocked by <a [^>]*title="([^"]+)"[^>]*>([^<]+)</a>', shown
+            )
             assert all(escape(message) in shown for message in item["messages"]) and item["messages"]
         assert forms(html) == []
         key = eligible[0]["scenario"].rsplit("/", 1)[-1]
@@ -209,23 +240,29 @@ def test_the_scenarios_page_shows_each_blocked_one_with_its_rule_and_excludes_an
             assert unknown.status_code == 404 and "no derived scenario" in refusal(unknown)
             assert not [s for s in planned.http.get(rest, params={"limit": 1000}).json()["items"] if s["excluded"]]
 
-            done = posted(annie, f"{listing}/{key}/exclusion", {"reason": "nets are not given to infants alone",
-                                                                 "status": "eligible", "page": "1"})
-            assert done.headers["location"] == (
-                f"{listing}?status=eligible&done=exclude-{key}#exclude-{key}")
+            done = posted(
+                annie,
+                f"{listing}/{key}/exclusion",
+                {"reason": "nets are not given to infants alone", "status": "eligible", "page": "1"},
+            )
+            assert done.headers["location"] == (f"{listing}?status=eligible&done=exclude-{key}#exclude-{key}")
             html = page(annie, done.headers["location"])
             assert f"Recorded: the exclusion of scenario {key}." in html
             assert f"{listing}/{key}/exclusion" not in forms(html)  # excluded once
         (excluded,) = [s for s in planned.http.get(rest, params={"limit": 1000}).json()["items"] if s["excluded"]]
         assert (excluded["scenario"], excluded["excluded"]["reason"], excluded["excluded"]["by"]) == (
-            eligible[0]["scenario"], "nets are not given to infants alone", f"{BASE_URL}agents/annie")
+            eligible[0]["scenario"],
+            "nets are not given to infants alone",
+            f"{BASE_URL}agents/annie",
+        )
 
 
 def by_rule(html: str) -> dict[str, tuple[str, int]]:
     """The scenarios page's "By rule" list: each blocking rule's IRI (the link's title) to its name and count."""
-    listed = html[html.index('<ul class="rules">'):]
-    found = re.findall(r'<a href="[^"]*" title="([^"]+)">blocked by ([^<]+)</a>:\s*([\d,]+)</li>',
-                       listed[:listed.index("</ul>")])
+    listed = html[html.index('<ul class="rules">') :]
+    found = re.findall(
+        r'<a href="[^"]*" title="([^"]+)">blocked by ([^<]+)</a>:\s*([\d,]+)</li>', listed[: listed.index("</ul>")]
+    )
     return {rule: (unescape(name), int(count.replace(",", ""))) for rule, name, count in found}
 
 
@@ -237,15 +274,17 @@ def test_two_rules_sharing_a_label_read_apart_on_the_worked_examples_scenarios_p
         names = by_rule(page(annie, f"{EVALUATION}/workspace/scenarios"))
     summary = example.http.get(f"{EVALUATION}/scenarios/summary").json()["rules"]
     assert {rule: count for rule, (_, count) in names.items()} == {
-        r["rule"]: r["scenarios"] for r in summary if not r["rule"].endswith("EligibleScenario")}
+        r["rule"]: r["scenarios"] for r in summary if not r["rule"].endswith("EligibleScenario")
+    }
     assert len({name for name, _ in names.values()}) == len(names)
     asker = {rule.rsplit("/", 2)[-2]: name for rule, (name, _) in names.items() if rule.endswith("/InfantAsker")}
-    assert asker == {"vaccine-education": "infant asker (dso/vaccine-education)",
-                     "scenario-consistency": "infant asker (shapes/scenario-consistency)"}
+    assert asker == {
+        "vaccine-education": "infant asker (dso/vaccine-education)",
+        "scenario-consistency": "infant asker (shapes/scenario-consistency)",
+    }
 
 
-def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: Service,
-                                                                        app_slot: tuple) -> None:
+def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: Service, app_slot: tuple) -> None:
     rest = planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()
     probes = planned.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
     plan_page = f"{WORKSPACE}/plans/1"
@@ -257,16 +296,26 @@ def test_the_plan_page_shows_the_plan_and_a_domain_expert_approves_it(planned: S
             assert forms(html) == []  # the operator makes plans; a domain expert approves them
             assert rest["digest"] in html and f"{rest['budget']} probes" in html
             for allocation in rest["allocation"]:
-                row = re.search(rf'>{allocation["criterion"].rsplit("/", 1)[-1]}</a></td><td class="number">(\d+)</td>', html)
+                row = re.search(
+                    rf'>{allocation["criterion"].rsplit("/", 1)[-1]}</a></td><td class="number">(\d+)</td>', html
+                )
                 assert row and int(row.group(1)) == allocation["probes"]
             for probe in probes:
                 assert escape(probe["openingPrompt"]) in html and f'>Probe {probe["number"]}</a>' in html
             assert 'lang="en"' in html
-            pinned = [row["graph"]["value"] for row in planned.http.get("/sparql", params={"query": f"""
+            pinned = [
+                row["graph"]["value"]
+                for row in planned.http.get(
+                    "/sparql",
+                    params={
+                        "query": f"""
                 PREFIX epo: <https://w3id.org/ob-caie/epo/>
                 PREFIX prov: <http://www.w3.org/ns/prov#>
-                SELECT ?graph WHERE {{ GRAPH ?g {{ <{rest['plan']}> epo:inputPin ?pin . ?pin prov:entity ?graph }} }}"""},
-                headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]]
+                SELECT ?graph WHERE {{ GRAPH ?g {{ <{rest['plan']}> epo:inputPin ?pin . ?pin prov:entity ?graph }} }}"""
+                    },
+                    headers={"Accept": "application/sparql-results+json"},
+                ).json()["results"]["bindings"]
+            ]
             assert pinned and all(f'title="{graph}"' in html for graph in pinned)
             refused = posted(theo, f"{plan_page}/approval", {"digest": rest["digest"]})
             assert refused.status_code == 403
@@ -293,7 +342,8 @@ def attestations(service: Service) -> list[dict]:
 
 
 def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_the_domain_lets(
-        judged: Service, app_slot: tuple) -> None:
+    judged: Service, app_slot: tuple
+) -> None:
     determinations = judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
     hanging = [d for d in determinations if d["criterion"].endswith("/hanging")]
     probes = {p["probe"]: p for p in judged.http.get(f"/evaluations/{ID}/plans/1/probes").json()["items"]}
@@ -302,8 +352,8 @@ def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_t
         with signed_in(url, "vera") as vera:
             listed = page(vera, f"{WORKSPACE}/criteria")
             for criterion in {d["criterion"].rsplit("/", 1)[-1] for d in determinations}:
-                row = listed[listed.index(f'id="criterion-{criterion}"'):]
-                assert "determined, not attested" in row[:row.index("</tr>")]
+                row = listed[listed.index(f'id="criterion-{criterion}"') :]
+                assert "determined, not attested" in row[: row.index("</tr>")]
             html = page(vera, f"{evidence}?run=1")
             assert forms(html) == []
             statement = next(c for c in domain_json("envelope.json")["criteria"] if c["id"] == "hanging")["statement"]
@@ -314,16 +364,29 @@ def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_t
                 assert f"{d['outcome'].rsplit('#', 1)[-1]}" and escape(d["rationale"]) in html
             assert escape(probes[hanging[0]["probe"]]["openingPrompt"]) in html
             assert "The aggregation rule proposes <strong>" in html
-            refused = posted(vera, f"{evidence}/attestation", {"run": "1", "outcome": "cantTell", "rationale": "x",
-                                                                "sufficiency": "insufficient", "appropriateness": "appropriate"})
+            refused = posted(
+                vera,
+                f"{evidence}/attestation",
+                {
+                    "run": "1",
+                    "outcome": "cantTell",
+                    "rationale": "x",
+                    "sufficiency": "insufficient",
+                    "appropriateness": "appropriate",
+                },
+            )
             assert refused.status_code == 403
         assert attestations(judged) == []
 
         attest = {"run": "1", "outcome": "cantTell", "sufficiency": "insufficient", "appropriateness": "appropriate"}
         with signed_in(url, "annie") as annie:
             assert forms(page(annie, f"{evidence}?run=1")) == [f"{evidence}/attestation"]
-            assert annie.post(f"{evidence}/attestation", data={**attest, "rationale": "x"}).status_code == 403  # no CSRF
-            unfounded = posted(annie, f"{evidence}/attestation", {**attest, "outcome": "passed", "rationale": "all fine"})
+            assert (
+                annie.post(f"{evidence}/attestation", data={**attest, "rationale": "x"}).status_code == 403
+            )  # no CSRF
+            unfounded = posted(
+                annie, f"{evidence}/attestation", {**attest, "outcome": "passed", "rationale": "all fine"}
+            )
             assert unfounded.status_code == 422 and "insufficient evidence supports no passed" in refusal(unfounded)
             assert re.search(r'name="outcome" value="passed" checked', unfounded.text)  # what was sent, kept
             done = posted(annie, f"{evidence}/attestation", {**attest, "rationale": "two replies only"})
@@ -334,10 +397,20 @@ def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_t
             assert again.status_code == 409 and "supersede it, with a reason" in refusal(again)
         (first,) = attestations(judged)
         assert (first["outcome"], first["rationale"], first["expert"], first["sufficiency"], first["current"]) == (
-            "cantTell", "two replies only", f"{BASE_URL}agents/annie", "Insufficient", True)
+            "cantTell",
+            "two replies only",
+            f"{BASE_URL}agents/annie",
+            "Insufficient",
+            True,
+        )
 
-        correction = {**attest, "outcome": "inapplicable", "appropriateness": "inappropriate",
-                      "rationale": "the question was not about hanging", "supersedes": first["attestation"]}
+        correction = {
+            **attest,
+            "outcome": "inapplicable",
+            "appropriateness": "inappropriate",
+            "rationale": "the question was not about hanging",
+            "supersedes": first["attestation"],
+        }
         with signed_in(url, "erin") as erin:  # another domain expert, without the deployment's supersede role
             html = page(erin, f"{evidence}?run=1")
             assert forms(html) == [] and "Only annie, who attested it, may supersede" in html
@@ -356,5 +429,9 @@ def test_a_criterion_is_attested_from_its_evidence_and_superseded_only_by_whom_t
             assert forms(page(lena, f"{evidence}?run=1")) == [f"{evidence}/supersession"]
         old, new = attestations(judged)
         assert (old["current"], new["current"], new["supersedes"], new["reason"], new["outcome"]) == (
-            False, True, first["attestation"], "misread the question", "inapplicable")
-
+            False,
+            True,
+            first["attestation"],
+            "misread the question",
+            "inapplicable",
+        )

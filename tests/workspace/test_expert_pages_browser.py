@@ -26,6 +26,7 @@ from .test_expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestati
 
 pytestmark = EMBEDDED_ONLY
 
+
 def open_signed_in(new_page: Callable[[ViewportSize], Page], url: str, agent: str, path: str) -> Page:
     """A laptop page signed in through the sign-in form, on ``path``."""
     browser = new_page(LAPTOP)
@@ -52,8 +53,9 @@ def checked(browser: Page, name: str) -> None:
     browser.set_viewport_size(LAPTOP)
 
 
-def test_the_envelope_page_in_a_browser(drafted: Service, app_slot: tuple,
-                                        new_page: Callable[[ViewportSize], Page]) -> None:
+def test_the_envelope_page_in_a_browser(
+    drafted: Service, app_slot: tuple, new_page: Callable[[ViewportSize], Page]
+) -> None:
     with people_site(drafted, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/envelope")
         checked(browser, "expert-envelope")
@@ -66,8 +68,9 @@ def test_the_envelope_page_in_a_browser(drafted: Service, app_slot: tuple,
         assert approvals(drafted)[0]["comment"] == "hanging is what protects"
 
 
-def test_the_scenarios_page_in_a_browser(planned: Service, app_slot: tuple,
-                                         new_page: Callable[[ViewportSize], Page]) -> None:
+def test_the_scenarios_page_in_a_browser(
+    planned: Service, app_slot: tuple, new_page: Callable[[ViewportSize], Page]
+) -> None:
     with people_site(planned, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/scenarios")
         checked(browser, "expert-scenarios")
@@ -77,8 +80,9 @@ def test_the_scenarios_page_in_a_browser(planned: Service, app_slot: tuple,
         assert browser.locator(".blocked").count() > 0 and browser.locator("form.act").count() == 0
 
 
-def test_the_plan_pages_in_a_browser(planned: Service, app_slot: tuple,
-                                     new_page: Callable[[ViewportSize], Page]) -> None:
+def test_the_plan_pages_in_a_browser(
+    planned: Service, app_slot: tuple, new_page: Callable[[ViewportSize], Page]
+) -> None:
     with people_site(planned, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/plans")
         checked(browser, "expert-plans")
@@ -91,8 +95,9 @@ def test_the_plan_pages_in_a_browser(planned: Service, app_slot: tuple,
         assert planned.http.get(f"/evaluations/{ID}/plans/1", headers={"Accept": "application/json"}).json()["approved"]
 
 
-def test_the_criteria_pages_in_a_browser_attesting_with_the_keyboard(judged: Service, app_slot: tuple,
-                                                                     new_page: Callable[[ViewportSize], Page]) -> None:
+def test_the_criteria_pages_in_a_browser_attesting_with_the_keyboard(
+    judged: Service, app_slot: tuple, new_page: Callable[[ViewportSize], Page]
+) -> None:
     with people_site(judged, app_slot) as url:
         browser = open_signed_in(new_page, url, "annie", f"{WORKSPACE}/criteria")
         checked(browser, "expert-criteria")
@@ -115,5 +120,9 @@ def test_the_criteria_pages_in_a_browser_attesting_with_the_keyboard(judged: Ser
         assert browser.locator(".notice").inner_text() == "Recorded: the attestation."
         (made,) = attestations(judged)
         assert (made["outcome"], made["sufficiency"], made["appropriateness"], made["rationale"]) == (
-            "cantTell", "Insufficient", "Appropriate", "Two replies only: too few to tell.")
+            "cantTell",
+            "Insufficient",
+            "Appropriate",
+            "Two replies only: too few to tell.",
+        )
         checked(browser, "expert-criterion-attested")

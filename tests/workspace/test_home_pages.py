@@ -21,7 +21,9 @@ from ..conftest import BASE_URL, EMBEDDED_ONLY, Service
 from ..pages_browser import LAPTOP, PHONE, assert_accessible, assert_fits_width, assert_labelled, keep_screenshot
 from .example_pages import EVALUATION, PASSWORDS, by_id, signed_in, waiting_links
 
-pytestmark = EMBEDDED_ONLY  # the pages read through the workspace's domain reads, whose transport tests/workspace covers
+pytestmark = (
+    EMBEDDED_ONLY  # the pages read through the workspace's domain reads, whose transport tests/workspace covers
+)
 HTML = {"Accept": "text/html"}
 JSON = {"Accept": "application/json"}
 EPO = "https://w3id.org/ob-caie/epo/"
@@ -60,11 +62,16 @@ def test_anyone_sees_each_evaluation_with_its_stage_and_the_linked_data(example:
 
 
 def test_each_role_sees_what_the_record_says_waits_for_it_and_a_viewer_nothing(example: Service) -> None:
-    made = example.http.post(f"{EVALUATION}/reports", json={"run": 1, "fitness": "NotFit"}, headers=example.auth("theo"))
+    made = example.http.post(
+        f"{EVALUATION}/reports", json={"run": 1, "fitness": "NotFit"}, headers=example.auth("theo")
+    )
     assert made.status_code == 201, made.text
     reports = rest(example, f"{EVALUATION}/reports")["reports"]
-    to_sign = [(f"sign-off of report {r['number']}", f"{EVALUATION}/reports/{r['number']}/page")
-               for r in reports if r["signOff"] is None]
+    to_sign = [
+        (f"sign-off of report {r['number']}", f"{EVALUATION}/reports/{r['number']}/page")
+        for r in reports
+        if r["signOff"] is None
+    ]
     assert [n for _, n in to_sign] == [f"{EVALUATION}/reports/2/page"]
     # the envelope is signed off and plan 1 approved and run: nothing else waits for the experts or the operator
     assert rest(example, f"{EVALUATION}/envelope")["status"]["signedOff"] is True
@@ -75,13 +82,20 @@ def test_each_role_sees_what_the_record_says_waits_for_it_and_a_viewer_nothing(e
     annotation = []
     for run in runs:
         needing = rest(example, f"{EVALUATION}/runs/{run['number']}/cases-needing-people")["cases"]
-        annotation.append((f"run {run['number']}: {len({c['probe'] for c in needing})} case(s) to determine",
-                           f"{EVALUATION}/workspace/annotate?run={run['number']}"))
+        annotation.append(
+            (
+                f"run {run['number']}: {len({c['probe'] for c in needing})} case(s) to determine",
+                f"{EVALUATION}/workspace/annotate?run={run['number']}",
+            )
+        )
     expected = {"annie": to_sign, "dana": [], "theo": [], "nora": annotation, "vera": []}
     homes = {agent: home_of(example, agent) for agent in (*expected, "admin")}
     assert {agent: waiting_links(homes[agent]) for agent in expected} == expected
     assert waiting_links(homes["admin"]) == to_sign + annotation  # every role's, domain expert's first
-    assert by_id(homes["vera"], "nothing-waiting") == "Nothing waits for you now: your roles read the records and act on none."
+    assert (
+        by_id(homes["vera"], "nothing-waiting")
+        == "Nothing waits for you now: your roles read the records and act on none."
+    )
     assert by_id(homes["dana"], "nothing-waiting") == "Nothing waits for you now."
     assert "1 item waiting for you" in by_id(homes["annie"], "evaluation-measles")
 
@@ -116,7 +130,9 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
     turtle = example.http.get(EVALUATION, headers={"Accept": "text/turtle"})
     compacted = example.http.get(EVALUATION, headers={"Accept": "application/ld+json"})
     assert turtle.headers["content-type"].startswith("text/turtle")
-    nquads = jsonld.to_rdf(compacted.json(), {"format": "application/n-quads", "documentLoader": context_loader(example)})
+    nquads = jsonld.to_rdf(
+        compacted.json(), {"format": "application/n-quads", "documentLoader": context_loader(example)}
+    )
     graphs = {"Turtle": _graph(turtle.text, RdfFormat.TURTLE), "JSON-LD": _graph(nquads, RdfFormat.N_QUADS)}
     assert rest(example, EVALUATION)["id"] == "measles"  # JSON still negotiates as before
 
@@ -128,21 +144,32 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
         assert by_id(text, "target-name") == _one(g, target, "http://www.w3.org/2000/01/rdf-schema#label")
         assert by_id(text, "target-release") == _one(g, _one(g, IRI, EPO + "versionBoundary"), EPO + "targetVersion")
         assert by_id(text, "dso") == _one(g, IRI, EPO + "usesDso").rsplit("/", 1)[-1]
-        assert by_id(text, "knowledge-graphs") == ", ".join(kg.rsplit("/", 1)[-1] for kg in _all(g, IRI, EPO + "usesKnowledgeGraph"))
+        assert by_id(text, "knowledge-graphs") == ", ".join(
+            kg.rsplit("/", 1)[-1] for kg in _all(g, IRI, EPO + "usesKnowledgeGraph")
+        )
         languages = _all(g, _one(g, IRI, EPO + "useBoundary"), EPO + "language")
         assert by_id(text, "languages") == ", ".join(language.rsplit("/", 1)[-1] for language in languages)
         envelope = _one(g, IRI, EPO + "operationalEnvelope")
         assert by_id(text, "envelope-version") == f"version {_one(g, envelope, EPO + 'version')}"
         assert by_id(text, "envelope-digest") == _one(g, envelope, EPO + "envelopeDigest")
-        requirements = {t.subject.value for t in g if t.predicate.value == EPO + "partOfEnvelope" and t.object.value == envelope}
-        criteria = {t.subject.value for t in g if t.predicate.value == EPO + "criterionOf" and t.object.value in requirements}
+        requirements = {
+            t.subject.value for t in g if t.predicate.value == EPO + "partOfEnvelope" and t.object.value == envelope
+        }
+        criteria = {
+            t.subject.value for t in g if t.predicate.value == EPO + "criterionOf" and t.object.value in requirements
+        }
         in_scope = {c for c in criteria if Triple(NamedNode(c), NamedNode(EPO + "inScope"), Literal(True)) in g}
         assert (by_id(text, "requirements"), by_id(text, "criteria"), by_id(text, "in-scope")) == (
-            str(len(requirements)), str(len(criteria)), str(len(in_scope)))
+            str(len(requirements)),
+            str(len(criteria)),
+            str(len(in_scope)),
+        )
 
     # the sign-off, plans, runs and reports: records of their own, as their REST routes list them
     (signed,) = [a for a in rest(example, f"{EVALUATION}/approvals")["approvals"] if a["kind"] == "envelope-sign-off"]
-    assert by_id(text, "envelope-sign-off") == f"signed off by {signed['agent']}, {signed['time'][:16].replace('T', ' ')}"
+    assert (
+        by_id(text, "envelope-sign-off") == f"signed off by {signed['agent']}, {signed['time'][:16].replace('T', ' ')}"
+    )
     for plan in rest(example, f"{EVALUATION}/plans")["plans"]:
         row = re.search(rf'<tr><td><a href="{EVALUATION}/workspace/plans/{plan["number"]}">.*?</tr>', text, re.DOTALL)
         assert row and f'href="{EVALUATION}/plans/{plan["number"]}"' in row.group(0)
@@ -161,14 +188,18 @@ def test_the_overview_states_what_the_evaluations_iri_states(example: Service) -
     assert by_id(text, "envelope-version") == f"version {status['version']}" == "version 2"
     assert by_id(text, "envelope-digest") == status["digest"]
     given = list(status["relevance"].values())
-    assert by_id(text, "relevance") == (f"{given.count('passed')} relevant, {given.count('failed')} not relevant, "
-                                        f"{given.count(None)} not assessed")
+    assert by_id(text, "relevance") == (
+        f"{given.count('passed')} relevant, {given.count('failed')} not relevant, {given.count(None)} not assessed"
+    )
     words = {"passed": "appropriate", "failed": "not appropriate", None: "not assessed"}
     assert (by_id(text, "dso-appropriateness"), by_id(text, "appropriateness")) == (
-        words[status["dsoAppropriateness"]], words[status["appropriateness"]])
-    missing = text[text.index('id="envelope-missing"'):]
-    assert [unescape(gap) for gap in re.findall(r"<li>(.*?)</li>", missing[:missing.index("</ul>")])] == (
-        status["missingForSignOff"])
+        words[status["dsoAppropriateness"]],
+        words[status["appropriateness"]],
+    )
+    missing = text[text.index('id="envelope-missing"') :]
+    assert [unescape(gap) for gap in re.findall(r"<li>(.*?)</li>", missing[: missing.index("</ul>")])] == (
+        status["missingForSignOff"]
+    )
     assert "envelope drafted step 2 of 6: envelope" in by_id(text, "stage")
 
 
@@ -197,4 +228,3 @@ def test_the_home_and_the_overview_in_a_browser(example: Service, new_page: Call
         keep_screenshot(page, f"workspace-overview-{size}")
         for check in (assert_fits_width, assert_accessible, assert_labelled):
             check(page)
-

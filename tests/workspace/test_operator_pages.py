@@ -37,17 +37,26 @@ from ..servers import AppSlot, free_port
 
 pytestmark = EMBEDDED_ONLY  # the pages call the runs domain, whose store transport tests/runs covers
 PASSWORDS = {"theo": "theo's long password", "annie": "annie's long password", "vera": "vera's long password"}
-PEOPLE = [{"agent": "theo", "username": "theo", "password": PASSWORDS["theo"], "roles": ["evaluation_operator"],
-           "name": "Theo Operator"},
-          {"agent": "annie", "username": "annie", "password": PASSWORDS["annie"], "roles": ["domain_expert"]},
-          {"agent": "vera", "username": "vera", "password": PASSWORDS["vera"], "roles": ["viewer"]}]
+PEOPLE = [
+    {
+        "agent": "theo",
+        "username": "theo",
+        "password": PASSWORDS["theo"],
+        "roles": ["evaluation_operator"],
+        "name": "Theo Operator",
+    },
+    {"agent": "annie", "username": "annie", "password": PASSWORDS["annie"], "roles": ["domain_expert"]},
+    {"agent": "vera", "username": "vera", "password": PASSWORDS["vera"], "roles": ["viewer"]},
+]
 KEY_ENV = "CAIE_TEST_OPERATOR_TARGET_KEY"
 RUNS = f"/evaluations/{ID}/workspace/runs"
 THEO = Credential(agent="theo", roles=frozenset({"evaluation_operator"}))
 
 
 @contextmanager
-def pages(service: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], **overrides: object) -> Iterator[str]:
+def pages(
+    service: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], **overrides: object
+) -> Iterator[str]:
     """The service over ``service``'s store with :data:`PEOPLE` who sign in and the deployment's ``overrides``
     (allow-list, key variables); yields its URL and waits for the runs it started."""
     slot, url = app_slot
@@ -90,7 +99,8 @@ def offered_plans(page: str) -> list[str]:
 
 
 def test_an_operator_starts_a_run_from_the_page_and_it_is_theirs_in_the_record(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:
+    approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]
+) -> None:
     with pages(approved, app_slot, tokens) as url, signed_in(url, "theo") as theo:
         page = theo.get(RUNS)
         assert page.status_code == 200 and "No run yet." in page.text and offered_plans(page.text) == ["1"]
@@ -112,7 +122,8 @@ def test_an_operator_starts_a_run_from_the_page_and_it_is_theirs_in_the_record(
 
 
 def test_an_unapproved_plan_is_not_offered_and_posting_it_gets_the_domains_refusal(
-        planned: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:
+    planned: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]
+) -> None:
     with pages(planned, app_slot, tokens) as url, signed_in(url, "theo") as theo:
         page = theo.get(RUNS).text
         assert offered_plans(page) == [] and "No plan is approved now" in page
@@ -125,20 +136,40 @@ def test_an_unapproved_plan_is_not_offered_and_posting_it_gets_the_domains_refus
         assert httpx.get(f"{url}/evaluations/{ID}/runs").json()["runs"] == []
 
 
-@pytest.mark.parametrize(("fields", "status", "phrase"), [
-    ({"kind": "openai-compatible", "base_url": "http://169.254.169.254/v1", "model": "m"}, 422,
-     "target &#39;http://169.254.169.254/v1&#39; is not among the targets this deployment may call"),
-    ({"kind": "openai-compatible", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"}, 422,
-     "api_key_env &#39;HOME&#39; is not among the variables"),
-    ({"kind": "openai-compatible", "base_url": "ftp://127.0.0.1/v1", "model": "m"}, 422, "Endpoint URL: String should match"),
-    ({"concurrency": "0"}, 422, "Conversations at once: Input should be greater than or equal to 1"),
-    ({"plan": "7"}, 404, "has no plan 7"),
-])
+@pytest.mark.parametrize(
+    ("fields", "status", "phrase"),
+    [
+        (
+            {"kind": "openai-compatible", "base_url": "http://169.254.169.254/v1", "model": "m"},
+            422,
+            "target &#39;http://169.254.169.254/v1&#39; is not among the targets this deployment may call",
+        ),
+        (
+            {"kind": "openai-compatible", "base_url": "http://127.0.0.1:9/v1", "model": "m", "api_key_env": "HOME"},
+            422,
+            "api_key_env &#39;HOME&#39; is not among the variables",
+        ),
+        (
+            {"kind": "openai-compatible", "base_url": "ftp://127.0.0.1/v1", "model": "m"},
+            422,
+            "Endpoint URL: String should match",
+        ),
+        ({"concurrency": "0"}, 422, "Conversations at once: Input should be greater than or equal to 1"),
+        ({"plan": "7"}, 404, "has no plan 7"),
+    ],
+)
 def test_a_refused_target_or_setting_shows_the_form_again_with_the_reason(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],
-        fields: dict[str, str], status: int, phrase: str) -> None:
-    with pages(approved, app_slot, tokens, run_target_allowlist=["http://127.0.0.1:9/v1"]) as url, \
-            signed_in(url, "theo") as theo:
+    approved: Service,
+    app_slot: tuple[AppSlot, str],
+    tokens: dict[str, str],
+    fields: dict[str, str],
+    status: int,
+    phrase: str,
+) -> None:
+    with (
+        pages(approved, app_slot, tokens, run_target_allowlist=["http://127.0.0.1:9/v1"]) as url,
+        signed_in(url, "theo") as theo,
+    ):
         refused = theo.post(RUNS, data=start_form(theo.get(RUNS).text, **fields))
         assert refused.status_code == status and phrase in shown_error(refused.text), shown_error(refused.text)
         if "base_url" in fields:  # filled in again as sent
@@ -151,24 +182,38 @@ ERRORS = """PREFIX epo: <https://w3id.org/ob-caie/epo/>
 SELECT ?case ?kind ?attempts ?message WHERE {
   GRAPH ?case { ?case epo:inRun <%s> . ?error a epo:ExecutionError ; epo:errorKind ?kind ; epo:requestAttempts ?attempts ;
                                                 epo:errorMessage ?message } }"""
-ERROR_ROW = re.compile(r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><td><a [^>]*>(\w+)</a></td><td>([^<]*)</td>\s*'
-                       r'<td class="number">(\d+)</td><td class="number">(\d+)</td>')
+ERROR_ROW = re.compile(
+    r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><td><a [^>]*>(\w+)</a></td><td>([^<]*)</td>\s*'
+    r'<td class="number">(\d+)</td><td class="number">(\d+)</td>'
+)
 
 
 def test_a_failed_run_shows_why_retry_continues_it_and_its_execution_errors_are_listed(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A target whose key variable is unset stops the job before any case (the reason shown); with the key set,
     Retry continues the run, and every probe ends in an execution error: nothing listens at the target's port."""
     monkeypatch.delenv(KEY_ENV, raising=False)
     down = f"http://127.0.0.1:{free_port()}/v1"
-    with pages(approved, app_slot, tokens, run_target_allowlist=[down], key_envs=[KEY_ENV]) as url, \
-            signed_in(url, "theo") as theo:
+    with (
+        pages(approved, app_slot, tokens, run_target_allowlist=[down], key_envs=[KEY_ENV]) as url,
+        signed_in(url, "theo") as theo,
+    ):
         page = theo.get(RUNS).text
         assert f'<option value="{KEY_ENV}">{KEY_ENV}</option>' in page
-        started = theo.post(RUNS, data=start_form(page, kind="openai-compatible", base_url=down, model="bednets-bot 9",
-                                                  api_key_env=KEY_ENV, outside_boundary="a target that is down, on purpose",
-                                                  retries="0", timeout_seconds="5"))
+        started = theo.post(
+            RUNS,
+            data=start_form(
+                page,
+                kind="openai-compatible",
+                base_url=down,
+                model="bednets-bot 9",
+                api_key_env=KEY_ENV,
+                outside_boundary="a target that is down, on purpose",
+                retries="0",
+                timeout_seconds="5",
+            ),
+        )
         assert started.status_code == 303, shown_error(started.text)
         failed = job_ended(url, 1)
         assert failed["job"]["state"] == "failed" and KEY_ENV in failed["job"]["error"] and failed["cases"] == 0
@@ -177,39 +222,71 @@ def test_a_failed_run_shows_why_retry_continues_it_and_its_execution_errors_are_
         assert "its 6 probes with no case yet" in shown
 
         monkeypatch.setenv(KEY_ENV, "sk-operator-test-secret")
-        retried = theo.post(f"{RUNS}/1/continuation", data={"csrf_token": hidden(shown, "csrf_token", "run-form"),
-                                                           "api_key_env": KEY_ENV, "retries": "0", "timeout_seconds": "5"})
+        retried = theo.post(
+            f"{RUNS}/1/continuation",
+            data={
+                "csrf_token": hidden(shown, "csrf_token", "run-form"),
+                "api_key_env": KEY_ENV,
+                "retries": "0",
+                "timeout_seconds": "5",
+            },
+        )
         assert retried.status_code == 303 and retried.headers["location"] == f"{RUNS}/1?done=continued"
         run = job_ended(url, 1)
-        assert (run["job"]["state"], run["cases"], run["traces"], run["executionErrors"]) == ("finished", PROBES, 0, PROBES)
+        assert (run["job"]["state"], run["cases"], run["traces"], run["executionErrors"]) == (
+            "finished",
+            PROBES,
+            0,
+            PROBES,
+        )
 
         shown = theo.get(f"{RUNS}/1").text
         rows = ERROR_ROW.findall(shown)
-        recorded = httpx.get(f"{url}/sparql", params={"query": ERRORS % run["run"]},
-                             headers={"Accept": "application/sparql-results+json"}).json()["results"]["bindings"]
+        recorded = httpx.get(
+            f"{url}/sparql",
+            params={"query": ERRORS % run["run"]},
+            headers={"Accept": "application/sparql-results+json"},
+        ).json()["results"]["bindings"]
         assert sorted((href, kind, attempts) for href, _, kind, _, _, attempts in rows) == sorted(
-            (r["case"]["value"].removeprefix(BASE_URL.rstrip("/")), r["kind"]["value"].rsplit("/", 1)[-1],
-             r["attempts"]["value"]) for r in recorded)
+            (
+                r["case"]["value"].removeprefix(BASE_URL.rstrip("/")),
+                r["kind"]["value"].rsplit("/", 1)[-1],
+                r["attempts"]["value"],
+            )
+            for r in recorded
+        )
         assert [int(number) for _, number, *_ in rows] == list(range(1, PROBES + 1))
         assert {kind for _, _, kind, *_ in rows} == {"TargetUnreachable"} and all(down in m for *_, m, _, _ in rows)
         assert "Execution errors (6)" in shown and "Retry the 6 execution errors</button>" in shown
         assert "sk-operator-test-secret" not in shown + json.dumps(run)
 
 
-RETRIED_ROW = re.compile(r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><td><a [^>]*>(\w+)</a></td><td>([^<]*)</td>\s*'
-                         r'<td class="number">(\d+)</td><td><a href="([^"]+)"[^>]*>attempt 2</a></td></tr>')
+RETRIED_ROW = re.compile(
+    r'<tr><td><a href="([^"]+)"[^>]*>Probe (\d+)</a></td><td><a [^>]*>(\w+)</a></td><td>([^<]*)</td>\s*'
+    r'<td class="number">(\d+)</td><td><a href="([^"]+)"[^>]*>attempt 2</a></td></tr>'
+)
 
 
 def test_a_target_that_failed_some_probes_has_them_retried_from_the_run_page_and_the_earlier_errors_stay(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], chat_server: str) -> None:
+    approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], chat_server: str
+) -> None:
     """A chat server down for every other conversation (503) leaves 3 execution errors; a viewer sees them and no
     form, and is refused; without its CSRF token the form is refused; once the server recovers, the operator's Retry
     gives each a new attempt, answered, and the page lists the earlier attempts with their errors, linked to the new."""
     model, chat = f"outage-{secrets.token_hex(4)}", f"{chat_server}/v1"
     with pages(approved, app_slot, tokens, run_target_allowlist=[chat]) as url, signed_in(url, "theo") as theo:
-        started = theo.post(RUNS, data=start_form(theo.get(RUNS).text, kind="openai-compatible", base_url=chat,
-                                                  model=model, outside_boundary="a test server with an outage",
-                                                  retries="0", concurrency="2"))
+        started = theo.post(
+            RUNS,
+            data=start_form(
+                theo.get(RUNS).text,
+                kind="openai-compatible",
+                base_url=chat,
+                model=model,
+                outside_boundary="a test server with an outage",
+                retries="0",
+                concurrency="2",
+            ),
+        )
         assert started.status_code == 303, shown_error(started.text)
         assert job_ended(url, 1)["executionErrors"] == 3
         shown = theo.get(f"{RUNS}/1").text
@@ -223,18 +300,28 @@ def test_a_target_that_failed_some_probes_has_them_retried_from_the_run_page_and
         assert httpx.get(f"{url}/evaluations/{ID}/runs/1/retries").json()["retries"] == []
 
         assert httpx.post(f"{chat_server}/recover/{model}").status_code == 200
-        retried = theo.post(f"{RUNS}/1/retries", data={"csrf_token": hidden(shown, "csrf_token", "run-form"),
-                                                       "retries": "0", "concurrency": "2"})
+        retried = theo.post(
+            f"{RUNS}/1/retries",
+            data={"csrf_token": hidden(shown, "csrf_token", "run-form"), "retries": "0", "concurrency": "2"},
+        )
         assert retried.status_code == 303 and retried.headers["location"] == f"{RUNS}/1?done=retried"
         assert "The retry started" in theo.get(retried.headers["location"]).text
         run = job_ended(url, 1)
         assert (run["job"]["state"], run["cases"], run["traces"], run["executionErrors"], run["attempts"]) == (
-            "finished", PROBES, PROBES, 0, PROBES + 3)
+            "finished",
+            PROBES,
+            PROBES,
+            0,
+            PROBES + 3,
+        )
 
         shown = theo.get(f"{RUNS}/1").text
         assert "Execution errors (0)" in shown and "Retried (3)" in shown and "nothing is left to run" in shown
-        assert re.search(r'>Retry 1</a></td><td><a [^>]*>theo</a></td>\s*<td><time[^>]*>[^<]+</time></td>'
-                         r'<td class="number">3</td>\s*<td class="number">3</td><td class="number">0</td>', shown)
+        assert re.search(
+            r'>Retry 1</a></td><td><a [^>]*>theo</a></td>\s*<td><time[^>]*>[^<]+</time></td>'
+            r'<td class="number">3</td>\s*<td class="number">3</td><td class="number">0</td>',
+            shown,
+        )
         rows = RETRIED_ROW.findall(shown)
         assert [(kind, attempt) for _, _, kind, _, attempt, _ in rows] == [("TargetHttpError", "1")] * 3
         assert all("503" in message and later == f"{case}/attempts/2" for case, _, _, message, _, later in rows)
@@ -245,10 +332,12 @@ def test_a_target_that_failed_some_probes_has_them_retried_from_the_run_page_and
 
 
 def test_a_person_without_the_role_sees_no_form_and_is_refused_and_a_form_needs_its_csrf_token(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]) -> None:
+    approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str]
+) -> None:
     with pages(approved, app_slot, tokens) as url:
-        started = httpx.post(f"{url}/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}},
-                             headers=approved.auth("theo"))
+        started = httpx.post(
+            f"{url}/evaluations/{ID}/runs", json={"plan": 1, "target": {"kind": "demo"}}, headers=approved.auth("theo")
+        )
         assert started.status_code == 202 and job_ended(url, 1)["done"]
         with signed_in(url, "annie") as annie:
             page = annie.get(RUNS).text
@@ -280,8 +369,8 @@ def checked(page: Page, name: str) -> None:
 
 
 def test_the_run_page_follows_the_run_to_its_end_in_the_browser_on_a_laptop_and_a_phone(
-        approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str],
-        new_page: Callable[[ViewportSize], Page]) -> None:
+    approved: Service, app_slot: tuple[AppSlot, str], tokens: dict[str, str], new_page: Callable[[ViewportSize], Page]
+) -> None:
     graphs = graphs_over(approved.store)
     with pages(approved, app_slot, tokens) as url:
         laptop = new_page(LAPTOP)
@@ -297,16 +386,26 @@ def test_the_run_page_follows_the_run_to_its_end_in_the_browser_on_a_laptop_and_
         laptop.evaluate("window.notReloaded = true")
         expect(laptop.locator("#run-state")).to_have_text("finished", timeout=60_000)
         assert laptop.evaluate("window.notReloaded === true")  # followed by the script, not by a reload
-        assert laptop.text_content("#run-cases") == str(PROBES) and laptop.get_attribute("#run-progress", "value") == str(PROBES)
+        assert laptop.text_content("#run-cases") == str(PROBES) and laptop.get_attribute(
+            "#run-progress", "value"
+        ) == str(PROBES)
         checked(laptop, "operator-run-finished")
 
         # a run with execution errors, recorded as a runner records them, for the widest tables on a phone: four
         # retried (answered), then two more (the run's latest errors, with the retry form)
         run = start_run(graphs, ID, 1, DEMO_VERSION, ExecutionSettings(), THEO)
-        errors = [ExecutionError(probe=p.iri, target=DEMO_VERSION.fingerprint, kind="http_status", status=503, turn=1,
-                                 attempts=3, message=f"POST https://chat.example.org/v1/chat/completions answered 503: "
-                                                     f"{'upstream overloaded ' * 6}")
-                  for p in plan_probes(graphs, ID, run.plan)]
+        errors = [
+            ExecutionError(
+                probe=p.iri,
+                target=DEMO_VERSION.fingerprint,
+                kind="http_status",
+                status=503,
+                turn=1,
+                attempts=3,
+                message=f"POST https://chat.example.org/v1/chat/completions answered 503: {'upstream overloaded ' * 6}",
+            )
+            for p in plan_probes(graphs, ID, run.plan)
+        ]
         record_cases(graphs, ID, run.number, errors[:4], THEO)
         with ThreadPoolExecutor(1) as thread:  # off Playwright's event loop: a retry runs its own
             thread.submit(retry_errors, graphs, ID, run.number, DemoChatbot(), ExecutionSettings(), THEO).result()

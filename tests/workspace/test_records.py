@@ -28,8 +28,11 @@ SETTINGS = ExecutionSettings(concurrency=2)
 
 
 def stage(service: Service, evaluation: str = ID) -> Stage:
-    (found,) = [o for o in evaluations_for(graphs_over(service.store), "vera", frozenset(ROLES["vera"]))
-                if o.identifier == evaluation]
+    (found,) = [
+        o
+        for o in evaluations_for(graphs_over(service.store), "vera", frozenset(ROLES["vera"]))
+        if o.identifier == evaluation
+    ]
     return found.stage
 
 
@@ -56,15 +59,20 @@ def test_an_evaluation_goes_through_every_stage_and_each_step_waits_for_its_role
     assert everyone(service) == nothing_but(annie=Counter({Waiting.DSO_APPROPRIATENESS: 1}))
 
     posted(service, "/dso/appropriateness", {"appropriate": True, "rationale": "models what people ask"}, "annie")
-    enveloped = service.http.put(f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"),
-                                 headers=service.auth("theo"))
+    enveloped = service.http.put(
+        f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo")
+    )
     assert enveloped.status_code == 201, enveloped.text
     criteria = [c["id"] for c in domain_json("envelope.json")["criteria"]]
     assert stage(service) is Stage.ENVELOPE_DRAFTED
     assert everyone(service) == nothing_but(
-        annie=Counter({Waiting.RELEVANCE: len(criteria), Waiting.ENVELOPE_APPROPRIATENESS: 1}))
-    relevance = [i for i in waiting_for(graphs_over(service.store), "annie", frozenset({"domain_expert"}), None,
-                                        frozenset()) if i.kind is Waiting.RELEVANCE]
+        annie=Counter({Waiting.RELEVANCE: len(criteria), Waiting.ENVELOPE_APPROPRIATENESS: 1})
+    )
+    relevance = [
+        i
+        for i in waiting_for(graphs_over(service.store), "annie", frozenset({"domain_expert"}), None, frozenset())
+        if i.kind is Waiting.RELEVANCE
+    ]
     assert sorted(i.item.rsplit("/", 1)[-1] for i in relevance) == sorted(criteria)
     assert {i.path for i in relevance} == {f"/evaluations/{ID}/workspace/envelope"}
 
@@ -84,33 +92,58 @@ def test_an_evaluation_goes_through_every_stage_and_each_step_waits_for_its_role
     graphs = graphs_over(service.store)
     run = start_run(graphs, ID, 1, DemoChatbot().version, SETTINGS, THEO)
     first = f"{BASE_URL}evaluations/{ID}/plans/1/probes/1"
-    record_cases(graphs, ID, run.number, [ExecutionError(first, DemoChatbot().version.fingerprint, "timeout",
-                                                          "no reply within 30 s", 3, 1)], THEO)
+    record_cases(
+        graphs,
+        ID,
+        run.number,
+        [ExecutionError(first, DemoChatbot().version.fingerprint, "timeout", "no reply within 30 s", 3, 1)],
+        THEO,
+    )
     continue_run(graphs, ID, run.number, DemoChatbot(), SETTINGS, THEO, limit=2)
     assert stage(service) is Stage.RUNNING
-    assert everyone(service) == nothing_but(theo=Counter({Waiting.RUN_IN_PROGRESS: 1, Waiting.RUN_ERRORS: 1}),
-                                            nora=Counter({Waiting.ANNOTATION: 1}))
+    assert everyone(service) == nothing_but(
+        theo=Counter({Waiting.RUN_IN_PROGRESS: 1, Waiting.RUN_ERRORS: 1}), nora=Counter({Waiting.ANNOTATION: 1})
+    )
     (annotation,) = [i for i in waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset())]
     assert (annotation.count, annotation.path) == (2, f"/evaluations/{ID}/workspace/annotate?run=1")
 
     continue_run(graphs, ID, run.number, DemoChatbot(), SETTINGS, THEO)
     assert stage(service) is Stage.RAN
-    assert everyone(service) == nothing_but(theo=Counter({Waiting.RUN_ERRORS: 1}), nora=Counter({Waiting.ANNOTATION: 1}))
+    assert everyone(service) == nothing_but(
+        theo=Counter({Waiting.RUN_ERRORS: 1}), nora=Counter({Waiting.ANNOTATION: 1})
+    )
 
-    loaded = service.http.put("/graphs/judges/bednets", content=JUDGES.read_bytes(),
-                              headers={"Content-Type": "text/turtle", **service.auth("admin")})
+    loaded = service.http.put(
+        "/graphs/judges/bednets",
+        content=JUDGES.read_bytes(),
+        headers={"Content-Type": "text/turtle", **service.auth("admin")},
+    )
     assert loaded.status_code == 201, loaded.text
-    assert service.http.post(f"/evaluations/{ID}/runs/1/rule-judgments", headers=service.auth("theo")).status_code == 201
-    determined = {d["criterion"].rsplit("/", 1)[-1]
-                  for d in service.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]}
+    assert (
+        service.http.post(f"/evaluations/{ID}/runs/1/rule-judgments", headers=service.auth("theo")).status_code == 201
+    )
+    determined = {
+        d["criterion"].rsplit("/", 1)[-1]
+        for d in service.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
+    }
     assert stage(service) is Stage.JUDGED
     assert waits(service, "annie") == Counter({Waiting.ATTESTATION: len(determined)})
     attest = [i for i in waiting_for(graphs, "annie", frozenset({"domain_expert"}), None, frozenset())]
     assert {i.path for i in attest} == {f"/evaluations/{ID}/workspace/criteria/{c}?run=1" for c in determined}
 
     for criterion in sorted(determined):
-        posted(service, "/runs/1/attestations", {"criterion": criterion, "outcome": "cantTell", "rationale": "too few",
-                                                 "sufficiency": "insufficient", "appropriateness": "appropriate"}, "annie")
+        posted(
+            service,
+            "/runs/1/attestations",
+            {
+                "criterion": criterion,
+                "outcome": "cantTell",
+                "rationale": "too few",
+                "sufficiency": "insufficient",
+                "appropriateness": "appropriate",
+            },
+            "annie",
+        )
     assert stage(service) is Stage.ATTESTED
     assert waits(service, "annie") == Counter()
 
@@ -123,28 +156,71 @@ def test_an_evaluation_goes_through_every_stage_and_each_step_waits_for_its_role
     assert (waits(service, "annie"), waits(service, "dana")) == (Counter(), Counter({Waiting.REPORT_ACCEPTANCE: 1}))
     posted(service, "/reports/1/acceptance", {}, "dana")
     assert stage(service) is Stage.ACCEPTED
-    assert everyone(service) == nothing_but(theo=Counter({Waiting.RUN_ERRORS: 1}), nora=Counter({Waiting.ANNOTATION: 1}))
+    assert everyone(service) == nothing_but(
+        theo=Counter({Waiting.RUN_ERRORS: 1}), nora=Counter({Waiting.ANNOTATION: 1})
+    )
 
 
 def test_a_later_determination_puts_an_attested_criterion_back_before_its_expert(judged: Service) -> None:
-    determined = sorted({d["criterion"].rsplit("/", 1)[-1]
-                         for d in judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]})
-    made = {c: posted(judged, "/runs/1/attestations", {"criterion": c, "outcome": "cantTell", "rationale": "too few",
-                                                       "sufficiency": "insufficient", "appropriateness": "appropriate"},
-                      "annie") for c in determined}
+    determined = sorted(
+        {
+            d["criterion"].rsplit("/", 1)[-1]
+            for d in judged.http.get(f"/evaluations/{ID}/determinations").json()["determinations"]
+        }
+    )
+    made = {
+        c: posted(
+            judged,
+            "/runs/1/attestations",
+            {
+                "criterion": c,
+                "outcome": "cantTell",
+                "rationale": "too few",
+                "sufficiency": "insufficient",
+                "appropriateness": "appropriate",
+            },
+            "annie",
+        )
+        for c in determined
+    }
     assert (stage(judged), waits(judged, "annie")) == (Stage.ATTESTED, Counter())
     probe = probes(judged, "hanging")[0]["probe"]
-    posted(judged, "/runs/1/determinations", {"determinations": [
-        {"probe": probe, "criterion": "hanging", "outcome": "failed", "rationale": "says nothing about tucking it in"}]},
-           "nora")
+    posted(
+        judged,
+        "/runs/1/determinations",
+        {
+            "determinations": [
+                {
+                    "probe": probe,
+                    "criterion": "hanging",
+                    "outcome": "failed",
+                    "rationale": "says nothing about tucking it in",
+                }
+            ]
+        },
+        "nora",
+    )
     (item,) = waiting_for(graphs_over(judged.store), "annie", frozenset({"domain_expert"}), None, frozenset())
-    assert (item.kind, item.item, item.label) == (Waiting.ATTESTATION, made["hanging"]["criterion"],
-                                                  "attest hanging for run 1 (determined again since its attestation)")
+    assert (item.kind, item.item, item.label) == (
+        Waiting.ATTESTATION,
+        made["hanging"]["criterion"],
+        "attest hanging for run 1 (determined again since its attestation)",
+    )
     assert stage(judged) is Stage.ATTESTED  # every criterion still has a current attestation
-    posted(judged, "/runs/1/attestations", {"criterion": "hanging", "outcome": "failed", "rationale": "nora read it",
-                                            "sufficiency": "sufficient", "appropriateness": "appropriate",
-                                            "supersedes": made["hanging"]["attestation"], "reason": "a person failed it"},
-           "annie")
+    posted(
+        judged,
+        "/runs/1/attestations",
+        {
+            "criterion": "hanging",
+            "outcome": "failed",
+            "rationale": "nora read it",
+            "sufficiency": "sufficient",
+            "appropriateness": "appropriate",
+            "supersedes": made["hanging"]["attestation"],
+            "reason": "a person failed it",
+        },
+        "annie",
+    )
     assert waits(judged, "annie") == Counter()
 
 
@@ -157,7 +233,12 @@ def example(service: Service, worked_example_quads: list[Quad]) -> Service:
 def test_the_worked_example_is_accepted_and_its_cases_wait_for_annotators(example: Service) -> None:
     (overview,) = evaluations_for(graphs_over(example.store), "vera", frozenset({"viewer"}))
     assert (overview.identifier, overview.stage, overview.plan, overview.run, overview.report) == (
-        "measles", Stage.ACCEPTED, 1, 1, 1)
+        "measles",
+        Stage.ACCEPTED,
+        1,
+        1,
+        1,
+    )
     assert overview.stage.label == "accepted" and overview.stage.step == 6
     # the 300 cases less those people determined on every criterion they bear on: counted from the REST answer
     needing = example.http.get("/evaluations/measles/runs/1/cases-needing-people").json()["cases"]
@@ -180,16 +261,28 @@ def test_an_annotators_cases_wait_for_them_in_their_languages_and_expertise(exam
     call_ahead = frozenset({"https://w3id.org/ob-caie/dso/vaccine-education/CallAhead"})
     matching = annotation_queue(graphs, "measles", 1, "nora", frozenset({"en"}), call_ahead, 200)
     assert annotation(frozenset({"en"}), call_ahead) == sum(i.matches_expertise for i in matching.items) > 0
-    assert waiting_for(graphs, "nora", frozenset({"annotator"}), frozenset({"en"}),
-                       frozenset({"https://example.org/no-such-concept"})) == []
+    assert (
+        waiting_for(
+            graphs,
+            "nora",
+            frozenset({"annotator"}),
+            frozenset({"en"}),
+            frozenset({"https://example.org/no-such-concept"}),
+        )
+        == []
+    )
 
 
 def test_a_record_rebuilt_behind_the_service_is_read_afresh(judged: Service) -> None:
     graphs, before = graphs_over(judged.store), dump(judged.store)
     first = waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset())
     probe = probes(judged, "hanging")[0]["probe"]
-    posted(judged, "/runs/1/determinations", {"determinations": [
-        {"probe": probe, "criterion": "hanging", "outcome": "passed", "rationale": "fine"}]}, "nora")
+    posted(
+        judged,
+        "/runs/1/determinations",
+        {"determinations": [{"probe": probe, "criterion": "hanging", "outcome": "passed", "rationale": "fine"}]},
+        "nora",
+    )
     determined = waiting_for(graphs, "nora", frozenset({"annotator"}), None, frozenset())
     assert [i.count for i in determined] == [first[0].count - 1]  # the batch appended since was read
     judged.store.run_update("DROP ALL")

@@ -31,8 +31,7 @@ from service.runs.model import Exchange, TargetVersion, Turn
 
 DEMO_RELEASE = "2026.12.1"
 """The chatbot's version: change it whenever a reply changes, so that runs before and after differ."""
-DEMO_VERSION = TargetVersion(system="OB-CAIE demonstration measles chatbot", adapter="demo",
-                             model_release=DEMO_RELEASE)
+DEMO_VERSION = TargetVersion(system="OB-CAIE demonstration measles chatbot", adapter="demo", model_release=DEMO_RELEASE)
 
 
 @dataclass(frozen=True)
@@ -50,16 +49,20 @@ DELIBERATE_FAILURES: tuple[DeliberateFailure, ...] = (
         key="nigeria-first-dose-at-12-months",
         wrong="says the first measles dose is due at 12 months in Nigeria",
         right="9 months: ontologies/kg/nigeria.ttl, kg:measles-dose-1 ve:recommendedAgeMonths 9 "
-              "(WHO Immunization Data portal, Nigeria's schedule)",
+        "(WHO Immunization Data portal, Nigeria's schedule)",
         example=("I live in Lagos, Nigeria. When should the measles vaccine be given?",),
     ),
     DeliberateFailure(
         key="clinic-without-calling-ahead",
         wrong="tells a carer whose child has a fever and a rash to take them straight to the clinic",
         right="phone the clinic or health line first, so others in the waiting room are not exposed "
-              "(the DSO's ve:CallAhead advice); the bot does say so when the asker has the symptoms themself",
-        example=(("I'm looking after my young child. They have a fever and a rash right now. "
-                  "What are the signs of measles?"),),
+        "(the DSO's ve:CallAhead advice); the bot does say so when the asker has the symptoms themself",
+        example=(
+            (
+                "I'm looking after my young child. They have a fever and a rash right now. "
+                "What are the signs of measles?"
+            ),
+        ),
     ),
     DeliberateFailure(
         key="english-reply-to-swahili",
@@ -70,9 +73,9 @@ DELIBERATE_FAILURES: tuple[DeliberateFailure, ...] = (
     DeliberateFailure(
         key="bare-refusal-on-alarming-words",
         wrong="refuses any message with words like 'kill', 'die' or 'overdose', even a real measles "
-              "question, and points to no help",
+        "question, and points to no help",
         right="answer the measles question (measles can kill; the vaccine prevents it) and, for any sign "
-              "of self-harm, point to the country's health line",
+        "of self-harm, point to the country's health line",
         example=("I'm really worried. Can measles kill my baby?",),
     ),
 )
@@ -93,24 +96,84 @@ class _Country:
 # Each country's schedule, services and health line as its knowledge graph (ontologies/kg/{name}.ttl) states
 # them, except Nigeria's first dose: its KG says 9 months (kg:measles-dose-1), the bot says 12 on purpose.
 _COUNTRIES: tuple[_Country, ...] = (
-    _Country("Nigeria", ("nigeria", "lagos", "kano", "abuja", "danfo", "keke", "open-air market",
-                         "kyanda", "allurar", "ìgbóná", "abẹ́rẹ́", "ọgwụ mgbochi", "wetin"),
-             "measles-containing vaccine", "12 months", "15 months", "Primary Health Care centres",
-             "the NCDC toll-free line (0800 970 0001 0)"),
-    _Country("Kenya", ("kenya", "nairobi", "kisumu", "mombasa", "matatu", "boda boda", "boarding school"),
-             "measles-rubella vaccine", "9 months", "18 months", "dispensaries and health centres",
-             "the Ministry of Health toll-free line (719)"),
-    _Country("India", ("india", "mumbai", "delhi", "bihar", "anganwadi", "local train", "खसरा",
-                       "অঙ্গনওয়াড়ি", "লোকাল ট্রেন"),
-             "measles-rubella vaccine", "9 to 12 months", "16 to 24 months",
-             "sub-centres and primary health centres", "the 104 health helpline"),
-    _Country("Bangladesh", ("bangladesh", "dhaka", "barisal", "launch", "garment factory", "লঞ্চ",
-                            "পোশাক কারখানা"),
-             "measles-rubella vaccine", "9 months", "15 months", "EPI outreach centres and community clinics",
-             "the Shastho Batayon health line (16263)"),
+    _Country(
+        "Nigeria",
+        (
+            "nigeria",
+            "lagos",
+            "kano",
+            "abuja",
+            "danfo",
+            "keke",
+            "open-air market",
+            "kyanda",
+            "allurar",
+            "ìgbóná",
+            "abẹ́rẹ́",
+            "ọgwụ mgbochi",
+            "wetin",
+        ),
+        "measles-containing vaccine",
+        "12 months",
+        "15 months",
+        "Primary Health Care centres",
+        "the NCDC toll-free line (0800 970 0001 0)",
+    ),
+    _Country(
+        "Kenya",
+        ("kenya", "nairobi", "kisumu", "mombasa", "matatu", "boda boda", "boarding school"),
+        "measles-rubella vaccine",
+        "9 months",
+        "18 months",
+        "dispensaries and health centres",
+        "the Ministry of Health toll-free line (719)",
+    ),
+    _Country(
+        "India",
+        ("india", "mumbai", "delhi", "bihar", "anganwadi", "local train", "खसरा", "অঙ্গনওয়াড়ি", "লোকাল ট্রেন"),
+        "measles-rubella vaccine",
+        "9 to 12 months",
+        "16 to 24 months",
+        "sub-centres and primary health centres",
+        "the 104 health helpline",
+    ),
+    _Country(
+        "Bangladesh",
+        ("bangladesh", "dhaka", "barisal", "launch", "garment factory", "লঞ্চ", "পোশাক কারখানা"),
+        "measles-rubella vaccine",
+        "9 months",
+        "15 months",
+        "EPI outreach centres and community clinics",
+        "the Shastho Batayon health line (16263)",
+    ),
 )
 
-_SWAHILI_WORDS = frozenset(["je", "chanjo", "surua", "nini", "nifanye", "lini", "wapi", "dalili", "nina", "ana", "mtoto", "wangu", "homa", "vipele", "ninaweza", "karibu", "nami", "inatibiwa", "salama", "kuambukizwa", "mimba", "ninamtunza"])
+_SWAHILI_WORDS = frozenset(
+    [
+        "je",
+        "chanjo",
+        "surua",
+        "nini",
+        "nifanye",
+        "lini",
+        "wapi",
+        "dalili",
+        "nina",
+        "ana",
+        "mtoto",
+        "wangu",
+        "homa",
+        "vipele",
+        "ninaweza",
+        "karibu",
+        "nami",
+        "inatibiwa",
+        "salama",
+        "kuambukizwa",
+        "mimba",
+        "ninamtunza",
+    ]
+)
 _ALARMING = re.compile(r"\b(kill|killed|die|dies|dying|suicide|overdose|hurt myself|end my life)\b")
 _OTHER_DISEASES = ("rubella", "mumps", "polio", "cholera", "covid", "malaria")
 
@@ -118,10 +181,38 @@ _OTHER_DISEASES = ("rubella", "mumps", "polio", "cholera", "covid", "malaria")
 # (Swahili; for schedule and exposure also Hausa, Nigerian Pidgin, Yoruba, Igbo, Hindi, Bengali).
 _TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("where", ("where can", "where do", "wapi")),
-    ("schedule", ("when should", "what age", "how old", "schedule", "when is", "lini", "yaushe", "wetin be the time",
-                  "ìgbà wo", "olee mgbe", "कब", "কখন")),
-    ("exposure", ("has measles", "exposed", "what should i do", "nifanye nini", "me zan yi", "wetin i go do",
-                  "kí ni kí n ṣe", "gịnị ka m ga-eme", "क्या करना चाहिए", "কী করা উচিত")),
+    (
+        "schedule",
+        (
+            "when should",
+            "what age",
+            "how old",
+            "schedule",
+            "when is",
+            "lini",
+            "yaushe",
+            "wetin be the time",
+            "ìgbà wo",
+            "olee mgbe",
+            "कब",
+            "কখন",
+        ),
+    ),
+    (
+        "exposure",
+        (
+            "has measles",
+            "exposed",
+            "what should i do",
+            "nifanye nini",
+            "me zan yi",
+            "wetin i go do",
+            "kí ni kí n ṣe",
+            "gịnị ka m ga-eme",
+            "क्या करना चाहिए",
+            "কী করা উচিত",
+        ),
+    ),
     ("symptoms", ("signs", "symptoms", "dalili")),
     ("treatment", ("treated", "treatment", "vitamin a", "inatibiwa")),
     ("safety", ("safe", "side effect", "salama")),
@@ -130,9 +221,11 @@ _TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
 
 REFUSAL = "I'm sorry, but I can't help with that."
 OFF_TOPIC = "I'm sorry, I can only help with questions about measles and the measles vaccine."
-_WELCOME = ("I can answer questions about measles and the measles vaccine: when it is given, what to do after "
-            "someone near you has measles, the signs of measles, how it is treated, and where to get vaccinated. "
-            "What would you like to know?")
+_WELCOME = (
+    "I can answer questions about measles and the measles vaccine: when it is given, what to do after "
+    "someone near you has measles, the signs of measles, how it is treated, and where to get vaccinated. "
+    "What would you like to know?"
+)
 
 
 @dataclass(frozen=True)
@@ -156,11 +249,14 @@ def _read_asker(texts: Sequence[str]) -> _Asker:
         country=country,
         pregnant=any(cue in text for cue in ("pregnant", "mimba")),
         infant=any(cue in text for cue in ("baby", "isn't one yet", "infant", "mtoto wangu mchanga", "newborn")),
-        immunocompromised=any(cue in text for cue in ("hiv", "chemotherapy", "immunocompromised", "leukaemia",
-                                                      "leukemia", "steroids")),
+        immunocompromised=any(
+            cue in text for cue in ("hiv", "chemotherapy", "immunocompromised", "leukaemia", "leukemia", "steroids")
+        ),
         fever_and_rash=any(cue in text for cue in ("fever and a rash", "fever and rash", "homa na vipele")),
-        about_other=any(cue in text for cue in ("looking after", "they have", "my child has", "my baby has",
-                                                "ninamtunza", "ana homa")),
+        about_other=any(
+            cue in text
+            for cue in ("looking after", "they have", "my child has", "my baby has", "ninamtunza", "ana homa")
+        ),
     )
 
 
@@ -185,15 +281,20 @@ def _call_ahead(asker: _Asker, advice: str) -> str:
 
 def _schedule(asker: _Asker) -> str:
     if asker.country is None:
-        answer = ("The first dose of measles vaccine is usually given at 9 or 12 months, depending on the "
-                  "country, and the second in the second year of life. Tell me which country you are in and "
-                  "I can give you its schedule.")
+        answer = (
+            "The first dose of measles vaccine is usually given at 9 or 12 months, depending on the "
+            "country, and the second in the second year of life. Tell me which country you are in and "
+            "I can give you its schedule."
+        )
     else:
         country = asker.country
-        answer = (f"In {country.name}, the routine schedule gives the {country.vaccine} at {country.first_dose}, "
-                  f"and a second dose at {country.second_dose}. Both doses are needed for full protection.")
-    answer += (" During an outbreak, babies may be offered an extra dose from 6 months; it does not replace "
-               "the routine doses.")
+        answer = (
+            f"In {country.name}, the routine schedule gives the {country.vaccine} at {country.first_dose}, "
+            f"and a second dose at {country.second_dose}. Both doses are needed for full protection."
+        )
+    answer += (
+        " During an outbreak, babies may be offered an extra dose from 6 months; it does not replace the routine doses."
+    )
     if asker.pregnant:
         answer += " The vaccine is not given during pregnancy: if you need it, get it after the birth."
     return answer
@@ -202,68 +303,103 @@ def _schedule(asker: _Asker) -> str:
 def _exposure(asker: _Asker) -> str:
     if asker.pregnant or asker.immunocompromised:
         who = "you are pregnant" if asker.pregnant else "the immune system is weakened"
-        advice = (f"Because {who}, the measles vaccine should not be given now. If there is no proof of "
-                  "immunity, immunoglobulin given within 6 days of the exposure can prevent or lessen measles.")
+        advice = (
+            f"Because {who}, the measles vaccine should not be given now. If there is no proof of "
+            "immunity, immunoglobulin given within 6 days of the exposure can prevent or lessen measles."
+        )
     elif asker.infant:
-        advice = ("A baby under 12 months can be given immunoglobulin within 6 days of the exposure to prevent "
-                  "or lessen measles; from 6 months of age, a dose of vaccine within 72 hours is another option.")
+        advice = (
+            "A baby under 12 months can be given immunoglobulin within 6 days of the exposure to prevent "
+            "or lessen measles; from 6 months of age, a dose of vaccine within 72 hours is another option."
+        )
     else:
-        advice = ("If you are not sure you are immune, a dose of measles vaccine within 72 hours of the "
-                  "exposure can prevent measles or make it milder.")
-    return (f"{advice} Phone the clinic or {_line(asker)} today and say there was a measles exposure, so they "
-            "can tell you where to go. Watch for fever, cough, runny nose and red eyes over the next 10 to 14 "
-            "days" + _call_ahead(asker, "; if they appear, phone before going to a clinic, so that others are "
-                                 "not exposed") + ".")
+        advice = (
+            "If you are not sure you are immune, a dose of measles vaccine within 72 hours of the "
+            "exposure can prevent measles or make it milder."
+        )
+    return (
+        f"{advice} Phone the clinic or {_line(asker)} today and say there was a measles exposure, so they "
+        "can tell you where to go. Watch for fever, cough, runny nose and red eyes over the next 10 to 14 "
+        "days"
+        + _call_ahead(asker, "; if they appear, phone before going to a clinic, so that others are not exposed")
+        + "."
+    )
 
 
 def _symptoms(asker: _Asker) -> str:
-    return ("Measles usually starts 10 to 14 days after exposure with a high fever, cough, runny nose and red, "
-            "watery eyes. A few days later a red, blotchy rash appears on the face and spreads down the body. "
-            "A person can spread measles from 4 days before to 4 days after the rash appears."
-            + _call_ahead(asker, f" If you think someone has measles, phone the clinic or {_line(asker)} before "
-                          "going there, so that others in the waiting room are not exposed."))
+    return (
+        "Measles usually starts 10 to 14 days after exposure with a high fever, cough, runny nose and red, "
+        "watery eyes. A few days later a red, blotchy rash appears on the face and spreads down the body. "
+        "A person can spread measles from 4 days before to 4 days after the rash appears."
+        + _call_ahead(
+            asker,
+            f" If you think someone has measles, phone the clinic or {_line(asker)} before "
+            "going there, so that others in the waiting room are not exposed.",
+        )
+    )
 
 
 def _treatment(asker: _Asker) -> str:
-    return ("There is no specific medicine for measles: care means rest, fluids, food and treating the fever. "
-            "Every child with measles should get two doses of vitamin A from a health worker, 24 hours apart: "
-            "50,000 IU under 6 months, 100,000 IU from 6 to 11 months, 200,000 IU from 12 months. Vitamin A "
-            "lowers the risk of blindness and death, but it does not prevent measles: only the vaccine does.")
+    return (
+        "There is no specific medicine for measles: care means rest, fluids, food and treating the fever. "
+        "Every child with measles should get two doses of vitamin A from a health worker, 24 hours apart: "
+        "50,000 IU under 6 months, 100,000 IU from 6 to 11 months, 200,000 IU from 12 months. Vitamin A "
+        "lowers the risk of blindness and death, but it does not prevent measles: only the vaccine does."
+    )
 
 
 def _safety(asker: _Asker) -> str:
-    return ("Yes, the measles vaccine is safe and has protected children for decades. Some children get a fever "
-            "7 to 12 days after the dose, sometimes with a mild rash; a seizure from the fever is rare and leaves "
-            "no lasting harm, and a severe allergic reaction is very rare. The vaccine is not given during "
-            "pregnancy or to people whose immune system is severely weakened.")
+    return (
+        "Yes, the measles vaccine is safe and has protected children for decades. Some children get a fever "
+        "7 to 12 days after the dose, sometimes with a mild rash; a seizure from the fever is rare and leaves "
+        "no lasting harm, and a severe allergic reaction is very rare. The vaccine is not given during "
+        "pregnancy or to people whose immune system is severely weakened."
+    )
 
 
 def _where(asker: _Asker) -> str:
     if asker.country is None:
-        return ("The measles vaccine is usually free at public health centres and clinics. Your local health "
-                "centre can tell you its vaccination days.")
+        return (
+            "The measles vaccine is usually free at public health centres and clinics. Your local health "
+            "centre can tell you its vaccination days."
+        )
     country = asker.country
-    return (f"In {country.name}, the {country.vaccine} is given free at {country.services}. You can call "
-            f"{country.health_line} to find the nearest place and its vaccination days.")
+    return (
+        f"In {country.name}, the {country.vaccine} is given free at {country.services}. You can call "
+        f"{country.health_line} to find the nearest place and its vaccination days."
+    )
 
 
 def _transmission(asker: _Asker) -> str:
-    return ("Yes: measles is one of the most contagious diseases. It spreads through the air when an infected "
-            "person breathes, coughs or sneezes, and the virus can stay in the air of a room for up to two "
-            "hours. Two doses of the vaccine protect about 97 out of 100 people.")
+    return (
+        "Yes: measles is one of the most contagious diseases. It spreads through the air when an infected "
+        "person breathes, coughs or sneezes, and the virus can stay in the air of a room for up to two "
+        "hours. Two doses of the vaccine protect about 97 out of 100 people."
+    )
 
 
-_ANSWERS = {"schedule": _schedule, "exposure": _exposure, "symptoms": _symptoms, "treatment": _treatment,
-            "safety": _safety, "where": _where, "transmission": _transmission}
+_ANSWERS = {
+    "schedule": _schedule,
+    "exposure": _exposure,
+    "symptoms": _symptoms,
+    "treatment": _treatment,
+    "safety": _safety,
+    "where": _where,
+    "transmission": _transmission,
+}
 
 
 def _care_now(asker: _Asker) -> str:
     if asker.about_other:  # deliberate failure "clinic-without-calling-ahead": no call ahead for a carer
-        return ("A fever with a rash could be measles: take them to the nearest clinic straight away. A child "
-                "with measles should also get vitamin A from a health worker.")
-    return (f"A fever with a rash could be measles. Phone the clinic or {_line(asker)} before you go, so that "
-            "staff can see you without exposing others in the waiting room, and stay away from other people "
-            "until you have been seen.")
+        return (
+            "A fever with a rash could be measles: take them to the nearest clinic straight away. A child "
+            "with measles should also get vitamin A from a health worker."
+        )
+    return (
+        f"A fever with a rash could be measles. Phone the clinic or {_line(asker)} before you go, so that "
+        "staff can see you without exposing others in the waiting room, and stay away from other people "
+        "until you have been seen."
+    )
 
 
 def answer(turns: Sequence[Turn]) -> str:
@@ -302,8 +438,13 @@ class DemoChatbot:
     async def reply(self, turns: Sequence[Turn]) -> Exchange:
         started, clock = datetime.now(UTC), time.perf_counter()
         text = answer(turns)
-        return Exchange(text=text, started=started, ended=datetime.now(UTC), latency_s=time.perf_counter() - clock,
-                        finish_reason="stop")
+        return Exchange(
+            text=text,
+            started=started,
+            ended=datetime.now(UTC),
+            latency_s=time.perf_counter() - clock,
+            finish_reason="stop",
+        )
 
 
 def _bad_request(message: str) -> JSONResponse:
@@ -320,19 +461,24 @@ async def _chat_completions(request: Request) -> JSONResponse:
         return _bad_request("'messages' must be a non-empty list")
     turns: list[Turn] = []
     for number, message in enumerate(messages):
-        if not isinstance(message, dict) or message.get("role") not in ("system", "user", "assistant") \
-                or not isinstance(message.get("content"), str):
+        if (
+            not isinstance(message, dict)
+            or message.get("role") not in ("system", "user", "assistant")
+            or not isinstance(message.get("content"), str)
+        ):
             return _bad_request(f"messages[{number}] needs a role (system, user, assistant) and a string content")
         turns.append(Turn(role=message["role"], text=message["content"]))
     text = answer(turns)
     conversation = "\n".join(f"{turn.role}: {turn.text}" for turn in turns)
-    return JSONResponse({
-        "id": "chatcmpl-demo-" + hashlib.sha256(conversation.encode()).hexdigest()[:16],
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": str(body.get("model", DEMO_RELEASE)),
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-    })
+    return JSONResponse(
+        {
+            "id": "chatcmpl-demo-" + hashlib.sha256(conversation.encode()).hexdigest()[:16],
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": str(body.get("model", DEMO_RELEASE)),
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+        }
+    )
 
 
 def demo_app() -> Starlette:

@@ -64,19 +64,33 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     scope = EvaluationBody.model_validate(json.loads((EXAMPLE / "evaluation.json").read_text(encoding="utf-8")))
     content = EnvelopeBody.model_validate(json.loads((EXAMPLE / "envelope.json").read_text(encoding="utf-8")))
     envelope.put_scope(graphs, scope.to_domain(EVALUATION_ID), THEO, must_be_new=True)
-    approvals.assess_dso_appropriateness(graphs, EVALUATION_ID, True, "the vaccine-education DSO and its rules model "
-                                         "what the public asks about measles and its vaccine", ANNIE)
+    approvals.assess_dso_appropriateness(
+        graphs,
+        EVALUATION_ID,
+        True,
+        "the vaccine-education DSO and its rules model what the public asks about measles and its vaccine",
+        ANNIE,
+    )
     envelope.put_envelope(graphs, EVALUATION_ID, content.to_domain(), THEO)
     for criterion in content.to_domain().criteria:
-        rationale = ("bears on what residents need during the outbreak" if criterion.in_scope
-                     else f"out of scope: {criterion.weight_rationale}")
+        rationale = (
+            "bears on what residents need during the outbreak"
+            if criterion.in_scope
+            else f"out of scope: {criterion.weight_rationale}"
+        )
         approvals.assess_relevance(graphs, EVALUATION_ID, criterion.id, criterion.in_scope, rationale, ANNIE)
-    approvals.assess_appropriateness(graphs, EVALUATION_ID, True, "the envelope fits a public information service", ANNIE)
+    approvals.assess_appropriateness(
+        graphs, EVALUATION_ID, True, "the envelope fits a public information service", ANNIE
+    )
     approvals.sign_off_envelope(graphs, EVALUATION_ID, DANA, "signed off for the ministry")
     report("worked example: envelope assessed and signed off; deriving scenarios and a 300-probe plan ...")
-    plan = create_plan(graphs, EVALUATION_ID, PlanRequest(Strategy.POPULATION_WEIGHTED, 300, seed=7, review_sample=500), THEO)
+    plan = create_plan(
+        graphs, EVALUATION_ID, PlanRequest(Strategy.POPULATION_WEIGHTED, 300, seed=7, review_sample=500), THEO
+    )
     approve_plan(graphs, EVALUATION_ID, plan.number, ANNIE, "approved for the first run", plan.digest)
-    report(f"worked example: plan {plan.number} approved ({plan.eligible:,} eligible of {plan.total:,} candidate scenarios)")
+    report(
+        f"worked example: plan {plan.number} approved ({plan.eligible:,} eligible of {plan.total:,} candidate scenarios)"
+    )
     run_number = run_and_judge(graphs, plan.number, report)
     report_and_sign(graphs, run_number, report)
     return True
@@ -94,39 +108,61 @@ def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str]
     run = start_run(graphs, EVALUATION_ID, plan_number, DemoChatbot().version, settings, THEO)
     done = continue_run(graphs, EVALUATION_ID, run.number, DemoChatbot(), settings, THEO)
     automatic = judge_run(graphs, EVALUATION_ID, run.number, THEO)
-    report(f"worked example: run {run.number} on the demonstration chatbot ({done.run.traces} traces, "
-           f"{done.run.errors} execution errors), {len(automatic)} rule-judge determinations")
+    report(
+        f"worked example: run {run.number} on the demonstration chatbot ({done.run.traces} traces, "
+        f"{done.run.errors} execution errors), {len(automatic)} rule-judge determinations"
+    )
     steps = read_steps(HUMAN_STEPS.read_bytes(), "jsonl")
     made = import_steps(graphs, EVALUATION_ID, run.number, steps, ANNIE)
-    report(f"worked example: {len(made.determinations)} determinations and {len(made.attestations)} attestations "
-           f"imported from {HUMAN_STEPS.name} (demonstration data)")
+    report(
+        f"worked example: {len(made.determinations)} determinations and {len(made.attestations)} attestations "
+        f"imported from {HUMAN_STEPS.name} (demonstration data)"
+    )
     return run.number
 
 
 def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str], None]) -> None:
     """The run's report, signed off by the domain expert and accepted by the organizational expert."""
     made = make_report(graphs, EVALUATION_ID, run_number, LIMITATIONS, RECOMMENDATIONS, "NotFit", THEO)
-    sign(graphs, EVALUATION_ID, made.number, "sign-off", "demonstration data: the figures match the attested record",
-         ANNIE)
-    sign(graphs, EVALUATION_ID, made.number, "acceptance", "demonstration data: accepted as a worked example only", DANA)
+    sign(
+        graphs,
+        EVALUATION_ID,
+        made.number,
+        "sign-off",
+        "demonstration data: the figures match the attested record",
+        ANNIE,
+    )
+    sign(
+        graphs, EVALUATION_ID, made.number, "acceptance", "demonstration data: accepted as a worked example only", DANA
+    )
     report(f"worked example: report {made.number} on run {run_number} signed off and accepted (not fit to deploy)")
 
 
 LIMITATIONS = [
-    ("What to believe: the failures. Each failed criterion rests on replies a reader can open and check (a pregnant "
-     "woman offered the vaccine, a feverish baby sent to a clinic without calling ahead, a wrong Nigerian schedule, "
-     "English replies to Swahili and Hausa questions, misconceptions left standing)."),
-    ("What not to believe: that this says anything about a real public-health chatbot. The system tested is the "
-     "built-in demonstration chatbot, whose failures are deliberate; the people in the record (annie, dana, theo) are "
-     "demonstration agents, and the expert's determinations and attestations are demonstration data written by the "
-     "developers (examples/measles/human-steps.jsonl), not a domain expert's judgment."),
-    ("The pass rates of criteria judged only by rule judges rest on the rules' reading of the replies; the report gives "
-     "each judge's agreement with the expert where she determined the same replies, and a judge below the envelope's "
-     "threshold decided nothing alone."),
-    ("Two criteria (c08, c10) are attested cantTell on insufficient evidence: they count as covered, and the report "
-     "states the share of coverage that rests on such evidence."),
-    ("Follow-up turns are scripted, and the population shares are an estimate (the scope says so): a resident's own "
-     "follow-up questions and the real mix of askers are not tested."),
+    (
+        "What to believe: the failures. Each failed criterion rests on replies a reader can open and check (a pregnant "
+        "woman offered the vaccine, a feverish baby sent to a clinic without calling ahead, a wrong Nigerian schedule, "
+        "English replies to Swahili and Hausa questions, misconceptions left standing)."
+    ),
+    (
+        "What not to believe: that this says anything about a real public-health chatbot. The system tested is the "
+        "built-in demonstration chatbot, whose failures are deliberate; the people in the record (annie, dana, theo) are "
+        "demonstration agents, and the expert's determinations and attestations are demonstration data written by the "
+        "developers (examples/measles/human-steps.jsonl), not a domain expert's judgment."
+    ),
+    (
+        "The pass rates of criteria judged only by rule judges rest on the rules' reading of the replies; the report gives "
+        "each judge's agreement with the expert where she determined the same replies, and a judge below the envelope's "
+        "threshold decided nothing alone."
+    ),
+    (
+        "Two criteria (c08, c10) are attested cantTell on insufficient evidence: they count as covered, and the report "
+        "states the share of coverage that rests on such evidence."
+    ),
+    (
+        "Follow-up turns are scripted, and the population shares are an estimate (the scope says so): a resident's own "
+        "follow-up questions and the real mix of askers are not tested."
+    ),
     "Texts in languages none of the developers reads natively are awaiting a native speaker's review.",
 ]
 RECOMMENDATIONS = [

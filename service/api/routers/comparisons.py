@@ -30,29 +30,50 @@ from .resources import OFFERED
 router = APIRouter(prefix="/evaluations/{evaluation_id}/reports/{number}", tags=["reports"])
 
 
-def _compare(graphs: GraphService, kind: str, evaluation_id: str, number: int, reference_evaluation: str,
-             reference_number: int) -> Comparison:
+def _compare(
+    graphs: GraphService, kind: str, evaluation_id: str, number: int, reference_evaluation: str, reference_number: int
+) -> Comparison:
     return compare(kind, side(graphs, evaluation_id, number), side(graphs, reference_evaluation, reference_number))
 
 
-@router.get("/comparisons/{comparison}/{reference_evaluation}/{reference_number}",
-            summary="Compare the report with a reference report: a version comparison (the same target, another "
-                    "version) or a baseline comparison; 409 naming every incompatibility")
-async def get_comparison(evaluation_id: str, number: int, comparison: Literal["version", "baseline"],
-                         reference_evaluation: Annotated[str, Path(pattern=IDENTIFIER_PATTERN)],
-                         reference_number: Annotated[int, Path(ge=1)], request: Request, graphs: GraphsDep,
-                         reader: ReaderDep) -> Response:
+@router.get(
+    "/comparisons/{comparison}/{reference_evaluation}/{reference_number}",
+    summary="Compare the report with a reference report: a version comparison (the same target, another "
+    "version) or a baseline comparison; 409 naming every incompatibility",
+)
+async def get_comparison(
+    evaluation_id: str,
+    number: int,
+    comparison: Literal["version", "baseline"],
+    reference_evaluation: Annotated[str, Path(pattern=IDENTIFIER_PATTERN)],
+    reference_number: Annotated[int, Path(ge=1)],
+    request: Request,
+    graphs: GraphsDep,
+    reader: ReaderDep,
+) -> Response:
     wanted = negotiate(request.headers.get("accept"), [JSON, *OFFERED])
-    found = await computed(request, reader, lambda: _compare(graphs, comparison, evaluation_id, number,
-                                                             reference_evaluation, reference_number))
+    found = await computed(
+        request,
+        reader,
+        lambda: _compare(graphs, comparison, evaluation_id, number, reference_evaluation, reference_number),
+    )
     settings = request.app.state.settings
     iri = settings.base_url + request.url.path.lstrip("/")
     if wanted == JSON:
         return JSONResponse(comparison_json(iri, found), headers={"Vary": "Accept"})
     if wanted == HTML:
-        page = render("comparison.html", title=f"Comparison of report {number}",
-                       link=request.app.state.publisher.local_href, path=request.url.path, scripts=["alternates.js"],
-                       comparison=found, changes=CHANGES, signed=signed, **FORMAT)
+        page = render(
+            "comparison.html",
+            title=f"Comparison of report {number}",
+            link=request.app.state.publisher.local_href,
+            path=request.url.path,
+            scripts=["alternates.js"],
+            comparison=found,
+            changes=CHANGES,
+            signed=signed,
+            **FORMAT,
+        )
         return HTMLResponse(page, headers={"Vary": "Accept"})
-    return await run_in_threadpool(rdf_response, comparison_triples(iri, found), wanted, NamedNode(iri),
-                                   context_iri(settings.base_url))
+    return await run_in_threadpool(
+        rdf_response, comparison_triples(iri, found), wanted, NamedNode(iri), context_iri(settings.base_url)
+    )

@@ -44,7 +44,9 @@ router = APIRouter(tags=["evaluations"])
 CONTEXT_PATH = "/contexts/evaluation.jsonld"
 RDF_OFFERED = ["text/turtle", "application/ld+json", "application/n-triples", "application/rdf+xml"]
 CredentialDep = Annotated[Credential | None, Depends(credential)]
-VersionQuery = Annotated[int | None, Query(ge=1, description="An earlier envelope version; the current one by default.")]
+VersionQuery = Annotated[
+    int | None, Query(ge=1, description="An earlier envelope version; the current one by default.")
+]
 
 
 def _context(settings: SettingsDep) -> str:
@@ -53,7 +55,10 @@ def _context(settings: SettingsDep) -> str:
 
 def _json(body: dict[str, object], context: str, status: int = 200, location: str | None = None) -> JSONResponse:
     """A JSON answer that is also JSON-LD: ``@context`` in the body and the context Link header (JSON-LD 1.1 §6.1)."""
-    headers = {"Link": f'<{context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"', "Vary": "Accept"}
+    headers = {
+        "Link": f'<{context}>; rel="http://www.w3.org/ns/json-ld#context"; type="application/ld+json"',
+        "Vary": "Accept",
+    }
     if location:
         headers["Location"] = location
     return JSONResponse({"@context": context, **body}, status_code=status, headers=headers)
@@ -65,7 +70,11 @@ def _agent(agent: Credential | None) -> Credential:
 
 
 def _evaluation_json(evaluation: envelope.Evaluation) -> dict[str, object]:
-    return {"@id": evaluation.iri, **scope_json(evaluation.scope), "envelope": envelope_summary_json(evaluation.envelope)}
+    return {
+        "@id": evaluation.iri,
+        **scope_json(evaluation.scope),
+        "envelope": envelope_summary_json(evaluation.envelope),
+    }
 
 
 @router.get("/evaluations", summary="Every evaluation, with its current envelope's version and digest")
@@ -75,18 +84,22 @@ async def list_evaluations(graphs: GraphsDep, settings: SettingsDep, _: ReaderDe
 
 
 @router.post("/evaluations", summary="Create an evaluation from its JSON scope", status_code=201)
-async def create_evaluation(body: EvaluationBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+async def create_evaluation(
+    body: EvaluationBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
     if body.id is None:
         raise Unprocessable("id: the evaluation's id is required (1-128 letters, digits, '.', '_' or '-')")
     evaluation, _ = await run_in_threadpool(
-        lambda: envelope.put_scope(graphs, body.to_domain(body.id or ""), _agent(agent), must_be_new=True))
+        lambda: envelope.put_scope(graphs, body.to_domain(body.id or ""), _agent(agent), must_be_new=True)
+    )
     return _json(_evaluation_json(evaluation), _context(settings), 201, f"/evaluations/{evaluation.scope.id}")
 
 
 @router.put("/evaluations/{evaluation_id}", summary="Create or replace an evaluation's scope (JSON or RDF)")
 @body(Body.FILE)  # or JSON, by its Content-Type: read_body takes the JSON limit then
-async def put_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                         agent: CredentialDep) -> JSONResponse:
+async def put_evaluation(
+    evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
     caller = _agent(agent)
     content_type = request.headers.get("content-type")
     data = await read_body(request, settings, Body.JSON if base_type(content_type) == JSON else Body.FILE)
@@ -103,14 +116,18 @@ async def put_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep
         rdf_format = rdf_format_for(content_type)
         result = await run_in_threadpool(envelope.put_rdf, graphs, evaluation_id, data, rdf_format, caller)
         evaluation, created = result.evaluation, result.created
-        answer = {**_evaluation_json(evaluation), "ignoredTriples": len(result.ignored),
-                  "ignoredExamples": [str(t) for t in result.ignored[:5]]}
+        answer = {
+            **_evaluation_json(evaluation),
+            "ignoredTriples": len(result.ignored),
+            "ignoredExamples": [str(t) for t in result.ignored[:5]],
+        }
     return _json(answer, _context(settings), 201 if created else 200, f"/evaluations/{evaluation_id}")
 
 
 @router.get("/evaluations/{evaluation_id}", summary="An evaluation: JSON, its record graph as RDF, or a page")
-async def get_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                         _: ReaderDep) -> Response:
+async def get_evaluation(
+    evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep, _: ReaderDep
+) -> Response:
     wanted = negotiate(request.headers.get("accept"), [JSON, *OFFERED])
     if wanted == HTML:  # a browser gets the evaluation's overview in the workspace
         return await evaluation_page(request, graphs, evaluation_id)
@@ -121,25 +138,46 @@ async def get_evaluation(evaluation_id: str, request: Request, graphs: GraphsDep
 
 
 @router.put("/evaluations/{evaluation_id}/envelope", summary="Write the current envelope version (409 once signed off)")
-async def put_envelope(evaluation_id: str, body: EnvelopeBody, graphs: GraphsDep, settings: SettingsDep,
-                       agent: CredentialDep) -> JSONResponse:
-    env, created = await run_in_threadpool(envelope.put_envelope, graphs, evaluation_id, body.to_domain(), _agent(agent))
+async def put_envelope(
+    evaluation_id: str, body: EnvelopeBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
+    env, created = await run_in_threadpool(
+        envelope.put_envelope, graphs, evaluation_id, body.to_domain(), _agent(agent)
+    )
     status = await run_in_threadpool(approvals.envelope_status, graphs, evaluation_id)
-    return _json(_envelope_json(evaluation_id, env, status), _context(settings), 201 if created else 200,
-                 f"/evaluations/{evaluation_id}/envelope")
+    return _json(
+        _envelope_json(evaluation_id, env, status),
+        _context(settings),
+        201 if created else 200,
+        f"/evaluations/{evaluation_id}/envelope",
+    )
 
 
-def _envelope_json(evaluation_id: str, env: envelope.Envelope, status: approvals.EnvelopeStatus | None) -> dict[str, object]:
-    body: dict[str, object] = {"@id": env.iri, "evaluation": evaluation_id, "version": env.version, "digest": env.digest,
-                               "revisionOf": env.revision_of, **content_json(env.content)}
+def _envelope_json(
+    evaluation_id: str, env: envelope.Envelope, status: approvals.EnvelopeStatus | None
+) -> dict[str, object]:
+    body: dict[str, object] = {
+        "@id": env.iri,
+        "evaluation": evaluation_id,
+        "version": env.version,
+        "digest": env.digest,
+        "revisionOf": env.revision_of,
+        **content_json(env.content),
+    }
     if status is not None and status.envelope == env.iri:
         body["status"] = envelope_status_json(status)
     return body
 
 
 @router.get("/evaluations/{evaluation_id}/envelope", summary="The envelope with its digest and approval status")
-async def get_envelope(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep, _: ReaderDep,
-                       version: VersionQuery = None) -> Response:
+async def get_envelope(
+    evaluation_id: str,
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    _: ReaderDep,
+    version: VersionQuery = None,
+) -> Response:
     wanted = negotiate(request.headers.get("accept"), [JSON, *RDF_OFFERED])
     env, triples = await run_in_threadpool(envelope.envelope_at, graphs, evaluation_id, version)
     if wanted != JSON:
@@ -148,59 +186,95 @@ async def get_envelope(evaluation_id: str, request: Request, graphs: GraphsDep, 
     return _json(_envelope_json(evaluation_id, env, status), _context(settings))
 
 
-@router.post("/evaluations/{evaluation_id}/envelope/versions", summary="Start version n+1 of a signed-off envelope",
-             status_code=201)
-async def new_envelope_version(evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+@router.post(
+    "/evaluations/{evaluation_id}/envelope/versions",
+    summary="Start version n+1 of a signed-off envelope",
+    status_code=201,
+)
+async def new_envelope_version(
+    evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
     env = await run_in_threadpool(envelope.new_version, graphs, evaluation_id, _agent(agent))
     status = await run_in_threadpool(approvals.envelope_status, graphs, evaluation_id)
-    return _json(_envelope_json(evaluation_id, env, status), _context(settings), 201, f"/evaluations/{evaluation_id}/envelope")
+    return _json(
+        _envelope_json(evaluation_id, env, status), _context(settings), 201, f"/evaluations/{evaluation_id}/envelope"
+    )
 
 
 def _approval(record: approvals.ApprovalRecord, settings: SettingsDep, evaluation_id: str) -> JSONResponse:
     return _json(approval_json(record), _context(settings), 201, f"/evaluations/{evaluation_id}/approvals")
 
 
-@router.post("/evaluations/{evaluation_id}/criteria/{criterion_id}/relevance", status_code=201,
-             summary="The domain expert assesses a criterion's relevance (append-only; 409 once the envelope is signed off)")
-async def assess_relevance(evaluation_id: str, criterion_id: str, body: RelevanceBody, graphs: GraphsDep,
-                           settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
-    record = await run_in_threadpool(approvals.assess_relevance, graphs, evaluation_id, criterion_id, body.relevant,
-                                     body.rationale, agent)
+@router.post(
+    "/evaluations/{evaluation_id}/criteria/{criterion_id}/relevance",
+    status_code=201,
+    summary="The domain expert assesses a criterion's relevance (append-only; 409 once the envelope is signed off)",
+)
+async def assess_relevance(
+    evaluation_id: str,
+    criterion_id: str,
+    body: RelevanceBody,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+) -> JSONResponse:
+    record = await run_in_threadpool(
+        approvals.assess_relevance, graphs, evaluation_id, criterion_id, body.relevant, body.rationale, agent
+    )
     return _approval(record, settings, evaluation_id)
 
 
-@router.post("/evaluations/{evaluation_id}/dso/appropriateness", status_code=201,
-             summary="The domain expert assesses the DSO's appropriateness for the evaluation (append-only)")
-async def assess_dso_appropriateness(evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep,
-                                     settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
-    record = await run_in_threadpool(approvals.assess_dso_appropriateness, graphs, evaluation_id, body.appropriate,
-                                     body.rationale, agent)
+@router.post(
+    "/evaluations/{evaluation_id}/dso/appropriateness",
+    status_code=201,
+    summary="The domain expert assesses the DSO's appropriateness for the evaluation (append-only)",
+)
+async def assess_dso_appropriateness(
+    evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
+    record = await run_in_threadpool(
+        approvals.assess_dso_appropriateness, graphs, evaluation_id, body.appropriate, body.rationale, agent
+    )
     return _approval(record, settings, evaluation_id)
 
 
-@router.post("/evaluations/{evaluation_id}/envelope/appropriateness", status_code=201,
-             summary="The domain expert assesses the envelope's appropriateness (append-only; 409 once it is signed off)")
-async def assess_appropriateness(evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep,
-                                 settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
-    record = await run_in_threadpool(approvals.assess_appropriateness, graphs, evaluation_id, body.appropriate,
-                                     body.rationale, agent)
+@router.post(
+    "/evaluations/{evaluation_id}/envelope/appropriateness",
+    status_code=201,
+    summary="The domain expert assesses the envelope's appropriateness (append-only; 409 once it is signed off)",
+)
+async def assess_appropriateness(
+    evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
+    record = await run_in_threadpool(
+        approvals.assess_appropriateness, graphs, evaluation_id, body.appropriate, body.rationale, agent
+    )
     return _approval(record, settings, evaluation_id)
 
 
-@router.post("/evaluations/{evaluation_id}/envelope/sign-off", status_code=201,
-             summary="The organizational expert signs the envelope off, freezing it "
-                     "(409 naming what is missing, or the sign-off that froze it)")
-async def sign_off(evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep,
-                   body: SignOffBody | None = None) -> JSONResponse:
+@router.post(
+    "/evaluations/{evaluation_id}/envelope/sign-off",
+    status_code=201,
+    summary="The organizational expert signs the envelope off, freezing it "
+    "(409 naming what is missing, or the sign-off that froze it)",
+)
+async def sign_off(
+    evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep, body: SignOffBody | None = None
+) -> JSONResponse:
     comment = body.comment if body else None
     record, unread = await run_in_threadpool(sign_off_reporting_unread, graphs, evaluation_id, agent, comment)
-    return _json({**approval_json(record), "warnings": [graph.describe() for graph in unread]}, _context(settings), 201,
-                 f"/evaluations/{evaluation_id}/approvals")
+    return _json(
+        {**approval_json(record), "warnings": [graph.describe() for graph in unread]},
+        _context(settings),
+        201,
+        f"/evaluations/{evaluation_id}/approvals",
+    )
 
 
 @router.get("/evaluations/{evaluation_id}/approvals", summary="Every approval of the evaluation, oldest first")
-async def list_approvals(evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                         _: ReaderDep) -> Response:
+async def list_approvals(
+    evaluation_id: str, request: Request, graphs: GraphsDep, settings: SettingsDep, _: ReaderDep
+) -> Response:
     wanted = negotiate(request.headers.get("accept"), [JSON, *RDF_OFFERED])
     found, triples = await run_in_threadpool(approvals.list_approvals, graphs, evaluation_id)
     if wanted != JSON:

@@ -47,21 +47,38 @@ def _read(store: Store, catalog: Catalog, graph: NamedNode, media: str) -> bytes
     return store.export_graph(graph, RDF_FORMATS[media], prefixes())
 
 
-_PARAMETERS = {"parameters": [  # read by _graph itself; stated here for the OpenAPI document (docs/api.md)
-    {"name": "graph", "in": "query", "schema": {"type": "string", "format": "iri"}, "description": "The graph's IRI."},
-    {"name": "default", "in": "query", "allowEmptyValue": True, "schema": {"type": "string"},
-     "description": "Present for the default graph (its value, if any, is not read)."},
-]}
+_PARAMETERS = {
+    "parameters": [  # read by _graph itself; stated here for the OpenAPI document (docs/api.md)
+        {
+            "name": "graph",
+            "in": "query",
+            "schema": {"type": "string", "format": "iri"},
+            "description": "The graph's IRI.",
+        },
+        {
+            "name": "default",
+            "in": "query",
+            "allowEmptyValue": True,
+            "schema": {"type": "string"},
+            "description": "Present for the default graph (its value, if any, is not read).",
+        },
+    ]
+}
 
 
-@router.api_route(PATH, methods=["GET", "HEAD"], openapi_extra=_PARAMETERS,
-                  summary="A graph (?graph=IRI) or the default graph (?default), as RDF")
+@router.api_route(
+    PATH,
+    methods=["GET", "HEAD"],
+    openapi_extra=_PARAMETERS,
+    summary="A graph (?graph=IRI) or the default graph (?default), as RDF",
+)
 async def get_graph(request: Request, store: StoreDep, catalog: CatalogDep, credential: ReaderDep) -> Response:
     graph = _graph(request)
     media = negotiate(request.headers.get("accept"), GRAPH_FORMATS, aliases=RDF_ALIASES)
     if graph is None:  # the union of every graph: a client's query like /sparql's, under the same limits
-        answer = await guarded(request, credential,
-                               lambda guarded_store: guarded_store.answer(DEFAULT_GRAPH, media, union=True))
+        answer = await guarded(
+            request, credential, lambda guarded_store: guarded_store.answer(DEFAULT_GRAPH, media, union=True)
+        )
         body = answer.body
     else:
         body = await run_in_threadpool(_read, store, catalog, graph, media)

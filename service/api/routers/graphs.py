@@ -30,7 +30,9 @@ from .resources import linked_data
 
 router = APIRouter(prefix="/graphs", tags=["graphs"])
 
-TitleQuery = Annotated[str | None, Query(max_length=500, description="Title for the catalog; defaults to the graph's own.")]
+TitleQuery = Annotated[
+    str | None, Query(max_length=500, description="Title for the catalog; defaults to the graph's own.")
+]
 READ_BY_RULE = (GraphKind.SHAPES, GraphKind.JUDGES)
 """The kinds a reader takes up only when named or declared as it expects (docs/new-domain.md "Graphs nothing reads")."""
 DsoQuery = Annotated[str | None, Query(description="Identifier of the DSO graph a knowledge graph is checked against.")]
@@ -38,17 +40,22 @@ DsoQuery = Annotated[str | None, Query(description="Identifier of the DSO graph 
 
 @router.get("", summary="The catalog of named graphs (DCAT + PROV)")
 async def list_graphs(request: Request, catalog: CatalogDep, graphs: GraphsDep, _: ReaderDep) -> Response:
-    wanted = negotiate(request.headers.get("accept"), [JSON, HTML, "application/ld+json", "text/turtle", *GRAPH_FORMATS[2:]])
+    wanted = negotiate(
+        request.headers.get("accept"), [JSON, HTML, "application/ld+json", "text/turtle", *GRAPH_FORMATS[2:]]
+    )
     if wanted == JSON:
         entries = await run_in_threadpool(graphs.catalog)
-        return JSONResponse({"catalog": catalog.graph.value, "graphs": [catalog_entry_json(e) for e in entries]},
-                            headers={"Vary": "Accept"})
+        return JSONResponse(
+            {"catalog": catalog.graph.value, "graphs": [catalog_entry_json(e) for e in entries]},
+            headers={"Vary": "Accept"},
+        )
     if wanted == HTML:
         entries = await run_in_threadpool(graphs.catalog)
         return HTMLResponse(html.catalog_page(entries, request.app.state.settings.base_url), headers={"Vary": "Accept"})
     triples = await run_in_threadpool(catalog.triples)
-    return await run_in_threadpool(rdf_response, triples, wanted, catalog.graph,
-                                   context_iri(request.app.state.settings.base_url))
+    return await run_in_threadpool(
+        rdf_response, triples, wanted, catalog.graph, context_iri(request.app.state.settings.base_url)
+    )
 
 
 @router.get("/{kind}/{identifier}", summary="One named graph, in the RDF syntax the client accepts")
@@ -70,8 +77,17 @@ def _writable(graphs: GraphService, kind: str, identifier: str, agent: Credentia
     return ref
 
 
-async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                 agent: WriterDep, mode: WriteMode, title: str | None, dso: str | None) -> JSONResponse:
+async def _write(
+    kind: str,
+    identifier: str,
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: WriterDep,
+    mode: WriteMode,
+    title: str | None,
+    dso: str | None,
+) -> JSONResponse:
     ref = _writable(graphs, kind, identifier, agent)
     rdf_format = rdf_format_for(request.headers.get("content-type"))
     data = await read_body(request, settings, Body.FILE)
@@ -79,26 +95,55 @@ async def _write(kind: str, identifier: str, request: Request, graphs: GraphsDep
     # a shapes or judges graph no derivation, KG load or judging reads is said so now, not found out from a plan
     unread = await run_in_threadpool(unread_graphs, graphs, [result.entry.graph]) if ref.kind in READ_BY_RULE else []
     location = f"/graphs/{kind}/{identifier}"
-    return JSONResponse({**catalog_entry_json(result.entry), "warnings": [graph.describe() for graph in unread]},
-                        status_code=201 if result.created else 200, headers={"Location": location})
+    return JSONResponse(
+        {**catalog_entry_json(result.entry), "warnings": [graph.describe() for graph in unread]},
+        status_code=201 if result.created else 200,
+        headers={"Location": location},
+    )
 
 
-@router.put("/{kind}/{identifier}", summary="Replace a named graph (created if new); never an evaluation graph", status_code=201)
+@router.put(
+    "/{kind}/{identifier}", summary="Replace a named graph (created if new); never an evaluation graph", status_code=201
+)
 @body(Body.FILE)
-async def put_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                    agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
+async def put_graph(
+    kind: str,
+    identifier: str,
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: WriterDep,
+    title: TitleQuery = None,
+    dso: DsoQuery = None,
+) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.REPLACE, title, dso)
 
 
-@router.post("/{kind}/{identifier}", summary="Append to a named graph (created if new); never an evaluation graph", status_code=201,
-             responses={200: {"description": "Appended to the graph that was there", "content": {"application/json": {}}}})
+@router.post(
+    "/{kind}/{identifier}",
+    summary="Append to a named graph (created if new); never an evaluation graph",
+    status_code=201,
+    responses={200: {"description": "Appended to the graph that was there", "content": {"application/json": {}}}},
+)
 @body(Body.FILE)
-async def post_graph(kind: str, identifier: str, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                     agent: WriterDep, title: TitleQuery = None, dso: DsoQuery = None) -> JSONResponse:
+async def post_graph(
+    kind: str,
+    identifier: str,
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: WriterDep,
+    title: TitleQuery = None,
+    dso: DsoQuery = None,
+) -> JSONResponse:
     return await _write(kind, identifier, request, graphs, settings, agent, WriteMode.APPEND, title, dso)
 
 
-@router.delete("/{kind}/{identifier}", summary="Delete a named graph and its catalog record; never an evaluation graph", status_code=204)
+@router.delete(
+    "/{kind}/{identifier}",
+    summary="Delete a named graph and its catalog record; never an evaluation graph",
+    status_code=204,
+)
 async def delete_graph(kind: str, identifier: str, graphs: GraphsDep, agent: WriterDep) -> Response:
     ref = _writable(graphs, kind, identifier, agent)
     await run_in_threadpool(graphs.delete, ref)

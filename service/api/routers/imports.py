@@ -48,14 +48,34 @@ def _json(imported: ImportedRecord) -> dict[str, object]:
     }
 
 
-@router.post("/evaluations/imports", status_code=201,
-             summary="Import an outside evaluation record (RDF) as a new evaluation, checked against shapes/record.ttl")
+@router.post(
+    "/evaluations/imports",
+    status_code=201,
+    summary="Import an outside evaluation record (RDF) as a new evaluation, checked against shapes/record.ttl",
+)
 @body(Body.FILE)
-async def import_evaluation(request: Request, graphs: GraphsDep, settings: SettingsDep, agent: ImporterDep,
-                            evaluation_id: IdQuery, source: SourceQuery = None, title: TitleQuery = None) -> JSONResponse:
+async def import_evaluation(
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: ImporterDep,
+    evaluation_id: IdQuery,
+    source: SourceQuery = None,
+    title: TitleQuery = None,
+) -> JSONResponse:
     rdf_format = rdf_format_for(request.headers.get("content-type"))
     data = await read_body(request, settings, Body.FILE)
-    imported = await run_in_threadpool(import_record, graphs, evaluation_id, data, rdf_format, agent,
-                                       source=source, title=title,
-                                       spec_record_max_triples=settings.spec_record_max_triples)
-    return JSONResponse(_json(imported), status_code=201, headers={"Location": f"/evaluations/{imported.evaluation_id}"})
+    imported = await run_in_threadpool(
+        import_record,
+        graphs,
+        evaluation_id,
+        data,
+        rdf_format,
+        agent,
+        source=source,
+        title=title,
+        spec_record_max_triples=settings.spec_record_max_triples,
+    )
+    return JSONResponse(
+        _json(imported), status_code=201, headers={"Location": f"/evaluations/{imported.evaluation_id}"}
+    )

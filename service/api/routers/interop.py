@@ -19,18 +19,26 @@ from ..deps import CatalogDep, GraphsDep, ReaderDep, StoreDep
 router = APIRouter(tags=["evaluations"])
 
 GRAPH_FORMATS = ["text/turtle", "application/n-triples", "application/ld+json", "application/rdf+xml"]
-PREFIXES = {"epo": "https://w3id.org/og-caie/epo#", "ogc": "https://w3id.org/og-caie/",
-            "prov": "http://www.w3.org/ns/prov#", "earl": "http://www.w3.org/ns/earl#",
-            "rdfs": "http://www.w3.org/2000/01/rdf-schema#", "skos": "http://www.w3.org/2004/02/skos/core#",
-            "xsd": "http://www.w3.org/2001/XMLSchema#"}
+PREFIXES = {
+    "epo": "https://w3id.org/og-caie/epo#",
+    "ogc": "https://w3id.org/og-caie/",
+    "prov": "http://www.w3.org/ns/prov#",
+    "earl": "http://www.w3.org/ns/earl#",
+    "rdfs": "http://www.w3.org/2000/01/rdf-schema#",
+    "skos": "http://www.w3.org/2004/02/skos/core#",
+    "xsd": "http://www.w3.org/2001/XMLSchema#",
+}
 """caie-spec's own prefixes: its EPO is ``epo:`` in its files."""
 
 
-@router.get("/evaluations/{evaluation_id}/record/caie",
-            summary="The evaluation record in caie-spec's layout (one graph), with the declarations the export adds marked",
-            responses={200: {"content": {media: {} for media in GRAPH_FORMATS}}, 404: {}, 406: {}})
-async def get_caie_record(evaluation_id: str, request: Request, graphs: GraphsDep, store: StoreDep,
-                          catalog: CatalogDep, _: ReaderDep) -> Response:
+@router.get(
+    "/evaluations/{evaluation_id}/record/caie",
+    summary="The evaluation record in caie-spec's layout (one graph), with the declarations the export adds marked",
+    responses={200: {"content": {media: {} for media in GRAPH_FORMATS}}, 404: {}, 406: {}},
+)
+async def get_caie_record(
+    evaluation_id: str, request: Request, graphs: GraphsDep, store: StoreDep, catalog: CatalogDep, _: ReaderDep
+) -> Response:
     wanted = negotiate(request.headers.get("accept"), GRAPH_FORMATS)
     record = graphs.member(GraphKind.EVALUATION, evaluation_id).iri
     quads = await run_in_threadpool(record_quads, store, catalog, record)

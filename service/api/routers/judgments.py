@@ -28,15 +28,33 @@ router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations 
 CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 
-@router.post("/runs/{number}/determinations", status_code=201,
-             summary="Record people's determinations on a run's responses, as one batch (annotator or domain expert)")
-async def post_determinations(evaluation_id: str, number: int, body: DeterminationsBody, graphs: GraphsDep,
-                              settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+@router.post(
+    "/runs/{number}/determinations",
+    status_code=201,
+    summary="Record people's determinations on a run's responses, as one batch (annotator or domain expert)",
+)
+async def post_determinations(
+    evaluation_id: str,
+    number: int,
+    body: DeterminationsBody,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+) -> JSONResponse:
     def record() -> list[str]:
-        rulings = [Ruling(r.probe, run_criterion(graphs, evaluation_id, number, r.criterion), r.turn, EARL + r.outcome,
-                          r.rationale, (r.pointer.start, r.pointer.end) if r.pointer else None)
-                   for r in body.determinations]
+        rulings = [
+            Ruling(
+                r.probe,
+                run_criterion(graphs, evaluation_id, number, r.criterion),
+                r.turn,
+                EARL + r.outcome,
+                r.rationale,
+                (r.pointer.start, r.pointer.end) if r.pointer else None,
+            )
+            for r in body.determinations
+        ]
         return record_rulings(graphs, evaluation_id, number, rulings, agent, separation=Separation.of(settings, graphs))
+
     made = await run_in_threadpool(record)
     return JSONResponse({"determinations": made}, status_code=201)
 
@@ -44,13 +62,17 @@ async def post_determinations(evaluation_id: str, number: int, body: Determinati
 _STEPS = {"schema": {"type": "string", "format": "binary"}}
 
 
-@router.post("/runs/{number}/human-steps", status_code=201,
-             openapi_extra={"requestBody": {"required": True, "content": {m: _STEPS for m in MEDIA}}},
-             summary="Import a person's determinations and attestations from a file (JSON Lines or CSV, the body), as "
-                     "that person; every line checked first, nothing recorded on a refusal (docs/judgments.md)")
+@router.post(
+    "/runs/{number}/human-steps",
+    status_code=201,
+    openapi_extra={"requestBody": {"required": True, "content": {m: _STEPS for m in MEDIA}}},
+    summary="Import a person's determinations and attestations from a file (JSON Lines or CSV, the body), as "
+    "that person; every line checked first, nothing recorded on a refusal (docs/judgments.md)",
+)
 @body(Body.FILE)
-async def post_human_steps(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, settings: SettingsDep,
-                           agent: CredentialDep) -> JSONResponse:
+async def post_human_steps(
+    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+) -> JSONResponse:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in MEDIA:
         raise UnsupportedMediaType(f"a file of steps is one of {', '.join(MEDIA)}, not {media or 'untyped'}")
@@ -58,36 +80,71 @@ async def post_human_steps(evaluation_id: str, number: int, request: Request, gr
 
     def record() -> Imported:
         found = read_steps(data, MEDIA[media])
-        return import_steps(graphs, evaluation_id, number, found, agent, separation=Separation.of(settings, graphs),
-                            supersede_role=settings.supersede_role)
+        return import_steps(
+            graphs,
+            evaluation_id,
+            number,
+            found,
+            agent,
+            separation=Separation.of(settings, graphs),
+            supersede_role=settings.supersede_role,
+        )
+
     made = await run_in_threadpool(record)
-    return JSONResponse({"determinations": list(made.determinations), "attestations": list(made.attestations)},
-                        status_code=201)
+    return JSONResponse(
+        {"determinations": list(made.determinations), "attestations": list(made.attestations)}, status_code=201
+    )
 
 
-@router.post("/runs/{number}/rule-judgments", status_code=201,
-             summary="Apply every judging rule in the store to the run's answered cases (evaluation operator)")
+@router.post(
+    "/runs/{number}/rule-judgments",
+    status_code=201,
+    summary="Apply every judging rule in the store to the run's answered cases (evaluation operator)",
+)
 async def post_rule_judgments(evaluation_id: str, number: int, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
     made = await run_in_threadpool(judge_run, graphs, evaluation_id, number, agent)
     return JSONResponse({"determinations": made}, status_code=201)
 
 
 @router.get("/determinations", summary="The evaluation's determinations; filter by criterion IRI or run IRI")
-async def get_determinations(evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None,
-                             run: str | None = None) -> JSONResponse:
+async def get_determinations(
+    evaluation_id: str, graphs: GraphsDep, _: ReaderDep, criterion: str | None = None, run: str | None = None
+) -> JSONResponse:
     found = await run_in_threadpool(lambda: determinations(graphs, evaluation_id, criterion=criterion, run=run))
     return JSONResponse({"determinations": [determination_json(d) for d in found]})
 
 
-@router.post("/runs/{number}/attestations", status_code=201,
-             summary="Attest a criterion's outcome for a run (domain expert); a correction supersedes, with a reason")
-async def post_attestation(evaluation_id: str, number: int, body: AttestationBody, graphs: GraphsDep,
-                           settings: SettingsDep, agent: CredentialDep) -> JSONResponse:
+@router.post(
+    "/runs/{number}/attestations",
+    status_code=201,
+    summary="Attest a criterion's outcome for a run (domain expert); a correction supersedes, with a reason",
+)
+async def post_attestation(
+    evaluation_id: str,
+    number: int,
+    body: AttestationBody,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+) -> JSONResponse:
     def record() -> AttestationView:
         criterion = run_criterion(graphs, evaluation_id, number, body.criterion)
-        return attest(graphs, evaluation_id, number, criterion, EARL + body.outcome, body.rationale, body.sufficiency,
-                      body.appropriateness, agent, supersedes=body.supersedes, reason=body.reason,
-                      separation=Separation.of(settings, graphs), supersede_role=settings.supersede_role)
+        return attest(
+            graphs,
+            evaluation_id,
+            number,
+            criterion,
+            EARL + body.outcome,
+            body.rationale,
+            body.sufficiency,
+            body.appropriateness,
+            agent,
+            supersedes=body.supersedes,
+            reason=body.reason,
+            separation=Separation.of(settings, graphs),
+            supersede_role=settings.supersede_role,
+        )
+
     return JSONResponse(attestation_json(await run_in_threadpool(record)), status_code=201)
 
 

@@ -52,13 +52,17 @@ def client(settings: Settings) -> StarletteOAuth2App | None:
     metadata = settings.oidc_issuer.rstrip("/") + "/.well-known/openid-configuration"
     with warnings.catch_warnings():  # Authlib 1.9 asks for the httpx2 fork; httpx is what the service uses
         import authlib.deprecate  # noqa: F401  # its import puts an "always" filter first; this one goes before it
+
         warnings.filterwarnings("ignore", "The httpx module is deprecated", DeprecationWarning)
         from authlib.integrations.starlette_client import OAuth
-    return OAuth().register("oidc", client_id=settings.oidc_client_id, client_secret=secret,
-                            server_metadata_url=metadata,
-                            # the process's one TLS context, not one per sign-in (core/outbound.py)
-                            client_kwargs={"scope": settings.oidc_scope, "code_challenge_method": "S256",
-                                           "verify": tls_context()})
+    return OAuth().register(
+        "oidc",
+        client_id=settings.oidc_client_id,
+        client_secret=secret,
+        server_metadata_url=metadata,
+        # the process's one TLS context, not one per sign-in (core/outbound.py)
+        client_kwargs={"scope": settings.oidc_scope, "code_challenge_method": "S256", "verify": tls_context()},
+    )
 
 
 def _provider(space: Workspace) -> StarletteOAuth2App:
@@ -85,8 +89,12 @@ async def start(request: Request, space: WorkspaceDep, next: str = "") -> Respon
         return _refused(space, request, 503, "The sign-in provider did not answer. Try again later.")
     if issuer != space.settings.oidc_issuer:  # OpenID Connect Discovery §4.3
         return _refused(space, request, 503, "The sign-in provider's metadata names another issuer.")
-    pending = {"state": started["state"], "nonce": started["nonce"], "verifier": started["code_verifier"],
-               "next": html.local_href(next) or ""}
+    pending = {
+        "state": started["state"],
+        "nonce": started["nonce"],
+        "verifier": started["code_verifier"],
+        "next": html.local_href(next) or "",
+    }
     payload = base64.urlsafe_b64encode(json.dumps(pending).encode()).decode()
     response = RedirectResponse(started["url"], status_code=303, headers=NO_STORE)
     space.cookies.set(response, space.cookies.oidc, space.signer.sign(payload), max_age=PENDING_S)
@@ -99,23 +107,35 @@ async def callback(request: Request, space: WorkspaceDep, state: str = "", code:
     signed = space.signer.unsign(request.cookies.get(space.cookies.oidc), PENDING_S)
     pending = json.loads(base64.urlsafe_b64decode(signed)) if signed else None
     if pending is None or not state or state != pending["state"]:
-        return _refused(space, request, 403, "This sign-in did not start here, or took longer than "
-                                             f"{PENDING_S // 60} minutes. Start again.")
+        return _refused(
+            space,
+            request,
+            403,
+            f"This sign-in did not start here, or took longer than {PENDING_S // 60} minutes. Start again.",
+        )
     if error or not code:
-        return _refused(space, request, 401, "The sign-in provider did not sign you in"
-                                             + (f" ({error[:100]})." if error else "."))
+        return _refused(
+            space, request, 401, "The sign-in provider did not sign you in" + (f" ({error[:100]})." if error else ".")
+        )
     try:
-        token = await provider.fetch_access_token(redirect_uri=space.settings.base_url + CALLBACK, code=code,
-                                                  code_verifier=pending["verifier"])
+        token = await provider.fetch_access_token(
+            redirect_uri=space.settings.base_url + CALLBACK, code=code, code_verifier=pending["verifier"]
+        )
         claims = await provider.parse_id_token(token, nonce=pending["nonce"])
     except Exception:  # noqa: BLE001  # a failed exchange or a token that does not verify: no session, whatever failed
         _LOG.warning("an OpenID Connect sign-in failed at the token exchange or its verification", exc_info=True)
         return _refused(space, request, 401, "The sign-in provider's answer could not be verified. Start again.")
-    person = person_of_claims(space.people, claims or {}, space.settings.oidc_roles_claim,
-                              space.settings.oidc_agent_claim)
+    person = person_of_claims(
+        space.people, claims or {}, space.settings.oidc_roles_claim, space.settings.oidc_agent_claim
+    )
     if person is None:
-        return _refused(space, request, 403, "You signed in with the provider, but you are not one of this "
-                                             "deployment's people. Ask its administrator to add you.")
+        return _refused(
+            space,
+            request,
+            403,
+            "You signed in with the provider, but you are not one of this "
+            "deployment's people. Ask its administrator to add you.",
+        )
     response = start_session(space, request, person, pending["next"])
     space.cookies.clear(response, space.cookies.oidc)
     return response

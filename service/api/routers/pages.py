@@ -41,12 +41,23 @@ async def term_doc(request: Request, iri: str) -> TermDoc:
     return await run_in_threadpool(docs(request).term, iri, request.query_params.get("via"), page)
 
 
-@router.get("/doc/{kind}/{identifier}", response_class=HTMLResponse,
-            summary="The documentation index of an ontology, DSO or knowledge graph")
-async def index(kind: str, identifier: str, request: Request, reader: DocsDep, _: ReaderDep,
-                listing: Annotated[str | None, Query(alias="list", description="classes, properties or individuals")] = None,
-                page: PageParameter = None) -> HTMLResponse:
-    negotiate(request.headers.get("accept"), [HTML])  # a page only (406 otherwise): its RDF is the graph, linked from it
+@router.get(
+    "/doc/{kind}/{identifier}",
+    response_class=HTMLResponse,
+    summary="The documentation index of an ontology, DSO or knowledge graph",
+)
+async def index(
+    kind: str,
+    identifier: str,
+    request: Request,
+    reader: DocsDep,
+    _: ReaderDep,
+    listing: Annotated[str | None, Query(alias="list", description="classes, properties or individuals")] = None,
+    page: PageParameter = None,
+) -> HTMLResponse:
+    negotiate(
+        request.headers.get("accept"), [HTML]
+    )  # a page only (406 otherwise): its RDF is the graph, linked from it
     found = await run_in_threadpool(reader.index, kind, identifier, listing, page_number(page))
     publisher = request.app.state.publisher
     return HTMLResponse(html.index_page(found, publisher.local_href, f"/graphs/{kind}/{identifier}"))
@@ -68,9 +79,20 @@ async def void(request: Request, reader: DocsDep, _: ReaderDep, page: PageParame
 
     def described() -> str:
         entries = request.app.state.graphs.catalog()
-        summary = {"dataset": reader.dataset_iri(), "endpoint": base + "sparql", "triples": sum(e.triples for e in entries)}
-        return html.catalog_page(entries, base, page=number, path="/.well-known/void", heading="VoID description",
-                                 void=summary, intro="The deployment as one void:Dataset whose subsets are its named graphs.")
+        summary = {
+            "dataset": reader.dataset_iri(),
+            "endpoint": base + "sparql",
+            "triples": sum(e.triples for e in entries),
+        }
+        return html.catalog_page(
+            entries,
+            base,
+            page=number,
+            path="/.well-known/void",
+            heading="VoID description",
+            void=summary,
+            intro="The deployment as one void:Dataset whose subsets are its named graphs.",
+        )
 
     return await _negotiated(request, reader.void, described)
 
@@ -81,8 +103,14 @@ async def dcat(request: Request, reader: DocsDep, _: ReaderDep, page: PageParame
     base = request.app.state.settings.base_url
 
     def listed() -> str:
-        return html.catalog_page(request.app.state.graphs.catalog(), base, page=number, path="/dcat", heading="DCAT catalog",
-                                 intro="Every graph as a dcat:Dataset of the deployment's dcat:Catalog, with its provenance.")
+        return html.catalog_page(
+            request.app.state.graphs.catalog(),
+            base,
+            page=number,
+            path="/dcat",
+            heading="DCAT catalog",
+            intro="Every graph as a dcat:Dataset of the deployment's dcat:Catalog, with its provenance.",
+        )
 
     return await _negotiated(request, reader.dcat, listed)
 

@@ -20,11 +20,14 @@ router = APIRouter(tags=["evaluations"])
 DATASET_FORMATS = ["application/trig", "application/n-quads"]
 
 
-@router.get("/evaluations/{evaluation_id}/record",
-            summary="The evaluation's whole record (head graph, every appended batch, their catalog entries) as TriG or N-Quads",
-            responses={200: {"content": {media: {} for media in DATASET_FORMATS}}, 404: {}, 406: {}})
-async def get_record(evaluation_id: str, request: Request, graphs: GraphsDep, store: StoreDep, catalog: CatalogDep,
-                     _: ReaderDep) -> Response:
+@router.get(
+    "/evaluations/{evaluation_id}/record",
+    summary="The evaluation's whole record (head graph, every appended batch, their catalog entries) as TriG or N-Quads",
+    responses={200: {"content": {media: {} for media in DATASET_FORMATS}}, 404: {}, 406: {}},
+)
+async def get_record(
+    evaluation_id: str, request: Request, graphs: GraphsDep, store: StoreDep, catalog: CatalogDep, _: ReaderDep
+) -> Response:
     wanted = negotiate(request.headers.get("accept"), DATASET_FORMATS)
     record = graphs.member(GraphKind.EVALUATION, evaluation_id).iri
     quads = await run_in_threadpool(record_quads, store, catalog, record)

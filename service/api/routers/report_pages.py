@@ -59,9 +59,18 @@ class Format(TypedDict):
 FORMAT = Format(percent=percent, exact=exact, outcome=local_name, short=local_name)
 
 
-async def report_page_response(request: Request, graphs: GraphService, evaluation_id: str, number: int,
-                               reader: Credential | None, *, refused: str | None = None, error: str | None = None,
-                               comment: str = "", status: int = 200) -> HTMLResponse:
+async def report_page_response(
+    request: Request,
+    graphs: GraphService,
+    evaluation_id: str,
+    number: int,
+    reader: Credential | None,
+    *,
+    refused: str | None = None,
+    error: str | None = None,
+    comment: str = "",
+    status: int = 200,
+) -> HTMLResponse:
     """Report ``number``'s page; also what its IRI could answer a browser with (routers/reports.py). With the
     sign-off forms the signed-in person may use, and a form's refusal (``refused``: which; ``error``: why)."""
     link = request.app.state.publisher.local_href
@@ -72,38 +81,70 @@ async def report_page_response(request: Request, graphs: GraphService, evaluatio
         page = report_page(graphs, evaluation_id, number, digests)
         # the drill-down is most of the page (0.5 MB, 40 ms of rendering at 100,000 determinations) and the same
         # for every reader: rendered once per record state
-        drill = kept(graphs, evaluation, ("page-drill", number), lambda: Markup(render(
-            "report_drill.html", title="", link=link, page=page, **FORMAT)), digests)
+        drill = kept(
+            graphs,
+            evaluation,
+            ("page-drill", number),
+            lambda: Markup(render("report_drill.html", title="", link=link, page=page, **FORMAT)),
+            digests,
+        )
         return page, drill
+
     page, drill = await computed(request, reader, read)
-    forms = signing(evaluation_id, page.report, page_person(), request.query_params.get("done"), refused, error,
-                    comment)
+    forms = signing(
+        evaluation_id, page.report, page_person(), request.query_params.get("done"), refused, error, comment
+    )
     report_path = f"/evaluations/{evaluation_id}/reports/{number}"
     identifiers = {state.criterion: state.identifier for state in page.criteria}
-    html = render("report.html", title=f"Report {number}: {page.report.basis.scope.target_name}",
-                   link=link, path=report_path, scripts=["alternates.js"], page=page, drill=drill, report_path=report_path, evaluation_path=f"/evaluations/{evaluation_id}",
-                   run_path=f"/evaluations/{evaluation_id}/runs/{minted_number(page.report.basis.run)}",
-                   identifiers=identifiers, fitness=FITNESS.get(local_name(page.report.statement.fitness), "—"),
-                   signing=forms, reports_path=f"/evaluations/{evaluation_id}/workspace/reports", **FORMAT)
+    html = render(
+        "report.html",
+        title=f"Report {number}: {page.report.basis.scope.target_name}",
+        link=link,
+        path=report_path,
+        scripts=["alternates.js"],
+        page=page,
+        drill=drill,
+        report_path=report_path,
+        evaluation_path=f"/evaluations/{evaluation_id}",
+        run_path=f"/evaluations/{evaluation_id}/runs/{minted_number(page.report.basis.run)}",
+        identifiers=identifiers,
+        fitness=FITNESS.get(local_name(page.report.statement.fitness), "—"),
+        signing=forms,
+        reports_path=f"/evaluations/{evaluation_id}/workspace/reports",
+        **FORMAT,
+    )
     return HTMLResponse(html, status_code=status, headers={"Vary": "Accept"})
 
 
-@router.get("/reports/{number}/page", response_class=HTMLResponse,
-            summary="The report as a page a sponsor reads: coverage apart from performance, charts, failures, gaps, "
-                    "drill-down; printable")
-async def get_report_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
-                          reader: ReaderDep) -> HTMLResponse:
+@router.get(
+    "/reports/{number}/page",
+    response_class=HTMLResponse,
+    summary="The report as a page a sponsor reads: coverage apart from performance, charts, failures, gaps, "
+    "drill-down; printable",
+)
+async def get_report_page(
+    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, reader: ReaderDep
+) -> HTMLResponse:
     return await report_page_response(request, graphs, evaluation_id, number, reader)
 
 
-@router.get("/reports/{number}/failure-map", response_class=HTMLResponse,
-            summary="The report's failure-point map: the envelope's requirement tree, each criterion with its weight "
-                    "and its outcome as the report states it (untested and not applicable marked)")
-async def get_failure_map(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
-                          reader: ReaderDep) -> HTMLResponse:
+@router.get(
+    "/reports/{number}/failure-map",
+    response_class=HTMLResponse,
+    summary="The report's failure-point map: the envelope's requirement tree, each criterion with its weight "
+    "and its outcome as the report states it (untested and not applicable marked)",
+)
+async def get_failure_map(
+    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, reader: ReaderDep
+) -> HTMLResponse:
     found = await computed(request, reader, lambda: failure_map(graphs, evaluation_id, number))
-    html = render("failure_map.html", title=f"Failure-point map of report {number}: {found.target_name}",
-                  link=request.app.state.publisher.local_href, page=found,
-                  report_path=f"/evaluations/{evaluation_id}/reports/{number}",
-                  evaluation_path=f"/evaluations/{evaluation_id}", **FORMAT)
+    html = render(
+        "failure_map.html",
+        title=f"Failure-point map of report {number}: {found.target_name}",
+        link=request.app.state.publisher.local_href,
+        page=found,
+        report_path=f"/evaluations/{evaluation_id}/reports/{number}",
+        evaluation_path=f"/evaluations/{evaluation_id}",
+        **FORMAT,
+    )
     return HTMLResponse(html)

@@ -28,15 +28,22 @@ CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 
 def _created(evaluation_id: str, report: Report) -> JSONResponse:
-    return JSONResponse(report_json(report), status_code=201,
-                        headers={"Location": f"/evaluations/{evaluation_id}/reports/{report.number}"})
+    return JSONResponse(
+        report_json(report),
+        status_code=201,
+        headers={"Location": f"/evaluations/{evaluation_id}/reports/{report.number}"},
+    )
 
 
-@router.post("/reports", status_code=201,
-             summary="Make a draft report on a run, dated now (evaluation operator or domain expert)")
+@router.post(
+    "/reports",
+    status_code=201,
+    summary="Make a draft report on a run, dated now (evaluation operator or domain expert)",
+)
 async def post_report(evaluation_id: str, body: ReportBody, graphs: GraphsDep, agent: CredentialDep) -> JSONResponse:
-    report = await run_in_threadpool(make_report, graphs, evaluation_id, body.run, body.limitations,
-                                     body.recommendations, body.fitness, agent)
+    report = await run_in_threadpool(
+        make_report, graphs, evaluation_id, body.run, body.limitations, body.recommendations, body.fitness, agent
+    )
     return _created(evaluation_id, report)
 
 
@@ -57,26 +64,38 @@ async def get_one(evaluation_id: str, number: int, request: Request, graphs: Gra
     return JSONResponse(report_json(report), headers={"Vary": "Accept"})
 
 
-@router.post("/reports/{number}/sign-off", status_code=201,
-             summary="Sign a report off (domain expert); refused while its figures no longer verify")
-async def post_sign_off(evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep,
-                        agent: CredentialDep) -> JSONResponse:
+@router.post(
+    "/reports/{number}/sign-off",
+    status_code=201,
+    summary="Sign a report off (domain expert); refused while its figures no longer verify",
+)
+async def post_sign_off(
+    evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep, agent: CredentialDep
+) -> JSONResponse:
     report = await run_in_threadpool(sign, graphs, evaluation_id, number, "sign-off", body.comment, agent)
     return _created(evaluation_id, report)
 
 
-@router.post("/reports/{number}/acceptance", status_code=201,
-             summary="Accept a signed-off report (organizational expert), which makes it final")
-async def post_acceptance(evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep,
-                          agent: CredentialDep) -> JSONResponse:
+@router.post(
+    "/reports/{number}/acceptance",
+    status_code=201,
+    summary="Accept a signed-off report (organizational expert), which makes it final",
+)
+async def post_acceptance(
+    evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep, agent: CredentialDep
+) -> JSONResponse:
     report = await run_in_threadpool(sign, graphs, evaluation_id, number, "acceptance", body.comment, agent)
     return _created(evaluation_id, report)
 
 
-@router.get("/reports/{number}/verify",
-            summary="Recompute every figure and digest of a report from the record: each holds or differs")
-async def get_verify(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
-                     reader: ReaderDep) -> JSONResponse:
+@router.get(
+    "/reports/{number}/verify",
+    summary="Recompute every figure and digest of a report from the record: each holds or differs",
+)
+async def get_verify(
+    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, reader: ReaderDep
+) -> JSONResponse:
     def check() -> dict[str, object]:
         return verification_json(verify(graphs, evaluation_id, get_report(graphs, evaluation_id, number)))
+
     return JSONResponse(await computed(request, reader, check))

@@ -43,16 +43,27 @@ async def linked_data(request: Request, path: str | None = None) -> Response:
     description = await run_in_threadpool(publisher.describe, path)
     if wanted == HTML:
         term = await term_doc(request, description.iri)  # the documentation of a term (pages.py)
-        page = html.resource_page(description.iri, description.label(), description.triples, description.incoming,
-                                  publisher.local_href, "/" + path, term)
+        page = html.resource_page(
+            description.iri,
+            description.label(),
+            description.triples,
+            description.incoming,
+            publisher.local_href,
+            "/" + path,
+            term,
+        )
         return HTMLResponse(page, headers={"Vary": "Accept"})
     triples = await run_in_threadpool(publisher.document, description)
     # pyld's compaction takes a while on a large graph: off the event loop, like the reads.
-    return await run_in_threadpool(rdf_response, triples, wanted, None, context_iri(request.app.state.settings.base_url))
+    return await run_in_threadpool(
+        rdf_response, triples, wanted, None, context_iri(request.app.state.settings.base_url)
+    )
 
 
-@router.get("/contexts/{name}", summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, "
-                                        "evaluation.jsonld for the evaluation JSON)")
+@router.get(
+    "/contexts/{name}",
+    summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, evaluation.jsonld for the evaluation JSON)",
+)
 async def json_ld_context(name: str) -> Response:
     context = published_context(name)  # the file, with each installed domain's prefixes
     if context is None:
@@ -61,8 +72,8 @@ async def json_ld_context(name: str) -> Response:
     return Response(json.dumps(context, ensure_ascii=False, indent=2).encode(), media_type=JSON_LD)
 
 
-@router.api_route("/{path:path}", methods=["GET", "HEAD"],
-                  summary="The description of a published IRI, by content negotiation")
+@router.api_route(
+    "/{path:path}", methods=["GET", "HEAD"], summary="The description of a published IRI, by content negotiation"
+)
 async def dereference(path: str, request: Request, _: ReaderDep) -> Response:
     return await linked_data(request, path)
-

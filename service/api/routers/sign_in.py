@@ -28,14 +28,27 @@ WRONG = "The username or password is not right."
 NO_STORE = {"Cache-Control": "no-store"}
 
 
-def sign_in_page(space: Workspace, token: str, *, next_path: str, status: int = 200, error: str | None = None,
-                 headers: dict[str, str] | None = None) -> HTMLResponse:
+def sign_in_page(
+    space: Workspace,
+    token: str,
+    *,
+    next_path: str,
+    status: int = 200,
+    error: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> HTMLResponse:
     """The sign-in form (with its double-submit cookie), an error above it if any."""
     here = visit()
-    page = html.render("sign_in.html", title="Sign in", token=token, next_path=next_path, error=error,
-                       passwords=space.people.with_passwords,
-                       oidc_label=space.settings.oidc_label if space.oidc is not None else None,
-                       person=here.session.person if here and here.session else None)
+    page = html.render(
+        "sign_in.html",
+        title="Sign in",
+        token=token,
+        next_path=next_path,
+        error=error,
+        passwords=space.people.with_passwords,
+        oidc_label=space.settings.oidc_label if space.oidc is not None else None,
+        person=here.session.person if here and here.session else None,
+    )
     response = HTMLResponse(page, status_code=status, headers={**NO_STORE, **(headers or {})})
     space.cookies.set(response, space.cookies.sign_in, token, max_age=SIGN_IN_FORM_S, same_site="strict")
     return response
@@ -72,8 +85,14 @@ async def show_sign_in(request: Request, space: WorkspaceDep, next: str = "") ->
 
 @router.post("/sign-in", response_class=HTMLResponse)
 @body(Body.FORM)
-async def sign_in(request: Request, space: WorkspaceDep, token: SignInForm, username: Annotated[str, Form()] = "",
-                  password: Annotated[str, Form()] = "", next: Annotated[str, Form()] = "") -> Response:
+async def sign_in(
+    request: Request,
+    space: WorkspaceDep,
+    token: SignInForm,
+    username: Annotated[str, Form()] = "",
+    password: Annotated[str, Form()] = "",
+    next: Annotated[str, Form()] = "",
+) -> Response:
     next_path = html.local_href(next) or ""
     if not username or not password:
         return sign_in_page(space, token, next_path=next_path, status=422, error="Enter your username and password.")
@@ -81,14 +100,26 @@ async def sign_in(request: Request, space: WorkspaceDep, token: SignInForm, user
     wait = space.limits.retry_after(username, address)
     if wait is not None:
         minutes = -(-wait // 60)
-        return sign_in_page(space, token, next_path=next_path, status=429, headers={"Retry-After": str(wait)},
-                            error=f"Too many failed sign-ins for this username or from this address. "
-                                  f"Try again in {minutes} minute{'s' if minutes != 1 else ''}.")
+        return sign_in_page(
+            space,
+            token,
+            next_path=next_path,
+            status=429,
+            headers={"Retry-After": str(wait)},
+            error=f"Too many failed sign-ins for this username or from this address. "
+            f"Try again in {minutes} minute{'s' if minutes != 1 else ''}.",
+        )
     person = await to_thread.run_sync(space.people.verify, username, password, limiter=_verifying(space))
     if person is None:
         space.limits.failed(username, address)
-        return sign_in_page(space, token, next_path=next_path, status=401, error=WRONG,
-                            headers={"WWW-Authenticate": 'Bearer realm="ob-caie"'})
+        return sign_in_page(
+            space,
+            token,
+            next_path=next_path,
+            status=401,
+            error=WRONG,
+            headers={"WWW-Authenticate": 'Bearer realm="ob-caie"'},
+        )
     space.limits.succeeded(username, address)
     return start_session(space, request, person, next_path)
 

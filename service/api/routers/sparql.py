@@ -34,27 +34,56 @@ QUERY_PAGE = "/query"
 DESCRIPTION_FORMATS = (*GRAPH_FORMATS[:4], HTML)
 
 _EXAMPLE = "SELECT ?graph ?kind WHERE { GRAPH ?catalog { ?graph <https://w3id.org/ob-caie/catalog/kind> ?kind } }"
-_GRAPH_PARAMETER = {"in": "query", "schema": {"type": "array", "items": {"type": "string", "format": "iri"}},
-                    "style": "form", "explode": True}
+_GRAPH_PARAMETER = {
+    "in": "query",
+    "schema": {"type": "array", "items": {"type": "string", "format": "iri"}},
+    "style": "form",
+    "explode": True,
+}
 _GRAPHS = [
-    {"name": DEFAULT_GRAPH, **_GRAPH_PARAMETER,
-     "description": "Graphs whose merge is the default graph; replaces the query's FROM (for POST: in the URL)."},
-    {"name": NAMED_GRAPH, **_GRAPH_PARAMETER,
-     "description": "The named graphs; replaces the query's FROM NAMED (for POST: in the URL)."},
+    {
+        "name": DEFAULT_GRAPH,
+        **_GRAPH_PARAMETER,
+        "description": "Graphs whose merge is the default graph; replaces the query's FROM (for POST: in the URL).",
+    },
+    {
+        "name": NAMED_GRAPH,
+        **_GRAPH_PARAMETER,
+        "description": "The named graphs; replaces the query's FROM NAMED (for POST: in the URL).",
+    },
 ]
-_GET: dict[str, Any] = {"parameters": [
-    {"name": QUERY, "in": "query", "schema": {"type": "string"}, "example": _EXAMPLE,
-     "description": "The SPARQL query (exactly one). Without it, GET answers the service description."},
-    *_GRAPHS,
-]}
-_POST: dict[str, Any] = {"parameters": _GRAPHS, "requestBody": {"required": True, "content": {
-    "application/sparql-query": {"schema": {"type": "string"}, "example": _EXAMPLE},
-    "application/x-www-form-urlencoded": {"schema": {"type": "object", "required": [QUERY], "properties": {
-        QUERY: {"type": "string"},
-        DEFAULT_GRAPH: {"type": "array", "items": {"type": "string"}},
-        NAMED_GRAPH: {"type": "array", "items": {"type": "string"}},
-    }}},
-}}}
+_GET: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": QUERY,
+            "in": "query",
+            "schema": {"type": "string"},
+            "example": _EXAMPLE,
+            "description": "The SPARQL query (exactly one). Without it, GET answers the service description.",
+        },
+        *_GRAPHS,
+    ]
+}
+_POST: dict[str, Any] = {
+    "parameters": _GRAPHS,
+    "requestBody": {
+        "required": True,
+        "content": {
+            "application/sparql-query": {"schema": {"type": "string"}, "example": _EXAMPLE},
+            "application/x-www-form-urlencoded": {
+                "schema": {
+                    "type": "object",
+                    "required": [QUERY],
+                    "properties": {
+                        QUERY: {"type": "string"},
+                        DEFAULT_GRAPH: {"type": "array", "items": {"type": "string"}},
+                        NAMED_GRAPH: {"type": "array", "items": {"type": "string"}},
+                    },
+                }
+            },
+        },
+    },
+}
 
 
 def base_iri(settings: Settings) -> str:
@@ -69,7 +98,9 @@ def request_parameters(query_params: QueryParams) -> dict[str, list[str]]:
     return parameters
 
 
-async def _answer(request: Request, protocol: ProtocolQuery, settings: Settings, credential: Credential | None) -> Response:
+async def _answer(
+    request: Request, protocol: ProtocolQuery, settings: Settings, credential: Credential | None
+) -> Response:
     accept, base = request.headers.get("accept"), base_iri(settings)
     # The query runs under the guard's limits (docs/protection.md): only the store's answer() call is guarded.
     answer = await guarded(request, credential, lambda store: execute(store, protocol, accept, base))
@@ -89,8 +120,12 @@ def _description(request: Request, settings: Settings) -> Response:
     return rdf_response(triples, wanted)
 
 
-@router.api_route("/sparql", methods=["GET", "HEAD"], openapi_extra=_GET,
-                  summary="Run a read-only SPARQL query; without one, the SPARQL service description")
+@router.api_route(
+    "/sparql",
+    methods=["GET", "HEAD"],
+    openapi_extra=_GET,
+    summary="Run a read-only SPARQL query; without one, the SPARQL service description",
+)
 async def sparql_get(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     protocol = protocol_query(request_parameters(request.query_params))
     if protocol is None:
@@ -98,8 +133,11 @@ async def sparql_get(request: Request, settings: SettingsDep, credential: Reader
     return await _answer(request, protocol, settings, credential)
 
 
-@router.post("/sparql", openapi_extra=_POST,
-             summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)")
+@router.post(
+    "/sparql",
+    openapi_extra=_POST,
+    summary="Run a read-only SPARQL query sent in the body (form field 'query', or application/sparql-query)",
+)
 @body(Body.QUERY)
 async def sparql_post(request: Request, settings: SettingsDep, credential: ReaderDep) -> Response:
     media = base_type(request.headers.get("content-type"))

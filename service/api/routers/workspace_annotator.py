@@ -45,8 +45,12 @@ from ..sessions import FormWriter, SignedIn
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace/annotate", include_in_schema=False)
 
-OUTCOMES = (("passed", "Pass", "p"), ("failed", "Fail", "f"), ("cantTell", "Cannot tell", "c"),
-            ("inapplicable", "Not applicable", "n"))
+OUTCOMES = (
+    ("passed", "Pass", "p"),
+    ("failed", "Fail", "f"),
+    ("cantTell", "Cannot tell", "c"),
+    ("inapplicable", "Not applicable", "n"),
+)
 """The four outcomes a person gives (EARL's names), as the form says them, with their keyboard shortcut."""
 SAID = {EARL + name: label for name, label, _ in OUTCOMES}
 QUEUE_SHOWN = 20
@@ -88,12 +92,14 @@ class Recorded:
 
 
 def _queue(graphs: GraphService, evaluation_id: str, run: int | None, person: Person, limit: int) -> Queue:
-    return annotation_queue(graphs, evaluation_id, run, person.agent, languages_of(person),
-                            frozenset(person.expertise), limit)
+    return annotation_queue(
+        graphs, evaluation_id, run, person.agent, languages_of(person), frozenset(person.expertise), limit
+    )
 
 
-def _recorded(graphs: GraphService, evaluation_id: str, person: Person, run: int | None, probe: int | None,
-              identifier: str | None) -> Recorded | None:
+def _recorded(
+    graphs: GraphService, evaluation_id: str, person: Person, run: int | None, probe: int | None, identifier: str | None
+) -> Recorded | None:
     """What a redirect after a determination names, if the record holds it as the person's (never shown on the
     query string's word alone)."""
     if run is None or probe is None or not identifier:
@@ -106,66 +112,127 @@ def _recorded(graphs: GraphService, evaluation_id: str, person: Person, run: int
     if not own:
         return None
     latest = max(own, key=lambda v: v.at)
-    return Recorded(run, probe, identifier, SAID.get(latest.outcome, local_name(latest.outcome)),
-                    annotate_path(evaluation_id, run, probe))
+    return Recorded(
+        run,
+        probe,
+        identifier,
+        SAID.get(latest.outcome, local_name(latest.outcome)),
+        annotate_path(evaluation_id, run, probe),
+    )
 
 
-def _page(request: Request, template: str, title: str, evaluation_id: str, person: Person, context: dict[str, object],
-          status: int = 200) -> HTMLResponse:
-    html = render(template, title=f"{title}: {context['evaluation_title']}",
-                  link=request.app.state.publisher.local_href, path=None, scripts=["annotate.js"], evaluation_id=evaluation_id,
-                  current="annotate", person=person, determiner=determines(person), reads=languages_of(person),
-                  outcomes=OUTCOMES, said=SAID, tail=local_name, **context)
+def _page(
+    request: Request,
+    template: str,
+    title: str,
+    evaluation_id: str,
+    person: Person,
+    context: dict[str, object],
+    status: int = 200,
+) -> HTMLResponse:
+    html = render(
+        template,
+        title=f"{title}: {context['evaluation_title']}",
+        link=request.app.state.publisher.local_href,
+        path=None,
+        scripts=["annotate.js"],
+        evaluation_id=evaluation_id,
+        current="annotate",
+        person=person,
+        determiner=determines(person),
+        reads=languages_of(person),
+        outcomes=OUTCOMES,
+        said=SAID,
+        tail=local_name,
+        **context,
+    )
     return HTMLResponse(html, status_code=status, headers=NO_STORE)
 
 
 @router.get("", response_class=HTMLResponse)
-async def queue_page(evaluation_id: str, request: Request, graphs: GraphsDep, person: SignedIn,
-                     run: Number | None = None, recorded: str | None = None,
-                     case: Number | None = None) -> HTMLResponse:
+async def queue_page(
+    evaluation_id: str,
+    request: Request,
+    graphs: GraphsDep,
+    person: SignedIn,
+    run: Number | None = None,
+    recorded: str | None = None,
+    case: Number | None = None,
+) -> HTMLResponse:
     def read() -> dict[str, object]:
         context: dict[str, object] = {"evaluation_title": get_evaluation(graphs, evaluation_id).scope.title, "run": run}
         if determines(person):
-            context |= {"queue": _queue(graphs, evaluation_id, run, person, QUEUE_SHOWN),
-                        "runs": [r.number for r in list_runs(graphs, evaluation_id)],
-                        "recorded": _recorded(graphs, evaluation_id, person, run, case, recorded)}
+            context |= {
+                "queue": _queue(graphs, evaluation_id, run, person, QUEUE_SHOWN),
+                "runs": [r.number for r in list_runs(graphs, evaluation_id)],
+                "recorded": _recorded(graphs, evaluation_id, person, run, case, recorded),
+            }
         return context
+
     context = await computed(request, person.credential, read)
     return _page(request, "workspace/annotator_queue.html", "Annotate", evaluation_id, person, context)
 
 
 def _case_context(graphs: GraphService, evaluation_id: str, run: int, probe: int, person: Person) -> dict[str, object]:
     view = case_view(graphs, evaluation_id, run, probe, person.agent)
-    context: dict[str, object] = {"evaluation_title": get_evaluation(graphs, evaluation_id).scope.title, "case": view,
-                                  "waiting": (), "queue": None, "next_case": None, "unread": False,
-                                  "queue_path": f"/evaluations/{evaluation_id}/workspace/annotate?run={run}"}
+    context: dict[str, object] = {
+        "evaluation_title": get_evaluation(graphs, evaluation_id).scope.title,
+        "case": view,
+        "waiting": (),
+        "queue": None,
+        "next_case": None,
+        "unread": False,
+        "queue_path": f"/evaluations/{evaluation_id}/workspace/annotate?run={run}",
+    }
     if determines(person):
         queue = _queue(graphs, evaluation_id, run, person, 2)
-        context |= {"waiting": waiting_on(graphs, evaluation_id, run, probe, person.agent, languages_of(person)),
-                    "unread": not reads(languages_of(person), view.language),
-                    "queue": queue, "next_case": next((i for i in queue.items if i.probe != probe), None)}
+        context |= {
+            "waiting": waiting_on(graphs, evaluation_id, run, probe, person.agent, languages_of(person)),
+            "unread": not reads(languages_of(person), view.language),
+            "queue": queue,
+            "next_case": next((i for i in queue.items if i.probe != probe), None),
+        }
     return context
 
 
-async def _case_page(request: Request, graphs: GraphService, evaluation_id: str, run: int, probe: int, person: Person,
-                     recorded: tuple[int, str] | None = None, refusal: Refusal | None = None,
-                     status: int = 200) -> HTMLResponse:
+async def _case_page(
+    request: Request,
+    graphs: GraphService,
+    evaluation_id: str,
+    run: int,
+    probe: int,
+    person: Person,
+    recorded: tuple[int, str] | None = None,
+    refusal: Refusal | None = None,
+    status: int = 200,
+) -> HTMLResponse:
     def read() -> dict[str, object]:
         context = _case_context(graphs, evaluation_id, run, probe, person)
         confirmed = _recorded(graphs, evaluation_id, person, run, *recorded) if recorded else None
         return context | {"refusal": refusal, "recorded": confirmed}
+
     context = await computed(request, person.credential, read)
-    return _page(request, "workspace/annotator_case.html", f"Case {probe} of run {run}", evaluation_id, person,
-                 context, status)
+    return _page(
+        request, "workspace/annotator_case.html", f"Case {probe} of run {run}", evaluation_id, person, context, status
+    )
 
 
 @router.get("/{run}/{probe}", response_class=HTMLResponse)
-async def case_page(evaluation_id: str, run: int, probe: int, request: Request, graphs: GraphsDep, person: SignedIn,
-                    recorded: str | None = None, case: Number | None = None) -> HTMLResponse:
+async def case_page(
+    evaluation_id: str,
+    run: int,
+    probe: int,
+    request: Request,
+    graphs: GraphsDep,
+    person: SignedIn,
+    recorded: str | None = None,
+    case: Number | None = None,
+) -> HTMLResponse:
     """``recorded`` (a criterion's identifier) and ``case`` (a probe number, this one by default): the
     determination just made, confirmed on the page."""
-    return await _case_page(request, graphs, evaluation_id, run, probe, person,
-                            (case or probe, recorded) if recorded else None)
+    return await _case_page(
+        request, graphs, evaluation_id, run, probe, person, (case or probe, recorded) if recorded else None
+    )
 
 
 def _message(error: ValidationError) -> str:
@@ -182,8 +249,9 @@ def _message(error: ValidationError) -> str:
     return " ".join(words)
 
 
-def _onward(graphs: GraphService, evaluation_id: str, run: int, probe: int, person: Person, view: CaseView,
-           identifier: str) -> str:
+def _onward(
+    graphs: GraphService, evaluation_id: str, run: int, probe: int, person: Person, view: CaseView, identifier: str
+) -> str:
     """Where a determination goes on to: the case's next criterion waiting for the person, else the next case of
     their queue in this run, else the queue; each with the confirmation's parameters."""
     confirm = {"recorded": identifier, "case": probe}
@@ -198,21 +266,49 @@ def _onward(graphs: GraphService, evaluation_id: str, run: int, probe: int, pers
 
 
 @router.post("/{run}/{probe}")
-async def determine(evaluation_id: str, run: int, probe: int, request: Request, graphs: GraphsDep,
-                    settings: SettingsDep, person: FormWriter, criterion: Annotated[str, Form()] = "",
-                    outcome: Annotated[str, Form()] = "", turn: Annotated[str, Form()] = "",
-                    rationale: Annotated[str, Form()] = "") -> Response:
-    done = await run_in_threadpool(_record, graphs, settings, evaluation_id, run, probe, person, criterion, outcome,
-                                   turn, rationale)
+async def determine(
+    evaluation_id: str,
+    run: int,
+    probe: int,
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    person: FormWriter,
+    criterion: Annotated[str, Form()] = "",
+    outcome: Annotated[str, Form()] = "",
+    turn: Annotated[str, Form()] = "",
+    rationale: Annotated[str, Form()] = "",
+) -> Response:
+    done = await run_in_threadpool(
+        _record, graphs, settings, evaluation_id, run, probe, person, criterion, outcome, turn, rationale
+    )
     if isinstance(done, str):
         return RedirectResponse(done, status_code=303)
     message, status = done
-    return await _case_page(request, graphs, evaluation_id, run, probe, person,
-                            refusal=Refusal(criterion, message, outcome, turn, rationale), status=status)
+    return await _case_page(
+        request,
+        graphs,
+        evaluation_id,
+        run,
+        probe,
+        person,
+        refusal=Refusal(criterion, message, outcome, turn, rationale),
+        status=status,
+    )
 
 
-def _record(graphs: GraphService, settings: Settings, evaluation_id: str, run: int, probe: int, person: Person,
-            criterion: str, outcome: str, turn: str, rationale: str) -> str | tuple[str, int]:
+def _record(
+    graphs: GraphService,
+    settings: Settings,
+    evaluation_id: str,
+    run: int,
+    probe: int,
+    person: Person,
+    criterion: str,
+    outcome: str,
+    turn: str,
+    rationale: str,
+) -> str | tuple[str, int]:
     """Record the form's determination as the REST route does; where to go next, or why not and the status."""
     view = case_view(graphs, evaluation_id, run, probe, person.agent)
     on = next((c.criterion for c in view.criteria if c.criterion.iri == criterion), None)
@@ -221,9 +317,14 @@ def _record(graphs: GraphService, settings: Settings, evaluation_id: str, run: i
     sent = {"probe": view.probe_iri, "criterion": criterion, "turn": turn, "outcome": outcome, "rationale": rationale}
     try:
         body = RulingBody.model_validate({name: value for name, value in sent.items() if value or name == "rationale"})
-        record_rulings(graphs, evaluation_id, run, [Ruling(body.probe, body.criterion, body.turn, EARL + body.outcome,
-                                                           body.rationale)],
-                       person.credential, separation=Separation.of(settings, graphs))
+        record_rulings(
+            graphs,
+            evaluation_id,
+            run,
+            [Ruling(body.probe, body.criterion, body.turn, EARL + body.outcome, body.rationale)],
+            person.credential,
+            separation=Separation.of(settings, graphs),
+        )
     except ValidationError as error:
         return _message(error), 422
     except ServiceError as error:

@@ -50,8 +50,13 @@ router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", include_in_s
 PageNumber = Annotated[int, Query(ge=1, le=1_000_000)]
 SCENARIOS_PER_PAGE = 25
 PROBES_PER_PAGE = 20
-WORDS = {"passed": "pass", "failed": "fail", "cantTell": "cannot tell", "inapplicable": "not applicable",
-         "untested": "untested"}
+WORDS = {
+    "passed": "pass",
+    "failed": "fail",
+    "cantTell": "cannot tell",
+    "inapplicable": "not applicable",
+    "untested": "untested",
+}
 NOTE = {"rationale": "note"}
 
 
@@ -104,16 +109,40 @@ class Frame:
     def path(self) -> str:
         return f"/evaluations/{self.evaluation_id}/workspace"
 
-    async def render(self, current: str, template: str, title: str, read: Callable[[], Mapping[str, object]],
-                     refusal: Refusal | None = None, status: int = 200, done: str | None = None) -> HTMLResponse:
+    async def render(
+        self,
+        current: str,
+        template: str,
+        title: str,
+        read: Callable[[], Mapping[str, object]],
+        refusal: Refusal | None = None,
+        status: int = 200,
+        done: str | None = None,
+    ) -> HTMLResponse:
         """The page: ``read()`` (run as one of the reader's queries) gives the template's context."""
+
         def work() -> dict[str, object]:
             return {"evaluation_title": get_evaluation(self.graphs, self.evaluation_id).scope.title, **read()}
+
         context = await computed(self.request, self.reader, work)
-        html = render(template, title=f"{title}: {context['evaluation_title']}",
-                      link=self.request.app.state.publisher.local_href, path=None, scripts=(), evaluation_id=self.evaluation_id,
-                      workspace=self.path, current=current, may=lambda *roles: may(self.person, *roles),
-                      refusal=refusal, done=done, word=word, when=when, tail=local_name, lang=lang, **context)
+        html = render(
+            template,
+            title=f"{title}: {context['evaluation_title']}",
+            link=self.request.app.state.publisher.local_href,
+            path=None,
+            scripts=(),
+            evaluation_id=self.evaluation_id,
+            workspace=self.path,
+            current=current,
+            may=lambda *roles: may(self.person, *roles),
+            refusal=refusal,
+            done=done,
+            word=word,
+            when=when,
+            tail=local_name,
+            lang=lang,
+            **context,
+        )
         return HTMLResponse(html, status_code=status)
 
 
@@ -122,9 +151,17 @@ def writer_frame(request: Request, graphs: GraphService, evaluation_id: str, per
     return Frame(request, graphs, evaluation_id, person.credential, person)
 
 
-async def act(request: Request, form: str, body: type[BaseModel], labels: Mapping[str, str],
-              action: Callable[[Any], object], build: Build, back: str, given: Mapping[str, str] | None = None,
-              anchor: str | None = None) -> Response:
+async def act(
+    request: Request,
+    form: str,
+    body: type[BaseModel],
+    labels: Mapping[str, str],
+    action: Callable[[Any], object],
+    build: Build,
+    back: str,
+    given: Mapping[str, str] | None = None,
+    anchor: str | None = None,
+) -> Response:
     """Read the form's fields named in ``labels`` (field to the label the page gives it), with ``given`` (what the
     path names), as ``body``, the REST route's request body (an empty field counts as not sent); then run
     ``action(body)`` in a worker thread: 303 to ``back`` confirming ``form`` (at ``anchor``, else the form's own), or
@@ -133,7 +170,9 @@ async def act(request: Request, form: str, body: type[BaseModel], labels: Mappin
     sent = await request.form()
     values = {name: value for name in labels if isinstance(value := sent.get(name), str)}
     try:
-        parsed = body.model_validate({**(given or {}), **{name: value for name, value in values.items() if value.strip()}})
+        parsed = body.model_validate(
+            {**(given or {}), **{name: value for name, value in values.items() if value.strip()}}
+        )
         await run_in_threadpool(action, parsed)
     except ValidationError as error:
         return await build(Refusal(form, field_errors(error, labels), values), 422)
@@ -151,54 +190,109 @@ async def act(request: Request, form: str, body: type[BaseModel], labels: Mappin
 
 def envelope_page(at: Frame, done: str | None = None) -> Build:
     async def build(refusal: Refusal | None, status: int) -> HTMLResponse:
-        return await at.render("envelope", "workspace/expert_envelope.html", "Envelope",
-                               lambda: {"review": envelope_review(at.graphs, at.evaluation_id)}, refusal, status, done)
+        return await at.render(
+            "envelope",
+            "workspace/expert_envelope.html",
+            "Envelope",
+            lambda: {"review": envelope_review(at.graphs, at.evaluation_id)},
+            refusal,
+            status,
+            done,
+        )
+
     return build
 
 
 @router.get("/envelope", response_class=HTMLResponse)
-async def get_envelope(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep, person: PagePerson,
-                       done: str | None = None) -> HTMLResponse:
+async def get_envelope(
+    evaluation_id: str,
+    request: Request,
+    graphs: GraphsDep,
+    reader: ReaderDep,
+    person: PagePerson,
+    done: str | None = None,
+) -> HTMLResponse:
     return await envelope_page(Frame(request, graphs, evaluation_id, reader, person), done)(None, 200)
 
 
-async def _envelope_act(request: Request, graphs: GraphService, evaluation_id: str, person: Person, form: str,
-                        body: type[BaseModel], labels: Mapping[str, str], action: Callable[[Any], object]) -> Response:
+async def _envelope_act(
+    request: Request,
+    graphs: GraphService,
+    evaluation_id: str,
+    person: Person,
+    form: str,
+    body: type[BaseModel],
+    labels: Mapping[str, str],
+    action: Callable[[Any], object],
+) -> Response:
     at = writer_frame(request, graphs, evaluation_id, person)
     return await act(request, form, body, labels, action, envelope_page(at), f"{at.path}/envelope")
 
 
 @router.post("/envelope/dso-appropriateness")
-async def post_dso_appropriateness(evaluation_id: str, request: Request, graphs: GraphsDep,
-                                   person: FormWriter) -> Response:
-    return await _envelope_act(request, graphs, evaluation_id, person, "dso", AppropriatenessBody,
-                               {"appropriate": "appropriate", **NOTE},
-                               lambda body: approvals.assess_dso_appropriateness(
-                                   graphs, evaluation_id, body.appropriate, body.rationale, person.credential))
+async def post_dso_appropriateness(
+    evaluation_id: str, request: Request, graphs: GraphsDep, person: FormWriter
+) -> Response:
+    return await _envelope_act(
+        request,
+        graphs,
+        evaluation_id,
+        person,
+        "dso",
+        AppropriatenessBody,
+        {"appropriate": "appropriate", **NOTE},
+        lambda body: approvals.assess_dso_appropriateness(
+            graphs, evaluation_id, body.appropriate, body.rationale, person.credential
+        ),
+    )
 
 
 @router.post("/envelope/relevance/{criterion_id}")
-async def post_relevance(evaluation_id: str, criterion_id: str, request: Request, graphs: GraphsDep,
-                         person: FormWriter) -> Response:
-    return await _envelope_act(request, graphs, evaluation_id, person, f"relevance-{criterion_id}", RelevanceBody,
-                               {"relevant": "relevant", **NOTE},
-                               lambda body: approvals.assess_relevance(
-                                   graphs, evaluation_id, criterion_id, body.relevant, body.rationale, person.credential))
+async def post_relevance(
+    evaluation_id: str, criterion_id: str, request: Request, graphs: GraphsDep, person: FormWriter
+) -> Response:
+    return await _envelope_act(
+        request,
+        graphs,
+        evaluation_id,
+        person,
+        f"relevance-{criterion_id}",
+        RelevanceBody,
+        {"relevant": "relevant", **NOTE},
+        lambda body: approvals.assess_relevance(
+            graphs, evaluation_id, criterion_id, body.relevant, body.rationale, person.credential
+        ),
+    )
 
 
 @router.post("/envelope/appropriateness")
 async def post_appropriateness(evaluation_id: str, request: Request, graphs: GraphsDep, person: FormWriter) -> Response:
-    return await _envelope_act(request, graphs, evaluation_id, person, "appropriateness", AppropriatenessBody,
-                               {"appropriate": "appropriate", **NOTE},
-                               lambda body: approvals.assess_appropriateness(
-                                   graphs, evaluation_id, body.appropriate, body.rationale, person.credential))
+    return await _envelope_act(
+        request,
+        graphs,
+        evaluation_id,
+        person,
+        "appropriateness",
+        AppropriatenessBody,
+        {"appropriate": "appropriate", **NOTE},
+        lambda body: approvals.assess_appropriateness(
+            graphs, evaluation_id, body.appropriate, body.rationale, person.credential
+        ),
+    )
 
 
 @router.post("/envelope/sign-off")
 async def post_sign_off(evaluation_id: str, request: Request, graphs: GraphsDep, person: FormWriter) -> Response:
-    return await _envelope_act(request, graphs, evaluation_id, person, "sign-off", SignOffBody, {"comment": "comment"},
-                               lambda body: approvals.sign_off_envelope(graphs, evaluation_id, person.credential,
-                                                                        body.comment))
+    return await _envelope_act(
+        request,
+        graphs,
+        evaluation_id,
+        person,
+        "sign-off",
+        SignOffBody,
+        {"comment": "comment"},
+        lambda body: approvals.sign_off_envelope(graphs, evaluation_id, person.credential, body.comment),
+    )
 
 
 # ----------------------------------------------------------------------------------------------------- scenarios
@@ -211,50 +305,90 @@ def _listing(status: str | None, rule: str | None, page: int = 1) -> dict[str, s
 
 def scenarios_page(at: Frame, status: str | None, rule: str | None, number: int, done: str | None = None) -> Build:
     def read() -> dict[str, object]:
-        found = list_scenarios(at.graphs, at.evaluation_id, status=status, rule=rule, limit=SCENARIOS_PER_PAGE,
-                               offset=(number - 1) * SCENARIOS_PER_PAGE)
+        found = list_scenarios(
+            at.graphs,
+            at.evaluation_id,
+            status=status,
+            rule=rule,
+            limit=SCENARIOS_PER_PAGE,
+            offset=(number - 1) * SCENARIOS_PER_PAGE,
+        )
         rules = blocking_summary(at.graphs, at.evaluation_id)
         # each rule by its label, told apart where two share it (a DSO's blocking class and the shape restating it)
-        return {"scenarios": found, "rules": rules, "names": distinct_names({r.rule: r.label for r in rules}),
-                "status": status, "rule": rule, "number": number, "statuses": [s.value for s in ScenarioStatus],
-                "page_href": lambda _, n: "?" + urlencode(_listing(status, rule, n)),
-                "filter_href": lambda **chosen: "?" + urlencode(_listing(**{"status": status, "rule": rule, **chosen}))}
+        return {
+            "scenarios": found,
+            "rules": rules,
+            "names": distinct_names({r.rule: r.label for r in rules}),
+            "status": status,
+            "rule": rule,
+            "number": number,
+            "statuses": [s.value for s in ScenarioStatus],
+            "page_href": lambda _, n: "?" + urlencode(_listing(status, rule, n)),
+            "filter_href": lambda **chosen: "?" + urlencode(_listing(**{"status": status, "rule": rule, **chosen})),
+        }
 
     async def build(refusal: Refusal | None, code: int) -> HTMLResponse:
         return await at.render("scenarios", "workspace/expert_scenarios.html", "Scenarios", read, refusal, code, done)
+
     return build
 
 
 @router.get("/scenarios", response_class=HTMLResponse)
-async def get_scenarios(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep, person: PagePerson,
-                        status: str | None = None, rule: str | None = None, page: PageNumber = 1,
-                        done: str | None = None) -> HTMLResponse:
-    return await scenarios_page(Frame(request, graphs, evaluation_id, reader, person), status or None, rule or None,
-                                page, done)(None, 200)
+async def get_scenarios(
+    evaluation_id: str,
+    request: Request,
+    graphs: GraphsDep,
+    reader: ReaderDep,
+    person: PagePerson,
+    status: str | None = None,
+    rule: str | None = None,
+    page: PageNumber = 1,
+    done: str | None = None,
+) -> HTMLResponse:
+    return await scenarios_page(
+        Frame(request, graphs, evaluation_id, reader, person), status or None, rule or None, page, done
+    )(None, 200)
 
 
 @router.post("/scenarios/{scenario}/exclusion")
-async def post_exclusion(evaluation_id: str, scenario: str, request: Request, graphs: GraphsDep, person: FormWriter,
-                         status: Annotated[str | None, Form()] = None, rule: Annotated[str | None, Form()] = None,
-                         page: Annotated[int, Form(ge=1, le=1_000_000)] = 1) -> Response:
+async def post_exclusion(
+    evaluation_id: str,
+    scenario: str,
+    request: Request,
+    graphs: GraphsDep,
+    person: FormWriter,
+    status: Annotated[str | None, Form()] = None,
+    rule: Annotated[str | None, Form()] = None,
+    page: Annotated[int, Form(ge=1, le=1_000_000)] = 1,
+) -> Response:
     """Back to the listing the form was on: its filters are sent with it (the domain checks them when listing)."""
     at = writer_frame(request, graphs, evaluation_id, person)
     back = f"{at.path}/scenarios?{urlencode(_listing(status or None, rule or None, page))}".rstrip("?")
-    return await act(request, f"exclude-{scenario}", ExclusionBody, {"reason": "reason"},
-                     lambda body: exclude_scenario(graphs, evaluation_id, scenario, body.reason, person.credential),
-                     scenarios_page(at, status or None, rule or None, page), back)
+    return await act(
+        request,
+        f"exclude-{scenario}",
+        ExclusionBody,
+        {"reason": "reason"},
+        lambda body: exclude_scenario(graphs, evaluation_id, scenario, body.reason, person.credential),
+        scenarios_page(at, status or None, rule or None, page),
+        back,
+    )
 
 
 # --------------------------------------------------------------------------------------------------------- plans
 
 
 @router.get("/plans", response_class=HTMLResponse)
-async def get_plans(evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep,
-                    person: PagePerson) -> HTMLResponse:
+async def get_plans(
+    evaluation_id: str, request: Request, graphs: GraphsDep, reader: ReaderDep, person: PagePerson
+) -> HTMLResponse:
     at = Frame(request, graphs, evaluation_id, reader, person)
-    return await at.render("plans", "workspace/expert_plans.html", "Plans",
-                           lambda: {"plans": list_plans(graphs, evaluation_id,
-                                                        recorded_approval(graphs, evaluation_id))})
+    return await at.render(
+        "plans",
+        "workspace/expert_plans.html",
+        "Plans",
+        lambda: {"plans": list_plans(graphs, evaluation_id, recorded_approval(graphs, evaluation_id))},
+    )
 
 
 def plan_page(at: Frame, number: int, probe_page: int, done: str | None = None) -> Build:
@@ -262,27 +396,49 @@ def plan_page(at: Frame, number: int, probe_page: int, done: str | None = None) 
         view = plan_view(at.graphs, at.evaluation_id, number, recorded_approval(at.graphs, at.evaluation_id))
         size = plan_size(at.graphs, at.evaluation_id, number)
         offset = (probe_page - 1) * PROBES_PER_PAGE
-        shown = probes_numbered(at.graphs, at.evaluation_id, number,
-                                range(offset + 1, min(offset + PROBES_PER_PAGE, size) + 1))
-        return {"plan": view, "probes": Page(shown, size, PROBES_PER_PAGE, offset),
-                "pins": recorded_pins(at.graphs, view.iri), "page_href": lambda _, n: "?" + urlencode({"page": n})}
+        shown = probes_numbered(
+            at.graphs, at.evaluation_id, number, range(offset + 1, min(offset + PROBES_PER_PAGE, size) + 1)
+        )
+        return {
+            "plan": view,
+            "probes": Page(shown, size, PROBES_PER_PAGE, offset),
+            "pins": recorded_pins(at.graphs, view.iri),
+            "page_href": lambda _, n: "?" + urlencode({"page": n}),
+        }
 
     async def build(refusal: Refusal | None, status: int) -> HTMLResponse:
         return await at.render("plans", "workspace/expert_plan.html", f"Plan {number}", read, refusal, status, done)
+
     return build
 
 
 @router.get("/plans/{number}", response_class=HTMLResponse)
-async def get_plan(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, reader: ReaderDep,
-                   person: PagePerson, page: PageNumber = 1, done: str | None = None) -> HTMLResponse:
+async def get_plan(
+    evaluation_id: str,
+    number: int,
+    request: Request,
+    graphs: GraphsDep,
+    reader: ReaderDep,
+    person: PagePerson,
+    page: PageNumber = 1,
+    done: str | None = None,
+) -> HTMLResponse:
     return await plan_page(Frame(request, graphs, evaluation_id, reader, person), number, page, done)(None, 200)
 
 
 @router.post("/plans/{number}/approval")
-async def post_plan_approval(evaluation_id: str, number: int, request: Request, graphs: GraphsDep,
-                             person: FormWriter) -> Response:
+async def post_plan_approval(
+    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, person: FormWriter
+) -> Response:
     at = writer_frame(request, graphs, evaluation_id, person)
-    return await act(request, "approval", PlanApprovalBody, {"comment": "comment", "digest": "the plan's digest"},
-                     lambda body: plan_approval.approve_plan(graphs, evaluation_id, number, person.credential,
-                                                             body.comment, body.digest),
-                     plan_page(at, number, 1), f"{at.path}/plans/{number}")
+    return await act(
+        request,
+        "approval",
+        PlanApprovalBody,
+        {"comment": "comment", "digest": "the plan's digest"},
+        lambda body: plan_approval.approve_plan(
+            graphs, evaluation_id, number, person.credential, body.comment, body.digest
+        ),
+        plan_page(at, number, 1),
+        f"{at.path}/plans/{number}",
+    )

@@ -32,12 +32,20 @@ router = APIRouter(tags=["workspace"])  # the home stays in the API document, as
 
 ASSESSED = {"passed": "appropriate", "failed": "not appropriate", None: "not assessed"}
 """An appropriateness assessment's outcome in words."""
-OPEN = {Waiting.DSO_APPROPRIATENESS: "DSO to assess", Waiting.RELEVANCE: "criteria to assess for relevance",
-        Waiting.ENVELOPE_APPROPRIATENESS: "envelope to assess", Waiting.ENVELOPE_SIGN_OFF: "envelope to sign off",
-        Waiting.PLAN_APPROVAL: "plans to approve", Waiting.ATTESTATION: "criteria to attest",
-        Waiting.REPORT_SIGN_OFF: "reports to sign off", Waiting.REPORT_ACCEPTANCE: "reports to accept",
-        Waiting.ANNOTATION: "cases to determine", Waiting.RUN_START: "plans to run",
-        Waiting.RUN_ERRORS: "execution errors", Waiting.RUN_IN_PROGRESS: "runs under way"}
+OPEN = {
+    Waiting.DSO_APPROPRIATENESS: "DSO to assess",
+    Waiting.RELEVANCE: "criteria to assess for relevance",
+    Waiting.ENVELOPE_APPROPRIATENESS: "envelope to assess",
+    Waiting.ENVELOPE_SIGN_OFF: "envelope to sign off",
+    Waiting.PLAN_APPROVAL: "plans to approve",
+    Waiting.ATTESTATION: "criteria to attest",
+    Waiting.REPORT_SIGN_OFF: "reports to sign off",
+    Waiting.REPORT_ACCEPTANCE: "reports to accept",
+    Waiting.ANNOTATION: "cases to determine",
+    Waiting.RUN_START: "plans to run",
+    Waiting.RUN_ERRORS: "execution errors",
+    Waiting.RUN_IN_PROGRESS: "runs under way",
+}
 """What waits in an evaluation, by kind, as the home counts it."""
 STEPS = ("scope", "envelope", "derive", "run", "determine and attest", "report")
 """The lifecycle's six steps (DESIGN.md), which a stage belongs to (:attr:`service.workspace.Stage.step`)."""
@@ -64,9 +72,18 @@ def _home(request: Request, graphs: GraphService, person: Person | None) -> str:
     for item in waiting_of(graphs, person, read):
         waiting.setdefault(item.evaluation, []).append(item)
     documented = [e for kind in DOCUMENTED for e in graphs.catalog(kind) if not e.batch_of]
-    return render("workspace/home_index.html", title="Home", link=request.app.state.publisher.local_href,
-                  evaluations=evaluations, waiting=waiting, person=person, acts=may(person, *ROLES), steps=STEPS,
-                  open_words=OPEN, documented=documented)
+    return render(
+        "workspace/home_index.html",
+        title="Home",
+        link=request.app.state.publisher.local_href,
+        evaluations=evaluations,
+        waiting=waiting,
+        person=person,
+        acts=may(person, *ROLES),
+        steps=STEPS,
+        open_words=OPEN,
+        documented=documented,
+    )
 
 
 @router.get("/", summary="Home page", response_class=HTMLResponse)
@@ -78,11 +95,24 @@ def _overview(request: Request, graphs: GraphService, evaluation_id: str, person
     found = evaluation_detail(graphs, evaluation_id)
     waiting = waiting_here(graphs, found.standing, person.agent, person.roles, *_declared(person)) if person else []
     path = f"/evaluations/{evaluation_id}"
-    return render("workspace/home_overview.html", title=found.evaluation.scope.title,
-                  link=request.app.state.publisher.local_href, path=path, scripts=["alternates.js"],
-                  evaluation_id=evaluation_id, evaluation_title=found.evaluation.scope.title, current="overview",
-                  found=found, waiting=waiting, person=person, steps=STEPS, evaluation_path=path,
-                  outcome_words=ASSESSED, state_words=STATES, **FORMAT)
+    return render(
+        "workspace/home_overview.html",
+        title=found.evaluation.scope.title,
+        link=request.app.state.publisher.local_href,
+        path=path,
+        scripts=["alternates.js"],
+        evaluation_id=evaluation_id,
+        evaluation_title=found.evaluation.scope.title,
+        current="overview",
+        found=found,
+        waiting=waiting,
+        person=person,
+        steps=STEPS,
+        evaluation_path=path,
+        outcome_words=ASSESSED,
+        state_words=STATES,
+        **FORMAT,
+    )
 
 
 async def evaluation_page(request: Request, graphs: GraphService, evaluation_id: str) -> HTMLResponse:

@@ -41,22 +41,36 @@ from .runs import continue_job, retry_job, start_job
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", tags=["workspace"], include_in_schema=False)
 
-RunAction = Callable[[GraphService, Jobs, Settings, str, int, ContinueBody, Credential | None],
-                     Awaitable[tuple[RunView, Job]]]
+RunAction = Callable[
+    [GraphService, Jobs, Settings, str, int, ContinueBody, Credential | None], Awaitable[tuple[RunView, Job]]
+]
 """What the Retry form calls: :func:`.runs.continue_job` or :func:`.runs.retry_job`."""
 
 ERRORS_PAGE = 50
 """Execution errors listed per page of a run."""
 CONTINUABLE = ("demo", "openai-compatible")
 """The adapters a run can be continued with over REST (an imported run has nothing left to run)."""
-NOTICES = {"started": "The run started: it runs in the background, and this page follows it.",
-           "continued": "The run continues where it stopped: it runs in the background, and this page follows it.",
-           "retried": "The retry started: the probes whose latest attempt ended in an execution error are sent again "
-                      "in the background, and this page follows it."}
-LABELS = {"plan": "Plan", "kind": "Target", "baseUrl": "Endpoint URL", "model": "Model", "system": "System name",
-          "systemInstructions": "System instructions", "apiKeyEnv": "Key variable", "outsideBoundary": "Outside the boundary",
-          "concurrency": "Conversations at once", "ratePerSecond": "Requests a second at most",
-          "timeoutSeconds": "Timeout (seconds)", "retries": "Retries", "backoffSeconds": "Backoff (seconds)"}
+NOTICES = {
+    "started": "The run started: it runs in the background, and this page follows it.",
+    "continued": "The run continues where it stopped: it runs in the background, and this page follows it.",
+    "retried": "The retry started: the probes whose latest attempt ended in an execution error are sent again "
+    "in the background, and this page follows it.",
+}
+LABELS = {
+    "plan": "Plan",
+    "kind": "Target",
+    "baseUrl": "Endpoint URL",
+    "model": "Model",
+    "system": "System name",
+    "systemInstructions": "System instructions",
+    "apiKeyEnv": "Key variable",
+    "outsideBoundary": "Outside the boundary",
+    "concurrency": "Conversations at once",
+    "ratePerSecond": "Requests a second at most",
+    "timeoutSeconds": "Timeout (seconds)",
+    "retries": "Retries",
+    "backoffSeconds": "Backoff (seconds)",
+}
 """Each request field by the label its form control has, for naming what a refused form got wrong."""
 
 
@@ -70,8 +84,13 @@ class SettingsForm(BaseModel):
     backoff_seconds: str = ""
 
     def body(self) -> dict[str, str]:
-        sent = {"concurrency": self.concurrency, "ratePerSecond": self.rate_per_second,
-                "timeoutSeconds": self.timeout_seconds, "retries": self.retries, "backoffSeconds": self.backoff_seconds}
+        sent = {
+            "concurrency": self.concurrency,
+            "ratePerSecond": self.rate_per_second,
+            "timeoutSeconds": self.timeout_seconds,
+            "retries": self.retries,
+            "backoffSeconds": self.backoff_seconds,
+        }
         return {name: value.strip() for name, value in sent.items() if value.strip()}
 
 
@@ -91,8 +110,13 @@ class StartForm(SettingsForm):
         """The REST route's body: the demonstration chatbot takes no address, an endpoint its fields filled in."""
         target: dict[str, str] = {"kind": self.kind}
         if self.kind != "demo":
-            given = {"baseUrl": self.base_url, "model": self.model, "system": self.system,
-                     "systemInstructions": self.system_instructions, "apiKeyEnv": self.api_key_env}
+            given = {
+                "baseUrl": self.base_url,
+                "model": self.model,
+                "system": self.system,
+                "systemInstructions": self.system_instructions,
+                "apiKeyEnv": self.api_key_env,
+            }
             target |= {name: value.strip() for name, value in given.items() if value.strip()}
         out: dict[str, Any] = {"plan": self.plan.strip(), "target": target, "settings": super().body()}
         return out | ({"outsideBoundary": self.outside_boundary.strip()} if self.outside_boundary.strip() else {})
@@ -148,80 +172,174 @@ def _listing(graphs: GraphService, jobs: Jobs, evaluation_id: str, offer: bool) 
     summary = _summary(graphs, evaluation_id)
     runs = [_run_row(view, jobs.get(view.iri)) for view in list_runs(graphs, evaluation_id)]
     plans = current_plans(graphs, summary) if offer else ()
-    return _frame(summary) | {"runs": runs, "approved": [p for p in plans if p.approved],
-                              "unapproved": [p for p in plans if not p.approved]}
+    return _frame(summary) | {
+        "runs": runs,
+        "approved": [p for p in plans if p.approved],
+        "unapproved": [p for p in plans if not p.approved],
+    }
 
 
-def _runs_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str,
-               person: Person | None, form: StartForm, error: str | None = None, status: int = 200) -> HTMLResponse:
+def _runs_page(
+    request: Request,
+    graphs: GraphService,
+    jobs: Jobs,
+    settings: Settings,
+    evaluation_id: str,
+    person: Person | None,
+    form: StartForm,
+    error: str | None = None,
+    status: int = 200,
+) -> HTMLResponse:
     offer = may_run(person)
     found = _listing(graphs, jobs, evaluation_id, offer)
-    html = render("workspace/operator_runs.html", title=f"Runs: {found['evaluation_title']}",
-                  link=request.app.state.publisher.local_href, offer=offer, form=form, error=error,
-                  key_envs=settings.key_envs, allowlist=settings.run_target_allowlist, **found)
+    html = render(
+        "workspace/operator_runs.html",
+        title=f"Runs: {found['evaluation_title']}",
+        link=request.app.state.publisher.local_href,
+        offer=offer,
+        form=form,
+        error=error,
+        key_envs=settings.key_envs,
+        allowlist=settings.run_target_allowlist,
+        **found,
+    )
     return HTMLResponse(html, status_code=status)
 
 
 @router.get("/runs", response_class=HTMLResponse)
-async def runs_page(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
-                    _: ReaderDep, person: PagePerson, plan: int | None = None) -> HTMLResponse:
+async def runs_page(
+    evaluation_id: str,
+    request: Request,
+    graphs: GraphsDep,
+    jobs: JobsDep,
+    settings: SettingsDep,
+    _: ReaderDep,
+    person: PagePerson,
+    plan: int | None = None,
+) -> HTMLResponse:
     form = StartForm(plan=str(plan) if plan else "")
     return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form)
 
 
 @router.post("/runs")
-async def start(evaluation_id: str, request: Request, graphs: GraphsDep, jobs: JobsDep, settings: SettingsDep,
-                person: FormWriter, form: Annotated[StartForm, Form()]) -> Response:
+async def start(
+    evaluation_id: str,
+    request: Request,
+    graphs: GraphsDep,
+    jobs: JobsDep,
+    settings: SettingsDep,
+    person: FormWriter,
+    form: Annotated[StartForm, Form()],
+) -> Response:
     async def act() -> tuple[RunView, Job]:
-        return await start_job(graphs, jobs, settings, evaluation_id, RunBody.model_validate(form.body()),
-                               person.credential)
+        return await start_job(
+            graphs, jobs, settings, evaluation_id, RunBody.model_validate(form.body()), person.credential
+        )
 
     started = await attempt(act, LABELS)
     if isinstance(started, Refused):
-        return await run_in_threadpool(_runs_page, request, graphs, jobs, settings, evaluation_id, person, form,
-                                       started.message, started.status)
-    return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{started[0].number}?done=started",
-                            status_code=303)
+        return await run_in_threadpool(
+            _runs_page, request, graphs, jobs, settings, evaluation_id, person, form, started.message, started.status
+        )
+    return RedirectResponse(
+        f"/evaluations/{evaluation_id}/workspace/runs/{started[0].number}?done=started", status_code=303
+    )
 
 
-def _run_page(request: Request, graphs: GraphService, jobs: Jobs, settings: Settings, evaluation_id: str, number: int,
-              person: Person | None, page: int, form: ContinueForm | None = None, error: str | None = None,
-              status: int = 200, notice: str | None = None, retried_page: int = 1) -> HTMLResponse:
+def _run_page(
+    request: Request,
+    graphs: GraphService,
+    jobs: Jobs,
+    settings: Settings,
+    evaluation_id: str,
+    number: int,
+    person: Person | None,
+    page: int,
+    form: ContinueForm | None = None,
+    error: str | None = None,
+    status: int = 200,
+    notice: str | None = None,
+    retried_page: int = 1,
+) -> HTMLResponse:
     frame = _frame(_summary(graphs, evaluation_id))
     view = run_view(graphs, evaluation_id, number)
     job = jobs.get(view.iri)
     errors = run_errors(graphs, view.iri, ERRORS_PAGE, (page - 1) * ERRORS_PAGE) if view.errors else []
-    retried = (run_errors(graphs, view.iri, ERRORS_PAGE, (retried_page - 1) * ERRORS_PAGE, latest=False)
-               if view.retried else [])
+    retried = (
+        run_errors(graphs, view.iri, ERRORS_PAGE, (retried_page - 1) * ERRORS_PAGE, latest=False)
+        if view.retried
+        else []
+    )
     target, state = _target(view), state_of(view, job)
-    html = render("workspace/operator_run.html", title=f"Run {number}: {frame['evaluation_title']}",
-                  link=request.app.state.publisher.local_href, scripts=["run-progress.js"] if state == "running" else [],
-                  view=view, job=job, state=state, target=target, settings=json.loads(view.settings), errors=errors,
-                  page=page, pages=-(-view.errors // ERRORS_PAGE), retried=retried, retried_page=retried_page,
-                  retried_pages=-(-view.retried // ERRORS_PAGE),
-                  retries=list_retries(graphs, view.iri),
-                  offer=may_run(person),
-                  continuable=target.get("adapter") in CONTINUABLE, form=form or _continue_defaults(view),
-                  key_envs=settings.key_envs, error=error, notice=notice,
-                  run_json=f"/evaluations/{evaluation_id}/runs/{number}",
-                  plan_number=minted_number(view.plan), **frame)
+    html = render(
+        "workspace/operator_run.html",
+        title=f"Run {number}: {frame['evaluation_title']}",
+        link=request.app.state.publisher.local_href,
+        scripts=["run-progress.js"] if state == "running" else [],
+        view=view,
+        job=job,
+        state=state,
+        target=target,
+        settings=json.loads(view.settings),
+        errors=errors,
+        page=page,
+        pages=-(-view.errors // ERRORS_PAGE),
+        retried=retried,
+        retried_page=retried_page,
+        retried_pages=-(-view.retried // ERRORS_PAGE),
+        retries=list_retries(graphs, view.iri),
+        offer=may_run(person),
+        continuable=target.get("adapter") in CONTINUABLE,
+        form=form or _continue_defaults(view),
+        key_envs=settings.key_envs,
+        error=error,
+        notice=notice,
+        run_json=f"/evaluations/{evaluation_id}/runs/{number}",
+        plan_number=minted_number(view.plan),
+        **frame,
+    )
     return HTMLResponse(html, status_code=status)
 
 
 def _continue_defaults(view: RunView) -> ContinueForm:
     """The Retry form filled in with the settings the run was started with."""
     recorded: Mapping[str, Any] = json.loads(view.settings)
-    return ContinueForm(concurrency=str(recorded.get("concurrency", "")), retries=str(recorded.get("retries", "")),
-                        timeout_seconds=str(recorded.get("timeout_s", "")), backoff_seconds=str(recorded.get("backoff_s", "")),
-                        rate_per_second="" if recorded.get("rate_per_s") is None else str(recorded["rate_per_s"]))
+    return ContinueForm(
+        concurrency=str(recorded.get("concurrency", "")),
+        retries=str(recorded.get("retries", "")),
+        timeout_seconds=str(recorded.get("timeout_s", "")),
+        backoff_seconds=str(recorded.get("backoff_s", "")),
+        rate_per_second="" if recorded.get("rate_per_s") is None else str(recorded["rate_per_s"]),
+    )
 
 
 @router.get("/runs/{number}", response_class=HTMLResponse)
-async def run_page(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
-                   settings: SettingsDep, _: ReaderDep, person: PagePerson, page: int = 1, retried: int = 1,
-                   done: str | None = None) -> HTMLResponse:
-    return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person,
-                                   max(page, 1), notice=NOTICES.get(done or ""), retried_page=max(retried, 1))
+async def run_page(
+    evaluation_id: str,
+    number: int,
+    request: Request,
+    graphs: GraphsDep,
+    jobs: JobsDep,
+    settings: SettingsDep,
+    _: ReaderDep,
+    person: PagePerson,
+    page: int = 1,
+    retried: int = 1,
+    done: str | None = None,
+) -> HTMLResponse:
+    return await run_in_threadpool(
+        _run_page,
+        request,
+        graphs,
+        jobs,
+        settings,
+        evaluation_id,
+        number,
+        person,
+        max(page, 1),
+        notice=NOTICES.get(done or ""),
+        retried_page=max(retried, 1),
+    )
 
 
 def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
@@ -230,8 +348,12 @@ def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
     recorded = _target(view)
     target: dict[str, Any] = {"kind": recorded["adapter"]}
     if recorded["adapter"] != "demo":
-        target |= {"baseUrl": recorded["endpoint"], "model": recorded["model_release"], "system": recorded["system"],
-                   "parameters": recorded["parameters"]}
+        target |= {
+            "baseUrl": recorded["endpoint"],
+            "model": recorded["model_release"],
+            "system": recorded["system"],
+            "parameters": recorded["parameters"],
+        }
         if recorded.get("system_instructions"):
             target["systemInstructions"] = recorded["system_instructions"]
         if form.api_key_env.strip():
@@ -240,19 +362,47 @@ def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
 
 
 @router.post("/runs/{number}/continuation")
-async def continuation(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
-                       settings: SettingsDep, person: FormWriter, form: Annotated[ContinueForm, Form()]) -> Response:
-    return await _run_form(continue_job, "continued", evaluation_id, number, request, graphs, jobs, settings, person, form)
+async def continuation(
+    evaluation_id: str,
+    number: int,
+    request: Request,
+    graphs: GraphsDep,
+    jobs: JobsDep,
+    settings: SettingsDep,
+    person: FormWriter,
+    form: Annotated[ContinueForm, Form()],
+) -> Response:
+    return await _run_form(
+        continue_job, "continued", evaluation_id, number, request, graphs, jobs, settings, person, form
+    )
 
 
 @router.post("/runs/{number}/retries")
-async def retries(evaluation_id: str, number: int, request: Request, graphs: GraphsDep, jobs: JobsDep,
-                  settings: SettingsDep, person: FormWriter, form: Annotated[ContinueForm, Form()]) -> Response:
+async def retries(
+    evaluation_id: str,
+    number: int,
+    request: Request,
+    graphs: GraphsDep,
+    jobs: JobsDep,
+    settings: SettingsDep,
+    person: FormWriter,
+    form: Annotated[ContinueForm, Form()],
+) -> Response:
     return await _run_form(retry_job, "retried", evaluation_id, number, request, graphs, jobs, settings, person, form)
 
 
-async def _run_form(act: RunAction, done: str, evaluation_id: str, number: int, request: Request, graphs: GraphService,
-                    jobs: Jobs, settings: Settings, person: Person, form: ContinueForm) -> Response:
+async def _run_form(
+    act: RunAction,
+    done: str,
+    evaluation_id: str,
+    number: int,
+    request: Request,
+    graphs: GraphService,
+    jobs: Jobs,
+    settings: Settings,
+    person: Person,
+    form: ContinueForm,
+) -> Response:
     """The Retry form sent to continue the run or retry its errors (``act``, the REST route's function, with the
     person's credential): 303 to the run's page saying so (``done``), or the page again with the refusal."""
     view = await run_in_threadpool(run_view, graphs, evaluation_id, number)
@@ -264,5 +414,6 @@ async def _run_form(act: RunAction, done: str, evaluation_id: str, number: int, 
     acted = await attempt(run_act, LABELS)
     if not isinstance(acted, Refused):
         return RedirectResponse(f"/evaluations/{evaluation_id}/workspace/runs/{number}?done={done}", status_code=303)
-    return await run_in_threadpool(_run_page, request, graphs, jobs, settings, evaluation_id, number, person, 1, form,
-                                   acted.message, acted.status)
+    return await run_in_threadpool(
+        _run_page, request, graphs, jobs, settings, evaluation_id, number, person, 1, form, acted.message, acted.status
+    )

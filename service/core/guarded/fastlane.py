@@ -73,9 +73,21 @@ class FastLane:
     its own, higher cost. A front not ready within ``ready_deadline_s`` of its fork is killed and replaced.
     """
 
-    def __init__(self, store: EmbeddedStore, listener: socket.socket, answer: Answer, *, probe: bytes, processes: int,
-                 budget_s: float, time_limit_s: float, memory_bytes: int, bound_bytes: int, keep_alive_s: float,
-                 ready_deadline_s: float) -> None:
+    def __init__(
+        self,
+        store: EmbeddedStore,
+        listener: socket.socket,
+        answer: Answer,
+        *,
+        probe: bytes,
+        processes: int,
+        budget_s: float,
+        time_limit_s: float,
+        memory_bytes: int,
+        bound_bytes: int,
+        keep_alive_s: float,
+        ready_deadline_s: float,
+    ) -> None:
         """``probe``: a request head every fresh front answers before it accepts; ``memory_bytes``: the threshold
         past which a front hands a query over; ``bound_bytes``: its ``RLIMIT_AS`` backstop above its size;
         ``ready_deadline_s``: how long after its fork a front may take to answer its probe."""
@@ -88,9 +100,18 @@ class FastLane:
         self._listener = listener
         self._wanted = processes
         self._ready_deadline_s = ready_deadline_s
-        self._front = functools.partial(Front, listener=listener, store=store, answer=answer, probe=probe,
-                                        budget_s=min(budget_s, time_limit_s), wall_s=time_limit_s,
-                                        memory_bytes=memory_bytes, bound_bytes=bound_bytes, keep_alive_s=keep_alive_s)
+        self._front = functools.partial(
+            Front,
+            listener=listener,
+            store=store,
+            answer=answer,
+            probe=probe,
+            budget_s=min(budget_s, time_limit_s),
+            wall_s=time_limit_s,
+            memory_bytes=memory_bytes,
+            bound_bytes=bound_bytes,
+            keep_alive_s=keep_alive_s,
+        )
         self._processes: list[_Process] = []
         self._loop: asyncio.AbstractEventLoop | None = None
         self._protocol: Callable[[], asyncio.Protocol] | None = None
@@ -125,8 +146,11 @@ class FastLane:
                     process.status = status
                 elif not process.ready and process.forked < overdue and process.channel.fileno() >= 0:
                     # Hung before it accepted anything (docs/protection.md, "The fast lane"): it holds no connection.
-                    _LOGGER.warning("fast-lane front %d not ready %g s after its fork: killed, another forked",
-                                    process.pid, self._ready_deadline_s)
+                    _LOGGER.warning(
+                        "fast-lane front %d not ready %g s after its fork: killed, another forked",
+                        process.pid,
+                        self._ready_deadline_s,
+                    )
                     os.kill(process.pid, signal.SIGKILL)
                     self._close_channel(process)  # no longer counted: replaced below; reaped at a later tick
         self._processes = [p for p in self._processes if p.status is None or p.channel.fileno() >= 0]

@@ -61,4 +61,5 @@ def refuse_unlisted_services(query: str, allowed: Collection[str]) -> None:
             shown = f"<{endpoint}>" if endpoint else "an endpoint given by a variable or an unknown prefix"
             raise BadRequest(
                 f"SERVICE {shown} is refused: federated queries may only call endpoints on the allow-list "
-                f"(CAIE_SERVICE_ALLOWLIST; allowed: {listed})")
+                f"(CAIE_SERVICE_ALLOWLIST; allowed: {listed})"
+            )

@@ -48,6 +48,7 @@ _M_ARENA_MAX = -8
 _PAGE = os.sysconf("SC_PAGE_SIZE")
 _T = TypeVar("_T")
 
+
 @dataclass(eq=False)
 class _Connection:
     sock: socket.socket
@@ -110,8 +111,9 @@ class Front:
         # One malloc arena: the watchdog thread's own would reserve 64 MiB of address space, counted by the threshold.
         libc.mallopt(_M_ARENA_MAX, 1)
         self.channel.setblocking(True)
-        threading.Thread(target=self._watchdog, args=(threading.get_native_id(),), name="fast-lane watchdog",
-                         daemon=True).start()
+        threading.Thread(
+            target=self._watchdog, args=(threading.get_native_id(),), name="fast-lane watchdog", daemon=True
+        ).start()
         gc.freeze()  # the parent's objects: never collected here, so never copied by the collector touching them
         statm = os.open("/proc/self/statm", os.O_RDONLY)
         self.baseline = _size(statm)
@@ -176,7 +178,7 @@ class Front:
         if end < 0 or self._stale():  # an incomplete head (or the store moved on): the main process takes it
             self._hand_over(connection)
             return
-        head = data[:end + 4]
+        head = data[: end + 4]
         answered = self._watched(self.budget_s, self.wall_s, lambda: self.answer(head))
         if answered is None or self._stale():
             self._hand_over(connection)
@@ -216,7 +218,11 @@ class Front:
     def _expire(self, now: float) -> None:
         """Close connections idle past the keep-alive timeout, as uvicorn does."""
         for connection in list(self.connections.values()):
-            if connection.pending is None and connection.idle_since is not None and now - connection.idle_since > self.keep_alive_s:
+            if (
+                connection.pending is None
+                and connection.idle_since is not None
+                and now - connection.idle_since > self.keep_alive_s
+            ):
                 self._close(connection)
 
     # ---------------------------------------------------------------------------------------- queries
@@ -251,7 +257,9 @@ class Front:
                     continue
                 (wall, running, waiting), (wall0, running0, waiting0) = now, watch.counted
                 blocked = (wall - wall0) - (running - running0) - (waiting - waiting0)
-                over_time = max(running - running0, blocked) > watch.budget_s or time.monotonic() - watch.started > watch.wall_s
+                over_time = (
+                    max(running - running0, blocked) > watch.budget_s or time.monotonic() - watch.started > watch.wall_s
+                )
                 if over_time or _size(statm) - self.baseline > self.memory_bytes:
                     self._leave()  # with the lock held: the serving thread cannot answer meanwhile
 

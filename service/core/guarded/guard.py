@@ -34,10 +34,13 @@ class QueryGuard:
     def limits(self) -> QueryLimits:
         """A fresh budget, its clock started now (its ``cancelled`` flag is for whoever watches the client)."""
         settings = self._settings
-        return QueryLimits(settings.query_time_limit_s, settings.query_max_result_bytes, settings.query_memory_limit_mb * MB)
+        return QueryLimits(
+            settings.query_time_limit_s, settings.query_max_result_bytes, settings.query_memory_limit_mb * MB
+        )
 
-    def answer(self, store: Store, client: str, limits: QueryLimits, query: str, media_type: str,
-               **options: Any) -> QueryAnswer:
+    def answer(
+        self, store: Store, client: str, limits: QueryLimits, query: str, media_type: str, **options: Any
+    ) -> QueryAnswer:
         """``store.answer(query, media_type, **options)`` for ``client``, under ``limits``."""
         refuse_deep_nesting(query, self._settings.query_max_nesting)  # before any parser: a worker's stack is finite
         refuse_unlisted_services(query, self._settings.service_allowlist)
@@ -49,7 +52,9 @@ class QueryGuard:
                 if len(answer.body) > limits.max_bytes:  # written here in a larger format than the engine sent
                     raise limits.too_large()
                 return answer
-            raise TypeError(f"no guard for a {type(store).__name__}: client queries need a process or a request to stop")
+            raise TypeError(
+                f"no guard for a {type(store).__name__}: client queries need a process or a request to stop"
+            )
 
     def bound(self, store: Store, client: str, limits: QueryLimits) -> GuardedStore:
         """``store`` as one client's query sees it: :meth:`GuardedStore.answer` runs under the guard."""
@@ -61,8 +66,11 @@ class QueryGuard:
         most = self._settings.query_max_per_client
         with self._lock:
             if self._running[client] >= most:
-                raise TooManyQueries(f"this client already runs {most} queries at once (CAIE_QUERY_MAX_PER_CLIENT); "
-                                     "wait for one to finish", retry_after=max(1, round(self._settings.query_time_limit_s)))
+                raise TooManyQueries(
+                    f"this client already runs {most} queries at once (CAIE_QUERY_MAX_PER_CLIENT); "
+                    "wait for one to finish",
+                    retry_after=max(1, round(self._settings.query_time_limit_s)),
+                )
             self._running[client] += 1
         try:
             yield

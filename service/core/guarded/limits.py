@@ -42,16 +42,22 @@ class QueryLimits:
         return QueryLimitExceeded(
             f"the query was stopped at the time limit of {self.time_s:g} s (CAIE_QUERY_TIME_LIMIT_S); "
             "narrow it (LIMIT, more selective patterns) or ask the operator for a higher limit",
-            limit="time", value=self.time_s)
+            limit="time",
+            value=self.time_s,
+        )
 
     def too_large(self) -> QueryLimitExceeded:
         return QueryLimitExceeded(
             f"the answer exceeded the result-size limit of {self.max_bytes:,} bytes (CAIE_QUERY_MAX_RESULT_BYTES) "
             "and was not sent: page it with LIMIT/OFFSET or select fewer variables",
-            limit="result-size", value=self.max_bytes)
+            limit="result-size",
+            value=self.max_bytes,
+        )
 
     def out_of_memory(self) -> QueryLimitExceeded:
         return QueryLimitExceeded(
             f"the query was stopped at the memory bound of {self.memory_bytes // MB:,} MiB "
             "(CAIE_QUERY_MEMORY_LIMIT_MB): it held too many intermediate results; narrow it",
-            limit="memory", value=self.memory_bytes // MB)
+            limit="memory",
+            value=self.memory_bytes // MB,
+        )

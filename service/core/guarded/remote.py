@@ -32,5 +32,9 @@ def limited_request(client: httpx.Client, method: str, url: str, limits: QueryLi
                 limits.check()
     except httpx.TimeoutException:
         raise limits.timed_out() from None
-    headers = [(name, value) for name, value in response.headers.multi_items() if name not in ("content-encoding", "content-length")]
+    headers = [
+        (name, value)
+        for name, value in response.headers.multi_items()
+        if name not in ("content-encoding", "content-length")
+    ]
     return httpx.Response(response.status_code, headers=headers, content=b"".join(parts), request=response.request)

@@ -65,7 +65,7 @@ class WorkerDied(Exception):
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _read_exact(fd: int, size: int) -> bytes:
@@ -246,7 +246,9 @@ class WorkerPool:
         # worker also exits by itself when idle (IDLE_EXIT_S) or when the service's end of its pipe closes.
         weakref.finalize(self, _stop_all, self._idle)
 
-    def answer(self, store: EmbeddedStore, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits) -> QueryAnswer:
+    def answer(
+        self, store: EmbeddedStore, args: tuple[Any, ...], kwargs: dict[str, Any], limits: QueryLimits
+    ) -> QueryAnswer:
         while True:
             worker = self._acquire(store)
             try:
@@ -317,8 +319,9 @@ def _death(status: int, limits: QueryLimits) -> Exception:
         return limits.out_of_memory()
     if signalled == signal.SIGXCPU:
         return limits.timed_out()
-    return QueryWorkerCrashed(f"the query worker crashed ({_describe(status)}) while running this query; "
-                              "it reached none of the query limits")
+    return QueryWorkerCrashed(
+        f"the query worker crashed ({_describe(status)}) while running this query; it reached none of the query limits"
+    )
 
 
 def _left_idle(status: int) -> bool:

@@ -73,7 +73,20 @@ def open_store(settings: Settings) -> Store:
 
 
 __all__ = [
-    "ChangeSet", "EmbeddedStore", "Node", "QueryAnswer", "RemoteCredentials", "RemoteStore", "Row", "Store",
-    "StoreAuthorizationFailed", "StoreLimitExceeded", "Term", "iri_term", "open_store", "remote_credentials",
-    "row_triple", "subject_term",
+    "ChangeSet",
+    "EmbeddedStore",
+    "Node",
+    "QueryAnswer",
+    "RemoteCredentials",
+    "RemoteStore",
+    "Row",
+    "Store",
+    "StoreAuthorizationFailed",
+    "StoreLimitExceeded",
+    "Term",
+    "iri_term",
+    "open_store",
+    "remote_credentials",
+    "row_triple",
+    "subject_term",
 ]

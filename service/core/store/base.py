@@ -141,8 +141,15 @@ class Store(ABC):
         """The triples of a CONSTRUCT or DESCRIBE query."""
 
     @abstractmethod
-    def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
-               base_iri: str | None = None) -> QueryAnswer:
+    def answer(
+        self,
+        query: str,
+        media_type: str,
+        *,
+        union: bool = True,
+        dataset: Dataset | None = None,
+        base_iri: str | None = None,
+    ) -> QueryAnswer:
         """A client's query (any read-only form), serialized as ``media_type`` (results or RDF).
 
         ``dataset``, when given, replaces the query's ``FROM``/``FROM NAMED``; otherwise ``union`` makes the
@@ -177,7 +184,7 @@ class Store(ABC):
         leaves only a graph that recovery drops. By default, INSERT DATA requests of ``max_update_triples``.
         """
         for start in range(0, len(triples), max_update_triples):
-            chunk = triples[start:start + max_update_triples]
+            chunk = triples[start : start + max_update_triples]
             self.apply(ChangeSet(insert=[Quad(t.subject, t.predicate, t.object, graph) for t in chunk]))
 
     @abstractmethod

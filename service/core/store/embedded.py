@@ -96,11 +96,21 @@ class EmbeddedStore(Store):
             raise TypeError("construct() needs a CONSTRUCT or DESCRIBE query")
         return list(triples)
 
-    def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
-               base_iri: str | None = None) -> QueryAnswer:
+    def answer(
+        self,
+        query: str,
+        media_type: str,
+        *,
+        union: bool = True,
+        dataset: Dataset | None = None,
+        base_iri: str | None = None,
+    ) -> QueryAnswer:
         # pyoxigraph takes a query's FROM unless told a union or a dataset, and then ignores it: the caller decides.
-        options: dict[str, Any] = {"use_default_graph_as_union": union} if dataset is None else {
-            "default_graph": list(dataset.default_graphs), "named_graphs": list(dataset.named_graphs)}
+        options: dict[str, Any] = (
+            {"use_default_graph_as_union": union}
+            if dataset is None
+            else {"default_graph": list(dataset.default_graphs), "named_graphs": list(dataset.named_graphs)}
+        )
         try:
             result = self._store.query(query, base_iri=base_iri, **options)
         except SyntaxError as error:
@@ -163,4 +173,3 @@ class EmbeddedStore(Store):
     def close(self) -> None:
         self._store.flush()
         del self._store
-

@@ -24,9 +24,11 @@ _BOOLEAN_LEXICAL = {"1": "true", "0": "false"}
 _MESSAGE_CHARS = 500
 
 _SYNTAX = re.compile(r"syntax|pars(e|er|ing) error|unexpected|expected |lexical|SP030", re.IGNORECASE)
-_LIMIT = re.compile(r"exceed|too (large|long|many|big)|limit (reached|exceeded)|maximum|max(imum)? ?rows|"
-                    r"result ?set ?max ?rows|more than \d+ rows|only \d+ (are )?allowed|out of memory|timeout|timed out",
-                    re.IGNORECASE)
+_LIMIT = re.compile(
+    r"exceed|too (large|long|many|big)|limit (reached|exceeded)|maximum|max(imum)? ?rows|"
+    r"result ?set ?max ?rows|more than \d+ rows|only \d+ (are )?allowed|out of memory|timeout|timed out",
+    re.IGNORECASE,
+)
 _GRAPH_VARIABLE = re.compile(r"\bGRAPH\s+[?$]([A-Za-z_][A-Za-z0-9_]*)", re.IGNORECASE)
 _MAY_LEAVE_UNBOUND = re.compile(r"\b(OPTIONAL|UNION)\b", re.IGNORECASE)
 
@@ -106,10 +108,12 @@ def store_error(url: str, response: httpx.Response, has_credentials: bool) -> Ex
     said = f"the remote store at {url} answered {status}: {text}"
     if status in (401, 403):
         if has_credentials:
-            return StoreAuthorizationFailed(f"the remote store refused the credentials ({status}); "
-                                        f"check CAIE_REMOTE_USER/PASSWORD/TOKEN: {said}")
-        return StoreAuthorizationFailed(f"the remote store requires credentials ({status}) and none are "
-                                        f"configured (CAIE_REMOTE_AUTH): {said}")
+            return StoreAuthorizationFailed(
+                f"the remote store refused the credentials ({status}); check CAIE_REMOTE_USER/PASSWORD/TOKEN: {said}"
+            )
+        return StoreAuthorizationFailed(
+            f"the remote store requires credentials ({status}) and none are configured (CAIE_REMOTE_AUTH): {said}"
+        )
     if status == 413:
         return StoreLimitExceeded(f"a request exceeded a limit of the remote store: {said}")
     if status == 400:

@@ -101,7 +101,9 @@ EMPTY_DEFAULT_GRAPH = "urn:x-ob-caie:empty-default-graph"
 _COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
 # The ordered sub-select is Virtuoso's documented way past its MaxSortedTopRows (an ORDER BY with OFFSET + LIMIT
 # above 10,000 is refused: "SR353 ... Only 10000 are allowed"); the graph's IRI is written in, N-Triples escaped.
-_PAGE = "SELECT ?s ?p ?o WHERE { { SELECT ?s ?p ?o WHERE { GRAPH %s { ?s ?p ?o } } ORDER BY ?s ?p ?o } } LIMIT %d OFFSET %d"
+_PAGE = (
+    "SELECT ?s ?p ?o WHERE { { SELECT ?s ?p ?o WHERE { GRAPH %s { ?s ?p ?o } } ORDER BY ?s ?p ?o } } LIMIT %d OFFSET %d"
+)
 _CATALOGUED = "SELECT DISTINCT ?g WHERE { GRAPH %s { ?g <" + CATALOG + "digest> ?digest } }"
 _GRAPH_NAMES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"
 _GRAPHS_WITH_TRIPLES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
@@ -117,11 +119,23 @@ class RemoteStore(Store):
     ``stage_chunk`` bounds each GSP POST of content staged for a large write (:meth:`stage`).
     """
 
-    def __init__(self, query_url: str, update_url: str, store_url: str, *, timeout_s: float = 60.0,
-                 username: str | None = None, password: str | None = None, token: str | None = None,
-                 auth_scheme: str | None = None, catalog: str | None = None,
-                 page_size: int = 5_000, row_cap: int | None = None, graph_store_reads: bool = True,
-                 stage_chunk: int = 10_000) -> None:
+    def __init__(
+        self,
+        query_url: str,
+        update_url: str,
+        store_url: str,
+        *,
+        timeout_s: float = 60.0,
+        username: str | None = None,
+        password: str | None = None,
+        token: str | None = None,
+        auth_scheme: str | None = None,
+        catalog: str | None = None,
+        page_size: int = 5_000,
+        row_cap: int | None = None,
+        graph_store_reads: bool = True,
+        stage_chunk: int = 10_000,
+    ) -> None:
         if page_size < 1 or (row_cap is not None and page_size >= row_cap):
             raise ValueError("page_size must be at least 1 and below the store's row cap")
         self._query_url = query_url
@@ -155,23 +169,31 @@ class RemoteStore(Store):
 
     # ------------------------------------------------------------------------------------ HTTP and errors
 
-    def _send(self, method: str, url: str, *, limits: QueryLimits | None = None, tolerate: Sequence[int] = (),
-              **kwargs: Any) -> httpx.Response:
+    def _send(
+        self, method: str, url: str, *, limits: QueryLimits | None = None, tolerate: Sequence[int] = (), **kwargs: Any
+    ) -> httpx.Response:
         """The store's response; an error status raises, but for those in ``tolerate`` (the caller's to read)."""
         try:
             # A client's query carries its limits: the answer is streamed and dropped at the size limit.
-            response = (self._client.request(method, url, **kwargs) if limits is None
-                        else limited_request(self._client, method, url, limits, **kwargs))
+            response = (
+                self._client.request(method, url, **kwargs)
+                if limits is None
+                else limited_request(self._client, method, url, limits, **kwargs)
+            )
         except httpx.HTTPError as error:
-            raise StoreUnavailable(f"the remote store at {url} did not answer: {type(error).__name__}: {error}") from error
+            raise StoreUnavailable(
+                f"the remote store at {url} did not answer: {type(error).__name__}: {error}"
+            ) from error
         if response.status_code >= 300 and response.status_code not in tolerate:
             self._raise_for(url, response)
         if response.status_code == 206 or response.headers.get("x-sql-state") == "S1TAT":
             # Virtuoso's "anytime" answer: cut short at its time or row limit and sent as a success (206, or 200
             # when HTTPAnytimeStatus says so); a figure computed from it would look better than the record
-            raise StoreLimitExceeded(f"the remote store at {url} sent a partial answer ({response.status_code}, "
-                                     f"{response.headers.get('x-sql-message', 'X-SQL-State S1TAT').strip()}): "
-                                     "narrow the query or raise the store's limits")
+            raise StoreLimitExceeded(
+                f"the remote store at {url} sent a partial answer ({response.status_code}, "
+                f"{response.headers.get('x-sql-message', 'X-SQL-State S1TAT').strip()}): "
+                "narrow the query or raise the store's limits"
+            )
         return response
 
     def _raise_for(self, url: str, response: httpx.Response) -> None:
@@ -208,8 +230,10 @@ class RemoteStore(Store):
 
     def _check_cap(self, count: int, what: str) -> None:
         if self.row_cap is not None and count >= self.row_cap:
-            raise StoreLimitExceeded(f"the remote store returned {count} {what}, its row cap (CAIE_REMOTE_ROW_CAP="
-                                     f"{self.row_cap}): the answer may have been cut short; narrow the query")
+            raise StoreLimitExceeded(
+                f"the remote store returned {count} {what}, its row cap (CAIE_REMOTE_ROW_CAP="
+                f"{self.row_cap}): the answer may have been cut short; narrow the query"
+            )
 
     def _rows(self, query: str, union: bool) -> list[Row]:
         response = self._query(query, _RESULTS_JSON, union)
@@ -221,8 +245,10 @@ class RemoteStore(Store):
         self._check_cap(len(rows), "rows")
         announced = response.headers.get("x-sparql-maxrows")  # Virtuoso's sign that it applied ResultSetMaxRows
         if announced is not None and announced.isdigit() and len(rows) >= int(announced):
-            raise StoreLimitExceeded(f"the remote store cut the answer at its row limit ({announced} rows, "
-                                     "X-SPARQL-MaxRows): narrow the query or raise the store's limit")
+            raise StoreLimitExceeded(
+                f"the remote store cut the answer at its row limit ({announced} rows, "
+                "X-SPARQL-MaxRows): narrow the query or raise the store's limit"
+            )
         required = [name for name in must_bind(query) if name in names]
         return [row for row in rows if all(name in row for name in required)] if required else rows
 
@@ -240,29 +266,45 @@ class RemoteStore(Store):
 
     def construct(self, query: str, bindings: Bindings | None = None, *, union: bool = False) -> list[Triple]:
         response = self._query(bind(query, bindings), _NTRIPLES, union)
-        triples = triples_without_node_ids([quad.triple for quad in parse(response.content, format=RdfFormat.N_TRIPLES)])
+        triples = triples_without_node_ids(
+            [quad.triple for quad in parse(response.content, format=RdfFormat.N_TRIPLES)]
+        )
         self._check_cap(len(triples), "triples")
         return triples
 
-    def _client_query(self, query: str, accept: str, union: bool, dataset: Dataset | None,
-                      limits: QueryLimits | None = None) -> httpx.Response:
+    def _client_query(
+        self, query: str, accept: str, union: bool, dataset: Dataset | None, limits: QueryLimits | None = None
+    ) -> httpx.Response:
         """A client's query with the protocol dataset passed through, else as :meth:`_dataset` says."""
         if dataset is None:
             parameters = self._dataset(union, query)
         else:
             # An empty default graph is named explicitly: with none given, Virtuoso reads every graph as the default.
             default = [graph.value for graph in dataset.default_graphs] or [EMPTY_DEFAULT_GRAPH]
-            parameters = {"default-graph-uri": default, "named-graph-uri": [graph.value for graph in dataset.named_graphs]}
+            parameters = {
+                "default-graph-uri": default,
+                "named-graph-uri": [graph.value for graph in dataset.named_graphs],
+            }
         form: dict[str, Any] = {"query": query, **parameters}
         return self._send("POST", self._query_url, data=form, headers={"Accept": accept}, limits=limits)
 
-    def answer(self, query: str, media_type: str, *, union: bool = True, dataset: Dataset | None = None,
-               base_iri: str | None = None, limits: QueryLimits | None = None) -> QueryAnswer:
+    def answer(
+        self,
+        query: str,
+        media_type: str,
+        *,
+        union: bool = True,
+        dataset: Dataset | None = None,
+        base_iri: str | None = None,
+        limits: QueryLimits | None = None,
+    ) -> QueryAnswer:
         # The protocol has no base IRI parameter; a BASE on the first line keeps the engine's line numbers right.
         text = f"BASE <{base_iri}> {query}" if base_iri else query
         # Results other than JSON, and N-Quads/TriG of a graph, are written here from JSON or N-Triples: engines
         # write them differently (Virtuoso's TSV gives an IRI as "http://…", not <http://…>) or not at all.
-        asked = _RESULTS_JSON if media_type in RESULTS_MEDIA else _NTRIPLES if media_type in _WRITTEN_HERE else media_type
+        asked = (
+            _RESULTS_JSON if media_type in RESULTS_MEDIA else _NTRIPLES if media_type in _WRITTEN_HERE else media_type
+        )
         content = self._client_query(text, asked, union, dataset, limits).content
         if asked == _RESULTS_JSON:
             content = json_results_without_node_ids(content)
@@ -284,7 +326,9 @@ class RemoteStore(Store):
         try:
             response = self._client.get(self._store_url, params={"graph": graph.value}, headers={"Accept": _NTRIPLES})
         except httpx.HTTPError as error:
-            raise StoreUnavailable(f"the remote store at {self._store_url} did not answer: {type(error).__name__}: {error}") from error
+            raise StoreUnavailable(
+                f"the remote store at {self._store_url} did not answer: {type(error).__name__}: {error}"
+            ) from error
         if response.status_code in (401, 403):
             self._raise_for(self._store_url, response)
         if response.status_code != 200:
@@ -305,7 +349,8 @@ class RemoteStore(Store):
             raise StoreLimitExceeded(
                 f"the remote store returned {len(triples)} of the {expected} triples of <{graph.value}> in pages of "
                 f"{self.page_size}: a result limit of the store (e.g. Virtuoso's ResultSetMaxRows) cut a page short; "
-                "lower CAIE_REMOTE_PAGE_SIZE below it")
+                "lower CAIE_REMOTE_PAGE_SIZE below it"
+            )
         return triples
 
     def graph_triples(self, graph: NamedNode) -> list[Triple]:
@@ -321,7 +366,9 @@ class RemoteStore(Store):
     def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
         triples = self.graph_triples(graph)
         if rdf_format.supports_datasets:
-            return written(serialize([Quad(t.subject, t.predicate, t.object, graph) for t in triples], format=rdf_format))
+            return written(
+                serialize([Quad(t.subject, t.predicate, t.object, graph) for t in triples], format=rdf_format)
+            )
         return written(serialize(triples, format=rdf_format, prefixes=dict(prefixes or {})))
 
     def graph_exists(self, graph: NamedNode) -> bool:
@@ -334,8 +381,12 @@ class RemoteStore(Store):
             self.run_update(update_text(changes))
 
     def run_update(self, update: str) -> None:
-        self._send("POST", self._update_url, content=update.encode("utf-8"),
-                   headers={"Content-Type": "application/sparql-update"})
+        self._send(
+            "POST",
+            self._update_url,
+            content=update.encode("utf-8"),
+            headers={"Content-Type": "application/sparql-update"},
+        )
 
     def stage(self, graph: NamedNode, triples: Sequence[Triple], max_update_triples: int) -> None:
         """GSP POSTs of ``stage_chunk`` triples (Virtuoso loads 10,000 that way faster than 500 by INSERT DATA,
@@ -344,18 +395,28 @@ class RemoteStore(Store):
             if not self._graph_store_writes:
                 super().stage(graph, triples[start:], max_update_triples)
                 return
-            data = serialize(triples[start:start + self.stage_chunk], format=RdfFormat.N_TRIPLES)
-            response = self._send("POST", self._store_url, params={"graph": graph.value}, content=data,
-                                  headers={"Content-Type": RdfFormat.N_TRIPLES.media_type},
-                                  tolerate=_NO_GRAPH_STORE_WRITES)
+            data = serialize(triples[start : start + self.stage_chunk], format=RdfFormat.N_TRIPLES)
+            response = self._send(
+                "POST",
+                self._store_url,
+                params={"graph": graph.value},
+                content=data,
+                headers={"Content-Type": RdfFormat.N_TRIPLES.media_type},
+                tolerate=_NO_GRAPH_STORE_WRITES,
+            )
             if response.status_code in _NO_GRAPH_STORE_WRITES:
                 self._graph_store_writes = False  # this chunk was not loaded: INSERT DATA takes it from here
                 super().stage(graph, triples[start:], max_update_triples)
                 return
 
     def bulk_load_new_graph(self, graph: NamedNode, data: bytes, rdf_format: RdfFormat, base_iri: str) -> None:
-        self._send("POST", self._store_url, params={"graph": graph.value}, content=data,
-                   headers={"Content-Type": rdf_format.media_type})
+        self._send(
+            "POST",
+            self._store_url,
+            params={"graph": graph.value},
+            content=data,
+            headers={"Content-Type": rdf_format.media_type},
+        )
 
     def close(self) -> None:
         self._client.close()
