@@ -62,8 +62,15 @@ lint: $(STAMP)
 
 # Two pytest workers (pytest-xdist), a test file each at a time: the machine has two cores and many tests wait on
 # servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per worker.
+# The lint runs first (ruff takes a second); mypy (about 20 s of a core from cold) runs beside the tests, its verdict
+# read when they end, so a type error fails the run without making it longer.
 test: $(STAMP) browser strace $(JS_STAMP) virtuoso
-	$(BIN)/pytest -q -n 2 --dist loadfile
+	$(BIN)/ruff check --quiet .
+	$(BIN)/ruff format --check --quiet .
+	$(BIN)/mypy > .mypy.out 2>&1 & mypy=$$!; \
+	$(BIN)/pytest -q -n 2 --dist loadfile; tests=$$?; \
+	wait $$mypy; typed=$$?; cat .mypy.out; rm -f .mypy.out; \
+	test $$tests -eq 0 && test $$typed -eq 0
 
 # Every test on a remote store (oxigraph serve and Virtuoso: the `store` fixture's remote parameters) and the
 # whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple write,
