@@ -21,7 +21,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 
 from ..core import errors
 from ..core.formats import HTML, negotiate
-from ..core.graphs import KnowledgeGraphInvalid
+from ..core.graph_checks import KnowledgeGraphInvalid
 from . import html
 from .shapes import error_detail_json, validation_json
 

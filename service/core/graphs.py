@@ -2,7 +2,8 @@
 
 Nothing reaches the store until the body has parsed and, for a knowledge graph, conformed to its
 DSO; the graph and its catalog record are then written in one transaction (or, for a large new
-graph, bulk-loaded under the catalog's journal and this replica's lease).
+graph, bulk-loaded under the catalog's journal and this replica's lease). The checks by kind are
+:mod:`.graph_checks`, batch appends :mod:`.appends` (both base classes of :class:`GraphService`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,6 @@ from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
 from enum import Enum
-from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode, RdfFormat, Triple
 
@@ -24,21 +24,17 @@ from .catalog import Catalog, CatalogEntry, GraphKind, now
 from .commits import ConcurrentWrite, GraphWrite, commit, guard
 from .config import Credential
 from .digest import blank_skolems, digest_and_size
-from .errors import BadRequest, Conflict, Forbidden, NotFound, Unprocessable
+from .errors import BadRequest, Conflict, NotFound
+from .graph_checks import GraphChecks, ontology_of, refuse_record, title_of
 from .graph_edits import GraphEdit, GraphRef
-from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
-from .rdf import parse_triples, skolemize, to_rdflib
+from .rdf import parse_triples, skolemize
 from .rdf_limits import DEFAULT_LIMITS, RdfLimits
 from .store import Row, Store, Term
 from .store.base import bind_rows
 
-if TYPE_CHECKING:  # validation imports owlrl and pySHACL: loaded by the first KG write only (see _check)
-    from .validation import ValidationOutcome
-
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER_PATTERN = _IDENTIFIER.pattern
 """What a graph identifier (and so an evaluation id) may be; the OpenAPI document states it for path parameters."""
-_TYPE = RDF + "type"
 
 
 class WriteMode(Enum):
@@ -52,15 +48,7 @@ class WriteResult:
     created: bool
 
 
-class KnowledgeGraphInvalid(Unprocessable):
-    """A knowledge graph that violates its DSO; ``detail`` is the :class:`validation.ValidationOutcome`."""
-
-    def __init__(self, message: str, *, detail: ValidationOutcome) -> None:
-        super().__init__(message, detail=detail)
-        self.outcome = detail
-
-
-class GraphService(BatchAppends):
+class GraphService(BatchAppends, GraphChecks):
     """Graph management over one store and its catalog."""
 
     def __init__(
@@ -109,7 +97,7 @@ class GraphService(BatchAppends):
         dso: str | None = None,
     ) -> WriteResult:
         """Replace or append to a graph after checking the body; returns the new catalog record."""
-        _refuse_record(ref)
+        refuse_record(ref)
         incoming = self._stored(parse_triples(data, rdf_format, ref.iri.value, self.rdf_limits))
         with self._writes:
             previous = self._catalog.entry(ref.iri)
@@ -122,13 +110,13 @@ class GraphService(BatchAppends):
                 graph=ref.iri.value,
                 kind=ref.kind,
                 identifier=ref.identifier,
-                title=title or _title_of(content, ref),
+                title=title or title_of(content, ref),
                 agent=agent.agent,
                 modified=now(),
                 triples=size,
                 digest=digest,
                 conforms_to=conforms_to,
-                defines_ontology=_ontology_of(content) if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) else None,
+                defines_ontology=ontology_of(content) if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) else None,
             )
             expected = previous.digest if previous else None
             if not exists and len(incoming) >= self._bulk_threshold:
@@ -302,58 +290,6 @@ class GraphService(BatchAppends):
             self._commit(writes + [guard(NamedNode(g), d) for g, d in (guards or {}).items()])
             return entries
 
-    def _check(self, ref: GraphRef, content: list[Triple], dso: str | None) -> str | None:
-        """Kind-specific checks before storing; returns the DSO a knowledge graph conforms to."""
-        if ref.kind in (GraphKind.ONTOLOGY, GraphKind.DSO) and _ontology_of(content) is None:
-            raise Unprocessable(f"a graph of kind {ref.kind.value!r} must declare one owl:Ontology")
-        if ref.kind is GraphKind.SHAPES and not any(
-            t.predicate.value == _TYPE and _text(t.object).startswith(SH) for t in content
-        ):
-            raise Unprocessable("a shapes graph must declare at least one sh:NodeShape or sh:PropertyShape")
-        if ref.kind is GraphKind.JUDGES and not _names_its_dso(content):  # else it would judge for no DSO, unseen
-            raise Unprocessable(
-                "a judges graph must name the DSO its rules judge for: dcterms:conformsTo <DSO ontology "
-                "IRI> on its dcat:Dataset node (docs/judgments.md \"Which DSO a judges graph serves\")"
-            )
-        if ref.kind is not GraphKind.KG:
-            return None
-        from . import validation  # owlrl and pySHACL imported by the first KG write, not by every reader (`caie query`)
-        from .kg_shapes import kg_shapes, stored_shapes
-
-        dso_entry = self._dso_for(content, dso)
-        dso_graph = to_rdflib(blank_skolems(self._store.graph_triples(NamedNode(dso_entry.graph))))
-        shapes = kg_shapes(dso_graph, stored_shapes(self))  # the generic ones and those the DSO declares
-        outcome = validation.validate_kg(to_rdflib(content), dso_graph, shapes)
-        if not outcome.conforms:
-            count = len(outcome.violations)
-            first = outcome.violations[0].message if outcome.violations else "see the report"
-            raise KnowledgeGraphInvalid(
-                f"the knowledge graph violates its DSO <{dso_entry.defines_ontology}>: {count} violation(s), first: {first}",
-                detail=outcome,
-            )
-        return dso_entry.defines_ontology
-
-    def _dso_for(self, content: list[Triple], dso: str | None) -> CatalogEntry:
-        if dso is not None:
-            entry = self._catalog.entry(self.ref(GraphKind.DSO.value, dso).iri)
-            if entry is None:
-                raise Unprocessable(f"no DSO graph {dso!r} is loaded: load it under /graphs/dso/{dso} first")
-            return entry
-        declared = {
-            t.object.value
-            for t in content
-            if t.predicate.value == DCTERMS + "conformsTo" and isinstance(t.object, NamedNode)
-        }
-        for ontology in sorted(declared):
-            entry = self._catalog.graph_defining(ontology, GraphKind.DSO)
-            if entry is not None:
-                return entry
-        if declared:
-            raise Unprocessable(
-                f"the knowledge graph conforms to {', '.join(sorted(declared))}, but no loaded DSO defines it"
-            )
-        raise Unprocessable("a knowledge graph must name its DSO: dcterms:conformsTo <DSO ontology IRI>, or ?dso=<id>")
-
     def read(self, ref: GraphRef, rdf_format: RdfFormat, prefixes: dict[str, str] | None = None) -> bytes:
         self._require(ref)
         return self._store.export_graph(ref.iri, rdf_format, prefixes)
@@ -381,7 +317,7 @@ class GraphService(BatchAppends):
             raise NotFound(f"no graph <{ref.iri.value}>: GET /graphs lists the graphs")
 
     def delete(self, ref: GraphRef) -> None:
-        _refuse_record(ref)
+        refuse_record(ref)
         with self._writes:
             entry = self.entry(ref)
             dependants = self._dependants(ref)
@@ -400,58 +336,3 @@ class GraphService(BatchAppends):
     def catalog(self, kind: GraphKind | None = None) -> list[CatalogEntry]:
         """Every catalogued graph, or those of ``kind`` (a record's batches make the whole catalog large)."""
         return self._catalog.entries(kind=kind)
-
-
-def _text(term: Term) -> str:
-    """A term's value; the empty string for a quoted triple (RDF-star, which an upload may hold), which has none."""
-    return "" if isinstance(term, Triple) else term.value
-
-
-def _refuse_record(ref: GraphRef) -> None:
-    """Evaluation records change only through the lifecycle's own operations, which check roles and rules."""
-    if ref.kind is GraphKind.EVALUATION:
-        raise Forbidden(
-            f"<{ref.iri.value}> is part of an evaluation record: records change only through the "
-            "lifecycle operations (scope, envelope, approvals, plans, exclusions), and outside "
-            "records come in through the import, which validates them"
-        )
-
-
-def _ontology_of(content: list[Triple]) -> str | None:
-    ontologies = sorted(
-        t.subject.value
-        for t in content
-        if t.predicate.value == _TYPE and _text(t.object) == OWL + "Ontology" and isinstance(t.subject, NamedNode)
-    )
-    return ontologies[0] if ontologies else None
-
-
-def _names_its_dso(content: list[Triple]) -> bool:
-    """Whether a dcat:Dataset or owl:Ontology node of the graph declares ``dcterms:conformsTo`` an IRI
-    (``queries/judges-for-dso.rq`` reads the same)."""
-    declared = {
-        t.subject
-        for t in content
-        if t.predicate.value == _TYPE and _text(t.object) in (DCAT + "Dataset", OWL + "Ontology")
-    }
-    return any(
-        t.predicate.value == DCTERMS + "conformsTo" and t.subject in declared and isinstance(t.object, NamedNode)
-        for t in content
-    )
-
-
-def _title_of(content: list[Triple], ref: GraphRef) -> str:
-    """The graph's own title: of the graph IRI, its ontology or its dcat:Dataset, else ``kind/id``."""
-    datasets = {_text(t.subject) for t in content if t.predicate.value == _TYPE and _text(t.object) == DCAT + "Dataset"}
-    subjects = {ref.iri.value, _ontology_of(content), *datasets}
-    for predicate in (DCTERMS + "title", RDFS + "label"):
-        for triple in content:
-            subject, value = triple.subject, triple.object
-            if (
-                triple.predicate.value == predicate
-                and isinstance(subject, NamedNode)
-                and subject.value in subjects
-                and not isinstance(value, Triple)
-            ):
-                return value.value
-    return f"{ref.kind.value}/{ref.identifier}"
