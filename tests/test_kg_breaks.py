@@ -13,7 +13,8 @@ from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, XSD
 from rdflib.term import Node
 
 from service.api.shapes import validation_json
-from service.core.validation import ValidationOutcome, validate_kg
+from service.core.validation import validate_kg
+from service.core.validation_report import ValidationOutcome
 
 from .test_dso_kg import VE, kg_ns, load_kg
 

@@ -8,7 +8,8 @@ import pytest
 from rdflib import BNode, Graph, Literal
 from rdflib.namespace import RDF, RDFS, SH, XSD
 
-from service.core.validation import ValidationOutcome, default_record_shapes, load_shapes, validate_record
+from service.core.validation import default_record_shapes, load_shapes, validate_record
+from service.core.validation_report import ValidationOutcome
 
 from .test_dso_kg import EARL, EPO, EX, PROV, ROOT
 

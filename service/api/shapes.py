@@ -10,7 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 from ..core.catalog import CatalogEntry
 from ..core.rdf import local_name
-from ..core.validation import ValidationOutcome, Violation
+from ..core.validation_report import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
 from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement, StoredReliability
 from ..judgments.attestations import AttestationView

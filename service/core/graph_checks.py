@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
 
 from pyoxigraph import NamedNode, Triple
 
@@ -20,15 +19,13 @@ from .graph_edits import GraphRef
 from .namespaces import DCAT, DCTERMS, OWL, RDF, RDFS, SH
 from .rdf import to_rdflib
 from .store import Row, Store, Term
-
-if TYPE_CHECKING:  # validation imports owlrl and pySHACL: loaded by the first KG write only (see _check)
-    from .validation import ValidationOutcome
+from .validation_report import ValidationOutcome
 
 _TYPE = RDF + "type"
 
 
 class KnowledgeGraphInvalid(Unprocessable):
-    """A knowledge graph that violates its DSO; ``detail`` is the :class:`validation.ValidationOutcome`."""
+    """A knowledge graph that violates its DSO; ``detail`` is the :class:`.validation_report.ValidationOutcome`."""
 
     def __init__(self, message: str, *, detail: ValidationOutcome) -> None:
         super().__init__(message, detail=detail)

@@ -15,6 +15,8 @@ Two complementary checks run on a knowledge graph (KG):
 The SHACL pass deliberately does not run on the closure: under OWL semantics ``rdfs:domain`` and
 ``rdfs:range`` are inference rules, so on the closure every domain/range check would hold by construction.
 
+The report's reading (its results as :class:`Violation` values, the OWL 2 RL ones added) is :mod:`.validation_report`.
+
 .. _SHACL: https://www.w3.org/TR/shacl/
 .. _OWL 2 RL: https://www.w3.org/TR/owl2-profiles/#Reasoning_in_OWL_2_RL_and_RDF_Graphs_using_Rules
 """
@@ -23,7 +25,6 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 import owlrl
@@ -31,7 +32,7 @@ import pyoxigraph as ox
 import pyshacl
 from pyshacl import graph_abstraction as pyshacl_graphs
 from rdflib import BNode, Graph, Literal, Namespace, URIRef
-from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SH, SKOS, XSD
+from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS, XSD
 from rdflib.term import Node
 
 from . import (
@@ -42,35 +43,21 @@ from . import (
 from .digest import graph_digest
 from .namespaces import SHAPES, VOID
 from .store.base import solution_row
+from .validation_report import (
+    OWLRL_SHAPE,
+    ValidationOutcome,
+    Violation,
+    add_to_report,
+    finish,
+    n3,
+    prune_report,
+    results,
+)
 
 SHAPES_DIR = Path(__file__).resolve().parents[2] / "shapes"
 VOIDNS = Namespace(VOID)
 KG_MARK = URIRef(SHAPES + "validated-kg")
 """The dataset IRI the ``void:inDataset`` markers point at (an internal name, never published)."""
-OWLRL_SHAPE = URIRef(SHAPES + "owl-rl")
-"""``sh:sourceShape`` of the results that come from the OWL 2 RL closure rather than a SHACL shape."""
-
-
-@dataclass(frozen=True)
-class Violation:
-    """One validation result, flattened from ``sh:ValidationResult`` (SHACL section 3.6.2)."""
-
-    focus_node: str
-    path: str | None
-    value: str | None
-    message: str
-    severity: str
-    source_shape: str | None
-    constraint: str | None
-
-
-@dataclass(frozen=True)
-class ValidationOutcome:
-    """Whether the data conforms (no result of severity ``sh:Violation``), its results, and the report graph."""
-
-    conforms: bool
-    violations: tuple[Violation, ...]
-    report: Graph
 
 
 def closure_graph() -> Graph:
@@ -90,34 +77,6 @@ def load_shapes(*paths_or_graphs: str | Path | Graph) -> Graph:
 def default_record_shapes() -> Graph:
     """The repository's evaluation-record shapes: ``shapes/record.ttl``."""
     return load_shapes(SHAPES_DIR / "record.ttl")
-
-
-def _n3(term: Node | None) -> str | None:
-    """N-Triples form of a term (blank nodes as ``_:id``); ``None`` stays ``None``."""
-    return None if term is None else term.n3()
-
-
-def _results(report: Graph, keep: set[Node] | None = None) -> list[Violation]:
-    """Flatten the ``sh:result`` nodes of a report; with ``keep``, only those whose focus node is in it."""
-    out: list[Violation] = []
-    for result in report.subjects(RDF.type, SH.ValidationResult):
-        focus = report.value(result, SH.focusNode)
-        if keep is not None and focus not in keep:
-            continue
-        severity = report.value(result, SH.resultSeverity)
-        component = report.value(result, SH.sourceConstraintComponent)
-        out.append(
-            Violation(
-                focus_node=_n3(focus) or "",
-                path=_n3(report.value(result, SH.resultPath)),
-                value=_n3(report.value(result, SH.value)),
-                message=str(report.value(result, SH.resultMessage) or "validation result without message"),
-                severity=str(severity).rsplit("#", 1)[-1] if severity is not None else "Violation",
-                source_shape=_n3(report.value(result, SH.sourceShape)),
-                constraint=None if component is None else str(component).replace(str(SH), "sh:"),
-            )
-        )
-    return sorted(out, key=lambda v: (v.focus_node, v.message))
 
 
 def ox_term(term: Node) -> ox.NamedNode | ox.BlankNode | ox.Literal:
@@ -210,14 +169,6 @@ def run_pyshacl(
     return report
 
 
-def _prune_report(report: Graph, keep: set[Node]) -> None:
-    """Drop from ``report`` the results whose focus node is not a KG node."""
-    for report_node, _p, result in list(report.triples((None, SH.result, None))):
-        if report.value(result, SH.focusNode) not in keep:
-            report.remove((report_node, SH.result, result))
-            report.remove((result, None, None))
-
-
 _INCONSISTENCY_QUERY = """
 PREFIX owl: <http://www.w3.org/2002/07/owl#>
 PREFIX rdf: <http://www.w3.org/1999/02/22-rdf-syntax-ns#>
@@ -290,9 +241,9 @@ def _ancestors(dso: Graph, cls: Node) -> set[Node]:
 
 
 def _violation(x: Node, rule: str, a: Node | None, b: Node | None, axiom: Node | None) -> Violation:
-    what = _RULE_TEXT[rule].format(a=_n3(a), b=_n3(b))
-    message = f"OWL 2 RL inconsistency ({rule}): {x.n3()} {what}; axiom {_n3(axiom)}"
-    return Violation(_n3(x) or "", None, _n3(a), message, "Violation", OWLRL_SHAPE.n3(), f"owl-rl:{rule}")
+    what = _RULE_TEXT[rule].format(a=n3(a), b=n3(b))
+    message = f"OWL 2 RL inconsistency ({rule}): {x.n3()} {what}; axiom {n3(axiom)}"
+    return Violation(n3(x) or "", None, n3(a), message, "Violation", OWLRL_SHAPE.n3(), f"owl-rl:{rule}")
 
 
 class _WithoutReflexiveSameAs(owlrl.OWLRL_Semantics):  # type: ignore[misc]  # owlrl ships no types: its class is Any
@@ -362,38 +313,10 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
             focus = next((s for s, _p, o in kg if isinstance(o, Literal) and o.ill_typed and str(o) in text), None)
         if focus is not None:
             v = Violation(
-                _n3(focus) or "", None, None, f"OWL 2 RL: {text}", "Violation", OWLRL_SHAPE.n3(), "owl-rl:error"
+                n3(focus) or "", None, None, f"OWL 2 RL: {text}", "Violation", OWLRL_SHAPE.n3(), "owl-rl:error"
             )
             found.setdefault((v.focus_node, v.message), v)
     return sorted(found.values(), key=lambda v: (v.focus_node, v.message))
-
-
-def _add_to_report(report: Graph, violations: Iterable[Violation], kg_nodes: set[Node]) -> None:
-    """Record OWL-RL inconsistencies in the SHACL report graph as ``sh:ValidationResult`` nodes."""
-    by_n3 = {n.n3(): n for n in kg_nodes}
-    report_node = next(report.subjects(RDF.type, SH.ValidationReport))
-    for v in violations:
-        result = BNode()
-        component = URIRef(SHAPES + str(v.constraint).replace(":", "/"))
-        report.addN(
-            (s, p, o, report)
-            for s, p, o in [
-                (report_node, SH.result, result),
-                (result, RDF.type, SH.ValidationResult),
-                (result, SH.focusNode, by_n3[v.focus_node]),
-                (result, SH.resultMessage, Literal(v.message)),
-                (result, SH.resultSeverity, SH.Violation),
-                (result, SH.sourceShape, OWLRL_SHAPE),
-                (result, SH.sourceConstraintComponent, component),
-            ]
-        )
-
-
-def _finish(report: Graph, violations: list[Violation]) -> ValidationOutcome:
-    conforms = not any(v.severity == "Violation" for v in violations)
-    for report_node in report.subjects(RDF.type, SH.ValidationReport):
-        report.set((report_node, SH.conforms, Literal(conforms)))
-    return ValidationOutcome(conforms=conforms, violations=tuple(violations), report=report)
 
 
 def kg_nodes_of(kg: Graph, dso: Graph) -> set[Node]:
@@ -409,8 +332,9 @@ def content_digest(graph: Graph) -> str:
     return graph_digest(ox.Triple(*_ox_statement(s, p, o)) for s, p, o in graph)
 
 
-_VALIDATION_VERSION = f"{memo.source_version(Path(__file__))}-owlrl{owlrl.__version__}-pyshacl{pyshacl.__version__}"
-"""What else a KG's outcome depends on: this module's code and the reasoners' versions."""
+_SOURCES = memo.source_version(Path(__file__), Path(__file__).with_name("validation_report.py"))
+_VALIDATION_VERSION = f"{_SOURCES}-owlrl{owlrl.__version__}-pyshacl{pyshacl.__version__}"
+"""What else a KG's outcome depends on: this module's and :mod:`.validation_report`'s code, the reasoners' versions."""
 
 
 def validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
@@ -434,14 +358,14 @@ def _validate_kg(kg: Graph, dso: Graph, shapes: Graph) -> ValidationOutcome:
     data = dso + kg
     data += ((node, VOIDNS.inDataset, KG_MARK) for node in kg_nodes)
     report = run_pyshacl(data, shapes)
-    _prune_report(report, kg_nodes)
-    violations = _results(report, kg_nodes)
+    prune_report(report, kg_nodes)
+    violations = results(report, kg_nodes)
     reasoned = owl_rl_inconsistencies(kg, dso, kg_nodes)
-    _add_to_report(report, reasoned, kg_nodes)
-    return _finish(report, violations + reasoned)
+    add_to_report(report, reasoned, kg_nodes)
+    return finish(report, violations + reasoned)
 
 
 def validate_record(record: Graph, shapes: Graph) -> ValidationOutcome:
     """Validate an evaluation record with the given shapes (pySHACL, SHACL-SPARQL enabled, no inference)."""
     report = run_pyshacl(record, shapes)
-    return _finish(report, _results(report))
+    return finish(report, results(report))

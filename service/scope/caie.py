@@ -26,7 +26,8 @@ from pyoxigraph import DefaultGraph, NamedNode, Quad, QueryTriples, RdfFormat, S
 from ..core import queries
 from ..core.namespaces import RDF
 from ..core.store.base import bind
-from ..core.validation import ValidationOutcome, Violation, load_shapes, validate_record
+from ..core.validation import load_shapes, validate_record
+from ..core.validation_report import ValidationOutcome, Violation
 
 CAIE_BASE = "https://w3id.org/og-caie/"
 """caie-spec's namespaces (its EPO, ``ogc:``, ``ogm:``) all start here."""

@@ -30,7 +30,8 @@ from ..core.graphs import GraphService
 from ..core.namespaces import DCTERMS, PROV, XSD
 from ..core.rdf import parse_triples, to_rdflib
 from ..core.roles import require_importer
-from ..core.validation import ValidationOutcome, Violation, default_record_shapes, validate_record
+from ..core.validation import default_record_shapes, validate_record
+from ..core.validation_report import ValidationOutcome, Violation
 from . import caie
 
 ATTRIBUTED_TO = NamedNode(PROV + "wasAttributedTo")
