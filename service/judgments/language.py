@@ -1,10 +1,13 @@
 """The reply's language, by lingua (``lingua-language-detector``, a detector no one here wrote), and
 ``epo:ReplyLanguageCheck``: a reply in the language the user wrote in, when that is one of the country's.
 
-lingua chooses among the languages of the probe's place (by the properties the DSO's language facet reaches its
-values through, :mod:`.place`) and the probe's own that it knows: a handful of models, so detection is quick and
-tells English from Swahili reliably; a reply in a language outside that set is taken for the nearest of them,
-usually with low confidence. lingua has no Hausa, Igbo or Nigerian Pidgin: for those the check says cantTell.
+lingua reads a reply twice. First among a wider set: the languages of the probe's place (by the properties the DSO's
+language facet reaches its values through, :mod:`.place`), the probe's own, the DSO's languages and a few widely
+used ones (:data:`WIDELY_USED`); a reply lingua finds confidently in a language outside the place's and the
+probe's is in that language (a French reply in Kenya is French, not the nearest of English and Swahili). Else
+among the place's and the probe's languages only, where a handful of models tell English from Swahili reliably.
+lingua has no Hausa, Igbo, Nigerian Pidgin or Twi: a reply in one of those is of no language lingua can name, and
+the rules read it as unknown (:func:`reading`), so that a person looks at it.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from functools import lru_cache
 import langcodes
 from lingua import IsoCode639_3, Language, LanguageDetector, LanguageDetectorBuilder
 from rdflib import Graph
+from rdflib.namespace import RDF
 
 from ..core.namespaces import EPO
 from ..plan.openings import normal_tag
@@ -27,13 +31,32 @@ from .place import declared, find_place, place
 LEXVO = "http://lexvo.org/id/iso639-3/"
 MIN_CONFIDENCE = 0.7
 """Below this, lingua's best guess is no ruling: the check says cantTell and patterns use the probe's language."""
+WIDELY_USED = ("eng", "fra", "spa", "por", "ara", "rus", "zho", "deu", "hin", "swa")
+"""ISO 639-3 codes of languages a reply may come in besides the place's and the domain's: the UN's six official
+languages and four other widely used ones. Not all of lingua's 75: their models take 1.3 GB and 14 s to load, and
+among so many lingua's confidence in a short English reply falls to 0.1 to 0.3 (measured on
+tests/judgments/misleading_replies.yaml), which no threshold separates from a guess."""
 
 
 @dataclass(frozen=True)
 class Detection:
+    """lingua's reading: the language (``tag``, ``name``), its confidence, and whether it is one of the place's or
+    the probe's languages (``expected``) or one of the wider set lingua weighs them against."""
+
     tag: str
     name: str
     confidence: float
+    expected: bool = True
+
+
+@dataclass(frozen=True)
+class Reading:
+    """The language the rules read a reply in, and whether it is known: ``known`` is false when lingua cannot say
+    and its best guess among the wider set is not the probe's language either (a language lingua does not know, or
+    too short a reply), so that what the reply's patterns miss is no evidence."""
+
+    tag: str
+    known: bool
 
 
 @lru_cache(maxsize=256)
@@ -67,20 +90,48 @@ def _country_languages(dso: Graph, graph: Graph) -> frozenset[str]:
                      for language in graph.objects(found.node, prop) if str(language).startswith(LEXVO))
 
 
+def _domain_languages(dso: Graph) -> frozenset[str]:
+    kind = declared(dso).language_class
+    return frozenset() if kind is None else frozenset(
+        str(node).removeprefix(LEXVO) for node in dso.subjects(RDF.type, kind) if str(node).startswith(LEXVO))
+
+
+def _known(codes: frozenset[str]) -> frozenset[Language]:
+    return frozenset(known for code in codes if (known := _lingua(code)) is not None)
+
+
 @lru_cache(maxsize=32)
 def _detector(languages: frozenset[Language]) -> LanguageDetector:
     return LanguageDetectorBuilder.from_languages(*languages).build()
 
 
+def _best(languages: frozenset[Language], text: str, expected: frozenset[Language]) -> Detection:
+    best = _detector(languages).compute_language_confidence_values(text)[0]
+    return Detection(normal_tag(best.language.iso_code_639_3.name.lower()), best.language.name.title(), best.value,
+                     best.language in expected)
+
+
 def detect(text: str, context: ProbeContext) -> Detection | None:
-    """lingua's best guess at the reply's language among the country's and the probe's, or ``None`` when it
-    knows fewer than two of them (a choice of one is no detection)."""
-    candidates = {known for code in country_languages(context) | {_alpha3(context.language)}
-                  if (known := _lingua(code)) is not None}
-    if len(candidates) < 2 or not text.strip():
+    """lingua's reading of the reply (``None`` for a blank one): a language outside the place's and the probe's
+    that it finds confidently among the wider set; else its best guess among the place's and the probe's when it
+    knows two of them or more; else its best guess among the wider set."""
+    if not text.strip():
         return None
-    best = _detector(frozenset(candidates)).compute_language_confidence_values(text)[0]
-    return Detection(normal_tag(best.language.iso_code_639_3.name.lower()), best.language.name.title(), best.value)
+    expected = _known(country_languages(context) | {_alpha3(context.language)})
+    wider = expected | _known(per_graphs((context.dso,), _domain_languages) | frozenset(WIDELY_USED))
+    widest = _best(wider, text, expected)
+    if not widest.expected and widest.confidence >= MIN_CONFIDENCE:
+        return widest
+    return _best(expected, text, expected) if len(expected) >= 2 else widest
+
+
+def reading(text: str, context: ProbeContext) -> Reading:
+    """The language the rules read the reply in: lingua's when it is confident; else the probe's, known when
+    lingua's best guess is the probe's language, unknown otherwise."""
+    detection = detect(text, context)
+    if detection is not None and detection.confidence >= MIN_CONFIDENCE:
+        return Reading(detection.tag, known=True)
+    return Reading(context.language, known=detection is not None and _alpha3(detection.tag) == _alpha3(context.language))
 
 
 def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
@@ -99,8 +150,9 @@ def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, cont
     said = f"lingua: {detection.name}, confidence {detection.confidence:.2f}"
     if _alpha3(detection.tag) == asked:
         return Verdict(PASSED, f"the reply is in {expected.name.title()}, the question's language ({said})")
+    other = "" if detection.expected else f", which is not a language of {where.label}"
     return Verdict(FAILED, f"the question is in {expected.name.title()} ({context.language}), a language of "
-                           f"{where.label}, but the reply is in {detection.name} ({said})", (0, len(text)))
+                           f"{where.label}, but the reply is in {detection.name}{other} ({said})", (0, len(text)))
 
 
 REPLY_LANGUAGE = GroundedCheck(EPO + "ReplyLanguageCheck", reply_language)

@@ -26,10 +26,12 @@ from .model import ProbeContext
 
 @dataclass(frozen=True)
 class Declared:
-    """What the DSO declares of places: the place class (``None``: no place facet) and the language properties."""
+    """What the DSO declares of places: the place class (``None``: no place facet), the language properties and
+    the language class (``None``: no language facet)."""
 
     place_class: URIRef | None
     language_properties: tuple[URIRef, ...]
+    language_class: URIRef | None = None
 
 
 @dataclass(frozen=True)
@@ -49,7 +51,8 @@ def _declared(dso: Graph) -> Declared:
     specs = read_specs(dso)
     place = next((spec for spec in specs if str(spec.epo_property) == EPO + "country"), None)
     language = next((spec for spec in specs if str(spec.epo_property) == EPO + "language"), None)
-    return Declared(place.value_class if place is not None else None, language.via if language is not None else ())
+    return Declared(place.value_class if place is not None else None, language.via if language is not None else (),
+                    language.value_class if language is not None else None)
 
 
 def place(context: ProbeContext) -> Place:

@@ -166,10 +166,13 @@ class _Reply:
     context: ProbeContext
 
     @cached_property
+    def reading(self) -> language.Reading:
+        """The reply's language as lingua detects it, else the probe's (which patterns read it), and whether known."""
+        return language.reading(self.text, self.context)
+
+    @property
     def language(self) -> str:
-        """The reply's language as lingua detects it, else the probe's: which patterns read it."""
-        detection = language.detect(self.text, self.context)
-        return detection.tag if detection and detection.confidence >= language.MIN_CONFIDENCE else self.context.language
+        return self.reading.tag
 
     @cached_property
     def clauses(self) -> list[Clause]:
@@ -208,6 +211,9 @@ def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
                                                          for p in cues for m in p.regex.finditer(c.text)))
                    for c in clauses]
         clauses = [c for c in clauses if c.cues]
+        if not clauses and not reply.reading.known:  # a reply lingua cannot read touches what it may: a person looks
+            return Verdict(CANT_TELL, f"no clause matches {_sources(cues)}, but lingua cannot tell the reply's language "
+                                      f"(read as {reply.language}, the question's)")
         if not clauses:
             return Verdict(INAPPLICABLE, f"the reply does not touch the criterion (no clause matches {_sources(cues)})")
     verdicts = [*_content(rule, reply)]
@@ -232,7 +238,10 @@ def _content(rule: JudgingRule, reply: _Reply) -> Iterable[Verdict]:
             yield Verdict(FAILED, f"the reply says {match[0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
                           match.span())
     found = [(pattern, pattern.regex.search(reply.text)) for pattern in required]
-    if missing := [pattern for pattern, match in found if match is None]:
+    if (missing := [pattern for pattern, match in found if match is None]) and not reply.reading.known:
+        yield Verdict(CANT_TELL, f"the reply has nothing matching {_sources(missing, ' nor ')}, but lingua cannot "
+                                 f"tell its language (read as {reply.language}, the question's)")
+    elif missing:
         yield Verdict(FAILED, f"the reply has nothing matching {_sources(missing, ' nor ')}")
     elif found:
         yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for _, match in found if match),
