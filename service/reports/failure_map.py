@@ -20,7 +20,8 @@ from pyoxigraph import NamedNode
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL
 from ..core.store import Row
-from .records import report_row, stored_criteria, stored_standings
+from .figures import stored_criteria, stored_standings
+from .records import report_row
 
 INAPPLICABLE = EARL + "inapplicable"
 """The outcome shown for a criterion the envelope puts out of scope: no report counts it."""

@@ -1,7 +1,7 @@
 """Reports in the record: made from one run's figures (:func:`service.metrics.records.evaluation_metrics`, dated
 now), appended as the graph ``{evaluation}/reports/{n}`` and never rewritten; read back by the published queries
 (``queries/reports.rq``, ``report-figures.rq``, ``report-criteria.rq``, ``report-texts.rq``,
-``report-provenance.rq``).
+``report-provenance.rq``); the figures a report graph states are read by :mod:`.figures`.
 
 A report states the digests of the graphs it read (the evaluation's head graph, the run's plan, the run and its
 cases, every judgment batch) and of the metric query files, so :mod:`.verify` can tell what changed. Its write
@@ -36,25 +36,21 @@ from ..metrics.model import EvaluationMetrics
 from ..metrics.records import evaluation_metrics, scope_for
 from ..runs.records import RunView, run_view
 from . import evidence, rdf
+from .figures import stored_figures, text_of
 from .model import (
-    DISTRIBUTED,
     FITNESS,
-    NO_INSUFFICIENT,
     Basis,
     Coverage,
     CriterionItem,
     Digested,
     ErrorCount,
     Figures,
-    InsufficientShare,
-    JudgeAgreementFigure,
     JudgeUsed,
     OutcomeShare,
     PassRate,
     Report,
     ScopeFacts,
     SignOff,
-    Standing,
     Statement,
     bound,
 )
@@ -282,14 +278,10 @@ def report_row(graphs: GraphService, evaluation_id: str, number: int) -> Row:
     return rows[0]
 
 
-def _text(row: Row, name: str) -> str | None:
-    return row[name].value if name in row else None
-
-
 def _sign_off(row: Row, kind: str, node: str, by: str, at: str, comment: str) -> SignOff | None:
     if node not in row:
         return None
-    return SignOff(row[node].value, kind, row[by].value, row[at].value, _text(row, comment))
+    return SignOff(row[node].value, kind, row[by].value, row[at].value, text_of(row, comment))
 
 
 def _report(graphs: GraphService, row: Row) -> Report:
@@ -305,9 +297,9 @@ def _report(graphs: GraphService, row: Row) -> Report:
         configuration=row["configuration"].value,
         use_boundary=row["use"].value,
         use_statement=row["useStatement"].value,
-        method=_text(row, "method"),
-        method_name=_text(row, "methodName"),
-        method_version=_text(row, "methodVersion"),
+        method=text_of(row, "method"),
+        method_name=text_of(row, "methodName"),
+        method_version=text_of(row, "methodVersion"),
     )
     basis = Basis(
         evaluation=iri.rsplit("/reports/", 1)[0],
@@ -318,15 +310,15 @@ def _report(graphs: GraphService, row: Row) -> Report:
         envelope_digest=row["envelopeDigest"].value,
         target_fingerprint=row["fingerprint"].value,
         scope=scope,
-        judges=tuple(JudgeUsed(p["name"].value, _text(p, "value")) for p in provenance if p["kind"].value == "judge"),
+        judges=tuple(JudgeUsed(p["name"].value, text_of(p, "value")) for p in provenance if p["kind"].value == "judge"),
         evaluator_version=row["evaluatorVersion"].value,
     )
     [target] = graphs.rows("report-target", bound_report) or [{}]
     basis = replace(
         basis,
-        tested_system=_text(target, "system") or "",
-        tested_release=_text(target, "release") or "",
-        outside_boundary=_text(target, "reason"),
+        tested_system=text_of(target, "system") or "",
+        tested_release=text_of(target, "release") or "",
+        outside_boundary=text_of(target, "reason"),
     )
     texts = graphs.rows("report-texts", bound_report)
     return Report(
@@ -346,136 +338,3 @@ def _report(graphs: GraphService, row: Row) -> Report:
         sign_off=_sign_off(row, "sign-off", "signOff", "signedBy", "signedAt", "signComment"),
         acceptance=_sign_off(row, "acceptance", "acceptance", "acceptedBy", "acceptedAt", "acceptComment"),
     )
-
-
-def stored_figures(graphs: GraphService, report: str) -> Figures:
-    """The figures the report graph states (``queries/report-figures.rq``, ``report-criteria.rq``)."""
-
-    def number(row: Row, name: str) -> Decimal:
-        return Decimal(row[name].value)
-
-    def optional(row: Row, name: str) -> Decimal | None:
-        return Decimal(row[name].value) if name in row else None
-
-    rows = graphs.rows("report-figures", {"report": NamedNode(report)})
-    by_metric: dict[str, list[Row]] = {}
-    for row in rows:
-        by_metric.setdefault(local_name(row["metric"].value), []).append(row)
-    weighted = {r["weighted"].value == "true": r for r in by_metric.get("Coverage", [])}
-    coverage = Coverage(
-        number(weighted[True], "numerator"),
-        number(weighted[True], "denominator"),
-        int(weighted[False]["numerator"].value),
-        int(weighted[False]["denominator"].value),
-    )
-    shares: dict[str, dict[bool, Row]] = {}
-    for r in by_metric.get("OutcomeDistribution", []):
-        shares.setdefault(r["outcome"].value, {})[r["weighted"].value == "true"] = r
-    distribution = tuple(
-        OutcomeShare(
-            outcome,
-            int(s[False]["numerator"].value),
-            number(s[True], "numerator"),
-            int(s[False]["denominator"].value),
-            number(s[True], "denominator"),
-        )
-        for outcome, s in sorted(shares.items(), key=lambda item: _order(item[0]))
-    )
-    rates = tuple(
-        sorted(
-            (
-                PassRate(
-                    r["criterion"].value,
-                    int(r["numerator"].value),
-                    int(r["denominator"].value),
-                    int(r["frame"].value) if "frame" in r else None,
-                    optional(r, "lower"),
-                    optional(r, "upper"),
-                    optional(r, "level"),
-                    _text(r, "method"),
-                )
-                for r in by_metric.get("ProbePassRate", [])
-            ),
-            key=lambda p: p.criterion,
-        )
-    )
-    errors = tuple(
-        sorted(
-            (
-                ErrorCount(r["run"].value, _text(r, "kind"), int(r["numerator"].value), int(r["denominator"].value))
-                for r in by_metric.get("ExecutionErrorRate", [])
-            ),
-            key=lambda e: (e.run, e.kind or ""),
-        )
-    )
-    failed, untested = stored_criteria(graphs, report)
-    share = {r["weighted"].value == "true": r for r in by_metric.get("InsufficientEvidenceShare", [])}
-    insufficient = (
-        InsufficientShare(
-            number(share[True], "numerator"),
-            number(share[True], "denominator"),
-            int(share[False]["numerator"].value),
-            int(share[False]["denominator"].value),
-        )
-        if share
-        else NO_INSUFFICIENT
-    )  # a report made before it was stated
-    agreements = tuple(
-        JudgeAgreementFigure(
-            r["judge"].value,
-            r["version"].value,
-            r["criterion"].value,
-            r["measure"].value,
-            optional(r, "value"),
-            int(r["units"].value),
-            r["trusted"].value == "true",
-        )
-        for r in graphs.rows("report-judge-agreement", {"report": NamedNode(report)})
-    )
-    return Figures(
-        coverage,
-        distribution,
-        rates,
-        errors,
-        failed,
-        untested,
-        stored_standings(graphs, report),
-        insufficient,
-        agreements,
-    )
-
-
-def stored_standings(graphs: GraphService, report: str) -> tuple[Standing, ...]:
-    """Each applicable criterion's outcome as the report states it (``queries/report-standings.rq``; none in a report
-    made before issue 22)."""
-    return tuple(
-        Standing(
-            r["criterion"].value,
-            r["identifier"].value,
-            Decimal(r["weight"].value),
-            r["outcome"].value,
-            _text(r, "sufficiency"),
-            _text(r, "appropriateness"),
-        )
-        for r in graphs.rows("report-standings", {"report": NamedNode(report)})
-    )
-
-
-def stored_criteria(graphs: GraphService, report: str) -> tuple[tuple[CriterionItem, ...], tuple[CriterionItem, ...]]:
-    """The failed criteria and the gaps the report names (``queries/report-criteria.rq``)."""
-    named = graphs.rows("report-criteria", {"report": NamedNode(report)})
-
-    def items(role: str) -> tuple[CriterionItem, ...]:
-        return tuple(
-            CriterionItem(
-                r["criterion"].value, r["identifier"].value, _text(r, "requirement"), Decimal(r["weight"].value)
-            )
-            for r in named
-            if r["role"].value == role
-        )
-
-    return items("failed"), items("untested")
-
-
-def _order(outcome: str) -> int:
-    return DISTRIBUTED.index(outcome) if outcome in DISTRIBUTED else len(DISTRIBUTED)
