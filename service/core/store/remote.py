@@ -29,18 +29,15 @@ in :mod:`.engines`; credentials are :mod:`.remote_auth`):
 * **Blank nodes read back.** Virtuoso returns blank nodes as ``nodeID://…`` IRIs (or bnode values with
   that prefix); they are turned into blank nodes labelled by their id before parsing, consistently
   within one answer. What the service writes has none (:func:`service.core.rdf.skolemize`).
-* **Whole graphs are read completely or not at all.** :meth:`graph_triples` counts the graph, then
-  reads it with one Graph Store Protocol GET; if that is refused or comes back with another count, it
-  pages ``SELECT ?s ?p ?o … ORDER BY … LIMIT page_size OFFSET …``. A page shorter than asked while the
-  count says more remains means a store limit cut it: :class:`StoreLimitExceeded`, never a short
-  answer. ``row_cap`` (Virtuoso: its ``ResultSetMaxRows``) refuses any SELECT or CONSTRUCT answer of
-  exactly that many rows, since it cannot be told from a cut one; ``page_size`` must stay below it.
+* **Whole graphs are read completely or not at all** (:mod:`.remote_graphs`: a Graph Store Protocol GET checked
+  against a count, else pages). ``row_cap`` (Virtuoso: its ``ResultSetMaxRows``) refuses any SELECT or CONSTRUCT
+  answer of exactly that many rows, since it cannot be told from a cut one; ``page_size`` must stay below it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -74,7 +71,6 @@ from .base import (
     StoreLimitExceeded,
     Term,
     bind,
-    row_triple,
     solution_row,
     update_text,
 )
@@ -86,6 +82,7 @@ from .engines import (
     triples_without_node_ids,
 )
 from .remote_auth import NegotiatedAuth
+from .remote_graphs import WholeGraphReads
 
 _RESULTS_JSON = "application/sparql-results+json"
 _NTRIPLES = "application/n-triples"
@@ -98,18 +95,12 @@ _NAMES_A_GRAPH = re.compile(r"\b(GRAPH|FROM)\b", re.IGNORECASE)
 EMPTY_DEFAULT_GRAPH = "urn:x-ob-caie:empty-default-graph"
 """The default graph a non-union query that names no graph is sent with: an IRI no one writes to."""
 
-_COUNT = "SELECT (COUNT(*) AS ?n) WHERE { GRAPH ?g { ?s ?p ?o } }"
-# The ordered sub-select is Virtuoso's documented way past its MaxSortedTopRows (an ORDER BY with OFFSET + LIMIT
-# above 10,000 is refused: "SR353 ... Only 10000 are allowed"); the graph's IRI is written in, N-Triples escaped.
-_PAGE = (
-    "SELECT ?s ?p ?o WHERE { { SELECT ?s ?p ?o WHERE { GRAPH %s { ?s ?p ?o } } ORDER BY ?s ?p ?o } } LIMIT %d OFFSET %d"
-)
 _CATALOGUED = "SELECT DISTINCT ?g WHERE { GRAPH %s { ?g <" + CATALOG + "digest> ?digest } }"
 _GRAPH_NAMES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { } }"
 _GRAPHS_WITH_TRIPLES = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
-class RemoteStore(Store):
+class RemoteStore(WholeGraphReads, Store):
     """A store reached over HTTP: ``query_url`` (SPARQL Query), ``update_url`` (Update), ``store_url`` (GSP).
 
     ``username`` and ``password`` authenticate by HTTP Basic or Digest (``auth_scheme`` "basic" or "digest";
@@ -316,60 +307,6 @@ class RemoteStore(Store):
         triples = triples_without_node_ids([quad.triple for quad in parse(content, format=RdfFormat.N_TRIPLES)])
         quads = [Quad(t.subject, t.predicate, t.object) for t in triples]
         return QueryAnswer(written(serialize(quads, format=_WRITTEN_HERE[media_type])), media_type)
-
-    def _count(self, graph: NamedNode) -> int:
-        rows = self._rows(bind(_COUNT, {"g": graph}), union=False)
-        return int(rows[0]["n"].value) if rows and "n" in rows[0] else 0
-
-    def _graph_store_get(self, graph: NamedNode) -> list[Triple] | None:
-        """The whole graph by one GSP GET, or ``None`` when the store does not serve it that way."""
-        try:
-            response = self._client.get(self._store_url, params={"graph": graph.value}, headers={"Accept": _NTRIPLES})
-        except httpx.HTTPError as error:
-            raise StoreUnavailable(
-                f"the remote store at {self._store_url} did not answer: {type(error).__name__}: {error}"
-            ) from error
-        if response.status_code in (401, 403):
-            self._raise_for(self._store_url, response)
-        if response.status_code != 200:
-            return None
-        try:
-            return [quad.triple for quad in parse(response.content, format=RdfFormat.N_TRIPLES)]
-        except SyntaxError:
-            return None
-
-    def _paged(self, graph: NamedNode, expected: int) -> list[Triple]:
-        triples: list[Triple] = []
-        while True:
-            rows = self._rows(_PAGE % (graph, self.page_size, len(triples)), union=False)
-            triples.extend(map(row_triple, rows))
-            if len(rows) < self.page_size:
-                break
-        if len(triples) < expected and self._count(graph) > len(triples):
-            raise StoreLimitExceeded(
-                f"the remote store returned {len(triples)} of the {expected} triples of <{graph.value}> in pages of "
-                f"{self.page_size}: a result limit of the store (e.g. Virtuoso's ResultSetMaxRows) cut a page short; "
-                "lower CAIE_REMOTE_PAGE_SIZE below it"
-            )
-        return triples
-
-    def graph_triples(self, graph: NamedNode) -> list[Triple]:
-        expected = self._count(graph)
-        if expected == 0:
-            return []
-        if self._graph_store_reads:
-            whole = self._graph_store_get(graph)
-            if whole is not None and (len(whole) == expected or len(whole) == self._count(graph)):
-                return triples_without_node_ids(whole)
-        return triples_without_node_ids(self._paged(graph, expected))
-
-    def export_graph(self, graph: NamedNode, rdf_format: RdfFormat, prefixes: Mapping[str, str] | None = None) -> bytes:
-        triples = self.graph_triples(graph)
-        if rdf_format.supports_datasets:
-            return written(
-                serialize([Quad(t.subject, t.predicate, t.object, graph) for t in triples], format=rdf_format)
-            )
-        return written(serialize(triples, format=rdf_format, prefixes=dict(prefixes or {})))
 
     def graph_exists(self, graph: NamedNode) -> bool:
         return self.ask("ASK WHERE { GRAPH ?g { ?s ?p ?o } }", {"g": graph})
