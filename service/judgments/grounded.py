@@ -20,6 +20,7 @@ from ..core.namespaces import EPO
 from .checks import Clause, GroundedCheck, Verdict, digits, phone_numbers
 from .expected import Row, describe, expected_rows, labels
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
+from .negation import close
 from .vocabulary import Quantity, alternation, vocabulary, words
 
 
@@ -129,10 +130,8 @@ def _bound(text: str, negations: list[re.Match[str]], affirmation: re.Match[str]
 def _near(text: str, negation: re.Match[str], thing: re.Match[str], reach: int | None) -> bool:
     """Whether the negation negates the thing: anywhere in the clause, or (with ``reach``, the rule's
     ``epo:negationReach``) at most that many words from its name with no punctuation between."""
-    if reach is None:
-        return True
     between = text[negation.end():thing.start()] if negation.end() <= thing.start() else text[thing.end():negation.start()]
-    return len(re.findall(r"[\w'’]+", between)) <= reach and not re.search(r"[,;:.!?]", between)
+    return close(between, reach)
 
 
 def contraindication(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext,

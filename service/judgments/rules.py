@@ -42,6 +42,7 @@ from .model import (
     Pointer,
     ProbeContext,
 )
+from .negation import negation as negation_in
 from .registry import GROUP, installed
 
 _NEEDED_FIELDS = {"groundedIn": "grounded_in", "expectedFacts": "expected_facts", "statedUnit": "stated_unit",
@@ -228,24 +229,37 @@ def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
 
 
 def _content(rule: JudgingRule, reply: _Reply) -> Iterable[Verdict]:
-    """The required and forbidden content's parts of a ruling, by the patterns in the reply's language."""
+    """The required and forbidden content's parts of a ruling, by the patterns in the reply's language; a match
+    its rule's negation words negate is not stated (:mod:`.negation`)."""
     forbidden, required = _in(rule.forbids, reply.language), _in(rule.requires, reply.language)
     for kind, declared, usable in (("forbidden", rule.forbids, forbidden), ("required", rule.requires, required)):
         if declared and not usable:
             yield Verdict(CANT_TELL, f"the rule has no {kind} pattern in the reply's language ({reply.language})")
+    if not forbidden and not required:
+        return
+    negation = negation_in(rule, reply.context, reply.language)
+    if negation.unreadable:
+        yield Verdict(CANT_TELL, f"the rule's negation cue has no words in the reply's language ({reply.language}): "
+                                 "the judge cannot tell what the reply says from what it negates")
+        return
     for pattern in forbidden:
-        if match := pattern.regex.search(reply.text):
-            yield Verdict(FAILED, f"the reply says {match[0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
-                          match.span())
-    found = [(pattern, pattern.regex.search(reply.text)) for pattern in required]
-    if (missing := [pattern for pattern, match in found if match is None]) and not reply.reading.known:
-        yield Verdict(CANT_TELL, f"the reply has nothing matching {_sources(missing, ' nor ')}, but lingua cannot "
-                                 f"tell its language (read as {reply.language}, the question's)")
+        stated, _ = negation.matches(pattern.regex, reply.text, reply.clauses)
+        if stated:
+            yield Verdict(FAILED, f"the reply says {stated[0][0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
+                          stated[0].span())
+    found = {pattern: negation.matches(pattern.regex, reply.text, reply.clauses) for pattern in required}
+    missing = [pattern for pattern, (stated, _) in found.items() if not stated]
+    negated = [(match, word) for pattern in missing for match, word in found[pattern][1]]
+    said = "".join(f"; it says {match[0]!r} only negated ({word!r})" for match, word in negated[:1])
+    if missing and not reply.reading.known:
+        yield Verdict(CANT_TELL, f"the reply has nothing matching {_sources(missing, ' nor ')}{said}, but lingua "
+                                 f"cannot tell its language (read as {reply.language}, the question's)")
     elif missing:
-        yield Verdict(FAILED, f"the reply has nothing matching {_sources(missing, ' nor ')}")
+        yield Verdict(FAILED, f"the reply has nothing matching {_sources(missing, ' nor ')}{said}",
+                      negated[0][0].span() if negated else None)
     elif found:
-        yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for _, match in found if match),
-                      next(match.span() for _, match in found if match))
+        first = [stated[0] for stated, _ in found.values()]
+        yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for match in first), first[0].span())
 
 
 def judge(conversation: CaseTrace | Sequence[Turn], context: ProbeContext,
