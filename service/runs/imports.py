@@ -2,7 +2,7 @@
 dataset (issue 10, §3).
 
 An import is read first (:mod:`.inspect_io`, :mod:`.redteam`: a file's problem is a 422 naming its sample, or
-its row and field), then checked against the plan and written by :func:`.records.record_imported_run`: the
+its row and field), then checked against the plan and written by :func:`.cases.record_imported_run`: the
 run, pinned to the one target version the file was answered by, and every case in one transaction, so that
 any refusal (a probe the plan does not have, named with its rows; a plan not approved now; a caller who is no
 evaluation operator) stores nothing. The run records what it was imported from: the file's kind, media type
@@ -22,9 +22,10 @@ from ..core.config import Credential
 from ..core.errors import Unprocessable, UnsupportedMediaType
 from ..core.graphs import GraphService
 from ..plan.approval import plan_ref
+from .cases import record_imported_run
 from .inspect_io import ExportedProbe, InspectNotInstalled, export_dataset, read_inspect_log
 from .rdf import ImportSource
-from .records import RUNNERS, RunView, plan_probes, record_imported_run
+from .records import RUNNERS, RunView, plan_probes
 from .redteam import parse_redteam
 
 ImportFormat = Literal["inspect", "jsonl", "csv"]

@@ -1,11 +1,11 @@
-"""Step 4 in the record: start a run on an approved plan, record its cases, read runs back.
+"""Step 4 in the record: start a run on an approved plan, read runs back; its cases are written by :mod:`.cases`.
 
 A run starts only on a plan approved now (:func:`..plan.approval.require_approved_plan`: 409 naming every
 reason otherwise), by an evaluation operator, and is pinned to one target version: its fingerprint is in the
 run's graph and every case's, and a case from another version is refused (409 naming both). Cases are
 appended, never rewritten: each probe's case is its own graph (:mod:`.rdf`), written with a condition that
 the graph does not exist yet, so a probe recorded by a resumed run, by another runner process or by a
-replica is never recorded twice: :func:`record_cases` leaves it out and says so. A probe whose case ended in an
+replica is never recorded twice: :func:`.cases.record_cases` leaves it out and says so. A probe whose case ended in an
 execution error may be retried (:mod:`.retries`): the retry is a new attempt, a case of the same run in a graph of
 its own, and every read that counts a run's cases counts each probe's latest attempt. Every read is a query in
 ``queries/`` (``runs.rq``, ``run-recorded-probes.rq``, ``run-execution-errors.rq``).
@@ -13,10 +13,8 @@ its own, and every read that counts a run's cases counts each probe's latest att
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
-from types import MappingProxyType
 
 from pyoxigraph import Literal, NamedNode, Triple
 
@@ -25,7 +23,7 @@ from ..core.catalog import GraphKind, now
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound, Unprocessable
-from ..core.graph_edits import GraphEdit, GraphRef
+from ..core.graph_edits import GraphRef
 from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import EPO
@@ -36,7 +34,7 @@ from ..plan.model import Probe
 from ..plan.records import plan_size, probes_numbered
 from ..scenarios.records import page_rows
 from . import rdf
-from .model import CaseTrace, ExecutionError, ExecutionSettings, TargetVersion, within_boundary
+from .model import ExecutionSettings, TargetVersion, within_boundary
 
 RUNNERS = ("evaluation_operator",)
 PROBE_PAGE = 1000
@@ -75,15 +73,6 @@ class RunView:
     def retried(self) -> int:
         """The attempts a later one retried: each ended in an execution error, which stays in the record."""
         return self.attempts - self.cases
-
-
-@dataclass(frozen=True)
-class Recorded:
-    """What one :func:`record_cases` call wrote: the cases recorded, and the probes left out because a case for
-    them was already in the record (recorded earlier, or by another runner meanwhile)."""
-
-    recorded: tuple[str, ...]
-    already: tuple[str, ...]
 
 
 def run_ref(graphs: GraphService, evaluation_id: str, number: int) -> GraphRef:
@@ -286,186 +275,3 @@ def plan_probe_pages(graphs: GraphService, evaluation_id: str, plan: str) -> Ite
         if page:
             yield list(page)
         start, size = start + size, PROBE_PAGE
-
-
-@dataclass(frozen=True)
-class RunPlan:
-    """A run and its plan's probe numbers by IRI: what recording a case checks against, read once per runner (a
-    runner reading its plan page by page passes a view that grows as it reads: it records only probes it took from
-    pages it has read)."""
-
-    run: RunView
-    numbers: Mapping[str, int]
-
-    @staticmethod
-    def read(graphs: GraphService, evaluation_id: str, run_number: int) -> RunPlan:
-        run = run_view(graphs, evaluation_id, run_number)
-        return RunPlan(run, MappingProxyType({p.iri: p.number for p in plan_probes(graphs, evaluation_id, run.plan)}))
-
-
-def record_cases(
-    graphs: GraphService,
-    evaluation_id: str,
-    run_number: int,
-    results: Sequence[CaseTrace | ExecutionError],
-    credential: Credential | None,
-    *,
-    known: RunPlan | None = None,
-) -> Recorded:
-    """Append the cases of ``results`` to run ``run_number``, in one transaction; a probe whose case is already
-    in the record is left out (never recorded twice) and returned in ``already``. ``known``: the run and its
-    plan's probes as the caller read them (a runner recording many writes reads them once; a plan is never
-    changed, so they cannot go stale).
-
-    403 unless an evaluation operator; 404 for no such run; 422 naming every probe that is not the run's plan's
-    or is given twice; 409 naming both fingerprints for a case from another target version than the run's.
-    """
-    agent = require(credential, *RUNNERS)
-    known = known or RunPlan.read(graphs, evaluation_id, run_number)
-    run, numbers = known.run, known.numbers
-    if problems := _probe_problems(results, numbers, run.plan):
-        raise Unprocessable("; ".join(problems), detail=problems)
-    foreign = sorted({r.target for r in results if r.target != run.fingerprint})
-    if foreign:
-        raise Conflict(
-            f"run {run_number} is pinned to target version {run.fingerprint}; cases from "
-            f"{', '.join(foreign)} belong to another run (one run never mixes target versions)"
-        )
-    edits = _case_edits(graphs, evaluation_id, run_number, run.iri, results, numbers)
-    written = write_absent(graphs, edits, agent, f"run {run_number}")
-    return Recorded(
-        tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value in written),
-        tuple(r.probe for r, e in zip(results, edits) if e.ref.iri.value not in written),
-    )
-
-
-def write_absent(graphs: GraphService, edits: Sequence[GraphEdit], agent: Credential, what: str) -> set[str]:
-    """Write ``edits``, each a new graph written only if still absent, in one transaction; a graph written meanwhile
-    (by another runner, or before a restart) is left out and the others written. The IRIs of the graphs written."""
-    pending = list(edits)
-    for _ in range(5):
-        if not pending:
-            return set()
-        try:
-            graphs.apply_edits(pending, agent)
-        except StaleWrite as stale:  # recorded meanwhile: leave them out
-            taken = set(stale.graphs)
-            pending = [edit for edit in pending if edit.ref.iri.value not in taken]
-            continue
-        except ConcurrentWrite:
-            continue  # another runner was writing one of these at the same moment: try again
-        return {edit.ref.iri.value for edit in pending}
-    raise Conflict(f"{what}: too many concurrent writes of the same cases; retry")
-
-
-def _probe_problems(
-    results: Sequence[CaseTrace | ExecutionError],
-    numbers: Mapping[str, int],
-    plan: str,
-    where: Mapping[str, str] | None = None,
-) -> list[str]:
-    """What is wrong with the probes ``results`` name: not the plan's (with ``where[probe]``, where the caller's
-    file gives it), or given twice."""
-    given = Counter(r.probe for r in results)
-    located = where or {}
-    unknown = [probe + (f" ({located[probe]})" if probe in located else "") for probe in given if probe not in numbers]
-    problems = [f"not probes of {plan}: {', '.join(unknown)}"] if unknown else []
-    return problems + [f"given twice: {probe}" for probe, count in given.items() if count > 1]
-
-
-def _case_edits(
-    graphs: GraphService,
-    evaluation_id: str,
-    run_number: int,
-    run: str,
-    results: Sequence[CaseTrace | ExecutionError],
-    numbers: Mapping[str, int],
-) -> list[GraphEdit]:
-    """Each result as its case graph ``{run}/cases/{probe number}``, to be written only if absent."""
-    edits = []
-    for result in results:
-        case = case_ref(graphs, evaluation_id, run_number, numbers[result.probe])
-        edits.append(
-            GraphEdit(
-                case,
-                insert=rdf.case_triples(case.iri.value, run, result),
-                expected_digest=None,
-                title=f"case of probe {numbers[result.probe]} in run {run_number}",
-                batch_of=run,
-            )
-        )
-    return edits
-
-
-def record_imported_run(
-    graphs: GraphService,
-    evaluation_id: str,
-    plan_number: int,
-    version: TargetVersion,
-    results: Sequence[CaseTrace | ExecutionError],
-    source: rdf.ImportSource,
-    credential: Credential | None,
-    *,
-    where: Mapping[str, str] | None = None,
-) -> RunView:
-    """A run of plan ``plan_number`` whose replies were collected elsewhere (``source``): the run and every case
-    of ``results`` written in one transaction, so that a refusal or a failed write leaves no run behind.
-
-    Checked before anything is written: 403 unless an evaluation operator; 404 for no such plan; 409 unless the
-    plan is approved now (and the write holds only while its graph is the one approved); 422 naming every probe
-    that is not the plan's, with ``where[probe]`` (where the file gives it), or is given twice; 422 for a case
-    answered by another target version than ``version`` (one run never mixes versions).
-    """
-    agent = require(credential, *RUNNERS)
-    status = require_approved_plan(graphs, evaluation_id, plan_number)
-    plan_graph = plan_ref(graphs, evaluation_id, plan_number)
-    catalogued = graphs.entry(plan_graph).digest
-    numbers = {p.iri: p.number for p in plan_probes(graphs, evaluation_id, status.plan)}
-    problems = _probe_problems(results, numbers, status.plan, where)
-    foreign = sorted({r.target for r in results} - {version.fingerprint})
-    problems += (
-        [
-            (
-                f"cases answered by target version {', '.join(foreign)}, not the import's {version.fingerprint} "
-                "(one run never mixes target versions)"
-            )
-        ]
-        if foreign
-        else []
-    )
-    if not results or problems:
-        raise Unprocessable(
-            "; ".join(problems) or "nothing to import: no case answered or failed", detail=problems or None
-        )
-    evaluation = graphs.member(GraphKind.EVALUATION, evaluation_id)
-    for _ in range(5):
-        ref = graphs.next_batch(evaluation, "runs")
-        number = int(ref.key)
-        run = ref.iri.value
-        triples = rdf.run_triples(
-            run,
-            iris_for(graphs, evaluation_id).evaluation,
-            status.plan,
-            status.digest,
-            version,
-            None,
-            graphs.agent_iri(agent.agent),
-            now(),
-        ) + rdf.source_triples(run, source)
-        edits = [
-            GraphEdit(
-                ref,
-                insert=triples,
-                expected_digest=None,
-                batch_of=evaluation.iri.value,
-                title=f"run {number} of plan {plan_number}, imported from {source.label}",
-            )
-        ]
-        edits += _case_edits(graphs, evaluation_id, number, run, results, numbers)
-        try:
-            graphs.apply_edits(edits, agent, guards={plan_graph.iri.value: catalogued})
-        except (ConcurrentWrite, StaleWrite):
-            require_approved_plan(graphs, evaluation_id, plan_number)  # a plan changed meanwhile: 409 saying so
-            continue  # another run took the number meanwhile
-        return run_view(graphs, evaluation_id, number)
-    raise Conflict(f"could not number a new run of evaluation {evaluation_id!r}: too many concurrent starts; retry")

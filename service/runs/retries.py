@@ -5,7 +5,7 @@ a new attempt in the same run, next to the earlier one.
 The record stays append-only and truthful (docs/decisions.md, "Retrying execution errors"). A retry is the graph
 ``{run}/retries/{k}``: who asked, when, with which execution settings (:func:`.rdf.retry_triples`). Each attempt is a
 case graph of its own, ``{run}/cases/{probe number}/attempts/{k}``, whose conversation ``epo:retries`` the attempt
-before and is ``epo:inRetry`` the retry; it is written only if absent (:func:`.records.write_absent`), so two retries
+before and is ``epo:inRetry`` the retry; it is written only if absent (:func:`.cases.write_absent`), so two retries
 of one attempt never both land, and the earlier case is never rewritten. Only an attempt that ended in an execution
 error is retried, so a probe has at most one trace in a run; every read that counts a run's cases counts each probe's
 latest attempt, the one no other retries (``queries/runs.rq``, ``execution-errors.rq``, ``run-recorded-probes.rq``).
@@ -32,9 +32,10 @@ from ..core.iris import minted_number
 from ..core.namespaces import EPO
 from ..plan.records import probes_numbered
 from . import rdf
+from .cases import write_absent
 from .executor import CaseResult, execute
 from .model import Conversation, ExecutionSettings, TargetVersion
-from .records import RUNNERS, RunView, require_fingerprint, run_ref, run_view, write_absent
+from .records import RUNNERS, RunView, require_fingerprint, run_ref, run_view
 from .runner import WRITE_BATCH, Continued, Progress
 from .targets import Target
 

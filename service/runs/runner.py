@@ -4,7 +4,7 @@
 recorded (``queries/run-recorded-probes.rq``, when it has any) and the plan's probes page by page, claims batches
 of the others (:mod:`.claims`: runner processes sharing the run through one store never hold the same probe),
 the next while one runs, feeds their probes to :func:`.executor.execute_stream` as its workers free up, and hands
-finished cases to a writer thread that records them (:func:`.records.record_cases`: one transaction per write, a
+finished cases to a writer thread that records them (:func:`.cases.record_cases`: one transaction per write, a
 probe recorded meanwhile left out). A runner killed at any point loses at most the cases not yet written, whose
 claims lapse with their lease and which the next runner runs again; a runner that fails (a target's key missing)
 hands its claims back first, so that the run can be continued at once. Nothing is recorded twice. The target must
@@ -27,15 +27,14 @@ from ..core.auth import require
 from ..core.config import Credential
 from ..core.graphs import GraphService
 from ..plan.model import Probe
+from .cases import RunPlan, record_cases
 from .claims import claim, lease_for, release, runner_id
 from .executor import CaseResult, execute_stream
 from .model import Conversation, ExecutionSettings
 from .records import (
     RUNNERS,
-    RunPlan,
     RunView,
     plan_probe_pages,
-    record_cases,
     recorded_probes,
     require_fingerprint,
     run_view,

@@ -25,8 +25,9 @@ from pyoxigraph import NamedNode
 from service.core.config import Credential
 from service.core.errors import Conflict, Unprocessable
 from service.core.store import EmbeddedStore
+from service.runs.cases import record_cases
 from service.runs.model import CaseTrace, Exchange, ExecutionSettings, Turn
-from service.runs.records import record_cases, run_view, start_run
+from service.runs.records import run_view, start_run
 from service.runs.runner import continue_run
 from service.runs.targets import MissingCredential, OpenAICompatible
 

@@ -24,8 +24,9 @@ from playwright.sync_api import Page, ViewportSize, expect
 
 from service.api import create_app
 from service.core.config import Credential
+from service.runs.cases import record_cases
 from service.runs.model import ExecutionError, ExecutionSettings
-from service.runs.records import plan_probes, record_cases, start_run
+from service.runs.records import plan_probes, start_run
 from service.runs.retries import retry_errors
 
 from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor

@@ -13,8 +13,9 @@ from caie_vaccine.demo import DemoChatbot
 from pyoxigraph import Quad
 
 from service.core.config import Credential
+from service.runs.cases import record_cases
 from service.runs.model import ExecutionError, ExecutionSettings
-from service.runs.records import record_cases, start_run
+from service.runs.records import start_run
 from service.runs.runner import continue_run
 from service.workspace import Stage, Waiting, annotation_queue, evaluations_for, waiting_for
 
