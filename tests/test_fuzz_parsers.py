@@ -28,9 +28,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pyoxigraph import BlankNode, DefaultGraph, Literal, NamedNode, Quad, RdfFormat, Store, Triple, parse
 
-from service.core.digest import XSD, canonical_literal, graph_digest
+from service.core.digest import graph_digest
 from service.core.errors import BadRequest, PayloadTooLarge
 from service.core.iris import invalid_character, named_node, require_iri_text
+from service.core.literal_forms import XSD, canonical_literal
 from service.core.rdf import parse_triples
 from service.core.rdf_limits import RdfLimits, check_before_parsing, nesting_depth
 from service.core.sparql_depth import deepest, refuse_deep_nesting
