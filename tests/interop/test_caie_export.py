@@ -18,7 +18,7 @@ from fractions import Fraction
 import rdflib
 from rdflib.namespace import RDF, SKOS
 
-from service.publishing.caie_export import DECLARED
+from service.publishing.caie_declarations import DECLARED
 from service.scope import caie
 
 from ..api.test_evaluations import ID
