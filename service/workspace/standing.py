@@ -242,5 +242,6 @@ def _stage(
 
 def standings(graphs: GraphService) -> list[Standing]:
     """Where every evaluation's record stands, by identifier: what :func:`.records.evaluations_for` and
-    :func:`.records.waiting_for` read, once for both on the home page (about 60 ms an evaluation at 100,000 determinations)."""
+    :func:`.records.waiting_for` read, once for both on the home page (about 60 ms an evaluation at 100,000
+    determinations)."""
     return [standing(graphs, summary) for summary in list_evaluations(graphs)]
