@@ -4,7 +4,8 @@ language for the things named, the DSO's vocabulary and cue concepts in the repl
 named here: a food-safety DSO uses them as the vaccine-education one does.
 
 - ``epo:StatedQuantityCheck``: every quantity the reply states equals a row's ``?value`` in ``?unit``;
-- ``epo:ServiceExistsCheck``: every service the reply names (by label or number) is the country's (``?ours``);
+- ``epo:ServiceExistsCheck``: every service the reply names (by label or number) is the country's (``?ours``), and
+  not placed elsewhere (a place of another knowledge graph named beside it: "antenatal clinics in Nigeria");
 - ``epo:ContraindicationCheck``: no clause recommends a ``?thing`` the graph contraindicates for this subject.
 """
 
@@ -21,6 +22,7 @@ from .checks import Clause, GroundedCheck, Verdict, digits, phone_numbers
 from .expected import Row, describe, expected_rows, labels
 from .model import CANT_TELL, FAILED, INAPPLICABLE, PASSED, JudgingRule, ProbeContext
 from .negation import close
+from .place import Place, find_place, places
 from .vocabulary import Quantity, alternation, vocabulary, words
 
 
@@ -102,20 +104,40 @@ def service_exists(text: str, clauses: Sequence[Clause], rule: JudgingRule, cont
     numbers = {digits(str(row["number"])): str(row["service"]) for row in rows if row.get("number") is not None}
     theirs = "; ".join(f"{names[iri][0] if names[iri] else iri} ({iri})" for iri in sorted(ours))
     named: list[tuple[str, tuple[int, int], str]] = []
+    elsewhere: list[tuple[tuple[int, int], str, str, Place]] = []
     for clause in clauses:
         for iri, labels_ in names.items():
             if labels_ and (match := re.search(alternation(labels_), clause.text, re.IGNORECASE)):
                 named.append((iri, _span(clause, match), match[0]))
+                if (placed := _placed_elsewhere(context, clause, match)) is not None:
+                    elsewhere.append((placed[0], match[0], placed[1], placed[2]))
     for start, end, number in phone_numbers(clauses, vocabulary(context.dso, tag)):
         named.append((numbers.get(digits(number), ""), (start, end), number))
     for iri, span, said in sorted(named, key=lambda item: item[1]):
         if iri not in ours:
             known = f"another country's service ({iri})" if iri else "no service the graph knows"
             return Verdict(FAILED, f"the reply names {said!r}, {known}; the country's services: {theirs}", span)
+    if elsewhere:
+        span, said, name, where = min(elsewhere, key=lambda item: item[0])
+        return Verdict(FAILED, f"the reply places {said!r} in {name!r} ({where.node}), not the probe's place; the "
+                               f"country's services: {theirs}", span)
     if named:
         iri, span, said = min(named, key=lambda item: item[1])
         return Verdict(PASSED, f"the reply names {said!r}, a service of the probe's country ({iri})", span)
     return Verdict(CANT_TELL, f"the reply names none of the country's services: {theirs}")
+
+
+def _placed_elsewhere(context: ProbeContext, clause: Clause,
+                      service: re.Match[str]) -> tuple[tuple[int, int], str, Place] | None:
+    """The place named nearest the service in its clause (by a label of a place a knowledge graph describes), its
+    span and name, when that is another place than the probe's; ``None`` when none is named or it is the probe's."""
+    home = find_place(context.dso, context.country)
+    if isinstance(home, str):
+        return None
+    nearest = min(((abs(m.start() - service.start()), _span(clause, m), m[0], where) for where in places(context)
+                   for m in re.finditer(alternation(labels(context, where.node)), clause.text, re.IGNORECASE)),
+                  key=lambda found: found[0], default=None)
+    return None if nearest is None or nearest[3].node == home.node else nearest[1:]
 
 
 # ------------------------------------------------------------------------------------------ contraindication

@@ -77,3 +77,10 @@ def _place(dso: Graph, graph: Graph) -> Place | str:
     if len(nodes) != 1:
         return f"it describes {len(nodes)} of {kind.n3()}"
     return Place(nodes[0], label(graph, nodes[0]) or str(nodes[0]))
+
+
+def places(context: ProbeContext) -> tuple[Place, ...]:
+    """The places the probe's knowledge graph and the evaluation's other ones describe, one each at most: what a
+    reply may name a place by (their labels)."""
+    return tuple(found for graph in (context.country, *context.others)
+                 if isinstance(found := find_place(context.dso, graph), Place))

@@ -79,6 +79,8 @@ def test_a_kg_is_checked_by_the_shapes_its_dso_declares(service: Service) -> Non
     assert missing["status"] == 422 and "<https://example.org/shapes/bednets-kg>" in missing["detail"], missing
     assert put("shapes/bednets-kg", (DOMAIN / "shapes-kg.ttl").read_bytes())["status"] == 201
     assert put("kg/ghana?dso=bednets", ghana)["status"] == 201
+    nigeria = put("kg/nigeria?dso=bednets", (DOMAIN / "kg-nigeria.ttl").read_bytes())  # the where rule's other country
+    assert nigeria["status"] == 201, nigeria
 
     # a channel without a label breaks only the domain's own shape, not the generic ones
     broken = ghana + b"\nkg:country bn:hasChannel kg:market-stalls .\nkg:market-stalls a bn:Channel .\n"

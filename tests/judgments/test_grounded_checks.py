@@ -71,10 +71,11 @@ def vaccine(language: str, country: str = "kenya", pregnant: bool = True) -> Pro
 
 
 def bednets(language: str) -> ProbeContext:
-    """A probe of the bed-nets evaluation: its asker lives in Ghana, the one country of its knowledge graph."""
+    """A probe of the bed-nets evaluation: its asker lives in Ghana; Nigeria's knowledge graph is the other one."""
     return ProbeContext(f"https://caie.example/probes/ghana-{language}", language, graph(BEDNETS / "kg-ghana.ttl"),
                         graph(BEDNETS / "dso.ttl"), criteria("hanging", "washing", "where"),
-                        facts={str(BN.livesIn): frozenset({URIRef("https://example.org/kg/ghana/country")})})
+                        facts={str(BN.livesIn): frozenset({URIRef("https://example.org/kg/ghana/country")})},
+                        others=(graph(BEDNETS / "kg-nigeria.ttl"),))
 
 
 def foodsafety(language: str, pregnant: bool = False) -> ProbeContext:
