@@ -3,6 +3,10 @@
 Field names are those of the JSON-LD context ``/contexts/evaluation.jsonld``. IRIs may be written in
 full or as compact IRIs with the context's prefixes (``kg:kenya/country``, or an installed domain's); answers
 use the compact form. Unknown fields are refused (422 naming them).
+
+This module holds what every body shares (:class:`Body`, :data:`Iri`, ...) and the bodies of the scope, envelope
+and approval steps (1 and 2); :mod:`.models_runs` those of plans and runs, :mod:`.models_judgments` those of
+judgments and reports.
 """
 
 from __future__ import annotations
@@ -99,7 +103,7 @@ def _unicode_only(value: object) -> None:
             _unicode_only(item)
 
 
-class _Body(BaseModel):
+class Body(BaseModel):
     model_config = ConfigDict(extra="forbid", alias_generator=to_camel, populate_by_name=True)
 
     @model_validator(mode="before")
@@ -109,18 +113,18 @@ class _Body(BaseModel):
         return data
 
 
-class VersionBoundaryBody(_Body):
+class VersionBoundaryBody(Body):
     model_release: Text
     configuration: str
 
 
-class TestTargetBody(_Body):
+class TestTargetBody(Body):
     name: Text
     kind: Text
     version_boundary: VersionBoundaryBody
 
 
-class UseBoundaryBody(_Body):
+class UseBoundaryBody(Body):
     statement: Text
     users: list[Iri] = []
     tasks: list[Iri] = []
@@ -128,30 +132,30 @@ class UseBoundaryBody(_Body):
     countries: list[Iri] = []
 
 
-class AssumptionBody(_Body):
+class AssumptionBody(Body):
     id: Identifier
     statement: Text
 
 
-class OperatingEnvironmentBody(_Body):
+class OperatingEnvironmentBody(Body):
     statement: Text
     settings: list[Iri] = []
     assumptions: list[AssumptionBody] = []
 
 
-class OutOfScopeBody(_Body):
+class OutOfScopeBody(Body):
     id: Identifier
     statement: Text
     concepts: list[Iri] = []
 
 
-class EvaluationMethodBody(_Body):
+class EvaluationMethodBody(Body):
     name: Text
     method_version: Text = Field(description="The method version (judges, scoring and interpretation rules).")
     statement: str | None = None
 
 
-class StratumBody(_Body):
+class StratumBody(Body):
     """A group of the system's users and its share of them; its members' scenarios meet every fact in ``when``."""
 
     id: Identifier
@@ -176,7 +180,7 @@ class StratumBody(_Body):
         return Stratum(self.id, self.label, self.share, tuple(t.to_domain() for t in self.when))
 
 
-class EvaluationBody(_Body):
+class EvaluationBody(Body):
     """The scope of an evaluation (step 1)."""
 
     id: Identifier | None = Field(default=None, description="Required by POST; PUT takes it from the path.")
@@ -233,14 +237,14 @@ class EvaluationBody(_Body):
         )
 
 
-class RequirementBody(_Body):
+class RequirementBody(Body):
     id: Identifier
     statement: Text
     parent: str | None = Field(default=None, description="The id of the requirement this one refines.")
     concepts: list[Iri] = []
 
 
-class TriggerBody(_Body):
+class TriggerBody(Body):
     """A scenario fact that makes the criterion bear on a probe (docs/routing.md)."""
 
     facet: Iri = Field(description="The DSO's scenario facet (an epo:ScenarioFacet).")
@@ -255,7 +259,7 @@ class TriggerBody(_Body):
         return Trigger(self.facet, tuple(sorted({str(v).lower() if isinstance(v, bool) else v for v in self.values})))
 
 
-class CriterionBody(_Body):
+class CriterionBody(Body):
     id: Identifier
     requirement: str = Field(description="The id of the requirement this criterion is decomposed from.")
     statement: Text
@@ -289,7 +293,7 @@ class CriterionBody(_Body):
         return weight
 
 
-class JudgeAgreementBody(_Body):
+class JudgeAgreementBody(Body):
     """The agreement an automatic judge needs with people on a criterion to decide its cases alone."""
 
     minimum: Annotated[Decimal, WithJsonSchema({"type": "number", "minimum": 0, "maximum": 1})] = Field(
@@ -315,7 +319,7 @@ class JudgeAgreementBody(_Body):
         return JudgeAgreement(self.minimum, AgreementMeasure(self.measure), self.minimum_units)
 
 
-class EnvelopeBody(_Body):
+class EnvelopeBody(Body):
     """Requirements decomposed into acceptance criteria (step 2)."""
 
     statement: str | None = None
@@ -350,138 +354,15 @@ class EnvelopeBody(_Body):
         )
 
 
-class RelevanceBody(_Body):
+class RelevanceBody(Body):
     relevant: bool
     rationale: Text
 
 
-class AppropriatenessBody(_Body):
+class AppropriatenessBody(Body):
     appropriate: bool
     rationale: Text
 
 
-class SignOffBody(_Body):
+class SignOffBody(Body):
     comment: str | None = None
-
-
-class AnnotatorBody(_Body):
-    agent: Identifier
-    expertise: list[Iri] = Field(
-        min_length=1, description="DSO concepts, dimensions or categories the annotator judges"
-    )
-    capacity: int = Field(ge=1, description="How many probes the annotator can judge")
-
-
-class PlanBody(_Body):
-    strategy: Literal["ProportionalToWeight", "HighestWeightFirst", "Equal", "MatchedToExpertise", "PopulationWeighted"]
-    budget: int = Field(ge=1, le=1_000_000, description="Total number of probes")
-    seed: int = Field(ge=0, le=2**53 - 1)  # JSON numbers past 2^53 lose digits in JavaScript (RFC 7493 §2.2)
-    annotators: list[AnnotatorBody] = []
-    reviewSample: int = Field(
-        500, ge=0, le=20_000, description="Candidates kept for expert review, blocked or eligible"
-    )
-
-
-class PlanApprovalBody(_Body):
-    comment: str | None = None
-    digest: str | None = Field(
-        default=None,
-        pattern=r"^[0-9a-f]{64}$",
-        description="The plan digest the expert reviewed; 409 when the plan is no longer that.",
-    )
-
-
-class ExclusionBody(_Body):
-    reason: Text
-
-
-class DemoTargetBody(_Body):
-    kind: Literal["demo"]
-
-
-class OpenAITargetBody(_Body):
-    kind: Literal["openai-compatible"]
-    base_url: Annotated[str, Field(pattern=r"^https?://", max_length=2000)]
-    model: Text
-    parameters: dict[str, str | int | float | bool] = {}
-    system: str | None = None
-    system_instructions: str | None = None
-    api_key_env: Annotated[
-        str | None,
-        Field(
-            pattern=r"^[A-Z_][A-Z0-9_]*$",
-            max_length=100,
-            description="The environment variable on the service holding the key; a key itself is never sent or stored",
-        ),
-    ] = None
-
-
-class RunSettingsBody(_Body):
-    concurrency: int = Field(8, ge=1, le=64)
-    rate_per_second: float | None = Field(None, gt=0, le=1000)
-    timeout_seconds: float = Field(60.0, gt=0, le=600)
-    retries: int = Field(2, ge=0, le=10)
-    backoff_seconds: float = Field(0.5, ge=0, le=30)
-
-
-class RunBody(_Body):
-    plan: int = Field(ge=1, description="The number of the approved plan to run")
-    target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
-    settings: RunSettingsBody = RunSettingsBody()
-    outside_boundary: str | None = Field(
-        default=None,
-        description=(
-            "Run a target outside the scope's version boundary on purpose: why (the run and its reports say so)."
-        ),
-    )
-
-
-class ContinueBody(_Body):
-    target: Annotated[DemoTargetBody | OpenAITargetBody, Field(discriminator="kind")]
-    settings: RunSettingsBody = RunSettingsBody()
-
-
-OutcomeName = Literal["passed", "failed", "cantTell", "inapplicable"]
-
-
-class PointerBody(_Body):
-    start: int = Field(ge=0)
-    end: int = Field(ge=0)
-
-
-class RulingBody(_Body):
-    probe: Annotated[str, Field(pattern=r"^https?://", max_length=2000)]
-    criterion: Annotated[
-        str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")
-    ]
-    turn: int = Field(1, ge=1, le=1000)
-    outcome: OutcomeName
-    rationale: Text
-    pointer: PointerBody | None = None
-
-
-class DeterminationsBody(_Body):
-    determinations: list[RulingBody] = Field(min_length=1, max_length=10_000)
-
-
-class AttestationBody(_Body):
-    criterion: Annotated[
-        str, Field(min_length=1, max_length=2000, description="The criterion's IRI, or its identifier")
-    ]
-    outcome: OutcomeName
-    rationale: Text
-    sufficiency: Literal["sufficient", "insufficient"]
-    appropriateness: Literal["appropriate", "inappropriate"]
-    supersedes: Annotated[str | None, Field(pattern=r"^https?://", max_length=2000)] = None
-    reason: str | None = None
-
-
-class ReportBody(_Body):
-    run: int = Field(ge=1, description="The number of the run the report covers")
-    limitations: list[Text] = Field(default_factory=list, max_length=100)
-    recommendations: list[Text] = Field(default_factory=list, max_length=100)
-    fitness: Literal["FitToDeploy", "FitWithConditions", "NotFit"]
-
-
-class ReportSignOffBody(_Body):
-    comment: str | None = Field(None, max_length=10_000)

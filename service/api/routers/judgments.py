@@ -20,7 +20,7 @@ from ...judgments.separation import Separation
 from ..body import read_body
 from ..body_limits import Body, body
 from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
-from ..models import AttestationBody, DeterminationsBody
+from ..models_judgments import AttestationBody, DeterminationsBody
 from ..shapes import attestation_json, determination_json
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])

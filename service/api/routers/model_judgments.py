@@ -19,7 +19,7 @@ from ...judgments.model_judge import judge_run_with_model
 from ...runs.jobs import TargetSpec, build_target
 from ...runs.targets import OpenAICompatible
 from ..deps import GraphsDep, SettingsDep, credential
-from ..models import OpenAITargetBody
+from ..models_runs import OpenAITargetBody
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
 

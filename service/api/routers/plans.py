@@ -23,7 +23,7 @@ from ...scenarios.model import RuleBlocking
 from ...scenarios.records import MAX_OFFSET, blocking_summary, frame_blocking, list_scenarios
 from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
 from ..html import render
-from ..models import ExclusionBody, PlanApprovalBody, PlanBody
+from ..models_runs import ExclusionBody, PlanApprovalBody, PlanBody
 from ..shapes import (
     approval_json,
     exclusion_json,

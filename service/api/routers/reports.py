@@ -17,7 +17,7 @@ from ...reports.signoffs import sign
 from ...reports.verify import verify
 from ..deps import GraphsDep, ReaderDep, credential
 from ..guarded import computed
-from ..models import ReportBody, ReportSignOffBody
+from ..models_judgments import ReportBody, ReportSignOffBody
 from ..report_shapes import report_json, verification_json
 from .report_pages import report_page_response
 from .resources import OFFERED, linked_data

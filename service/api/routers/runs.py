@@ -19,7 +19,7 @@ from ...runs.retries import list_retries, retry_errors, retryable
 from ...runs.runner import continue_run, require_version
 from ...runs.targets import Target
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep, credential
-from ..models import ContinueBody, DemoTargetBody, OpenAITargetBody, RunBody, RunSettingsBody
+from ..models_runs import ContinueBody, DemoTargetBody, OpenAITargetBody, RunBody, RunSettingsBody
 from ..shapes import retry_json, run_json
 from .resources import linked_data, wants_json
 

@@ -39,7 +39,7 @@ from ...workspace.annotation import annotate_path, waiting_on
 from ..deps import GraphsDep, SettingsDep
 from ..guarded import computed
 from ..html import render
-from ..models import RulingBody
+from ..models_judgments import RulingBody
 from ..problems import status_of
 from ..sessions import FormWriter, SignedIn
 

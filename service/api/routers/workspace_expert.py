@@ -41,7 +41,8 @@ from ..deps import GraphsDep, ReaderDep
 from ..form_refusals import field_errors
 from ..guarded import computed
 from ..html import distinct_names, render
-from ..models import AppropriatenessBody, ExclusionBody, PlanApprovalBody, RelevanceBody, SignOffBody
+from ..models import AppropriatenessBody, RelevanceBody, SignOffBody
+from ..models_runs import ExclusionBody, PlanApprovalBody
 from ..problems import status_of
 from ..sessions import FormWriter, PagePerson
 

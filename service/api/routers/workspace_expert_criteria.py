@@ -24,7 +24,7 @@ from ...scenarios.model import Page
 from ...workspace import criterion_evidence
 from ...workspace.criteria import criteria_states
 from ..deps import GraphsDep, ReaderDep, SettingsDep
-from ..models import AttestationBody
+from ..models_judgments import AttestationBody
 from ..sessions import FormWriter, PagePerson
 from .workspace_expert import Build, Frame, PageNumber, Refusal, act, may, word
 

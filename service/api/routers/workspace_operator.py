@@ -3,8 +3,8 @@ plan (``/evaluations/{id}/workspace/runs``), and one run's live progress, its ex
 earlier attempts they retried, and a form that continues it or retries its errors (``/evaluations/{id}/workspace/runs/{n}``).
 
 The forms call what the REST routes call (:func:`.runs.start_job`, :func:`.runs.continue_job`, :func:`.runs.retry_job`)
-with the signed-in person's credential, after validating the same request bodies (:class:`..models.RunBody`,
-:class:`..models.ContinueBody`):
+with the signed-in person's credential, after validating the same request bodies (:class:`..models_runs.RunBody`,
+:class:`..models_runs.ContinueBody`):
 the role, the target allow-list, the variables a key may be read from, the plan's approval and the version boundary
 are checked there, never here. A refusal shows the form again with the reason and the refusal's status. A key is
 never asked for: a target names the environment variable that holds it, among those the deployment lists.
@@ -35,7 +35,7 @@ from ...workspace.records import current_plans
 from ..deps import GraphsDep, JobsDep, ReaderDep, SettingsDep
 from ..form_refusals import Refused, attempt
 from ..html import render
-from ..models import ContinueBody, RunBody
+from ..models_runs import ContinueBody, RunBody
 from ..sessions import FormWriter, PagePerson
 from .runs import continue_job, retry_job, start_job
 

@@ -31,7 +31,7 @@ from ...workspace.overview import report_states
 from ..deps import GraphsDep, ReaderDep
 from ..form_refusals import Refused, attempt
 from ..html import render
-from ..models import ReportBody, ReportSignOffBody
+from ..models_judgments import ReportBody, ReportSignOffBody
 from ..sessions import FormWriter, PagePerson
 from ..signing import may
 from .report_pages import FITNESS, FORMAT, report_page_response
