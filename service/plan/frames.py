@@ -41,8 +41,9 @@ from itertools import product
 from types import MappingProxyType
 from weakref import WeakKeyDictionary
 
+from ..scenarios.components import Component
 from ..scenarios.frame import allowed_positions
-from ..scenarios.production import Component, Production
+from ..scenarios.production import Production
 from .openings import Openings
 
 Texts = tuple[str | None, ...]

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from rdflib import URIRef
 
 from ..core.errors import Unprocessable
+from .components import Component
 from .engine import Context, Criterion
-from .production import Component, Production
+from .production import Production
 from .reference import trigger_term
 
 ENUMERATE_UP_TO = 1_000

@@ -16,16 +16,15 @@ import logging
 import random
 import threading
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import product
 from math import prod
 from types import MappingProxyType
-from typing import TypeVar
 
 import pyoxigraph as ox
 from rdflib import URIRef
 from rdflib.term import Node
 
+from .components import Component, RuleTable, decode_index, fill_component, linked_components
 from .engine import Block, Context, base_quads, probe_triples, run_shacl
 from .facets import describe, person_iri, subject_iri
 from .reference import reference_check, scenario_iri
@@ -45,66 +44,6 @@ MAX_COMPONENT = 200_000
 CROSS_CHECK = 12
 """Uniform candidates of the compile-time cross-check (edge cases come on top, :data:`EDGE_CASES` per component)."""
 EDGE_CASES = 2
-
-
-_Key = TypeVar("_Key")
-_Value = TypeVar("_Value")
-_Table = tuple[tuple[int, ...], dict[tuple[int, ...], list[Block]], str | None]
-"""One rule's blocks over its facets: the facets' positions, blocks by their combination, and the criterion a
-routing rule was run for (``None`` for every other rule)."""
-
-
-def _frozen() -> Mapping[_Key, _Value]:
-    return MappingProxyType({})
-
-
-@dataclass
-class Component:
-    """Facets tied by rules, with the blocked combinations (index over the component's own radices).
-
-    The tables are read-only mappings once :class:`Production` has filled them: compiled tables are shared
-    (:mod:`.cache`), so nothing may change them.
-    """
-
-    facets: tuple[int, ...]
-    radices: tuple[int, ...]
-    blocked: Mapping[int, tuple[Block, ...]] = field(default_factory=_frozen)
-    pair_blocked: Mapping[str, Mapping[int, tuple[Block, ...]]] = field(default_factory=_frozen)
-
-    @property
-    def size(self) -> int:
-        n = 1
-        for r in self.radices:
-            n *= r
-        return n
-
-    def sub_index(self, digits: Sequence[int]) -> int:
-        i = 0
-        for pos, r in zip(self.facets, self.radices):
-            i = i * r + digits[pos]
-        return i
-
-    def combos(self) -> Iterable[tuple[int, ...]]:
-        return product(*(range(r) for r in self.radices))
-
-
-def _components(n_facets: int, sets: Iterable[frozenset[int]]) -> list[tuple[int, ...]]:
-    parent = list(range(n_facets))
-
-    def find(x: int) -> int:
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for s in sets:
-        items = sorted(s)
-        for x in items[1:]:
-            parent[find(x)] = find(items[0])
-    groups: dict[int, list[int]] = {}
-    for i in range(n_facets):
-        groups.setdefault(find(i), []).append(i)
-    return sorted(tuple(g) for g in groups.values())
 
 
 class Production:
@@ -133,7 +72,7 @@ class Production:
         reason = owl_outside_subset(ctx.owl.source, ctx.facets, ctx.person_classes)
         if reason:
             fallback[OWL_RULES] = f"outside the supported subset: {reason}"
-        self._shape_cache: dict[str, list[_Table]] = {}
+        self._shape_cache: dict[str, list[RuleTable]] = {}
         self._memo: dict[int, tuple[tuple[Block, ...], dict[str, tuple[Block, ...]]]] = {}
         self._memo_lock = threading.Lock()
         self._build(fallback)
@@ -169,7 +108,7 @@ class Production:
         owl_sets = [] if OWL_RULES in fallback else [frozenset(pos[n] for n in g) for g in ctx.owl_deps.groups]
         while True:  # the component limit: drop the widest rule of an oversized component, then look again
             sets = [frozenset(pos[n] for n in r.facets) for r in rules] + owl_sets
-            comps = _components(len(space.radices), sets)
+            comps = linked_components(len(space.radices), sets)
             sizes = {c: prod(space.radices[i] for i in c) for c in comps}
             over = next(
                 (c for c in comps if sizes[c] > self.max_component and any(s and s <= set(c) for s in sets)), None
@@ -193,7 +132,7 @@ class Production:
         self.component_of = MappingProxyType({i: comp for comp in self.components for i in comp.facets})
         if space.size == 0:
             return
-        tables: list[_Table] = []
+        tables: list[RuleTable] = []
         if owl_sets:
             tables += self._owl_tables(owl_sets)
         base = base_quads(ctx) if any(r.iri not in self._shape_cache for r in rules) else []
@@ -202,7 +141,7 @@ class Production:
                 self._shape_cache[rule.iri] = self._shape_tables(rule, base)
             tables += self._shape_cache[rule.iri]
         for comp in self.components:
-            _fill_component(comp, [t for t in tables if set(t[0]) <= set(comp.facets)])
+            fill_component(comp, [t for t in tables if set(t[0]) <= set(comp.facets)])
 
     def _cross_check(self, size: int, seed: int) -> dict[str, str]:
         """The compiled rules whose tables give other blocks than the reference on a seeded sample plus, per
@@ -214,7 +153,7 @@ class Production:
             keys = sorted(comp.blocked)
             free = [k for k in range(comp.size) if k not in comp.blocked]
             for k in rng.sample(keys, min(EDGE_CASES, len(keys))) + rng.sample(free, min(EDGE_CASES, len(free))):
-                index = space.random_with(rng, dict(zip(comp.facets, _decode(k, comp.radices))))
+                index = space.random_with(rng, dict(zip(comp.facets, decode_index(k, comp.radices))))
                 if index is not None:  # a combination no part of the frame spans is never asked about
                     indices.add(index)
         compiled = self.compiled
@@ -245,7 +184,7 @@ class Production:
     def _partial(self, facets: Sequence[int], combo: Sequence[int]) -> dict[str, Node]:
         return {self.ctx.space.facets[f].name: self.ctx.space.facets[f].values[d] for f, d in zip(facets, combo)}
 
-    def _owl_tables(self, groups: Sequence[frozenset[int]]) -> list[_Table]:
+    def _owl_tables(self, groups: Sequence[frozenset[int]]) -> list[RuleTable]:
         """OWL 2 RL clashes per group; partial scenario j carries combination j (mod size) of every group."""
         ctx = self.ctx
         ordered = [tuple(sorted(g)) for g in groups]
@@ -277,7 +216,7 @@ class Production:
         self.global_blocks = tuple(sorted(global_blocks))
         return [(g, table, None) for g, table in by_group.values()]
 
-    def _shape_tables(self, rule: Rule, base: Sequence[ox.Quad]) -> list[_Table]:
+    def _shape_tables(self, rule: Rule, base: Sequence[ox.Quad]) -> list[RuleTable]:
         """One shape rule over its own facets' combinations (a routing rule: once per criterion), with DSO + KGs
         as ``base`` (:func:`.engine.base_quads`)."""
         ctx = self.ctx
@@ -403,31 +342,6 @@ class Production:
                     break
             out.append(hit or bool(self.fallback and self._fallback_blocks(original)[0]))
         return out
-
-
-def _fill_component(comp: Component, tables: Sequence[_Table]) -> None:
-    """A component's read-only tables from the rule tables over its facets."""
-    where = {f: k for k, f in enumerate(comp.facets)}
-    blocked: dict[int, tuple[Block, ...]] = {}
-    pair_blocked: dict[str, dict[int, tuple[Block, ...]]] = {}
-    for k, combo in enumerate(comp.combos()):
-        found: dict[str | None, set[Block]] = {}
-        for facets, table, criterion in tables:
-            hit = table.get(tuple(combo[where[f]] for f in facets))
-            if hit:
-                found.setdefault(criterion, set()).update(hit)
-        for criterion, blocks in found.items():
-            target = blocked if criterion is None else pair_blocked.setdefault(criterion, {})
-            target[k] = tuple(sorted(blocks))
-    comp.blocked = MappingProxyType(blocked)
-    comp.pair_blocked = MappingProxyType({c: MappingProxyType(t) for c, t in pair_blocked.items()})
-
-
-def _decode(k: int, radices: Sequence[int]) -> list[int]:
-    out = [0] * len(radices)
-    for i in range(len(radices) - 1, -1, -1):
-        k, out[i] = divmod(k, radices[i])
-    return out
 
 
 def _hole(blocks: Iterable[Block], scenario: str) -> tuple[Block, ...]:
