@@ -3,6 +3,7 @@ conversations (a domain package may offer a demonstration chatbot: :func:`.jobs.
 the record builds on this."""
 
 from .executor import execute
+from .http_json import HttpJson
 from .model import (
     Boundary,
     CaseTrace,
@@ -14,7 +15,7 @@ from .model import (
     TokenUsage,
     Turn,
 )
-from .targets import HttpJson, MissingCredential, OpenAICompatible, Target, TargetFailure
+from .targets import MissingCredential, OpenAICompatible, Target, TargetFailure
 
 __all__ = [
     "Boundary",

@@ -10,8 +10,9 @@ from datetime import UTC
 
 import pytest
 
+from service.runs.http_json import HttpJson
 from service.runs.model import Boundary, Turn
-from service.runs.targets import HttpJson, MissingCredential, OpenAICompatible, TargetFailure
+from service.runs.targets import MissingCredential, OpenAICompatible, TargetFailure
 
 KEY_ENV = "OBCAIE_TEST_TARGET_KEY"
 ASK = (Turn("user", "When is the first dose?"), Turn("assistant", "At 9 months."), Turn("user", "And the second?"))
