@@ -25,7 +25,7 @@ from service.core.errors import Conflict, Forbidden, Unprocessable
 from service.core.graphs import GraphService, WriteMode
 from service.core.namespaces import CAIE_EPO, EARL, EPO
 from service.core.store import Store
-from service.envelope import approvals, rdf, scope_rdf
+from service.envelope import approvals, rdf, rdf_read, scope_rdf
 from service.envelope.checks import requirement_cycles
 from service.envelope.rdf import envelope_digest, envelope_triples
 
@@ -155,7 +155,7 @@ def test_the_judge_agreement_threshold_is_envelope_content_with_a_default_when_a
         for body in (kappa, stricter, absent)
     }
     assert v1 not in digests and len(digests) == 3
-    read = rdf.read_content(iris.envelope(1), rdf.Index(envelope_triples(iris, 1, content(kappa))))
+    read = rdf_read.read_content(iris.envelope(1), rdf.Index(envelope_triples(iris, 1, content(kappa))))
     assert read.judge_agreement == envelope.JudgeAgreement(Decimal("0.8"), envelope.AgreementMeasure.COHEN_KAPPA, 10)
     assert (
         content(absent).judge_agreement is None

@@ -2,13 +2,14 @@
 
 Checks run before anything is written; the write's precondition re-reads the graph under the write
 lock and refuses (409) when it changed meanwhile or the envelope was signed off, so a check and its
-write cannot interleave with another writer.
+write cannot interleave with another writer. The diffs and their guards are :mod:`.changes`; an envelope
+version is read back by :mod:`.rdf_read`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from pyoxigraph import NamedNode, RdfFormat, Triple
@@ -16,7 +17,6 @@ from pyoxigraph import NamedNode, RdfFormat, Triple
 from ..core.auth import require
 from ..core.catalog import GraphKind, now
 from ..core.config import Credential
-from ..core.digest import canonical_literals
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graph_edits import GraphRef
 from ..core.graphs import GraphService
@@ -25,6 +25,7 @@ from ..core.namespaces import EPO
 from ..core.rdf import parse_triples
 from ..scope.model import Scope
 from . import checks
+from .changes import Change, envelope_change, exists_guard, scope_change
 from .model import Envelope, EnvelopeContent, Evaluation
 from .rdf import (
     WRITTEN,
@@ -37,11 +38,9 @@ from .rdf import (
     envelope_versions,
     epo,
     owned_by,
-    read_content,
-    read_envelope,
-    undated,
 )
-from .scope_rdf import read_scope, scope_owned, scope_triples
+from .rdf_read import current_envelope_iri, read_content, read_envelope
+from .scope_rdf import read_scope, scope_triples
 
 AUTHORS = ("evaluation_operator", "domain_expert")
 """Who may write a scope or envelope (admin always may)."""
@@ -68,12 +67,6 @@ def signed_off_versions(graphs: GraphService, iris: Iris, index: Index) -> set[s
         if row["digest"].value == envelope_digest(env, [t for t in index.triples if owned_by(env, t)]):
             signed.add(env)
     return signed
-
-
-def current_envelope_iri(iris: Iris, index: Index) -> str | None:
-    linked = index.one(iris.evaluation, EPO + "operationalEnvelope")
-    versions = envelope_versions(iris, index)
-    return linked or (versions[-1] if versions else None)
 
 
 def read_evaluation(iris: Iris, triples: list[Triple]) -> Evaluation | None:
@@ -190,111 +183,6 @@ def validate_envelope(graphs: GraphService, scope: Scope, content: EnvelopeConte
     checks.check_envelope(content, _dso_terms(graphs, scope.dso), scope.dso)
 
 
-# ------------------------------------------------------------------------------------------- changes
-
-
-@dataclass
-class _Change:
-    """A diff of the evaluation graph and what must still hold when it is applied."""
-
-    delete: list[Triple] = field(default_factory=list)
-    insert: list[Triple] = field(default_factory=list)
-    guards: list[Callable[[Index], None]] = field(default_factory=list)
-
-    def diff(self, old: list[Triple], new: list[Triple]) -> None:
-        old_set, new_set = set(old), set(new)
-        self.delete += [t for t in old if t not in new_set]
-        self.insert += [t for t in dict.fromkeys(new) if t not in old_set]
-
-    def apply(self, graphs: GraphService, iris: Iris, agent: Credential, title: str | None) -> None:
-        if not (self.delete or self.insert):
-            return
-
-        def precondition(current: list[Triple]) -> None:
-            index = Index(current)
-            for guard in self.guards:
-                guard(index)
-
-        graphs.update(
-            graph_ref(graphs, iris.evaluation_id),
-            agent,
-            insert=self.insert,
-            delete=self.delete,
-            title=title,
-            precondition=precondition,
-        )
-
-
-def _unchanged(what: str, select: Callable[[Triple], bool], before: list[Triple]) -> Callable[[Index], None]:
-    expected = {t for t in before if select(t)}
-
-    def guard(index: Index) -> None:
-        if {t for t in index.triples if select(t)} != expected:
-            raise Conflict(f"the {what} changed while this request was checked; send it again")
-
-    return guard
-
-
-def _scope_change(iris: Iris, index: Index, scope: Scope, change: _Change, signed: set[str]) -> None:
-    old = [t for t in index.triples if scope_owned(iris, t)]
-    new = scope_triples(iris, scope)
-    before = len(change.delete) + len(change.insert)
-    change.diff(old, new)
-    change.guards.append(_unchanged("scope", lambda t: scope_owned(iris, t), index.triples))
-    changed = len(change.delete) + len(change.insert) > before
-    frozen = [v for v in envelope_versions(iris, index) if v in signed]
-    if changed and frozen:
-        raise Conflict(
-            f"the scope of evaluation {iris.evaluation_id!r} is fixed: envelope <{frozen[-1]}> was signed off under it"
-        )
-
-
-def _envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: _Change, signed: set[str]) -> bool:
-    """Add the rewrite of the current envelope version (v1 if none) to ``change``; True if v1 is new."""
-    current = current_envelope_iri(iris, index)
-    iri = current or iris.envelope(1)
-    version = int(iri.rsplit("/v", 1)[1])
-    old = [t for t in index.triples if owned_by(iri, t)]
-    new = dated(
-        iri,
-        envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf")),
-        iri,
-        old,
-        now(),
-    )
-    new.append(digest_triple(iri, envelope_digest(iri, new)))
-    # Compared by value: a store may give a literal back in another spelling (Virtuoso: decimal 10 as integer);
-    # and without dates, so that a record written before criteria were dated is not changed by the same content.
-    if current is not None and set(canonical_literals(undated(old))) == set(canonical_literals(undated(new))):
-        return False
-    if current is not None and iri in signed:
-        raise Conflict(
-            f"envelope v{version} of evaluation {iris.evaluation_id!r} is signed off and frozen "
-            f"(digest {envelope_digest(iri, old)}): POST /evaluations/{iris.evaluation_id}/envelope/versions "
-            f"to start v{version + 1}, then PUT the change"
-        )
-    change.diff(old, new)
-    if current is None:
-        change.insert.append(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(iri)))
-
-    # A sign-off appended meanwhile names the content it read: once this change commits, it signs nothing.
-    def guard(now: Index) -> None:
-        if current_envelope_iri(iris, now) != current:
-            raise Conflict("a new envelope version was started while this request was checked; send it again")
-
-    change.guards += [guard, _unchanged("envelope", lambda t: owned_by(iri, t), index.triples)]
-    return current is None
-
-
-def _exists_guard(iris: Iris, exists: bool) -> Callable[[Index], None]:
-    def guard(index: Index) -> None:
-        if index.has_type(iris.evaluation, EPO + "Evaluation") != exists:
-            state = "was created" if not exists else "was deleted"
-            raise Conflict(f"evaluation {iris.evaluation_id!r} {state} while this request was checked")
-
-    return guard
-
-
 # ------------------------------------------------------------------------------------------- operations
 
 
@@ -310,9 +198,9 @@ def put_scope(
     if exists and must_be_new:
         raise Conflict(f"evaluation {scope.id!r} exists: PUT /evaluations/{scope.id} replaces its scope")
     validate_scope(graphs, scope)
-    change = _Change(guards=[_exists_guard(iris, exists)])
-    _scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
-    change.apply(graphs, iris, agent, scope.title)
+    change = Change(guards=[exists_guard(iris, exists)])
+    scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
+    change.apply(graphs, graph_ref(graphs, iris.evaluation_id), agent, scope.title)
     return get_evaluation(graphs, scope.id), not exists
 
 
@@ -323,9 +211,9 @@ def put_envelope(
     require(agent, *AUTHORS)
     iris, index, evaluation = load(graphs, evaluation_id)
     validate_envelope(graphs, evaluation.scope, content)
-    change = _Change(guards=[_exists_guard(iris, True)])
-    created = _envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
-    change.apply(graphs, iris, agent, evaluation.scope.title)
+    change = Change(guards=[exists_guard(iris, True)])
+    created = envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
+    change.apply(graphs, graph_ref(graphs, iris.evaluation_id), agent, evaluation.scope.title)
     return envelope_at(graphs, evaluation_id)[0], created
 
 
@@ -353,7 +241,7 @@ def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> 
     )
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     link = epo("operationalEnvelope")
-    change = _Change(
+    change = Change(
         delete=[Triple(NamedNode(iris.evaluation), link, NamedNode(current))],
         insert=[*new, Triple(NamedNode(iris.evaluation), link, NamedNode(iri))],
     )
@@ -363,7 +251,7 @@ def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> 
             raise Conflict(f"version {version + 1} of the envelope was started by another request")
 
     change.guards.append(guard)
-    change.apply(graphs, iris, agent, evaluation.scope.title)
+    change.apply(graphs, graph_ref(graphs, iris.evaluation_id), agent, evaluation.scope.title)
     return envelope_at(graphs, evaluation_id)[0]
 
 
@@ -393,11 +281,11 @@ def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: R
         validate_envelope(graphs, scope, content)
     index = Index(graphs.triples(graph_ref(graphs, evaluation_id)))
     exists = index.has_type(iris.evaluation, EPO + "Evaluation")
-    change = _Change(guards=[_exists_guard(iris, exists)])
-    _scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
+    change = Change(guards=[exists_guard(iris, exists)])
+    scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
     canonical = set(scope_triples(iris, scope))
     if content is not None and body_envelope is not None:
-        _envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
+        envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
         canonical |= set(
             envelope_triples(
                 iris,
@@ -407,6 +295,6 @@ def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: R
             )
         )
         canonical.add(Triple(NamedNode(iris.evaluation), epo("operationalEnvelope"), NamedNode(body_envelope)))
-    change.apply(graphs, iris, agent, scope.title)
+    change.apply(graphs, graph_ref(graphs, iris.evaluation_id), agent, scope.title)
     ignored = [t for t in body.triples if t not in canonical and t.predicate.value not in _SERVER_MAINTAINED]
     return RdfPut(get_evaluation(graphs, evaluation_id), not exists, ignored)
