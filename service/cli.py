@@ -114,6 +114,7 @@ def load(args: argparse.Namespace) -> int:
     from .core.bootstrap import SYSTEM
     from .core.formats import rdf_format_for_path
     from .core.graphs import WriteMode
+    from .envelope.unread import unread_graphs
 
     settings = command_settings(args)
     services = command_services(args, settings)
@@ -127,7 +128,11 @@ def load(args: argparse.Namespace) -> int:
         result = graphs.write(
             ref, path.read_bytes(), rdf_format_for_path(path.name), SYSTEM, mode=mode, title=args.title, dso=args.dso
         )
-        print(json.dumps(catalog_entry_json(result.entry), indent=2))
+        # as the /graphs write answers: a shapes or judges graph that nothing will read is said so now
+        unread = [graph.describe() for graph in unread_graphs(graphs, [result.entry.graph])]
+        print(json.dumps({**catalog_entry_json(result.entry), "warnings": unread}, indent=2))
+        for warning in unread:
+            print(f"caie load: warning: {warning}", file=sys.stderr)
     finally:
         services.close()
     return 0

@@ -53,6 +53,13 @@ def test_load_query_and_validate(tmp_path: Path) -> None:
         data=tmp_path,
     )
     assert counted.returncode == 0 and int(counted.stdout.splitlines()[1].split("^^")[0].strip('"')) > 1000
+    # scenario rules loaded under a name derivation does not read (not shapes/scenario-*): said so, as over HTTP
+    misnamed = caie(
+        "load", str(REPO / "examples/bednets/scenario-routing.ttl"), "--graph", "shapes/bednets-rules", data=tmp_path
+    )
+    assert misnamed.returncode == 0, misnamed.stderr
+    [why] = json.loads(misnamed.stdout)["warnings"]
+    assert "is read by nothing" in why and f"caie load: warning: {why}" in misnamed.stderr, misnamed.stderr
     bad = caie("load", str(REPO / "ontologies/epo.ttl"), "--graph", "widgets/x", data=tmp_path)
     assert bad.returncode == 2 and "unknown graph kind" in bad.stderr
     dso = str(REPO / "ontologies/dso/vaccine-education.ttl")
