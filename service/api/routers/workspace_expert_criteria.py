@@ -26,7 +26,7 @@ from ...workspace.criteria import criteria_states
 from ..deps import GraphsDep, ReaderDep, SettingsDep
 from ..models_judgments import AttestationBody
 from ..sessions import FormWriter, PagePerson
-from .workspace_expert import Build, Frame, PageNumber, Refusal, act, may, word
+from .workspace_frame import Build, Frame, PageNumber, Refusal, act, may, word
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", include_in_schema=False)
 
