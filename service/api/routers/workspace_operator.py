@@ -7,18 +7,18 @@ with the signed-in person's credential, after validating the same request bodies
 :class:`..models_runs.ContinueBody`):
 the role, the target allow-list, the variables a key may be read from, the plan's approval and the version boundary
 are checked there, never here. A refusal shows the form again with the reason and the refusal's status. A key is
-never asked for: a target names the environment variable that holds it, among those the deployment lists.
+never asked for: a target names the environment variable that holds it, among those the deployment lists. The
+forms as sent, and the request bodies made of them, are :mod:`.workspace_run_forms`.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Form, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
-from pydantic import BaseModel
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential, Settings
@@ -38,6 +38,7 @@ from ..html import render
 from ..models_runs import ContinueBody, RunBody
 from ..sessions import FormWriter, PagePerson
 from .runs import continue_job, retry_job, start_job
+from .workspace_run_forms import LABELS, ContinueForm, StartForm, continuation_body, continue_defaults, run_target
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}/workspace", tags=["workspace"], include_in_schema=False)
 
@@ -56,77 +57,6 @@ NOTICES = {
     "retried": "The retry started: the probes whose latest attempt ended in an execution error are sent again "
     "in the background, and this page follows it.",
 }
-LABELS = {
-    "plan": "Plan",
-    "kind": "Target",
-    "baseUrl": "Endpoint URL",
-    "model": "Model",
-    "system": "System name",
-    "systemInstructions": "System instructions",
-    "apiKeyEnv": "Key variable",
-    "outsideBoundary": "Outside the boundary",
-    "concurrency": "Conversations at once",
-    "ratePerSecond": "Requests a second at most",
-    "timeoutSeconds": "Timeout (seconds)",
-    "retries": "Retries",
-    "backoffSeconds": "Backoff (seconds)",
-}
-"""Each request field by the label its form control has, for naming what a refused form got wrong."""
-
-
-class SettingsForm(BaseModel):
-    """The execution settings as a form sends them: text, blank for the default."""
-
-    concurrency: str = ""
-    rate_per_second: str = ""
-    timeout_seconds: str = ""
-    retries: str = ""
-    backoff_seconds: str = ""
-
-    def body(self) -> dict[str, str]:
-        sent = {
-            "concurrency": self.concurrency,
-            "ratePerSecond": self.rate_per_second,
-            "timeoutSeconds": self.timeout_seconds,
-            "retries": self.retries,
-            "backoffSeconds": self.backoff_seconds,
-        }
-        return {name: value.strip() for name, value in sent.items() if value.strip()}
-
-
-class StartForm(SettingsForm):
-    """The "Start a run" form as sent."""
-
-    plan: str = ""
-    kind: str = "demo"
-    base_url: str = ""
-    model: str = ""
-    system: str = ""
-    system_instructions: str = ""
-    api_key_env: str = ""
-    outside_boundary: str = ""
-
-    def body(self) -> dict[str, Any]:
-        """The REST route's body: the demonstration chatbot takes no address, an endpoint its fields filled in."""
-        target: dict[str, str] = {"kind": self.kind}
-        if self.kind != "demo":
-            given = {
-                "baseUrl": self.base_url,
-                "model": self.model,
-                "system": self.system,
-                "systemInstructions": self.system_instructions,
-                "apiKeyEnv": self.api_key_env,
-            }
-            target |= {name: value.strip() for name, value in given.items() if value.strip()}
-        out: dict[str, Any] = {"plan": self.plan.strip(), "target": target, "settings": super().body()}
-        return out | ({"outsideBoundary": self.outside_boundary.strip()} if self.outside_boundary.strip() else {})
-
-
-class ContinueForm(SettingsForm):
-    """The Retry form as sent (to continue the run or to retry its errors): the target is the run's own, only where
-    its key is read from is chosen."""
-
-    api_key_env: str = ""
 
 
 def _summary(graphs: GraphService, evaluation_id: str) -> EvaluationSummary:
@@ -157,13 +87,8 @@ def state_of(view: RunView, job: Job | None) -> Literal["running", "finished", "
     return "failed" if job is not None and job.state == "failed" else "stopped"
 
 
-def _target(view: RunView) -> dict[str, Any]:
-    target: dict[str, Any] = json.loads(view.configuration)  # the run's target as the service wrote it: an object
-    return target
-
-
 def _run_row(view: RunView, job: Job | None) -> dict[str, Any]:
-    return {"view": view, "job": job, "state": state_of(view, job), "target": _target(view)}
+    return {"view": view, "job": job, "state": state_of(view, job), "target": run_target(view)}
 
 
 def _listing(graphs: GraphService, jobs: Jobs, evaluation_id: str, offer: bool) -> dict[str, Any]:
@@ -270,7 +195,7 @@ def _run_page(
         if view.retried
         else []
     )
-    target, state = _target(view), state_of(view, job)
+    target, state = run_target(view), state_of(view, job)
     html = render(
         "workspace/operator_run.html",
         title=f"Run {number}: {frame['evaluation_title']}",
@@ -290,7 +215,7 @@ def _run_page(
         retries=list_retries(graphs, view.iri),
         offer=may_run(person),
         continuable=target.get("adapter") in CONTINUABLE,
-        form=form or _continue_defaults(view),
+        form=form or continue_defaults(view),
         key_envs=settings.key_envs,
         error=error,
         notice=notice,
@@ -299,18 +224,6 @@ def _run_page(
         **frame,
     )
     return HTMLResponse(html, status_code=status)
-
-
-def _continue_defaults(view: RunView) -> ContinueForm:
-    """The Retry form filled in with the settings the run was started with."""
-    recorded: Mapping[str, Any] = json.loads(view.settings)
-    return ContinueForm(
-        concurrency=str(recorded.get("concurrency", "")),
-        retries=str(recorded.get("retries", "")),
-        timeout_seconds=str(recorded.get("timeout_s", "")),
-        backoff_seconds=str(recorded.get("backoff_s", "")),
-        rate_per_second="" if recorded.get("rate_per_s") is None else str(recorded["rate_per_s"]),
-    )
 
 
 @router.get("/runs/{number}", response_class=HTMLResponse)
@@ -340,25 +253,6 @@ async def run_page(
         notice=NOTICES.get(done or ""),
         retried_page=max(retried, 1),
     )
-
-
-def continuation_body(view: RunView, form: ContinueForm) -> dict[str, Any]:
-    """The continuation's body: the run's own target as its recorded configuration states it (so the same version,
-    never one typed again), with the key variable and the settings from the form."""
-    recorded = _target(view)
-    target: dict[str, Any] = {"kind": recorded["adapter"]}
-    if recorded["adapter"] != "demo":
-        target |= {
-            "baseUrl": recorded["endpoint"],
-            "model": recorded["model_release"],
-            "system": recorded["system"],
-            "parameters": recorded["parameters"],
-        }
-        if recorded.get("system_instructions"):
-            target["systemInstructions"] = recorded["system_instructions"]
-        if form.api_key_env.strip():
-            target["apiKeyEnv"] = form.api_key_env.strip()
-    return {"target": target, "settings": form.body()}
 
 
 @router.post("/runs/{number}/continuation")
