@@ -107,8 +107,9 @@ class JudgeReliability:
 
     @property
     def matching(self) -> int:
-        return sum(c.responses for c in self.cells
-                   if c.judge_outcome == c.attested_outcome and c.judge_outcome != INAPPLICABLE)
+        return sum(
+            c.responses for c in self.cells if c.judge_outcome == c.attested_outcome and c.judge_outcome != INAPPLICABLE
+        )
 
     @property
     def rate(self) -> float | None:
@@ -136,13 +137,15 @@ def agreement(graphs: GraphService, evaluation_id: str, criterion: str | None = 
         key = (row["criterion"].value, row["response"].value)
         cells.setdefault(key, []).append((row["coder"].value, row["outcome"].value))
         where[key] = (row["probe"].value, row["run"].value, int(row["turn"].value))
-    units = tuple(AgreementUnit(key[0], key[1], *where[key], outcomes=tuple(sorted(outcomes)))
-                  for key, outcomes in cells.items())
+    units = tuple(
+        AgreementUnit(key[0], key[1], *where[key], outcomes=tuple(sorted(outcomes))) for key, outcomes in cells.items()
+    )
     import krippendorff  # with numpy, a fifth of a second: imported by the first measure, not by every importer
     import numpy as np
 
-    counts = np.array([[sum(1 for _, o in unit.outcomes if o == value) for value in EARL_OUTCOMES] for unit in units],
-                      dtype=float).reshape(len(units), len(EARL_OUTCOMES))
+    counts = np.array(
+        [[sum(1 for _, o in unit.outcomes if o == value) for value in EARL_OUTCOMES] for unit in units], dtype=float
+    ).reshape(len(units), len(EARL_OUTCOMES))
     totals = tuple((value, int(total)) for value, total in zip(EARL_OUTCOMES, counts.sum(axis=0), strict=True))
     coders = tuple(sorted({coder for unit in units for coder, _ in unit.outcomes}))
     reason = _undefined(len(units), totals)
@@ -153,16 +156,19 @@ def agreement(graphs: GraphService, evaluation_id: str, criterion: str | None = 
 def _undefined(units: int, totals: tuple[tuple[str, int], ...]) -> str | None:
     """Why alpha cannot be computed over these units, or ``None`` when it can."""
     if units < 2:
-        return (f"{units} unit(s) determined by two or more people: alpha needs at least 2 (a unit is a criterion on "
-                "a response; have a second annotator or expert determine the same responses)")
+        return (
+            f"{units} unit(s) determined by two or more people: alpha needs at least 2 (a unit is a criterion on "
+            "a response; have a second annotator or expert determine the same responses)"
+        )
     used = [value.rsplit("#", 1)[-1] for value, total in totals if total]
     if len(used) < 2:
         return f"every value is {used[0]}: with no variation between values alpha is undefined (0/0)"
     return None
 
 
-def judge_agreement(graphs: GraphService, evaluation_id: str, *, run: str | None = None,
-                    criterion: str | None = None) -> list[JudgeReliability]:
+def judge_agreement(
+    graphs: GraphService, evaluation_id: str, *, run: str | None = None, criterion: str | None = None
+) -> list[JudgeReliability]:
     """Each automated judge version against each criterion's current attestation, computed now from the record."""
     return _grouped(graphs.rows("judge-agreement", _bindings(graphs, evaluation_id, run=run, criterion=criterion)))[0]
 
@@ -185,15 +191,26 @@ def _grouped(rows: list[Row]) -> tuple[list[JudgeReliability], list[Row]]:
         key = tuple(row[name].value for name in ("judge", "version", "criterion", "run", "attestation"))
         key += (row["measurement"].value,) if "measurement" in row else ()
         groups.setdefault(key, []).append(row)
-    found = [JudgeReliability(judge, version, criterion, run, attestation,
-                              cells=tuple(ConfusionCell(row["judgeOutcome"].value, row["attestedOutcome"].value,
-                                                        int(row["responses"].value)) for row in group))
-             for (judge, version, criterion, run, attestation, *_), group in groups.items()]
+    found = [
+        JudgeReliability(
+            judge,
+            version,
+            criterion,
+            run,
+            attestation,
+            cells=tuple(
+                ConfusionCell(row["judgeOutcome"].value, row["attestedOutcome"].value, int(row["responses"].value))
+                for row in group
+            ),
+        )
+        for (judge, version, criterion, run, attestation, *_), group in groups.items()
+    ]
     return found, [group[0] for group in groups.values()]
 
 
-def record_judge_reliability(graphs: GraphService, evaluation_id: str, run_number: int,
-                             credential: Credential | None) -> list[StoredReliability]:
+def record_judge_reliability(
+    graphs: GraphService, evaluation_id: str, run_number: int, credential: Credential | None
+) -> list[StoredReliability]:
     """Store run ``run_number``'s judge reliability (every automated judge version on every criterion with a
     current attestation) as DQV measurements in one batch. 401/403 unless an evaluation operator or domain
     expert; 404 for no such run; 422 when there is nothing to compare."""
@@ -201,17 +218,27 @@ def record_judge_reliability(graphs: GraphService, evaluation_id: str, run_numbe
     run = run_view(graphs, evaluation_id, run_number)
     measured = judge_agreement(graphs, evaluation_id, run=run.iri)
     if not measured:
-        raise Unprocessable(f"run {run_number} has no automated determination on a criterion with a current "
-                            "attestation: judge it and attest first (POST …/rule-judgments, POST …/attestations)")
+        raise Unprocessable(
+            f"run {run_number} has no automated determination on a criterion with a current "
+            "attestation: judge it and attest first (POST …/rule-judgments, POST …/attestations)"
+        )
     evaluation = iris_for(graphs, evaluation_id).evaluation
     at, by = now(), graphs.agent_iri(agent.agent)
     ref = graphs.append_numbered(
-        graphs.member(GraphKind.EVALUATION, evaluation_id), "judgments",
-        lambda batch: [t for k, r in enumerate(measured, start=1)
-                       for t in measurement_triples(f"{batch.iri.value}/measurements/{k}", evaluation, r, by, at.isoformat())],
-        agent, title=f"judgments {{n}}: {len(measured)} judge reliability measurement(s) on run {run_number}")
-    return [StoredReliability(f"{ref.iri.value}/measurements/{k}", at.isoformat(), True, r)
-            for k, r in enumerate(measured, start=1)]
+        graphs.member(GraphKind.EVALUATION, evaluation_id),
+        "judgments",
+        lambda batch: [
+            t
+            for k, r in enumerate(measured, start=1)
+            for t in measurement_triples(f"{batch.iri.value}/measurements/{k}", evaluation, r, by, at.isoformat())
+        ],
+        agent,
+        title=f"judgments {{n}}: {len(measured)} judge reliability measurement(s) on run {run_number}",
+    )
+    return [
+        StoredReliability(f"{ref.iri.value}/measurements/{k}", at.isoformat(), True, r)
+        for k, r in enumerate(measured, start=1)
+    ]
 
 
 def measurement_triples(iri: str, evaluation: str, measured: JudgeReliability, by: str, at: str) -> list[Triple]:
@@ -222,34 +249,46 @@ def measurement_triples(iri: str, evaluation: str, measured: JudgeReliability, b
     def say(subject: NamedNode, term: str, value: NamedNode | Literal) -> Triple:
         return Triple(subject, NamedNode(term), value)
 
-    out = [say(node, RDF + "type", NamedNode(DQV + "QualityMeasurement")),
-           say(node, EPO + "inEvaluation", NamedNode(evaluation)),
-           say(node, DQV + "isMeasurementOf", NamedNode(EPO + "JudgeAgreementRate")),
-           say(node, DQV + "computedOn", NamedNode(measured.judge)), say(node, EPO + "judgeVersion", Literal(measured.version)),
-           say(node, EPO + "forCriterion", NamedNode(measured.criterion)), say(node, EPO + "forRun", NamedNode(measured.run)),
-           say(node, PROV + "wasDerivedFrom", NamedNode(measured.attestation)),
-           say(node, EPO + "numerator", integer(measured.matching)),
-           say(node, EPO + "denominator", integer(measured.compared)),
-           say(node, PROV + "wasAttributedTo", NamedNode(by)),
-           say(node, PROV + "generatedAtTime", Literal(at, datatype=NamedNode(XSD + "dateTime")))]
+    out = [
+        say(node, RDF + "type", NamedNode(DQV + "QualityMeasurement")),
+        say(node, EPO + "inEvaluation", NamedNode(evaluation)),
+        say(node, DQV + "isMeasurementOf", NamedNode(EPO + "JudgeAgreementRate")),
+        say(node, DQV + "computedOn", NamedNode(measured.judge)),
+        say(node, EPO + "judgeVersion", Literal(measured.version)),
+        say(node, EPO + "forCriterion", NamedNode(measured.criterion)),
+        say(node, EPO + "forRun", NamedNode(measured.run)),
+        say(node, PROV + "wasDerivedFrom", NamedNode(measured.attestation)),
+        say(node, EPO + "numerator", integer(measured.matching)),
+        say(node, EPO + "denominator", integer(measured.compared)),
+        say(node, PROV + "wasAttributedTo", NamedNode(by)),
+        say(node, PROV + "generatedAtTime", Literal(at, datatype=NamedNode(XSD + "dateTime"))),
+    ]
     if measured.compared:
         exact = format(Decimal(measured.matching) / Decimal(measured.compared), "f")
         out.append(say(node, DQV + "value", Literal(exact, datatype=NamedNode(XSD + "decimal"))))
     for k, c in enumerate(measured.cells, start=1):
         cell = NamedNode(f"{iri}/cells/{k}")
-        out += [say(node, EPO + "confusionCell", cell), say(cell, RDF + "type", NamedNode(EPO + "ConfusionCell")),
-                say(cell, EPO + "judgeOutcome", NamedNode(c.judge_outcome)),
-                say(cell, EPO + "attestedOutcome", NamedNode(c.attested_outcome)),
-                say(cell, EPO + "responseCount", integer(c.responses))]
+        out += [
+            say(node, EPO + "confusionCell", cell),
+            say(cell, RDF + "type", NamedNode(EPO + "ConfusionCell")),
+            say(cell, EPO + "judgeOutcome", NamedNode(c.judge_outcome)),
+            say(cell, EPO + "attestedOutcome", NamedNode(c.attested_outcome)),
+            say(cell, EPO + "responseCount", integer(c.responses)),
+        ]
     return out
 
 
-def stored_judge_reliability(graphs: GraphService, evaluation_id: str, *, run: str | None = None,
-                             criterion: str | None = None) -> list[StoredReliability]:
+def stored_judge_reliability(
+    graphs: GraphService, evaluation_id: str, *, run: str | None = None, criterion: str | None = None
+) -> list[StoredReliability]:
     """The judge reliability measurements stored in the evaluation's record, oldest first."""
-    found, firsts = _grouped(graphs.rows("judge-reliability", _bindings(graphs, evaluation_id, run=run, criterion=criterion)))
-    return [StoredReliability(first["measurement"].value, first["at"].value, first["latest"].value == "true", r)
-            for r, first in zip(found, firsts, strict=True)]
+    found, firsts = _grouped(
+        graphs.rows("judge-reliability", _bindings(graphs, evaluation_id, run=run, criterion=criterion))
+    )
+    return [
+        StoredReliability(first["measurement"].value, first["at"].value, first["latest"].value == "true", r)
+        for r, first in zip(found, firsts, strict=True)
+    ]
 
 
 @dataclass(frozen=True)
@@ -276,8 +315,14 @@ class HumanAgreement:
         return self.value is not None and Decimal(repr(self.value)) >= t.minimum and self.units >= t.minimum_units
 
 
-def judge_human_agreement(graphs: GraphService, evaluation_id: str, *, criterion: str | None = None,
-                          as_of: datetime | None = None, threshold: JudgeAgreement | None = None) -> list[HumanAgreement]:
+def judge_human_agreement(
+    graphs: GraphService,
+    evaluation_id: str,
+    *,
+    criterion: str | None = None,
+    as_of: datetime | None = None,
+    threshold: JudgeAgreement | None = None,
+) -> list[HumanAgreement]:
     """Every automated judge version's agreement with people per criterion (module docstring), against
     ``threshold`` (the current envelope's, or its default, unless given); determinations dated after ``as_of``
     left out."""
@@ -286,9 +331,15 @@ def judge_human_agreement(graphs: GraphService, evaluation_id: str, *, criterion
         bindings["asOf"] = date_time(as_of)
     words = LatestWords()
     for row in graphs.rows("judge-human-units", bindings):
-        words.add(row["criterion"].value, row["response"].value, row["mode"].value,
-                  (row["judge"].value, row["version"].value) if "version" in row else None,
-                  row["at"].value, row["determination"].value, row["outcome"].value)
+        words.add(
+            row["criterion"].value,
+            row["response"].value,
+            row["mode"].value,
+            (row["judge"].value, row["version"].value) if "version" in row else None,
+            row["at"].value,
+            row["determination"].value,
+            row["outcome"].value,
+        )
     return words.agreements(threshold or envelope_threshold(graphs, evaluation_id))
 
 
@@ -312,8 +363,16 @@ class LatestWords:
     judged: dict[tuple[str, str, str], dict[str, Said]] = field(default_factory=dict)
     """(judge, version, criterion) to each response it determined and its latest word there."""
 
-    def add(self, criterion: str, response: str, mode: str, software: tuple[str, str] | None, at: str,
-            determination: str, outcome: str) -> None:
+    def add(
+        self,
+        criterion: str,
+        response: str,
+        mode: str,
+        software: tuple[str, str] | None,
+        at: str,
+        determination: str,
+        outcome: str,
+    ) -> None:
         """One determination: a person's (``mode`` earl:manual) or an automated judge version's (``software``,
         its (judge, version)); any other is left out, as semi-automatic ones are."""
         said = (instant(at), determination, outcome)
@@ -328,11 +387,23 @@ class LatestWords:
         """Each judge version's coefficient with people per criterion, over the units both determined."""
         found = []
         for key, by_unit in self.judged.items():
-            compared = [(said[2], self.people[(key[2], response)][2]) for response, said in by_unit.items()
-                        if (key[2], response) in self.people]
+            compared = [
+                (said[2], self.people[(key[2], response)][2])
+                for response, said in by_unit.items()
+                if (key[2], response) in self.people
+            ]
             value, reason = coefficient(threshold.measure, compared)
-            found.append(HumanAgreement(*key, measure=threshold.measure, value=value, reason=reason,
-                                        units=len(compared), determined=len(by_unit), threshold=threshold))
+            found.append(
+                HumanAgreement(
+                    *key,
+                    measure=threshold.measure,
+                    value=value,
+                    reason=reason,
+                    units=len(compared),
+                    determined=len(by_unit),
+                    threshold=threshold,
+                )
+            )
         return found
 
 
@@ -354,8 +425,9 @@ def coefficient(measure: AgreementMeasure, compared: list[tuple[str, str]]) -> t
         import krippendorff  # as in the reliability above: on first use
         import numpy as np
 
-        codes = np.array([[EARL_OUTCOMES.index(a) for a, _ in compared], [EARL_OUTCOMES.index(b) for _, b in compared]],
-                         dtype=float)
+        codes = np.array(
+            [[EARL_OUTCOMES.index(a) for a, _ in compared], [EARL_OUTCOMES.index(b) for _, b in compared]], dtype=float
+        )
         return float(krippendorff.alpha(reliability_data=codes, level_of_measurement="nominal")), None
     n = len(compared)
     observed = sum(a == b for a, b in compared) / n
@@ -384,14 +456,18 @@ class CaseNeedingPerson:
         return "untrusted" if self.judges else "undetermined"
 
 
-def cases_needing_people(graphs: GraphService, evaluation_id: str, run_number: int,
-                         criterion: str | None = None) -> list[CaseNeedingPerson]:
+def cases_needing_people(
+    graphs: GraphService, evaluation_id: str, run_number: int, criterion: str | None = None
+) -> list[CaseNeedingPerson]:
     """Run ``run_number``'s cases, per criterion its plan tests, that no person determined and no judge trusted
     alone did (``queries/cases-needing-people.rq``); 404 for no such run."""
     run = run_view(graphs, evaluation_id, run_number)
     # the query reads the evaluation from the run: Virtuoso refuses it with ?evaluation bound too (its header)
-    bindings = {name: term for name, term in _bindings(graphs, evaluation_id, criterion=criterion).items()
-                if name != "evaluation"} | {"ofRun": NamedNode(run.iri)}
+    bindings = {
+        name: term
+        for name, term in _bindings(graphs, evaluation_id, criterion=criterion).items()
+        if name != "evaluation"
+    } | {"ofRun": NamedNode(run.iri)}
     trusted = trusted_alone(graphs, evaluation_id)
     judged: dict[tuple[str, str, str], list[tuple[str, str]]] = {}
     by_person: set[tuple[str, str, str]] = set()
@@ -401,7 +477,14 @@ def cases_needing_people(graphs: GraphService, evaluation_id: str, run_number: i
         mode = row["mode"].value if "mode" in row else None
         if mode == MANUAL:
             by_person.add(key)
-        elif mode == AUTOMATIC and "version" in row and (found := (row["judge"].value, row["version"].value)) not in judges:
+        elif (
+            mode == AUTOMATIC
+            and "version" in row
+            and (found := (row["judge"].value, row["version"].value)) not in judges
+        ):
             judges.append(found)
-    return [CaseNeedingPerson(*key, judges=tuple(judges)) for key, judges in judged.items() if key not in by_person
-            and not any((judge, version, key[0]) in trusted for judge, version in judges)]
+    return [
+        CaseNeedingPerson(*key, judges=tuple(judges))
+        for key, judges in judged.items()
+        if key not in by_person and not any((judge, version, key[0]) in trusted for judge, version in judges)
+    ]

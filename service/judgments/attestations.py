@@ -74,10 +74,22 @@ def aggregate(outcomes: list[str]) -> str | None:
     return CANT_TELL if counted else None
 
 
-def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion: str, outcome: str, rationale: str,
-           sufficiency: str, appropriateness: str, credential: Credential | None, *, supersedes: str | None = None,
-           reason: str | None = None, separation: Separation = NO_SEPARATION,
-           supersede_role: str | None = None) -> AttestationView:
+def attest(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    criterion: str,
+    outcome: str,
+    rationale: str,
+    sufficiency: str,
+    appropriateness: str,
+    credential: Credential | None,
+    *,
+    supersedes: str | None = None,
+    reason: str | None = None,
+    separation: Separation = NO_SEPARATION,
+    supersede_role: str | None = None,
+) -> AttestationView:
     """Record the domain expert's attestation of ``criterion`` for run ``run_number`` (see the module docstring).
     403 unless a domain expert, or when ``separation`` keeps them from the run or its determinations, or when it
     supersedes another expert's attestation without ``supersede_role`` (the deployment's); 422 naming
@@ -89,13 +101,17 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     evaluation = iris_for(graphs, evaluation_id).evaluation
     criteria = plan_criteria(graphs, run.plan)
     _check_values(criteria, criterion, outcome, rationale, sufficiency, appropriateness)
-    rows = graphs.rows("determinations", {"evaluation": NamedNode(evaluation), "criterion": NamedNode(criterion),
-                                          "ofRun": NamedNode(run.iri)})
+    rows = graphs.rows(
+        "determinations",
+        {"evaluation": NamedNode(evaluation), "criterion": NamedNode(criterion), "ofRun": NamedNode(run.iri)},
+    )
     if not rows:
         raise Unprocessable(f"no determination on {criterion} in run {run_number} to attest from: determine first")
     separation.require_apart_from_determiners(graphs, agent, (row["judge"].value for row in rows), criterion)
     if aggregate([row["outcome"].value for row in rows]) is None:
-        raise Unprocessable(f"every determination on {criterion} in run {run_number} is inapplicable: nothing to attest")
+        raise Unprocessable(
+            f"every determination on {criterion} in run {run_number} is inapplicable: nothing to attest"
+        )
     counted_rows = counted(rows, trusted_alone(graphs, evaluation_id), criterion)
     started_from = aggregate([row["outcome"].value for row in counted_rows]) or UNTESTED
     current = [a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current]
@@ -103,19 +119,39 @@ def attest(graphs: GraphService, evaluation_id: str, run_number: int, criterion:
     _check_superseder(graphs, agent, current, supersedes, supersede_role)
     at = now()
     ref = graphs.append_numbered(
-        graphs.member(GraphKind.EVALUATION, evaluation_id), "judgments",
+        graphs.member(GraphKind.EVALUATION, evaluation_id),
+        "judgments",
         lambda batch: rdf.attestation_triples(
-            f"{batch.iri.value}/attestations/1", evaluation, criterion, run.iri, outcome, rationale,
+            f"{batch.iri.value}/attestations/1",
+            evaluation,
+            criterion,
+            run.iri,
+            outcome,
+            rationale,
             (AGGREGATION, started_from),
-            [row["determination"].value for row in rows], SUFFICIENCY[sufficiency], APPROPRIATENESS[appropriateness],
-            graphs.agent_iri(agent.agent), at, supersedes, reason),
-        agent, title=f"judgments {{n}}: attestation of {criteria.identifiers[criterion]} for run {run_number}")
+            [row["determination"].value for row in rows],
+            SUFFICIENCY[sufficiency],
+            APPROPRIATENESS[appropriateness],
+            graphs.agent_iri(agent.agent),
+            at,
+            supersedes,
+            reason,
+        ),
+        agent,
+        title=f"judgments {{n}}: attestation of {criteria.identifiers[criterion]} for run {run_number}",
+    )
     iri = f"{ref.iri.value}/attestations/1"
     return next(a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.iri == iri)
 
 
-def counts(mode: str, judge: str, version: str | None, person_on_case: bool,
-           trusted: Collection[tuple[str, str, str]], criterion: str) -> bool:
+def counts(
+    mode: str,
+    judge: str,
+    version: str | None,
+    person_on_case: bool,
+    trusted: Collection[tuple[str, str, str]],
+    criterion: str,
+) -> bool:
     """Whether the aggregation rule counts a determination on ``criterion``: every one not automated, an automated
     judge version's in ``trusted`` for the criterion, and an automated one on a case (the run's conversation of a
     probe) a person determined by hand (``person_on_case``)."""
@@ -126,13 +162,23 @@ def counted(rows: list[Row], trusted: Collection[tuple[str, str, str]], criterio
     """The determinations (``determinations.rq`` rows of one criterion in one run) the aggregation rule counts
     (:func:`counts`)."""
     by_person = {row["probe"].value for row in rows if row["mode"].value == MANUAL}
-    return [row for row in rows if counts(row["mode"].value, row["judge"].value,
-                                          row["version"].value if "version" in row else None,
-                                          row["probe"].value in by_person, trusted, criterion)]
+    return [
+        row
+        for row in rows
+        if counts(
+            row["mode"].value,
+            row["judge"].value,
+            row["version"].value if "version" in row else None,
+            row["probe"].value in by_person,
+            trusted,
+            criterion,
+        )
+    ]
 
 
-def _check_values(criteria: PlanCriteria, criterion: str, outcome: str, rationale: str, sufficiency: str,
-                  appropriateness: str) -> None:
+def _check_values(
+    criteria: PlanCriteria, criterion: str, outcome: str, rationale: str, sufficiency: str, appropriateness: str
+) -> None:
     problems = []
     if criterion not in criteria:
         problems.append(f"{criterion} is not a criterion the run's plan tests (an in-scope criterion of its envelope)")
@@ -152,50 +198,71 @@ def _check_values(criteria: PlanCriteria, criterion: str, outcome: str, rational
         raise Unprocessable("; ".join(problems), detail=problems)
 
 
-def _check_superseder(graphs: GraphService, agent: Credential, current: list[AttestationView], supersedes: str | None,
-                      role: str | None) -> None:
+def _check_superseder(
+    graphs: GraphService, agent: Credential, current: list[AttestationView], supersedes: str | None, role: str | None
+) -> None:
     """Only the expert who attested supersedes their attestation, unless the deployment names a role whose holders
     may supersede another's (``CAIE_SUPERSEDE_ROLE``: a lead expert, a panel); the reason is recorded either way."""
     superseded = next((a for a in current if a.iri == supersedes), None)
     if superseded is None or superseded.expert == graphs.agent_iri(agent.agent):
         return
     if role is None or not agent.roles & {role, "admin"}:
-        raise Forbidden(f"{supersedes} is {superseded.expert}'s attestation: only they may supersede it"
-                        + (f", or a holder of the role {role!r}" if role else
-                           " (a deployment may name a role that may supersede others': CAIE_SUPERSEDE_ROLE)"))
+        raise Forbidden(
+            f"{supersedes} is {superseded.expert}'s attestation: only they may supersede it"
+            + (
+                f", or a holder of the role {role!r}"
+                if role
+                else " (a deployment may name a role that may supersede others': CAIE_SUPERSEDE_ROLE)"
+            )
+        )
 
 
-def _check_supersession(current: list[AttestationView], criterion: str, run_number: int, supersedes: str | None,
-                        reason: str | None) -> None:
+def _check_supersession(
+    current: list[AttestationView], criterion: str, run_number: int, supersedes: str | None, reason: str | None
+) -> None:
     if supersedes is None and current:
-        raise Conflict(f"{criterion} already has a current attestation for run {run_number} ({current[0].iri}): "
-                       "supersede it, with a reason")
+        raise Conflict(
+            f"{criterion} already has a current attestation for run {run_number} ({current[0].iri}): "
+            "supersede it, with a reason"
+        )
     if supersedes is not None:
         if supersedes not in {a.iri for a in current}:
-            raise Conflict(f"{supersedes} is not the current attestation of {criterion} for run {run_number}"
-                           + (f" (that is {current[0].iri})" if current else " (it has none)"))
+            raise Conflict(
+                f"{supersedes} is not the current attestation of {criterion} for run {run_number}"
+                + (f" (that is {current[0].iri})" if current else " (it has none)")
+            )
         if not (reason or "").strip():
             raise Unprocessable("a superseding attestation needs the reason for the correction")
 
 
-def attestations(graphs: GraphService, evaluation_id: str, *, criterion: str | None = None,
-                 run: str | None = None) -> list[AttestationView]:
+def attestations(
+    graphs: GraphService, evaluation_id: str, *, criterion: str | None = None, run: str | None = None
+) -> list[AttestationView]:
     """The evaluation's attestations (``queries/attestations.rq``), oldest first per criterion."""
     bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
     if criterion is not None:
         bindings["criterion"] = NamedNode(criterion)
     if run is not None:
         bindings["run"] = NamedNode(run)
-    found = [AttestationView(
-        iri=row["attestation"].value, criterion=row["criterion"].value, run=row["run"].value,
-        outcome=row["outcome"].value, rationale=row["rationale"].value, expert=row["expert"].value,
-        at=row["at"].value, aggregation_rule=row["aggregationRule"].value,
-        aggregated_outcome=row["aggregatedOutcome"].value, sufficiency=row["sufficiency"].value,
-        appropriateness=row["appropriateness"].value,
-        determinations=tuple(row["determinations"].value.split()) if "determinations" in row else (),
-        supersedes=row["supersedes"].value if "supersedes" in row else None,
-        reason=row["reason"].value if "reason" in row else None,
-        current=row["current"].value == "true") for row in graphs.rows("attestations", bindings)]
+    found = [
+        AttestationView(
+            iri=row["attestation"].value,
+            criterion=row["criterion"].value,
+            run=row["run"].value,
+            outcome=row["outcome"].value,
+            rationale=row["rationale"].value,
+            expert=row["expert"].value,
+            at=row["at"].value,
+            aggregation_rule=row["aggregationRule"].value,
+            aggregated_outcome=row["aggregatedOutcome"].value,
+            sufficiency=row["sufficiency"].value,
+            appropriateness=row["appropriateness"].value,
+            determinations=tuple(row["determinations"].value.split()) if "determinations" in row else (),
+            supersedes=row["supersedes"].value if "supersedes" in row else None,
+            reason=row["reason"].value if "reason" in row else None,
+            current=row["current"].value == "true",
+        )
+        for row in graphs.rows("attestations", bindings)
+    ]
     # ordered here, not by the query: Virtuoso cannot sort rows carrying an attestation's determinations
     return sorted(found, key=lambda a: (a.criterion, instant(a.at), a.iri))
-

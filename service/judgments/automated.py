@@ -61,8 +61,10 @@ def judge_run(graphs: GraphService, evaluation_id: str, run_number: int, credent
     inputs = current_inputs(graphs, get_evaluation(graphs, evaluation_id).scope)
     rules = judging_rules(graphs, inputs.dso.iri)
     if not rules:
-        raise Unprocessable("no judging rule for the evaluation's DSO in the store: load one into /graphs/judges/{id} "
-                            "(docs/judgments.md)")
+        raise Unprocessable(
+            "no judging rule for the evaluation's DSO in the store: load one into /graphs/judges/{id} "
+            "(docs/judgments.md)"
+        )
     cases = answered_cases(graphs, run.iri)
     if not cases:
         raise Unprocessable(f"run {run_number} has no answered case to judge")
@@ -75,8 +77,9 @@ def judge_run(graphs: GraphService, evaluation_id: str, run_number: int, credent
     return record_determinations(graphs, evaluation_id, run_number, determinations, agent)
 
 
-def probe_contexts(graphs: GraphService, evaluation_id: str, plan: str,
-                   probes: set[str] | None = None) -> dict[str, ProbeContext]:
+def probe_contexts(
+    graphs: GraphService, evaluation_id: str, plan: str, probes: set[str] | None = None
+) -> dict[str, ProbeContext]:
     """What a judge knows of each probe of ``plan`` (of ``probes`` only, when given) besides the conversation:
     language tag, scenario facts, country knowledge graph and the scope's other ones, exercised criteria."""
     inputs = current_inputs(graphs, get_evaluation(graphs, evaluation_id).scope)
@@ -93,14 +96,21 @@ def probe_contexts(graphs: GraphService, evaluation_id: str, plan: str,
         known = facts.get(probe.iri, {})
         places = known.get(country_property, frozenset())
         country = next((kg for kg in kgs if any((place, None, None) in kg for place in places)), Graph())
-        contexts[probe.iri] = ProbeContext(probe.iri, tag or "und", country, dso,
-                                           {identifiers[criterion]: criterion for criterion in probe.exercises},
-                                           facts=known, others=tuple(kg for kg in kgs if kg is not country))
+        contexts[probe.iri] = ProbeContext(
+            probe.iri,
+            tag or "und",
+            country,
+            dso,
+            {identifiers[criterion]: criterion for criterion in probe.exercises},
+            facts=known,
+            others=tuple(kg for kg in kgs if kg is not country),
+        )
     return contexts
 
 
-def probe_facts(graphs: GraphService, evaluation_id: str, plan: str, dso: Graph,
-                probes: Sequence[str]) -> dict[str, dict[str, frozenset[Node]]]:
+def probe_facts(
+    graphs: GraphService, evaluation_id: str, plan: str, dso: Graph, probes: Sequence[str]
+) -> dict[str, dict[str, frozenset[Node]]]:
     """Each of ``probes``' scenario facts: for every facet the DSO declares (``epo:ScenarioFacet``), its DSO
     property to the values the probe's scenario gives it on the facet's node."""
     nodes = read_nodes(dso)
@@ -109,9 +119,12 @@ def probe_facts(graphs: GraphService, evaluation_id: str, plan: str, dso: Graph,
     scenarios = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/scenarios").iri
     # asked about a batch of probes at a time: a plan's facts (about 40 rows a probe) outgrow a remote store's
     # row cap (Virtuoso's 10,000) at a few hundred probes
-    rows = graphs.rows_over("plan-probe-facts", ("plan", "subjectLink", "scenarios", "probe"),
-                            [(NamedNode(plan), NamedNode(str(link)), scenarios, NamedNode(probe))
-                             for probe in sorted(probes)], chunk=PROBES_PER_FACTS_QUERY)
+    rows = graphs.rows_over(
+        "plan-probe-facts",
+        ("plan", "subjectLink", "scenarios", "probe"),
+        [(NamedNode(plan), NamedNode(str(link)), scenarios, NamedNode(probe)) for probe in sorted(probes)],
+        chunk=PROBES_PER_FACTS_QUERY,
+    )
     found: dict[str, dict[str, set[Node]]] = {}
     for row in rows:
         node = row["node"].value

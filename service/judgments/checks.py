@@ -48,8 +48,9 @@ class CheckFunction(Protocol):
     """A check's ruling on one reply: the reply's text, the clauses its rule selected, the rule, the probe's
     context and the reply's language tag."""
 
-    def __call__(self, text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext,
-                 tag: str) -> Verdict: ...
+    def __call__(
+        self, text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str
+    ) -> Verdict: ...
 
 
 Need = Literal["groundedIn", "expectedFacts", "statedUnit", "affirmationCue", "negationCue"]
@@ -93,7 +94,9 @@ def split_clauses(text: str) -> list[Clause]:
 
 def label(graph: Graph, node: Node) -> str | None:
     """``node``'s English ``rdfs:label``, else any of its labels, else ``None``."""
-    labels = sorted(graph.objects(node, RDFS.label), key=lambda text: (getattr(text, "language", None) != "en", str(text)))
+    labels = sorted(
+        graph.objects(node, RDFS.label), key=lambda text: (getattr(text, "language", None) != "en", str(text))
+    )
     return str(labels[0]) if labels else None
 
 
@@ -112,6 +115,9 @@ def phone_numbers(clauses: Sequence[Clause], words: Vocabulary) -> list[tuple[in
     for clause in clauses:
         numbers = [m for m in _PHONE.finditer(clause.text) if len(digits(m[0])) >= 3]
         taken = [q.span for q in words.quantities(clause.text)] if numbers else []
-        found += [(clause.start + m.start(), clause.start + m.end(), m[0]) for m in numbers
-                  if not any(s < m.end() and m.start() < e for s, e in taken)]
+        found += [
+            (clause.start + m.start(), clause.start + m.end(), m[0])
+            for m in numbers
+            if not any(s < m.end() and m.start() < e for s, e in taken)
+        ]
     return found

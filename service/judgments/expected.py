@@ -144,7 +144,9 @@ def expected_rows(rule: JudgingRule, context: ProbeContext) -> tuple[Row, ...]:
     known = knowledge(context)
     facts = known.facts_graph(context.facts)
     defaults: list[NamedNode | BlankNode | DefaultGraph] = [
-        *(NamedNode(f"urn:caie:knowledge:{n}") for n in range(len(known.graphs))), facts]
+        *(NamedNode(f"urn:caie:knowledge:{n}") for n in range(len(known.graphs))),
+        facts,
+    ]
     rows: list[Row] = []
     for text in rule.expected_facts:
         key = (text, facts)
@@ -152,12 +154,16 @@ def expected_rows(rule: JudgingRule, context: ProbeContext) -> tuple[Row, ...]:
             try:
                 answer = known.store.query(_bound(text), default_graph=defaults)
             except (SyntaxError, ValueError, OSError, RuntimeError) as error:
-                raise Unprocessable(f"judging rule {rule.judge.iri}: its epo:expectedFacts query fails: {error}") from None
+                raise Unprocessable(
+                    f"judging rule {rule.judge.iri}: its epo:expectedFacts query fails: {error}"
+                ) from None
             if not isinstance(answer, QuerySolutions):
                 raise Unprocessable(f"judging rule {rule.judge.iri}: its epo:expectedFacts query must be a SELECT")
             names = [v.value for v in answer.variables]
-            known.rows[key] = tuple({name: rdflib_term(solution[name]) for name in names if solution[name] is not None}
-                               for solution in answer)
+            known.rows[key] = tuple(
+                {name: rdflib_term(solution[name]) for name in names if solution[name] is not None}
+                for solution in answer
+            )
         rows += known.rows[key]
     return tuple(rows)
 
@@ -182,10 +188,14 @@ def _labels_memo(*_: Graph) -> dict[Node, tuple[str, ...]]:
 
 def describe(rows: Iterable[Row], columns: Sequence[str] | None = None) -> str:
     """The rows as a reader checks them: ``column=value`` pairs, rows separated by semicolons."""
+
     def term(value: Node) -> str:
         return str(value) if not isinstance(value, Literal) or not value.language else f'"{value}"@{value.language}'
-    return "; ".join(", ".join(f"{name}={term(value)}" for name, value in sorted(row.items())
-                               if columns is None or name in columns) for row in rows)
+
+    return "; ".join(
+        ", ".join(f"{name}={term(value)}" for name, value in sorted(row.items()) if columns is None or name in columns)
+        for row in rows
+    )
 
 
 def validate_query(text: str) -> str | None:

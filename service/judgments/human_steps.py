@@ -35,8 +35,12 @@ from .separation import NO_SEPARATION, Separation
 
 KINDS = ("about", "determination", "attestation")
 OUTCOMES = ("passed", "failed", "cantTell", "inapplicable")
-MEDIA = {"application/jsonl": "jsonl", "application/x-ndjson": "jsonl", "application/x-jsonlines": "jsonl",
-         "text/csv": "csv"}
+MEDIA = {
+    "application/jsonl": "jsonl",
+    "application/x-ndjson": "jsonl",
+    "application/x-jsonlines": "jsonl",
+    "text/csv": "csv",
+}
 """The media types a file of steps may come as, and how each is read."""
 
 
@@ -119,24 +123,43 @@ def _step(number: int, kind: object, found: dict[str, object]) -> Step:
     if (outcome := str(found["outcome"])) not in OUTCOMES:
         raise ValueError(f"outcome must be one of {', '.join(OUTCOMES)}, not {outcome!r}")
     supersedes = found.get("supersedesCurrent", False)
-    return Step(number, str(kind), str(found["by"]), str(found["criterion"]), outcome, str(found["rationale"]),
-                probe=int(str(found["probe"])) if found.get("probe") is not None else None,
-                turn=int(str(found.get("turn", 1))), quote=str(found["quote"]) if found.get("quote") else None,
-                sufficiency=str(found["sufficiency"]) if found.get("sufficiency") else None,
-                appropriateness=str(found["appropriateness"]) if found.get("appropriateness") else None,
-                supersedes_current=supersedes is True or str(supersedes).lower() == "true",
-                reason=str(found["reason"]) if found.get("reason") else None)
+    return Step(
+        number,
+        str(kind),
+        str(found["by"]),
+        str(found["criterion"]),
+        outcome,
+        str(found["rationale"]),
+        probe=int(str(found["probe"])) if found.get("probe") is not None else None,
+        turn=int(str(found.get("turn", 1))),
+        quote=str(found["quote"]) if found.get("quote") else None,
+        sufficiency=str(found["sufficiency"]) if found.get("sufficiency") else None,
+        appropriateness=str(found["appropriateness"]) if found.get("appropriateness") else None,
+        supersedes_current=supersedes is True or str(supersedes).lower() == "true",
+        reason=str(found["reason"]) if found.get("reason") else None,
+    )
 
 
-def import_steps(graphs: GraphService, evaluation_id: str, run_number: int, found: StepsFile,
-                 credential: Credential | None, *, separation: Separation = NO_SEPARATION,
-                 supersede_role: str | None = None) -> Imported:
+def import_steps(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    found: StepsFile,
+    credential: Credential | None,
+    *,
+    separation: Separation = NO_SEPARATION,
+    supersede_role: str | None = None,
+) -> Imported:
     """Record the file's steps on run ``run_number`` as ``credential``'s (see the module docstring)."""
     if credential is None:
-        raise Forbidden("importing determinations and attestations needs a credential: they are recorded as its person's")
+        raise Forbidden(
+            "importing determinations and attestations needs a credential: they are recorded as its person's"
+        )
     if others := sorted({s.by for s in found.steps} - {credential.agent}):
-        raise Forbidden(f"the file records decisions by {', '.join(others)}, and it is imported by {credential.agent}: "
-                        "each person imports their own")
+        raise Forbidden(
+            f"the file records decisions by {', '.join(others)}, and it is imported by {credential.agent}: "
+            "each person imports their own"
+        )
     run = run_view(graphs, evaluation_id, run_number)
     criteria = plan_criteria(graphs, run.plan).by_identifier()
     cases = answered_cases(graphs, run.iri)
@@ -152,15 +175,37 @@ def import_steps(graphs: GraphService, evaluation_id: str, run_number: int, foun
                 problems.append(f"line {step.line}: {error}")
     if problems:
         raise Unprocessable("; ".join(problems), detail=problems)
-    made = record_rulings(graphs, evaluation_id, run_number, rulings, credential, separation=separation) if rulings else []
+    made = (
+        record_rulings(graphs, evaluation_id, run_number, rulings, credential, separation=separation) if rulings else []
+    )
     attested = []
     for step in (s for s in found.steps if s.kind == "attestation"):
         criterion = criteria[step.criterion]
-        current = next((a.iri for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current),
-                       None) if step.supersedes_current else None
-        attested.append(attest(graphs, evaluation_id, run_number, criterion, EARL + step.outcome, step.rationale,
-                               step.sufficiency or "", step.appropriateness or "", credential, supersedes=current,
-                               reason=step.reason, separation=separation, supersede_role=supersede_role).iri)
+        current = (
+            next(
+                (a.iri for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current),
+                None,
+            )
+            if step.supersedes_current
+            else None
+        )
+        attested.append(
+            attest(
+                graphs,
+                evaluation_id,
+                run_number,
+                criterion,
+                EARL + step.outcome,
+                step.rationale,
+                step.sufficiency or "",
+                step.appropriateness or "",
+                credential,
+                supersedes=current,
+                reason=step.reason,
+                separation=separation,
+                supersede_role=supersede_role,
+            ).iri
+        )
     return Imported(tuple(made), tuple(attested))
 
 

@@ -86,14 +86,23 @@ def _country_languages(dso: Graph, graph: Graph) -> frozenset[str]:
     found = find_place(dso, graph)
     if isinstance(found, str):
         return frozenset()
-    return frozenset(str(language).removeprefix(LEXVO) for prop in declared(dso).language_properties
-                     for language in graph.objects(found.node, prop) if str(language).startswith(LEXVO))
+    return frozenset(
+        str(language).removeprefix(LEXVO)
+        for prop in declared(dso).language_properties
+        for language in graph.objects(found.node, prop)
+        if str(language).startswith(LEXVO)
+    )
 
 
 def _domain_languages(dso: Graph) -> frozenset[str]:
     kind = declared(dso).language_class
-    return frozenset() if kind is None else frozenset(
-        str(node).removeprefix(LEXVO) for node in dso.subjects(RDF.type, kind) if str(node).startswith(LEXVO))
+    return (
+        frozenset()
+        if kind is None
+        else frozenset(
+            str(node).removeprefix(LEXVO) for node in dso.subjects(RDF.type, kind) if str(node).startswith(LEXVO)
+        )
+    )
 
 
 def _known(codes: frozenset[str]) -> frozenset[Language]:
@@ -107,8 +116,12 @@ def _detector(languages: frozenset[Language]) -> LanguageDetector:
 
 def _best(languages: frozenset[Language], text: str, expected: frozenset[Language]) -> Detection:
     best = _detector(languages).compute_language_confidence_values(text)[0]
-    return Detection(normal_tag(best.language.iso_code_639_3.name.lower()), best.language.name.title(), best.value,
-                     best.language in expected)
+    return Detection(
+        normal_tag(best.language.iso_code_639_3.name.lower()),
+        best.language.name.title(),
+        best.value,
+        best.language in expected,
+    )
 
 
 def detect(text: str, context: ProbeContext) -> Detection | None:
@@ -131,15 +144,19 @@ def reading(text: str, context: ProbeContext) -> Reading:
     detection = detect(text, context)
     if detection is not None and detection.confidence >= MIN_CONFIDENCE:
         return Reading(detection.tag, known=True)
-    return Reading(context.language, known=detection is not None and _alpha3(detection.tag) == _alpha3(context.language))
+    return Reading(
+        context.language, known=detection is not None and _alpha3(detection.tag) == _alpha3(context.language)
+    )
 
 
 def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
     """``epo:ReplyLanguageCheck``: the reply is in the probe's language, if that is one of the country's."""
     where, asked = place(context), _alpha3(context.language)
     if asked not in country_languages(context):
-        return Verdict(INAPPLICABLE, f"the question's language ({context.language}) is not an official or major "
-                                     f"language of {where.label}")
+        return Verdict(
+            INAPPLICABLE,
+            f"the question's language ({context.language}) is not an official or major language of {where.label}",
+        )
     expected = _lingua(asked)
     if expected is None:
         return Verdict(CANT_TELL, f"lingua cannot detect the question's language ({context.language})")
@@ -151,8 +168,12 @@ def reply_language(text: str, clauses: Sequence[Clause], rule: JudgingRule, cont
     if _alpha3(detection.tag) == asked:
         return Verdict(PASSED, f"the reply is in {expected.name.title()}, the question's language ({said})")
     other = "" if detection.expected else f", which is not a language of {where.label}"
-    return Verdict(FAILED, f"the question is in {expected.name.title()} ({context.language}), a language of "
-                           f"{where.label}, but the reply is in {detection.name}{other} ({said})", (0, len(text)))
+    return Verdict(
+        FAILED,
+        f"the question is in {expected.name.title()} ({context.language}), a language of "
+        f"{where.label}, but the reply is in {detection.name}{other} ({said})",
+        (0, len(text)),
+    )
 
 
 REPLY_LANGUAGE = GroundedCheck(EPO + "ReplyLanguageCheck", reply_language)

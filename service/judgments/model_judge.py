@@ -137,19 +137,33 @@ def describe_judge(graphs: GraphService, target: OpenAICompatible) -> tuple[Judg
     """The judge ``target`` is with this module's prompt, and its configuration as canonical JSON."""
     version = target.version
     configuration = json.dumps(
-        {"target": json.loads(version.canonical()),
-         "prompt": {"version": PROMPT_VERSION, "sha256": PROMPT_DIGEST, "template": PROMPT.template}},
-        sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        {
+            "target": json.loads(version.canonical()),
+            "prompt": {"version": PROMPT_VERSION, "sha256": PROMPT_DIGEST, "template": PROMPT.template},
+        },
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+    )
     identity = hashlib.sha256(f"{version.endpoint} {version.model_release}".encode()).hexdigest()[:16]
-    judge = Judge(f"{graphs.agent_iri('model-judges')}/{identity}", "model",
-                  f"model judge {version.model_release} at {version.endpoint}",
-                  f"{version.model_release}; prompt {PROMPT_VERSION} sha256:{PROMPT_DIGEST[:16]}; "
-                  f"configuration sha256:{_sha256(configuration)[:16]}")
+    judge = Judge(
+        f"{graphs.agent_iri('model-judges')}/{identity}",
+        "model",
+        f"model judge {version.model_release} at {version.endpoint}",
+        f"{version.model_release}; prompt {PROMPT_VERSION} sha256:{PROMPT_DIGEST[:16]}; "
+        f"configuration sha256:{_sha256(configuration)[:16]}",
+    )
     return judge, configuration
 
 
-def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: int, target: OpenAICompatible,
-                         criteria_ids: Sequence[str], credential: Credential | None) -> tuple[list[str], list[str]]:
+def judge_run_with_model(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    target: OpenAICompatible,
+    criteria_ids: Sequence[str],
+    credential: Credential | None,
+) -> tuple[list[str], list[str]]:
     """Ask ``target`` about every reply of run ``run_number``'s answered cases whose probe exercises one of
     ``criteria_ids``; record its determinations and its failures as one batch and return both lists of IRIs.
     403 unless an evaluation operator; 422 for a temperature other than 0, an unknown criterion, nothing to judge
@@ -157,18 +171,32 @@ def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: i
     agent = require(credential, EVALUATION_OPERATOR)
     temperature = target.version.parameters.get("temperature")
     if isinstance(temperature, bool) or temperature != 0:
-        raise Unprocessable(f"a model judge asks at temperature 0, so that its determinations can be repeated, "
-                            f"not {temperature!r}")
+        raise Unprocessable(
+            f"a model judge asks at temperature 0, so that its determinations can be repeated, not {temperature!r}"
+        )
     run = run_view(graphs, evaluation_id, run_number)
     statements = _statements(graphs, evaluation_id, run.plan, criteria_ids)
     cases = answered_cases(graphs, run.iri)
     contexts = probe_contexts(graphs, evaluation_id, run.plan, set(cases))
     rules = judging_rules(graphs, current_inputs(graphs, get_evaluation(graphs, evaluation_id).scope).dso.iri)
-    questions = [Question(probe.iri, criterion, statement, turn, asked, reply, expected,
-                          reference(contexts[probe.iri], criterion, rules), _conversation(cases[probe.iri].turns))
-                 for probe in plan_probes(graphs, evaluation_id, run.plan) if probe.iri in cases
-                 for criterion, (statement, expected) in statements.items() if criterion in probe.exercises
-                 for turn, (asked, reply) in enumerate(cases[probe.iri].turns, start=1)]
+    questions = [
+        Question(
+            probe.iri,
+            criterion,
+            statement,
+            turn,
+            asked,
+            reply,
+            expected,
+            reference(contexts[probe.iri], criterion, rules),
+            _conversation(cases[probe.iri].turns),
+        )
+        for probe in plan_probes(graphs, evaluation_id, run.plan)
+        if probe.iri in cases
+        for criterion, (statement, expected) in statements.items()
+        if criterion in probe.exercises
+        for turn, (asked, reply) in enumerate(cases[probe.iri].turns, start=1)
+    ]
     if not questions:
         raise Unprocessable(f"run {run_number} has no answered case of a probe exercising {', '.join(criteria_ids)}")
     judge, configuration = describe_judge(graphs, target)
@@ -176,16 +204,25 @@ def judge_run_with_model(graphs: GraphService, evaluation_id: str, run_number: i
         determinations, failures = asyncio.run(_ask_all(target, judge, questions))
     except MissingCredential as error:
         raise Unprocessable(f"the model judge's key: {error}") from None
-    return record_judgments(graphs, evaluation_id, run_number, determinations, failures, agent,
-                            judges_described=rdf.judge_configuration_triples(judge.iri, configuration,
-                                                                             _sha256(configuration)))
+    return record_judgments(
+        graphs,
+        evaluation_id,
+        run_number,
+        determinations,
+        failures,
+        agent,
+        judges_described=rdf.judge_configuration_triples(judge.iri, configuration, _sha256(configuration)),
+    )
 
 
 def reference(context: ProbeContext, criterion: str, rules: Sequence[JudgingRule]) -> str:
     """What the graph says for this probe and criterion: its scenario facts and the rows of the criterion's rules'
     ``epo:expectedFacts`` queries (the rule judges' reference, :mod:`.expected`)."""
-    lines = [f"scenario fact: {prop} = {value}" for prop, values in sorted(context.facts.items())
-             for value in sorted(v for v in values if isinstance(v, Identifier))]
+    lines = [
+        f"scenario fact: {prop} = {value}"
+        for prop, values in sorted(context.facts.items())
+        for value in sorted(v for v in values if isinstance(v, Identifier))
+    ]
     for rule in rules:
         if context.criteria.get(rule.criterion_id) == criterion and rule.expected_facts:
             rows = describe(expected_rows(rule, context))
@@ -197,8 +234,9 @@ def _conversation(turns: Sequence[tuple[str, str]]) -> str:
     return "\n".join(f"User: {asked}\nChatbot: {reply}" for asked, reply in turns)
 
 
-def _statements(graphs: GraphService, evaluation_id: str, plan: str,
-                criteria_ids: Sequence[str]) -> dict[str, tuple[str, str]]:
+def _statements(
+    graphs: GraphService, evaluation_id: str, plan: str, criteria_ids: Sequence[str]
+) -> dict[str, tuple[str, str]]:
     """Criterion IRI to its statement and expected result in the envelope version the plan was made on, for each
     identifier; 422 naming those the plan does not test."""
     tested = plan_criteria(graphs, plan).by_identifier()
@@ -216,8 +254,9 @@ def _statements(graphs: GraphService, evaluation_id: str, plan: str,
     return statements
 
 
-async def _ask_all(target: OpenAICompatible, judge: Judge,
-                   questions: Sequence[Question]) -> tuple[list[Determination], list[JudgeFailure]]:
+async def _ask_all(
+    target: OpenAICompatible, judge: Judge, questions: Sequence[Question]
+) -> tuple[list[Determination], list[JudgeFailure]]:
     gate = asyncio.Semaphore(CONCURRENCY)
 
     async def ask(question: Question) -> Determination | JudgeFailure:
@@ -235,20 +274,38 @@ async def _ask_all(target: OpenAICompatible, judge: Judge,
 
 
 async def _ask(target: OpenAICompatible, judge: Judge, question: Question) -> Determination | JudgeFailure:
-    prompt = PROMPT.substitute(criterion=question.statement, expected=question.expected, reference=question.reference,
-                               conversation=question.conversation, question=question.asked, reply=question.reply)
+    prompt = PROMPT.substitute(
+        criterion=question.statement,
+        expected=question.expected,
+        reference=question.reference,
+        conversation=question.conversation,
+        question=question.asked,
+        reply=question.reply,
+    )
     try:
         exchange = await target.reply([Turn("user", prompt)])
     except TargetFailure as failure:
-        return JudgeFailure(question.probe, question.criterion, question.turn, judge,
-                            f"the model judge gave no answer ({failure.kind}): {failure.message}")
+        return JudgeFailure(
+            question.probe,
+            question.criterion,
+            question.turn,
+            judge,
+            f"the model judge gave no answer ({failure.kind}): {failure.message}",
+        )
     try:
         outcome, rationale, pointer = read_verdict(exchange.text, question.reply, question.turn)
     except ValueError as error:
-        return JudgeFailure(question.probe, question.criterion, question.turn, judge,
-                            f"the model judge's answer is not a verdict: {error}", exchange.text)
-    return Determination(question.criterion, question.probe, question.turn, outcome, AUTOMATIC, judge, rationale,
-                         pointer)
+        return JudgeFailure(
+            question.probe,
+            question.criterion,
+            question.turn,
+            judge,
+            f"the model judge's answer is not a verdict: {error}",
+            exchange.text,
+        )
+    return Determination(
+        question.criterion, question.probe, question.turn, outcome, AUTOMATIC, judge, rationale, pointer
+    )
 
 
 def _sha256(text: str) -> str:

@@ -41,11 +41,12 @@ class Negation:
         clause = next((c for c in clauses if c.start <= start < c.end), None)
         if self.pattern is None or clause is None:
             return None
-        head = text[clause.start:start]
-        return next((m[0] for m in self.pattern.finditer(head) if close(head[m.end():], self.reach)), None)
+        head = text[clause.start : start]
+        return next((m[0] for m in self.pattern.finditer(head) if close(head[m.end() :], self.reach)), None)
 
-    def matches(self, regex: re.Pattern[str], text: str,
-                clauses: Sequence[Clause]) -> tuple[list[re.Match[str]], list[tuple[re.Match[str], str]]]:
+    def matches(
+        self, regex: re.Pattern[str], text: str, clauses: Sequence[Clause]
+    ) -> tuple[list[re.Match[str]], list[tuple[re.Match[str], str]]]:
         """``regex``'s matches in ``text``: those stated, and those negated with the word negating each."""
         stated, negated = [], []
         for match in regex.finditer(text):
@@ -60,5 +61,8 @@ class Negation:
 def negation(rule: JudgingRule, context: ProbeContext, tag: str) -> Negation:
     """The rule's negation words in the language ``tag``, from the DSO and the probe's knowledge graph."""
     found = [word for cue in rule.negation_cues for word in words((context.dso, context.country), URIRef(cue), tag)]
-    return Negation(re.compile(alternation(found), re.IGNORECASE) if found else None, rule.negation_reach,
-                    bool(rule.negation_cues) and not found)
+    return Negation(
+        re.compile(alternation(found), re.IGNORECASE) if found else None,
+        rule.negation_reach,
+        bool(rule.negation_cues) and not found,
+    )

@@ -51,8 +51,11 @@ def _declared(dso: Graph) -> Declared:
     specs = read_specs(dso)
     place = next((spec for spec in specs if str(spec.epo_property) == EPO + "country"), None)
     language = next((spec for spec in specs if str(spec.epo_property) == EPO + "language"), None)
-    return Declared(place.value_class if place is not None else None, language.via if language is not None else (),
-                    language.value_class if language is not None else None)
+    return Declared(
+        place.value_class if place is not None else None,
+        language.via if language is not None else (),
+        language.value_class if language is not None else None,
+    )
 
 
 def place(context: ProbeContext) -> Place:
@@ -72,7 +75,9 @@ def find_place(dso: Graph, graph: Graph) -> Place | str:
 def _place(dso: Graph, graph: Graph) -> Place | str:
     kind = declared(dso).place_class
     if kind is None:
-        return "the DSO declares no facet with epo:scenarioProperty epo:country, whose epo:valuesFrom is the place class"
+        return (
+            "the DSO declares no facet with epo:scenarioProperty epo:country, whose epo:valuesFrom is the place class"
+        )
     nodes = sorted({s for s in graph.subjects(RDF.type, kind) if isinstance(s, Identifier)})
     if len(nodes) != 1:
         return f"it describes {len(nodes)} of {kind.n3()}"
@@ -82,5 +87,8 @@ def _place(dso: Graph, graph: Graph) -> Place | str:
 def places(context: ProbeContext) -> tuple[Place, ...]:
     """The places the probe's knowledge graph and the evaluation's other ones describe, one each at most: what a
     reply may name a place by (their labels)."""
-    return tuple(found for graph in (context.country, *context.others)
-                 if isinstance(found := find_place(context.dso, graph), Place))
+    return tuple(
+        found
+        for graph in (context.country, *context.others)
+        if isinstance(found := find_place(context.dso, graph), Place)
+    )

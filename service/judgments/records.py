@@ -104,38 +104,69 @@ def run_criterion(graphs: GraphService, evaluation_id: str, run_number: int, giv
     return plan_criteria(graphs, run_view(graphs, evaluation_id, run_number).plan).named(given)
 
 
-def determinations(graphs: GraphService, evaluation_id: str, *, criterion: str | None = None,
-                   run: str | None = None) -> list[RecordedDetermination]:
+def determinations(
+    graphs: GraphService, evaluation_id: str, *, criterion: str | None = None, run: str | None = None
+) -> list[RecordedDetermination]:
     """The evaluation's determinations (``queries/determinations.rq``), of one criterion or one run when given
     (IRIs; 400 naming one that is not)."""
     bindings = {"evaluation": NamedNode(iris_for(graphs, evaluation_id).evaluation)}
     for name, value, what in (("criterion", criterion, "the criterion"), ("ofRun", run, "the run")):
         if value is not None:
             bindings[name] = named_node(value, what)
-    return [RecordedDetermination(
-        determination=row["determination"].value, criterion=row["criterion"].value, probe=row["probe"].value,
-        run=row["run"].value, turn=int(row["turn"].value), outcome=row["outcome"].value, mode=row["mode"].value,
-        judge=row["judge"].value, version=row["version"].value if "version" in row else None,
-        method=row["method"].value, rationale=row["rationale"].value,
-        pointer=(int(row["pointerStart"].value), int(row["pointerEnd"].value)) if "pointerStart" in row else None,
-        at=row["at"].value) for row in graphs.rows("determinations", bindings)]
+    return [
+        RecordedDetermination(
+            determination=row["determination"].value,
+            criterion=row["criterion"].value,
+            probe=row["probe"].value,
+            run=row["run"].value,
+            turn=int(row["turn"].value),
+            outcome=row["outcome"].value,
+            mode=row["mode"].value,
+            judge=row["judge"].value,
+            version=row["version"].value if "version" in row else None,
+            method=row["method"].value,
+            rationale=row["rationale"].value,
+            pointer=(int(row["pointerStart"].value), int(row["pointerEnd"].value)) if "pointerStart" in row else None,
+            at=row["at"].value,
+        )
+        for row in graphs.rows("determinations", bindings)
+    ]
 
 
-def record_rulings(graphs: GraphService, evaluation_id: str, run_number: int, rulings: Sequence[Ruling],
-                   credential: Credential | None, *, separation: Separation = NO_SEPARATION) -> list[str]:
+def record_rulings(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    rulings: Sequence[Ruling],
+    credential: Credential | None,
+    *,
+    separation: Separation = NO_SEPARATION,
+) -> list[str]:
     """A person's determinations on run ``run_number``'s responses, as one batch; their IRIs. 401/403 unless an
     annotator or domain expert; 403 when ``separation`` keeps them from the run; 404 for no such run; 422 naming
     every problem, nothing written."""
     agent = require(credential, *DETERMINERS)
     separation.require_apart_from_run(graphs, run_view(graphs, evaluation_id, run_number), agent, "determine")
-    judge = Judge(graphs.agent_iri(agent.agent), "person", agent.agent, ", ".join(sorted(agent.roles & set(DETERMINERS))))
+    judge = Judge(
+        graphs.agent_iri(agent.agent), "person", agent.agent, ", ".join(sorted(agent.roles & set(DETERMINERS)))
+    )
     made = []
     problems = []
     for number, ruling in enumerate(rulings, start=1):
         try:
             pointer = Pointer(ruling.turn, *ruling.pointer) if ruling.pointer is not None else None
-            made.append(Determination(ruling.criterion, ruling.probe, ruling.turn, ruling.outcome, MANUAL, judge,
-                                      ruling.rationale, pointer))
+            made.append(
+                Determination(
+                    ruling.criterion,
+                    ruling.probe,
+                    ruling.turn,
+                    ruling.outcome,
+                    MANUAL,
+                    judge,
+                    ruling.rationale,
+                    pointer,
+                )
+            )
         except ValueError as error:
             problems.append(f"determination {number}: {error}")
     if problems:
@@ -143,16 +174,28 @@ def record_rulings(graphs: GraphService, evaluation_id: str, run_number: int, ru
     return record_determinations(graphs, evaluation_id, run_number, made, agent)
 
 
-def record_determinations(graphs: GraphService, evaluation_id: str, run_number: int,
-                          determinations: Sequence[Determination], agent: Credential) -> list[str]:
+def record_determinations(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    determinations: Sequence[Determination],
+    agent: Credential,
+) -> list[str]:
     """Append ``determinations`` on run ``run_number`` as one batch, after checking each against the record
     (422 naming every problem); their IRIs, in order."""
     return record_judgments(graphs, evaluation_id, run_number, determinations, (), agent)[0]
 
 
-def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
-                     determinations: Sequence[Determination], failures: Sequence[JudgeFailure], agent: Credential, *,
-                     judges_described: Sequence[Triple] = ()) -> tuple[list[str], list[str]]:
+def record_judgments(
+    graphs: GraphService,
+    evaluation_id: str,
+    run_number: int,
+    determinations: Sequence[Determination],
+    failures: Sequence[JudgeFailure],
+    agent: Credential,
+    *,
+    judges_described: Sequence[Triple] = (),
+) -> tuple[list[str], list[str]]:
     """Append ``determinations`` and automated judges' ``failures`` on run ``run_number`` as one batch, after
     checking each against the record (422 naming every problem); the IRIs of the determinations and of the
     execution errors, in order. ``judges_described``: more about the judges than name and version (a model
@@ -160,15 +203,29 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
     run = run_view(graphs, evaluation_id, run_number)
     cases = answered_cases(graphs, run.iri)
     criteria = plan_criteria(graphs, run.plan)
-    problems = [problem for number, d in enumerate(determinations, start=1)
-                for problem in _problems(f"determination {number}", d.probe, d.criterion, d.turn,
-                                         d.pointer.end if d.pointer else None, cases, criteria)]
-    problems += [problem for number, f in enumerate(failures, start=1)
-                 for problem in _problems(f"judge failure {number}", f.probe, f.criterion, f.turn, None, cases,
-                                          criteria)]
+    problems = [
+        problem
+        for number, d in enumerate(determinations, start=1)
+        for problem in _problems(
+            f"determination {number}",
+            d.probe,
+            d.criterion,
+            d.turn,
+            d.pointer.end if d.pointer else None,
+            cases,
+            criteria,
+        )
+    ]
+    problems += [
+        problem
+        for number, f in enumerate(failures, start=1)
+        for problem in _problems(f"judge failure {number}", f.probe, f.criterion, f.turn, None, cases, criteria)
+    ]
     if problems:
-        raise Unprocessable("; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else ""),
-                            detail=problems)
+        raise Unprocessable(
+            "; ".join(problems[:20]) + (f"; and {len(problems) - 20} more" if len(problems) > 20 else ""),
+            detail=problems,
+        )
     if not determinations and not failures:
         raise Unprocessable("no determination to record")
     evaluation = iris_for(graphs, evaluation_id).evaluation
@@ -180,11 +237,21 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
         for judge in judges.values():
             triples += rdf.judge_triples(judge)
         for k, d in enumerate(determinations, start=1):
-            triples += rdf.determination_triples(f"{ref.iri.value}/determinations/{k}", evaluation, cases[d.probe].case,
-                                                 d, d.judge.iri, at)
+            triples += rdf.determination_triples(
+                f"{ref.iri.value}/determinations/{k}", evaluation, cases[d.probe].case, d, d.judge.iri, at
+            )
         for k, f in enumerate(failures, start=1):
-            triples += rdf.judge_failure_triples(f"{ref.iri.value}/errors/{k}", evaluation, cases[f.probe].case, f.turn,
-                                                 f.criterion, f.judge.iri, f.message, f.answer, at)
+            triples += rdf.judge_failure_triples(
+                f"{ref.iri.value}/errors/{k}",
+                evaluation,
+                cases[f.probe].case,
+                f.turn,
+                f.criterion,
+                f.judge.iri,
+                f.message,
+                f.answer,
+                at,
+            )
         return triples
 
     counted = f"{len(determinations)} determinations" + (f" and {len(failures)} judge failures" if failures else "")
@@ -198,9 +265,15 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
             with suppress(WriteConflict):
                 recount_tallies(graphs, evaluation_id, run, agent)
             continue
-        edits = [GraphEdit(ref, insert=batch(ref) + (tallied[1] if tallied else []), expected_digest=None,
-                           batch_of=record.iri.value,
-                           title=f"judgments {ref.key}: {counted} on run {run_number}")]
+        edits = [
+            GraphEdit(
+                ref,
+                insert=batch(ref) + (tallied[1] if tallied else []),
+                expected_digest=None,
+                batch_of=record.iri.value,
+                title=f"judgments {ref.key}: {counted} on run {run_number}",
+            )
+        ]
         try:
             graphs.apply_edits(edits + ([tallied[0]] if tallied else []), agent)
             break
@@ -208,12 +281,21 @@ def record_judgments(graphs: GraphService, evaluation_id: str, run_number: int,
             time.sleep(random.uniform(0.01, 0.05) * (attempt + 1))
     else:
         raise Conflict(f"could not append a judgments batch to run {run_number}: too many concurrent batches; retry")
-    return ([f"{ref.iri.value}/determinations/{k}" for k in range(1, len(determinations) + 1)],
-            [f"{ref.iri.value}/errors/{k}" for k in range(1, len(failures) + 1)])
+    return (
+        [f"{ref.iri.value}/determinations/{k}" for k in range(1, len(determinations) + 1)],
+        [f"{ref.iri.value}/errors/{k}" for k in range(1, len(failures) + 1)],
+    )
 
 
-def _problems(what: str, probe: str, criterion: str, turn: int, pointer_end: int | None, cases: dict[str, Answered],
-              criteria: PlanCriteria) -> list[str]:
+def _problems(
+    what: str,
+    probe: str,
+    criterion: str,
+    turn: int,
+    pointer_end: int | None,
+    cases: dict[str, Answered],
+    criteria: PlanCriteria,
+) -> list[str]:
     where = f"{what} (probe {probe}, criterion {criterion})"
     if criterion not in criteria:
         return [f"{where}: the criterion is not one the run's plan tests (an in-scope criterion of its envelope)"]

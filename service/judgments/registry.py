@@ -45,10 +45,14 @@ def installed() -> Installed:
     for point in loaded(GROUP):
         check = point.value
         if not isinstance(check, GroundedCheck):
-            raise TypeError(f"entry point {point.name} ({point.source}) of group {GROUP} must be a "
-                            f"service.judgments.checks.GroundedCheck, not {type(check).__name__}")
+            raise TypeError(
+                f"entry point {point.name} ({point.source}) of group {GROUP} must be a "
+                f"service.judgments.checks.GroundedCheck, not {type(check).__name__}"
+            )
         if check.iri in checks and checks[check.iri] is not check:
-            raise ValueError(f"two packages register the grounded check {check.iri} under {GROUP}: "
-                             f"{sources[check.iri]} and {point.source}")
+            raise ValueError(
+                f"two packages register the grounded check {check.iri} under {GROUP}: "
+                f"{sources[check.iri]} and {point.source}"
+            )
         checks[check.iri], sources[check.iri] = check, point.source
     return Installed(checks, sources)

@@ -45,14 +45,35 @@ from .model import (
 from .negation import negation as negation_in
 from .registry import GROUP, installed
 
-_NEEDED_FIELDS = {"groundedIn": "grounded_in", "expectedFacts": "expected_facts", "statedUnit": "stated_unit",
-                  "affirmationCue": "affirmation_cues", "negationCue": "negation_cues"}
+_NEEDED_FIELDS = {
+    "groundedIn": "grounded_in",
+    "expectedFacts": "expected_facts",
+    "statedUnit": "stated_unit",
+    "affirmationCue": "affirmation_cues",
+    "negationCue": "negation_cues",
+}
 """Each rule property a check may need (:data:`.checks.Need`), to the field of :class:`JudgingRule` holding it."""
 
-_PATTERNS = {"appliesWhenAsked": "applies_when_asked", "appliesWhen": "applies_when",
-             "requiresContent": "requires", "forbidsContent": "forbids"}
-_PROPERTIES = {EPO + name for name in (*_PATTERNS, "judgesCriterionId", "groundedCheck", "groundedIn", "expectedFacts",
-                                        "affirmationCue", "negationCue", "negationReach", "statedUnit")}
+_PATTERNS = {
+    "appliesWhenAsked": "applies_when_asked",
+    "appliesWhen": "applies_when",
+    "requiresContent": "requires",
+    "forbidsContent": "forbids",
+}
+_PROPERTIES = {
+    EPO + name
+    for name in (
+        *_PATTERNS,
+        "judgesCriterionId",
+        "groundedCheck",
+        "groundedIn",
+        "expectedFacts",
+        "affirmationCue",
+        "negationCue",
+        "negationReach",
+        "statedUnit",
+    )
+}
 
 
 # ------------------------------------------------------------------------------------------ reading rules
@@ -82,7 +103,8 @@ def read_rules(graph: Graph) -> tuple[JudgingRule, ...]:
 def _pattern(value: object, prop: str) -> Pattern:
     if not isinstance(value, Literal):
         raise ValueError(  # noqa: TRY004 - read_rules reports each ValueError as the rule's problem (422)
-            f"epo:{prop} must be a regular expression literal, not {value}")
+            f"epo:{prop} must be a regular expression literal, not {value}"
+        )
     try:
         regex = re.compile(unicodedata.normalize("NFC", str(value)), re.IGNORECASE)
     except re.error as error:
@@ -114,8 +136,10 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
     check = _one(graph, node, "groundedCheck")
     known = installed()
     if check is not None and str(check) not in known.checks:
-        raise ValueError(f"its epo:groundedCheck {check} is not a check kind installed here (no package registers "
-                         f"it under the entry-point group {GROUP}); installed: {known.describe()}")
+        raise ValueError(
+            f"its epo:groundedCheck {check} is not a check kind installed here (no package registers "
+            f"it under the entry-point group {GROUP}); installed: {known.describe()}"
+        )
     grounded_in = _one(graph, node, "groundedIn")
     if grounded_in is not None and not isinstance(grounded_in, URIRef):
         raise ValueError(f"epo:groundedIn must be the IRI of a grading fact, not {grounded_in}")
@@ -123,27 +147,36 @@ def _read_rule(graph: Graph, node: URIRef) -> JudgingRule:
     for text in expected:
         if (problem := validate_query(text)) is not None:
             raise ValueError(problem)
-    cues = {prop: tuple(sorted(str(value) for value in graph.objects(node, URIRef(EPO + prop))))
-            for prop in ("affirmationCue", "negationCue")}
+    cues = {
+        prop: tuple(sorted(str(value) for value in graph.objects(node, URIRef(EPO + prop))))
+        for prop in ("affirmationCue", "negationCue")
+    }
     reach = _one(graph, node, "negationReach")
     if reach is not None and not (isinstance(reach, Literal) and str(reach).isdigit()):
         raise ValueError(f"epo:negationReach must be a whole number of words, not {reach}")
     stated_unit = _one(graph, node, "statedUnit")
     if stated_unit is not None and not isinstance(stated_unit, URIRef):
         raise ValueError(f"epo:statedUnit must be the IRI of a unit concept, not {stated_unit}")
-    patterns = {field: tuple(_pattern(value, prop)
-                             for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
-                for prop, field in _PATTERNS.items()}
+    patterns = {
+        field: tuple(_pattern(value, prop) for value in sorted(graph.objects(node, URIRef(EPO + prop)), key=_order))
+        for prop, field in _PATTERNS.items()
+    }
     if check is None and not patterns["requires"] and not patterns["forbids"]:
         raise ValueError("it judges nothing: it has no epo:requiresContent, epo:forbidsContent or epo:groundedCheck")
     declaration = graph.cbd(node)
     version = f"{__version__}+rule.{graph_digest(from_rdflib(declaration))[:16]}"
-    rule = JudgingRule(judge=Judge(str(node), "rule", name, version), criterion_id=str(criterion),
-                       check=str(check) if check is not None else None,
-                       grounded_in=str(grounded_in) if grounded_in is not None else None, expected_facts=expected,
-                       affirmation_cues=cues["affirmationCue"], negation_cues=cues["negationCue"],
-                       negation_reach=int(str(reach)) if reach is not None else None,
-                       stated_unit=str(stated_unit) if stated_unit is not None else None, **patterns)
+    rule = JudgingRule(
+        judge=Judge(str(node), "rule", name, version),
+        criterion_id=str(criterion),
+        check=str(check) if check is not None else None,
+        grounded_in=str(grounded_in) if grounded_in is not None else None,
+        expected_facts=expected,
+        affirmation_cues=cues["affirmationCue"],
+        negation_cues=cues["negationCue"],
+        negation_reach=int(str(reach)) if reach is not None else None,
+        stated_unit=str(stated_unit) if stated_unit is not None else None,
+        **patterns,
+    )
     if rule.check is not None:
         _needs(rule, known.checks[rule.check])
     return rule
@@ -200,21 +233,34 @@ def _rule_on(rule: JudgingRule, reply: _Reply) -> Verdict:
     if rule.applies_when_asked:
         asked = _in(rule.applies_when_asked, reply.context.language)
         if not asked:
-            return Verdict(CANT_TELL, f"the rule has no question pattern in the probe's language ({reply.context.language})")
+            return Verdict(
+                CANT_TELL, f"the rule has no question pattern in the probe's language ({reply.context.language})"
+            )
         if not any(p.regex.search(reply.asked) for p in asked):
-            return Verdict(INAPPLICABLE, f"the question does not touch the criterion (nothing matches {_sources(asked)})")
+            return Verdict(
+                INAPPLICABLE, f"the question does not touch the criterion (nothing matches {_sources(asked)})"
+            )
     clauses = reply.clauses
     if rule.applies_when:
         cues = _in(rule.applies_when, reply.language)
         if not cues:
             return Verdict(CANT_TELL, f"the rule has no reply pattern in the reply's language ({reply.language})")
-        clauses = [Clause(c.start, c.end, c.text, tuple((c.start + m.start(), c.start + m.end())
-                                                         for p in cues for m in p.regex.finditer(c.text)))
-                   for c in clauses]
+        clauses = [
+            Clause(
+                c.start,
+                c.end,
+                c.text,
+                tuple((c.start + m.start(), c.start + m.end()) for p in cues for m in p.regex.finditer(c.text)),
+            )
+            for c in clauses
+        ]
         clauses = [c for c in clauses if c.cues]
         if not clauses and not reply.reading.known:  # a reply lingua cannot read touches what it may: a person looks
-            return Verdict(CANT_TELL, f"no clause matches {_sources(cues)}, but lingua cannot tell the reply's language "
-                                      f"(read as {reply.language}, the question's)")
+            return Verdict(
+                CANT_TELL,
+                f"no clause matches {_sources(cues)}, but lingua cannot tell the reply's language "
+                f"(read as {reply.language}, the question's)",
+            )
         if not clauses:
             return Verdict(INAPPLICABLE, f"the reply does not touch the criterion (no clause matches {_sources(cues)})")
     verdicts = [*_content(rule, reply)]
@@ -239,36 +285,51 @@ def _content(rule: JudgingRule, reply: _Reply) -> Iterable[Verdict]:
         return
     negation = negation_in(rule, reply.context, reply.language)
     if negation.unreadable:
-        yield Verdict(CANT_TELL, f"the rule's negation cue has no words in the reply's language ({reply.language}): "
-                                 "the judge cannot tell what the reply says from what it negates")
+        yield Verdict(
+            CANT_TELL,
+            f"the rule's negation cue has no words in the reply's language ({reply.language}): "
+            "the judge cannot tell what the reply says from what it negates",
+        )
         return
     for pattern in forbidden:
         stated, _ = negation.matches(pattern.regex, reply.text, reply.clauses)
         if stated:
-            yield Verdict(FAILED, f"the reply says {stated[0][0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
-                          stated[0].span())
+            yield Verdict(
+                FAILED,
+                f"the reply says {stated[0][0]!r}, which the rule forbids (/{pattern.regex.pattern}/)",
+                stated[0].span(),
+            )
     found = {pattern: negation.matches(pattern.regex, reply.text, reply.clauses) for pattern in required}
     missing = [pattern for pattern, (stated, _) in found.items() if not stated]
     negated = [(match, word) for pattern in missing for match, word in found[pattern][1]]
     said = "".join(f"; it says {match[0]!r} only negated ({word!r})" for match, word in negated[:1])
     if missing and not reply.reading.known:
-        yield Verdict(CANT_TELL, f"the reply has nothing matching {_sources(missing, ' nor ')}{said}, but lingua "
-                                 f"cannot tell its language (read as {reply.language}, the question's)")
+        yield Verdict(
+            CANT_TELL,
+            f"the reply has nothing matching {_sources(missing, ' nor ')}{said}, but lingua "
+            f"cannot tell its language (read as {reply.language}, the question's)",
+        )
     elif missing:
-        yield Verdict(FAILED, f"the reply has nothing matching {_sources(missing, ' nor ')}{said}",
-                      negated[0][0].span() if negated else None)
+        yield Verdict(
+            FAILED,
+            f"the reply has nothing matching {_sources(missing, ' nor ')}{said}",
+            negated[0][0].span() if negated else None,
+        )
     elif found:
         first = [stated[0] for stated, _ in found.values()]
         yield Verdict(PASSED, "the reply says " + ", ".join(repr(match[0]) for match in first), first[0].span())
 
 
-def judge(conversation: CaseTrace | Sequence[Turn], context: ProbeContext,
-          rules: Iterable[JudgingRule]) -> list[Determination]:
+def judge(
+    conversation: CaseTrace | Sequence[Turn], context: ProbeContext, rules: Iterable[JudgingRule]
+) -> list[Determination]:
     """Every rule whose criterion ``context`` names, on every reply of the conversation (in turn order, then
     rule order): one automatic determination each, on the reply to user turn N (a reply before any user
     turn answers nothing and is not judged)."""
     turns = conversation.turns if isinstance(conversation, CaseTrace) else tuple(conversation)
-    applicable = [(rule, context.criteria[rule.criterion_id]) for rule in rules if rule.criterion_id in context.criteria]
+    applicable = [
+        (rule, context.criteria[rule.criterion_id]) for rule in rules if rule.criterion_id in context.criteria
+    ]
     determinations, asked = [], []
     for turn in turns:
         if turn.role == "user":
@@ -278,6 +339,16 @@ def judge(conversation: CaseTrace | Sequence[Turn], context: ProbeContext,
             for rule, criterion in applicable:
                 verdict = _rule_on(rule, reply)
                 pointer = Pointer(reply.turn, *verdict.span) if verdict.span else None
-                determinations.append(Determination(criterion, context.probe, reply.turn, verdict.outcome, AUTOMATIC,
-                                                    rule.judge, verdict.rationale, pointer))
+                determinations.append(
+                    Determination(
+                        criterion,
+                        context.probe,
+                        reply.turn,
+                        verdict.outcome,
+                        AUTOMATIC,
+                        rule.judge,
+                        verdict.rationale,
+                        pointer,
+                    )
+                )
     return determinations

@@ -31,8 +31,10 @@ class Separation:
     @classmethod
     def of(cls, settings: Settings, graphs: GraphService) -> Separation:
         """The deployment's rule: ``settings.separation``, organizations from its credentials."""
-        return cls(settings.separation, {graphs.agent_iri(c.agent): c.organization
-                                         for c in settings.credentials.values() if c.organization})
+        return cls(
+            settings.separation,
+            {graphs.agent_iri(c.agent): c.organization for c in settings.credentials.values() if c.organization},
+        )
 
     def _shared_party(self, graphs: GraphService, credential: Credential, other: str) -> str | None:
         """How ``credential``'s holder and agent IRI ``other`` are one party (``None``: they are not)."""
@@ -49,16 +51,19 @@ class Separation:
         if party is not None:
             raise Forbidden(f"{RULE}: {party} ran run {run.number} ({run.started_by}), so may not {action} on it")
 
-    def require_apart_from_determiners(self, graphs: GraphService, credential: Credential, determiners: Iterable[str],
-                                       criterion: str) -> None:
+    def require_apart_from_determiners(
+        self, graphs: GraphService, credential: Credential, determiners: Iterable[str], criterion: str
+    ) -> None:
         """403 when the rule is on and ``credential``'s party is among the judges who determined on ``criterion``."""
         if not self.enabled:
             return
         for judge in sorted(set(determiners)):
             party = self._shared_party(graphs, credential, judge)
             if party is not None:
-                raise Forbidden(f"{RULE}: {party} determined on {criterion} ({judge}), so may not attest it: "
-                                "an attester is not one who determined")
+                raise Forbidden(
+                    f"{RULE}: {party} determined on {criterion} ({judge}), so may not attest it: "
+                    "an attester is not one who determined"
+                )
 
 
 NO_SEPARATION = Separation()

@@ -68,8 +68,9 @@ def facts_ref(graphs: GraphService, evaluation_id: str, run_number: int) -> Grap
     return graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/runs/{run_number}/outcome-facts")
 
 
-def batch_tallies(graphs: GraphService, evaluation: str, evaluation_id: str, run: RunView,
-                  batch: Sequence[tuple[str, str, str]]) -> tuple[GraphEdit, list[Triple]] | None:
+def batch_tallies(
+    graphs: GraphService, evaluation: str, evaluation_id: str, run: RunView, batch: Sequence[tuple[str, str, str]]
+) -> tuple[GraphEdit, list[Triple]] | None:
     """The run's tallies with ``batch`` counted ((case, criterion, outcome) per determination): a replacement of
     ``{run}/tallies`` that holds only while the graph is the one read here (else the write is refused and read
     again), and the facts the batch makes true, which the batch states. ``None`` when the run has no tallies yet
@@ -83,12 +84,19 @@ def batch_tallies(graphs: GraphService, evaluation: str, evaluation_id: str, run
     counts = _tallies(graphs.rows("pass-rate-tallies", _bindings(graphs, evaluation, run)))
     if not _current(state):
         # cases recorded since the tallies last counted them: k and n already count every batch on them
-        counts = {criterion: replace(counts.get(criterion, Tally(criterion, 0, 0, 0)), cases=int(row["cases"].value))
-                  for row in graphs.rows("criterion-case-counts", {"run": NamedNode(run.iri)})
-                  for criterion in [row["criterion"].value]}
+        counts = {
+            criterion: replace(counts.get(criterion, Tally(criterion, 0, 0, 0)), cases=int(row["cases"].value))
+            for row in graphs.rows("criterion-case-counts", {"run": NamedNode(run.iri)})
+            for criterion in [row["criterion"].value]
+        }
     changes = _changes(graphs, batch)
-    edit = GraphEdit(ref, insert=_triples(ref.iri.value, run.iri, recorded, _with_changes(counts, changes).values()),
-                     replace=True, expected_digest=entry.digest, title=f"pass-rate tallies of run {run.number}")
+    edit = GraphEdit(
+        ref,
+        insert=_triples(ref.iri.value, run.iri, recorded, _with_changes(counts, changes).values()),
+        replace=True,
+        expected_digest=entry.digest,
+        title=f"pass-rate tallies of run {run.number}",
+    )
     return edit, _new_facts(changes)
 
 
@@ -96,8 +104,11 @@ def pass_rate_rows(graphs: GraphService, bindings: Mapping[str, Term], evaluatio
     """The rows of ``pass-rate-counts.rq`` for ``bindings`` (no ``asOf``) over run ``run`` or every run of the
     evaluation: from the tallies of each run whose tallies are current, recounted by the query for the others;
     ordered by criterion and run as the query orders them."""
-    runs = [run] if run is not None else [row["run"].value for row in
-                                          graphs.rows("evaluation-runs", {"evaluation": NamedNode(evaluation)})]
+    runs = (
+        [run]
+        if run is not None
+        else [row["run"].value for row in graphs.rows("evaluation-runs", {"evaluation": NamedNode(evaluation)})]
+    )
     states = {iri: graphs.rows("run-tally-state", {"run": NamedNode(iri)})[0] for iri in runs}
     current = {iri for iri, state in states.items() if _current(state)}
     rows = [row for row in graphs.rows("pass-rate-tallies", bindings) if row["run"].value in current] if current else []
@@ -117,8 +128,10 @@ def tally_checks(graphs: GraphService, envelope: str, run: str) -> list[tuple[st
     bindings: dict[str, Term] = {"envelope": NamedNode(envelope), "run": NamedNode(run)}
     tallied = _counts(graphs.rows("pass-rate-tallies", bindings))
     recounted = _counts(graphs.rows("pass-rate-counts", bindings))
-    return [(criterion, tallied.get(criterion, "none"), recounted.get(criterion, "none"))
-            for criterion in sorted(tallied.keys() | recounted.keys())]
+    return [
+        (criterion, tallied.get(criterion, "none"), recounted.get(criterion, "none"))
+        for criterion in sorted(tallied.keys() | recounted.keys())
+    ]
 
 
 def _current(state: Row) -> bool:
@@ -139,8 +152,11 @@ def _changes(graphs: GraphService, batch: Sequence[tuple[str, str, str]]) -> lis
     items = sorted(pairs.items())
     out: list[Row] = []
     for start in range(0, len(items), _PAIRS_PER_REQUEST):
-        values = [(NamedNode(case), NamedNode(criterion), NamedNode(outcome))
-                  for (case, criterion), outcomes in items[start:start + _PAIRS_PER_REQUEST] for outcome in sorted(outcomes)]
+        values = [
+            (NamedNode(case), NamedNode(criterion), NamedNode(outcome))
+            for (case, criterion), outcomes in items[start : start + _PAIRS_PER_REQUEST]
+            for outcome in sorted(outcomes)
+        ]
         out += graphs.rows_over("case-outcome-changes", ("case", "criterion", "added"), values, chunk=len(values))
     return out
 
@@ -156,8 +172,12 @@ def _digest(entry: CatalogEntry | None) -> str | None:
 
 
 def _tallies(rows: Sequence[Row]) -> dict[str, Tally]:
-    return {row["criterion"].value: Tally(row["criterion"].value, int(row["k"].value), int(row["n"].value),
-                                          int(row["cases"].value)) for row in rows}
+    return {
+        row["criterion"].value: Tally(
+            row["criterion"].value, int(row["k"].value), int(row["n"].value), int(row["cases"].value)
+        )
+        for row in rows
+    }
 
 
 def _with_changes(counts: dict[str, Tally], changes: Sequence[Row]) -> dict[str, Tally]:
@@ -168,8 +188,11 @@ def _with_changes(counts: dict[str, Tally], changes: Sequence[Row]) -> dict[str,
         criterion = row["criterion"].value
         tally = out.get(criterion, Tally(criterion, 0, 0, 0))
         before, after = (_flags(row, "Before"), _flags(row, "After"))
-        out[criterion] = replace(tally, judged=tally.judged + after[0] - before[0],
-                                 passed=tally.passed + (after[1] - after[2]) - (before[1] - before[2]))
+        out[criterion] = replace(
+            tally,
+            judged=tally.judged + after[0] - before[0],
+            passed=tally.passed + (after[1] - after[2]) - (before[1] - before[2]),
+        )
     return out
 
 
@@ -180,24 +203,32 @@ def _flags(row: Row, when: str) -> tuple[int, int, int]:
 
 def _new_facts(changes: Sequence[Row]) -> list[Triple]:
     """The facts the batch makes true (after and not before), which it states."""
-    return [Triple(subject_term(row["case"]), NamedNode(EPO + f"{fact}On"), row["criterion"])
-            for row in changes for fact in ("judged", "decided", "failed")
-            if row[f"{fact}After"].value == "1" and row[f"{fact}Before"].value == "0"]
+    return [
+        Triple(subject_term(row["case"]), NamedNode(EPO + f"{fact}On"), row["criterion"])
+        for row in changes
+        for fact in ("judged", "decided", "failed")
+        if row[f"{fact}After"].value == "1" and row[f"{fact}Before"].value == "0"
+    ]
 
 
 def _triples(graph: str, run: str, recorded: int, tallies: Iterable[Tally]) -> list[Triple]:
     node, run_node = NamedNode(graph), NamedNode(run)
-    out = [Triple(node, RDF_TYPE, NamedNode(EPO + "PassRateTallies")), Triple(node, NamedNode(EPO + "tallyOf"), run_node),
-           Triple(node, NamedNode(EPO + "casesTallied"), integer(recorded))]
+    out = [
+        Triple(node, RDF_TYPE, NamedNode(EPO + "PassRateTallies")),
+        Triple(node, NamedNode(EPO + "tallyOf"), run_node),
+        Triple(node, NamedNode(EPO + "casesTallied"), integer(recorded)),
+    ]
     for tally in sorted(tallies, key=lambda t: t.criterion):
         key = hashlib.sha256(tally.criterion.encode("utf-8")).hexdigest()[:16]
         subject = NamedNode(f"{graph}/{key}")
-        out += [Triple(subject, RDF_TYPE, NamedNode(EPO + "PassRateTally")),
-                Triple(subject, NamedNode(EPO + "forRun"), run_node),
-                Triple(subject, NamedNode(EPO + "forCriterion"), NamedNode(tally.criterion)),
-                Triple(subject, NamedNode(EPO + "casesPassed"), integer(tally.passed)),
-                Triple(subject, NamedNode(EPO + "casesJudged"), integer(tally.judged)),
-                Triple(subject, NamedNode(EPO + "casesExercising"), integer(tally.cases))]
+        out += [
+            Triple(subject, RDF_TYPE, NamedNode(EPO + "PassRateTally")),
+            Triple(subject, NamedNode(EPO + "forRun"), run_node),
+            Triple(subject, NamedNode(EPO + "forCriterion"), NamedNode(tally.criterion)),
+            Triple(subject, NamedNode(EPO + "casesPassed"), integer(tally.passed)),
+            Triple(subject, NamedNode(EPO + "casesJudged"), integer(tally.judged)),
+            Triple(subject, NamedNode(EPO + "casesExercising"), integer(tally.cases)),
+        ]
     return out
 
 
@@ -211,10 +242,26 @@ def recount_tallies(graphs: GraphService, evaluation_id: str, run: RunView, agen
     entries = {ref.iri.value: graphs.find(ref) for ref in (tallies, facts)}  # read first, as batch_tallies does
     recorded = int(graphs.rows("run-tally-state", {"run": NamedNode(run.iri)})[0]["recorded"].value)
     counts = _tallies(graphs.rows("pass-rate-counts", _bindings(graphs, evaluation, run)))
-    stated = [Triple(subject_term(row["case"]), iri_term(row["fact"]), row["criterion"])
-              for row in graphs.rows("case-outcome-facts", {"run": NamedNode(run.iri)})]
-    graphs.apply_edits([
-        GraphEdit(tallies, insert=_triples(tallies.iri.value, run.iri, recorded, counts.values()), replace=True,
-                  expected_digest=_digest(entries[tallies.iri.value]), title=f"pass-rate tallies of run {run.number}"),
-        GraphEdit(facts, insert=stated, replace=True, expected_digest=_digest(entries[facts.iri.value]),
-                  title=f"pass-rate facts of run {run.number}, counted from its determinations")], agent)
+    stated = [
+        Triple(subject_term(row["case"]), iri_term(row["fact"]), row["criterion"])
+        for row in graphs.rows("case-outcome-facts", {"run": NamedNode(run.iri)})
+    ]
+    graphs.apply_edits(
+        [
+            GraphEdit(
+                tallies,
+                insert=_triples(tallies.iri.value, run.iri, recorded, counts.values()),
+                replace=True,
+                expected_digest=_digest(entries[tallies.iri.value]),
+                title=f"pass-rate tallies of run {run.number}",
+            ),
+            GraphEdit(
+                facts,
+                insert=stated,
+                replace=True,
+                expected_digest=_digest(entries[facts.iri.value]),
+                title=f"pass-rate facts of run {run.number}, counted from its determinations",
+            ),
+        ],
+        agent,
+    )

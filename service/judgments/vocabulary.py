@@ -34,9 +34,13 @@ def words(graphs: Sequence[Graph], concept: Node, tag: str | None) -> tuple[str,
     primary = None if tag is None else _primary(tag)
     memo = per_graphs(graphs, _words_memo)
     if (concept, primary) not in memo:
-        found = {str(value) for graph in graphs for value in label_values(graph, concept)
-                 if isinstance(value, Literal) and (primary is None or not value.language
-                                                    or _primary(value.language) == primary)}
+        found = {
+            str(value)
+            for graph in graphs
+            for value in label_values(graph, concept)
+            if isinstance(value, Literal)
+            and (primary is None or not value.language or _primary(value.language) == primary)
+        }
         memo[(concept, primary)] = tuple(sorted(found, key=lambda word: (-len(word), word)))
     return memo[(concept, primary)]
 
@@ -91,7 +95,9 @@ class Vocabulary:
 
     def unit_of(self, word: str) -> str:
         folded = " ".join(word.casefold().split())
-        return next(unit for unit, names in self.units.items() if folded in {" ".join(n.casefold().split()) for n in names})
+        return next(
+            unit for unit, names in self.units.items() if folded in {" ".join(n.casefold().split()) for n in names}
+        )
 
     @cached_property
     def _pattern(self) -> re.Pattern[str]:
@@ -99,8 +105,10 @@ class Vocabulary:
         joins = alternation((*self.alternative_words, *self.range_words, *self.list_words))
         unit = alternation(word for names in self.units.values() for word in names)
         within, start = alternation(self.within_words), alternation(self.range_start_words)
-        after = (rf"(?:(?:{within})\s+)?(?:(?P<start>{start})\s+)?(?P<nums>{number}(?:\s*(?:{joins})\s*{number})*)"
-                 rf"\s*-?\s*(?P<unit>{unit})")
+        after = (
+            rf"(?:(?:{within})\s+)?(?:(?P<start>{start})\s+)?(?P<nums>{number}(?:\s*(?:{joins})\s*{number})*)"
+            rf"\s*-?\s*(?P<unit>{unit})"
+        )
         before = rf"(?:(?:{within})\s+)?(?P<unit2>{unit})\s*(?P<nums2>{number}(?:\s*(?:{joins})\s*{number})*)"
         return re.compile(rf"(?<!\d)(?<!\d\.){after}|{before}(?!\d|\.\d)", re.IGNORECASE)
 
@@ -116,12 +124,15 @@ class Vocabulary:
             found += self._read(text, match, self.unit_of(unit_word), numbers, offset, match["start"] is not None)
         return found
 
-    def _read(self, text: str, match: re.Match[str], unit: str, numbers: str, offset: int,
-              ranged: bool) -> list[Quantity]:
+    def _read(
+        self, text: str, match: re.Match[str], unit: str, numbers: str, offset: int, ranged: bool
+    ) -> list[Quantity]:
         values = [(float(m[0]), offset + m.start(), offset + m.end()) for m in re.finditer(r"\d+(?:\.\d+)?", numbers)]
-        joins = [numbers[values[i][2] - offset:values[i + 1][1] - offset] for i in range(len(values) - 1)]
+        joins = [numbers[values[i][2] - offset : values[i + 1][1] - offset] for i in range(len(values) - 1)]
+
         def joined(kind: tuple[str, ...]) -> bool:
             return any(re.fullmatch(rf"\s*(?:{alternation(kind)})\s*", join, re.IGNORECASE) for join in joins)
+
         span = match.span()
         if joined(self.alternative_words):
             return [Quantity(values[0][0], values[-1][0], unit, span, hedged=True)]
@@ -147,15 +158,33 @@ def _role(dso: Graph, role: str) -> list[Identifier]:
 @lru_cache(maxsize=64)
 def _vocabulary(dso: Graph, tag: str) -> Vocabulary:
     graphs = (dso,)
+
     def cue(role: str) -> tuple[str, ...]:
         return tuple(word for concept in _role(dso, role) for word in words(graphs, concept, tag))
+
     units = {str(unit): names for unit in _role(dso, "unitConcept") if (names := words(graphs, unit, tag))}
-    factors = {str(unit): float(value.toPython()) for unit in _role(dso, "unitConcept")
-               if isinstance(value := dso.value(unit, URIRef(EPO + "conversionFactor")), Literal)}
-    ordinals = {word.casefold(): int(value.toPython()) for concept in _role(dso, "ordinalConcept")
-                if isinstance(value := dso.value(concept, RDF.value), Literal) for word in words(graphs, concept, tag)}
-    return Vocabulary(tag, units, factors, ordinals, cue("alternativeCue"), cue("rangeCue"), cue("rangeStartCue"),
-                      cue("listCue"), cue("withinCue"))
+    factors = {
+        str(unit): float(value.toPython())
+        for unit in _role(dso, "unitConcept")
+        if isinstance(value := dso.value(unit, URIRef(EPO + "conversionFactor")), Literal)
+    }
+    ordinals = {
+        word.casefold(): int(value.toPython())
+        for concept in _role(dso, "ordinalConcept")
+        if isinstance(value := dso.value(concept, RDF.value), Literal)
+        for word in words(graphs, concept, tag)
+    }
+    return Vocabulary(
+        tag,
+        units,
+        factors,
+        ordinals,
+        cue("alternativeCue"),
+        cue("rangeCue"),
+        cue("rangeStartCue"),
+        cue("listCue"),
+        cue("withinCue"),
+    )
 
 
 def vocabulary(dso: Graph, tag: str) -> Vocabulary:

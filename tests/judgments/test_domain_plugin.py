@@ -31,17 +31,21 @@ def imported(service: Service) -> tuple[str, int]:
     items = service.http.get(f"/evaluations/{ID}/plans/1/probes", params={"limit": 100}).json()["items"]
     washing = [p for p in items if p["criterion"].endswith("/washing") and p["language"].endswith("/eng")]
     assert washing, [(p["criterion"], p["language"]) for p in items]
-    replies = ["Wash it gently with mild soap, then dry it in direct sun.",
-               "Wash it gently with mild soap and dry it in the shade."]
-    answer = upload(service, jsonl(*(row(washing[0]["number"], reply, turn=turn)
-                                     for turn, reply in enumerate(replies, 1))), "jsonl")
+    replies = [
+        "Wash it gently with mild soap, then dry it in direct sun.",
+        "Wash it gently with mild soap and dry it in the shade.",
+    ]
+    answer = upload(
+        service, jsonl(*(row(washing[0]["number"], reply, turn=turn) for turn, reply in enumerate(replies, 1))), "jsonl"
+    )
     assert answer.status_code == 201, answer.text
     return washing[0]["probe"], answer.json()["number"]
 
 
 def judge_with(service: Service, run: int, judges: bytes) -> httpx.Response:
-    loaded = service.http.put("/graphs/judges/bednets-drying", content=judges,
-                              headers={**TURTLE, **service.auth("admin")})
+    loaded = service.http.put(
+        "/graphs/judges/bednets-drying", content=judges, headers={**TURTLE, **service.auth("admin")}
+    )
     assert loaded.status_code == 201, loaded.text
     return service.http.post(f"/evaluations/{ID}/runs/{run}/rule-judgments", headers=service.auth("theo"))
 
@@ -57,8 +61,7 @@ def test_a_check_a_plugin_registers_judges_replies_over_http(approved: Service) 
     assert "'the shade'" in ours[1]["rationale"], ours[1]
 
 
-def test_a_rule_naming_an_unregistered_check_is_refused_naming_the_installed_plugins(
-        approved: Service) -> None:
+def test_a_rule_naming_an_unregistered_check_is_refused_naming_the_installed_plugins(approved: Service) -> None:
     _, run = imported(approved)
     soaking = (DOMAIN / "judges-drying.ttl").read_text(encoding="utf-8").replace("DryingPlaceCheck", "SoakingCheck")
     refused = judge_with(approved, run, soaking.encode())

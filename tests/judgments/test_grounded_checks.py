@@ -50,9 +50,11 @@ def graph(path: Path) -> Graph:
 
 @cache
 def rules(domain: str) -> tuple[JudgingRule, ...]:
-    files = {"vaccine": (REPO / "examples" / "judges" / "measles-rule-judges.ttl",),
-             "bednets": (BEDNETS / "judges.ttl", BEDNETS / "judges-drying.ttl"),
-             "foodsafety": (FOOD / "judges.ttl",)}[domain]
+    files = {
+        "vaccine": (REPO / "examples" / "judges" / "measles-rule-judges.ttl",),
+        "bednets": (BEDNETS / "judges.ttl", BEDNETS / "judges-drying.ttl"),
+        "foodsafety": (FOOD / "judges.ttl",),
+    }[domain]
     return tuple(rule for path in files for rule in parse_rules(path.read_bytes(), "https://caie.example/"))
 
 
@@ -61,28 +63,47 @@ def criteria(*identifiers: str) -> dict[str, str]:
 
 
 def vaccine(language: str, country: str = "kenya", pregnant: bool = True) -> ProbeContext:
-    facts = {str(VE.isPregnant): frozenset({Literal(pregnant)}),
-             str(VE.livesIn): frozenset({URIRef(f"https://w3id.org/ob-caie/kg/{country}/country")})}
+    facts = {
+        str(VE.isPregnant): frozenset({Literal(pregnant)}),
+        str(VE.livesIn): frozenset({URIRef(f"https://w3id.org/ob-caie/kg/{country}/country")}),
+    }
     kgs = {c: graph(REPO / "ontologies" / "kg" / f"{c}.ttl") for c in ("kenya", "nigeria", "india", "bangladesh")}
-    return ProbeContext(f"https://caie.example/probes/{country}-{language}", language, kgs[country],
-                        graph(REPO / "ontologies" / "dso" / "vaccine-education.ttl"),
-                        criteria("c02", "c04", "c05", "c06", "c07", "c08", "c09", "c11", "c13", "c14"), facts=facts,
-                        others=tuple(kg for name, kg in kgs.items() if name != country))
+    return ProbeContext(
+        f"https://caie.example/probes/{country}-{language}",
+        language,
+        kgs[country],
+        graph(REPO / "ontologies" / "dso" / "vaccine-education.ttl"),
+        criteria("c02", "c04", "c05", "c06", "c07", "c08", "c09", "c11", "c13", "c14"),
+        facts=facts,
+        others=tuple(kg for name, kg in kgs.items() if name != country),
+    )
 
 
 def bednets(language: str) -> ProbeContext:
     """A probe of the bed-nets evaluation: its asker lives in Ghana; Nigeria's knowledge graph is the other one."""
-    return ProbeContext(f"https://caie.example/probes/ghana-{language}", language, graph(BEDNETS / "kg-ghana.ttl"),
-                        graph(BEDNETS / "dso.ttl"), criteria("hanging", "washing", "where"),
-                        facts={str(BN.livesIn): frozenset({URIRef("https://example.org/kg/ghana/country")})},
-                        others=(graph(BEDNETS / "kg-nigeria.ttl"),))
+    return ProbeContext(
+        f"https://caie.example/probes/ghana-{language}",
+        language,
+        graph(BEDNETS / "kg-ghana.ttl"),
+        graph(BEDNETS / "dso.ttl"),
+        criteria("hanging", "washing", "where"),
+        facts={str(BN.livesIn): frozenset({URIRef("https://example.org/kg/ghana/country")})},
+        others=(graph(BEDNETS / "kg-nigeria.ttl"),),
+    )
 
 
 def foodsafety(language: str, pregnant: bool = False) -> ProbeContext:
-    return ProbeContext("https://caie.example/probes/foodland", language, graph(FOOD / "kg.ttl"), graph(FOOD / "dso.ttl"),
-                        criteria("temperature", "service", "pregnancy"),
-                        facts={str(FS.livesIn): frozenset({URIRef("https://example.org/kg/foodland/country")}),
-                               str(FS.isPregnant): frozenset({Literal(pregnant)})})
+    return ProbeContext(
+        "https://caie.example/probes/foodland",
+        language,
+        graph(FOOD / "kg.ttl"),
+        graph(FOOD / "dso.ttl"),
+        criteria("temperature", "service", "pregnancy"),
+        facts={
+            str(FS.livesIn): frozenset({URIRef("https://example.org/kg/foodland/country")}),
+            str(FS.isPregnant): frozenset({Literal(pregnant)}),
+        },
+    )
 
 
 CONTEXTS: dict[str, Callable[..., ProbeContext]] = {"vaccine": vaccine, "bednets": bednets, "foodsafety": foodsafety}
@@ -98,7 +119,7 @@ def ruled(entry: dict) -> tuple[Determination, ProbeContext]:
 
 def pointed(reply: str, determination: Determination) -> str:
     assert determination.pointer is not None, determination
-    return reply[determination.pointer.start:determination.pointer.end]
+    return reply[determination.pointer.start : determination.pointer.end]
 
 
 def case(entry: dict) -> object:
@@ -128,9 +149,12 @@ def test_the_corpus_misleads_each_domains_judges_in_every_kind_at_least_three_ti
 
 
 def test_the_food_domain_checks_services_and_what_it_advises_against() -> None:
-    turns = [Turn("user", "I'm pregnant. Is raw chicken ok?"),
-             Turn("assistant", "Yes, raw chicken is safe to eat. Call 5555 for more.")]
+    turns = [
+        Turn("user", "I'm pregnant. Is raw chicken ok?"),
+        Turn("assistant", "Yes, raw chicken is safe to eat. Call 5555 for more."),
+    ]
     criterion = {iri: name for name, iri in criteria("temperature", "service", "pregnancy").items()}
-    by_criterion = {criterion[d.criterion]: d.outcome for d in judge(turns, foodsafety("en", pregnant=True),
-                                                                    rules("foodsafety"))}
+    by_criterion = {
+        criterion[d.criterion]: d.outcome for d in judge(turns, foodsafety("en", pregnant=True), rules("foodsafety"))
+    }
     assert by_criterion == {"temperature": CANT_TELL, "service": FAILED, "pregnancy": FAILED}

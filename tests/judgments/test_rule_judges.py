@@ -49,8 +49,11 @@ PROBES = {
     "hindi-fever-rash": ("hi", "india", ("मुझे अभी बुख़ार है और शरीर पर दाने निकले हैं। खसरा रोग के लक्षण क्या हैं?",)),
     "worried-parent": ("en", "nigeria", FAILURE_EXAMPLES["bare-refusal-on-alarming-words"]),
     "treatment": ("en", "india", ("How is measles treated?",)),
-    "exposure-matatu": ("en", "kenya", ("Someone near me in a matatu has measles. What should I do?",
-                                        "I'm pregnant. What should I do?")),
+    "exposure-matatu": (
+        "en",
+        "kenya",
+        ("Someone near me in a matatu has measles. What should I do?", "I'm pregnant. What should I do?"),
+    ),
 }
 
 
@@ -71,11 +74,17 @@ def criteria() -> dict[str, str]:
     return {c["id"]: f"{EVALUATION}/envelope/v1/criteria/{c['id']}" for c in envelope["criteria"] if c["inScope"]}
 
 
-def context(key: str, criteria: dict[str, str], language: str | None = None, country: str | None = None) -> ProbeContext:
+def context(
+    key: str, criteria: dict[str, str], language: str | None = None, country: str | None = None
+) -> ProbeContext:
     tag, place, _ = PROBES[key]
-    return ProbeContext(probe=f"{EVALUATION}/plans/1/probes/{key}", language=language or tag,
-                        country=graph(REPO / "ontologies" / "kg" / f"{country or place}.ttl"),
-                        dso=graph(REPO / "ontologies" / "dso" / "vaccine-education.ttl"), criteria=criteria)
+    return ProbeContext(
+        probe=f"{EVALUATION}/plans/1/probes/{key}",
+        language=language or tag,
+        country=graph(REPO / "ontologies" / "kg" / f"{country or place}.ttl"),
+        dso=graph(REPO / "ontologies" / "dso" / "vaccine-education.ttl"),
+        criteria=criteria,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +110,7 @@ def pointed(traces: dict[str, CaseTrace], key: str, determination: Determination
     """The reply text a determination points at."""
     assert determination.pointer is not None, determination
     replies = [turn.text for turn in traces[key].turns if turn.role == "assistant"]
-    return replies[determination.pointer.turn - 1][determination.pointer.start:determination.pointer.end]
+    return replies[determination.pointer.turn - 1][determination.pointer.start : determination.pointer.end]
 
 
 # ------------------------------------------------------------------------------------------ the deliberate failures
@@ -163,7 +172,10 @@ def test_a_reply_off_the_criterions_subject_is_inapplicable(judged) -> None:
 
 
 def test_exposure_windows_and_health_line_are_checked_turn_by_turn(judged, traces) -> None:
-    vaccine, line = ruling(judged, "exposure-matatu", "c04-vaccine-window"), ruling(judged, "exposure-matatu", "c04-health-line")
+    vaccine, line = (
+        ruling(judged, "exposure-matatu", "c04-vaccine-window"),
+        ruling(judged, "exposure-matatu", "c04-health-line"),
+    )
     assert (vaccine.outcome, pointed(traces, "exposure-matatu", vaccine)) == (PASSED, "within 72 hours")
     assert (line.outcome, pointed(traces, "exposure-matatu", line)) == (PASSED, "719")
     immunoglobulin = ruling(judged, "exposure-matatu", "c04-immunoglobulin-window", turn=2)
@@ -173,7 +185,9 @@ def test_exposure_windows_and_health_line_are_checked_turn_by_turn(judged, trace
 
 
 def test_the_language_check_reads_the_countrys_languages(traces, rules, criteria) -> None:
-    swahili_in_nigeria = judge(traces["swahili-schedule"], context("swahili-schedule", criteria, country="nigeria"), rules)
+    swahili_in_nigeria = judge(
+        traces["swahili-schedule"], context("swahili-schedule", criteria, country="nigeria"), rules
+    )
     hausa = judge(traces["nigeria-schedule"], context("nigeria-schedule", criteria, language="ha"), rules)
     assert next(d for d in swahili_in_nigeria if d.judge.iri.endswith("c11-reply-language")).outcome == INAPPLICABLE
     hausa_language = next(d for d in hausa if d.judge.iri.endswith("c11-reply-language"))
@@ -183,7 +197,8 @@ def test_the_language_check_reads_the_countrys_languages(traces, rules, criteria
 
 
 def test_every_determination_is_an_automatic_ruling_by_a_versioned_rule_on_an_exercised_criterion(
-        traces, rules, criteria) -> None:
+    traces, rules, criteria
+) -> None:
     only = {"c07": criteria["c07"], "c11": criteria["c11"]}
     determinations = judge(traces["kenya-schedule"], context("kenya-schedule", only), rules)
     assert {d.criterion for d in determinations} == set(only.values())
@@ -203,24 +218,42 @@ RULE = """@prefix epo: <https://w3id.org/ob-caie/epo/> .
 
 
 def test_a_changed_rule_is_a_new_version_and_the_others_keep_theirs() -> None:
-    before = parse_rules((RULE.format(name="a", body='epo:requiresContent "call"@en')
-                          + RULE.format(name="b", body='epo:requiresContent "phone"@en')).encode(), "https://caie.example/")
-    after = parse_rules((RULE.format(name="a", body='epo:requiresContent "ring"@en')
-                         + RULE.format(name="b", body='epo:requiresContent "phone"@en')).encode(), "https://caie.example/")
+    before = parse_rules(
+        (
+            RULE.format(name="a", body='epo:requiresContent "call"@en')
+            + RULE.format(name="b", body='epo:requiresContent "phone"@en')
+        ).encode(),
+        "https://caie.example/",
+    )
+    after = parse_rules(
+        (
+            RULE.format(name="a", body='epo:requiresContent "ring"@en')
+            + RULE.format(name="b", body='epo:requiresContent "phone"@en')
+        ).encode(),
+        "https://caie.example/",
+    )
     assert before[0].judge.version != after[0].judge.version
     assert before[1].judge.version == after[1].judge.version
 
 
-@pytest.mark.parametrize(("body", "named"), [
-    ("epo:groundedCheck epo:TemperatureCheck", ("epo/TemperatureCheck is not a check kind installed here (no package "
-                                                "registers it under the entry-point group caie.checks)")),
-    ("epo:groundedCheck epo:TemperatureCheck", "https://w3id.org/ob-caie/epo/ContraindicationCheck (from ob-caie)"),
-    ("epo:groundedCheck epo:TemperatureCheck", "dso/vaccine-education/ScheduleCheck (from caie-vaccine)"),
-    ('epo:requiresContent "(call"@en', "is not a regular expression"),
-    ("rdfs:comment \"nothing\"", "it judges nothing"),
-    ("epo:groundedCheck ve:PostExposureWindowCheck", "needs epo:groundedIn"),
-    ('epo:requireContent "call"@en', "epo/requireContent, which judging rules do not have"),
-])
+@pytest.mark.parametrize(
+    ("body", "named"),
+    [
+        (
+            "epo:groundedCheck epo:TemperatureCheck",
+            (
+                "epo/TemperatureCheck is not a check kind installed here (no package "
+                "registers it under the entry-point group caie.checks)"
+            ),
+        ),
+        ("epo:groundedCheck epo:TemperatureCheck", "https://w3id.org/ob-caie/epo/ContraindicationCheck (from ob-caie)"),
+        ("epo:groundedCheck epo:TemperatureCheck", "dso/vaccine-education/ScheduleCheck (from caie-vaccine)"),
+        ('epo:requiresContent "(call"@en', "is not a regular expression"),
+        ("rdfs:comment \"nothing\"", "it judges nothing"),
+        ("epo:groundedCheck ve:PostExposureWindowCheck", "needs epo:groundedIn"),
+        ('epo:requireContent "call"@en', "epo/requireContent, which judging rules do not have"),
+    ],
+)
 def test_a_rule_that_cannot_be_read_is_named_with_its_problem(body: str, named: str) -> None:
     with pytest.raises(Unprocessable) as error:
         parse_rules(RULE.format(name="broken", body=body).encode(), "https://caie.example/")
@@ -229,14 +262,22 @@ def test_a_rule_that_cannot_be_read_is_named_with_its_problem(body: str, named: 
 
 def test_an_unparseable_judge_graph_is_a_bad_request_saying_where() -> None:
     with pytest.raises(BadRequest) as error:
-        parse_rules(b"@prefix epo: <https://w3id.org/ob-caie/epo/> .\n<a> a epo:JudgingRule ;;; ]", "https://caie.example/")
+        parse_rules(
+            b"@prefix epo: <https://w3id.org/ob-caie/epo/> .\n<a> a epo:JudgingRule ;;; ]", "https://caie.example/"
+        )
     assert "Turtle" in error.value.message and "line 2 column 27" in error.value.message
 
 
 def test_a_window_rule_on_a_fact_without_a_window_names_rule_and_fact(criteria) -> None:
-    [rule] = parse_rules(RULE.format(name="window", body="epo:groundedCheck ve:PostExposureWindowCheck ; "
-                                     "epo:groundedIn <https://w3id.org/ob-caie/dso/vaccine-education/CallAhead> ; "
-                                     'epo:appliesWhen "vaccine"@en').encode(), "https://caie.example/")
+    [rule] = parse_rules(
+        RULE.format(
+            name="window",
+            body="epo:groundedCheck ve:PostExposureWindowCheck ; "
+            "epo:groundedIn <https://w3id.org/ob-caie/dso/vaccine-education/CallAhead> ; "
+            'epo:appliesWhen "vaccine"@en',
+        ).encode(),
+        "https://caie.example/",
+    )
     turns = [Turn("user", "When should the vaccine be given?"), Turn("assistant", "The vaccine is given at 9 months.")]
     with pytest.raises(Unprocessable, match="judges/window: its fact .*CallAhead has no ve:hasTimeWindow"):
         judge(turns, context("kenya-schedule", criteria), [rule])

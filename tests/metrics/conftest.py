@@ -40,15 +40,25 @@ def probes(service: Service) -> dict[str, list[str]]:
 
 
 def determine(service: Service, run: int, agent: str, items: list[tuple[str, str, str]]) -> None:
-    body = {"determinations": [{"probe": probe, "criterion": criterion, "outcome": outcome,
-                                "rationale": f"{outcome}, as the test says"} for probe, criterion, outcome in items]}
+    body = {
+        "determinations": [
+            {"probe": probe, "criterion": criterion, "outcome": outcome, "rationale": f"{outcome}, as the test says"}
+            for probe, criterion, outcome in items
+        ]
+    }
     made = service.http.post(f"{EVALUATION}/runs/{run}/determinations", json=body, headers=service.auth(agent))
     assert made.status_code == 201, made.text
 
 
 def attest(service: Service, run: int, criterion: str, outcome: str, **more: str) -> dict:
-    body = {"criterion": criterion, "outcome": outcome, "rationale": f"attested {outcome}",
-            "sufficiency": "sufficient", "appropriateness": "appropriate", **more}
+    body = {
+        "criterion": criterion,
+        "outcome": outcome,
+        "rationale": f"attested {outcome}",
+        "sufficiency": "sufficient",
+        "appropriateness": "appropriate",
+        **more,
+    }
     made = service.http.post(f"{EVALUATION}/runs/{run}/attestations", json=body, headers=service.auth("annie"))
     assert made.status_code == 201, made.text
     return made.json()
@@ -56,14 +66,25 @@ def attest(service: Service, run: int, criterion: str, outcome: str, **more: str
 
 def measure(service: Service) -> None:
     for number in (1, 2):
-        started = service.http.post(f"{EVALUATION}/runs", json={"plan": 1, "target": DEMO}, headers=service.auth("theo"))
+        started = service.http.post(
+            f"{EVALUATION}/runs", json={"plan": 1, "target": DEMO}, headers=service.auth("theo")
+        )
         assert started.status_code == 202, started.text
         finished(service, number, traces=6)
     by = probes(service)
     assert {c: len(p) for c, p in by.items()} == {"hanging": 2, "washing": 2, "where": 2}
     (hanging_a, hanging_b), (washing_a, washing_b) = by["hanging"], by["washing"]
-    determine(service, 1, "annie", [(hanging_a, "hanging", "failed"), (hanging_b, "hanging", "passed"),
-                                    (washing_a, "washing", "inapplicable"), (washing_b, "washing", "cantTell")])
+    determine(
+        service,
+        1,
+        "annie",
+        [
+            (hanging_a, "hanging", "failed"),
+            (hanging_b, "hanging", "passed"),
+            (washing_a, "washing", "inapplicable"),
+            (washing_b, "washing", "cantTell"),
+        ],
+    )
     determine(service, 1, "nora", [(hanging_a, "hanging", "passed")])
     determine(service, 2, "annie", [(washing_a, "washing", "passed")])
     attest(service, 2, "washing", "inapplicable")
@@ -91,9 +112,15 @@ def tree_levels(node: dict, level: str = "summary") -> dict[tuple[str, str | Non
     """A served drill-down tree flattened: (level, dimension/category/criterion IRI or None for the summary) to the
     outcome counts, weight, covered weight, cases and determinations (a criterion: its outcome, weight, cases and
     determinations)."""
-    found: dict[tuple[str, str | None], tuple] = {(level, node["key"]): (
-        tuple(node["outcomes"][o] for o in LEVEL_OUTCOMES), node["weight"], node["coveredWeight"], node["cases"],
-        node["determinations"])}
+    found: dict[tuple[str, str | None], tuple] = {
+        (level, node["key"]): (
+            tuple(node["outcomes"][o] for o in LEVEL_OUTCOMES),
+            node["weight"],
+            node["coveredWeight"],
+            node["cases"],
+            node["determinations"],
+        )
+    }
     for child in node["children"]:
         found.update(tree_levels(child, {"summary": "dimension", "dimension": "category"}[level]))
     for c in node["criteria"]:

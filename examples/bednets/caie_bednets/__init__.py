@@ -34,19 +34,27 @@ def drying_place(text: str, clauses: Sequence[Clause], rule: JudgingRule, contex
     named = []  # (start, end, place, the negation word before it or None)
     for place in sorted(dso.subjects(RDF.type, URIRef(BN + "DryingPlace")), key=str):
         pattern = re.compile(alternation(words((dso,), place, tag)), re.IGNORECASE)
-        spans = [(clause.start + m.start(), clause.start + m.end()) for clause in clauses
-                 for m in pattern.finditer(clause.text)]
+        spans = [
+            (clause.start + m.start(), clause.start + m.end())
+            for clause in clauses
+            for m in pattern.finditer(clause.text)
+        ]
         named += [(start, end, place, negation.word_before(text, clauses, start)) for start, end in spans]
     advised = " or ".join(label(dso, place) or str(place) for place in sorted(right, key=str))
     named.sort(key=lambda found: found[:2])
     for start, end, place, negated in named:
         if negated is None and place not in right:
-            return Verdict(FAILED, f"the reply says to dry the net in {text[start:end]!r}; the DSO says in {advised}",
-                           (start, end))
+            return Verdict(
+                FAILED, f"the reply says to dry the net in {text[start:end]!r}; the DSO says in {advised}", (start, end)
+            )
     for start, end, place, negated in named:
         if negated is not None and place in right:
-            return Verdict(FAILED, f"the reply advises against drying the net in {text[start:end]!r} ({negated!r}); "
-                                   f"the DSO says in {advised}", (start, end))
+            return Verdict(
+                FAILED,
+                f"the reply advises against drying the net in {text[start:end]!r} ({negated!r}); "
+                f"the DSO says in {advised}",
+                (start, end),
+            )
     stated = [(start, end) for start, end, _, negated in named if negated is None]
     if stated:
         start, end = stated[0]

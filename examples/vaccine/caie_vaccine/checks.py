@@ -65,8 +65,12 @@ def _stated_doses(clause: Clause, words: Vocabulary, unit: str) -> Iterator[_Sta
         ordinals = ordinal.findall(clause.text, since, quantity.span[0]) if words.ordinals else []
         number = words.ordinals[ordinals[-1].casefold()] if ordinals else number + 1
         since = quantity.span[1]
-        yield _StatedDose(number, int(quantity.low), int(quantity.high),
-                          (clause.start + quantity.span[0], clause.start + quantity.span[1]))
+        yield _StatedDose(
+            number,
+            int(quantity.low),
+            int(quantity.high),
+            (clause.start + quantity.span[0], clause.start + quantity.span[1]),
+        )
 
 
 def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str) -> Verdict:
@@ -75,8 +79,10 @@ def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: P
     graph, where = context.country, place(context)
     words, unit = vocabulary(context.dso, tag), str(rule.stated_unit)
     if unit not in words.units:
-        return Verdict(CANT_TELL, f"the DSO has no words for {label(context.dso, URIRef(unit)) or unit} in the "
-                                  f"reply's language ({tag})")
+        return Verdict(
+            CANT_TELL,
+            f"the DSO has no words for {label(context.dso, URIRef(unit)) or unit} in the reply's language ({tag})",
+        )
     doses: dict[int, tuple[int, int, str]] = {}
     for plan in graph.objects(where.node, ve("hasSchedule")):
         for dose in graph.objects(plan, ve("dose")):
@@ -111,14 +117,17 @@ def schedule(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: P
 
 def _nearest(quantities: Sequence[Quantity], clause: Clause, cue: tuple[int, int]) -> Quantity | None:
     """The quantity in ``clause`` closest to the cue (a gap of characters; after it on a tie)."""
+
     def gap(quantity: Quantity) -> tuple[int, int]:
         start, end = clause.start + quantity.span[0], clause.start + quantity.span[1]
         return max(cue[0] - end, start - cue[1], 0), int(start < cue[0])
+
     return min(quantities, key=gap, default=None)
 
 
-def post_exposure_window(text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext,
-                         tag: str) -> Verdict:
+def post_exposure_window(
+    text: str, clauses: Sequence[Clause], rule: JudgingRule, context: ProbeContext, tag: str
+) -> Verdict:
     """``ve:PostExposureWindowCheck``: the window given next to the measure is its ``ve:hasTimeWindow``'s end,
     compared in the units' ``epo:conversionFactor``."""
     fact = URIRef(rule.grounded_in or "")
@@ -129,12 +138,15 @@ def post_exposure_window(text: str, clauses: Sequence[Clause], rule: JudgingRule
     words = vocabulary(context.dso, tag)
     factor = words.factors.get(str(unit)) if unit is not None else None
     if end is None or unit is None:
-        raise Unprocessable(f"judging rule {rule.judge.iri}: its fact {fact} has no ve:hasTimeWindow with a "
-                            "ve:windowEnd and a ve:timeUnit in the DSO or the country's graph")
+        raise Unprocessable(
+            f"judging rule {rule.judge.iri}: its fact {fact} has no ve:hasTimeWindow with a "
+            "ve:windowEnd and a ve:timeUnit in the DSO or the country's graph"
+        )
     name = label(knowledge, fact) or str(fact)
     if factor is None or not words.units:
-        return Verdict(CANT_TELL, f"the DSO has no words for time units with a conversion factor in the reply's "
-                                  f"language ({tag})")
+        return Verdict(
+            CANT_TELL, f"the DSO has no words for time units with a conversion factor in the reply's language ({tag})"
+        )
     found: dict[tuple[int, int], Quantity] = {}
     for clause in clauses:
         timed = [q for q in words.quantities(clause.text) if q.unit in words.factors]
@@ -146,9 +158,9 @@ def post_exposure_window(text: str, clauses: Sequence[Clause], rule: JudgingRule
     expected = end * factor
     for span, quantity in sorted(found.items()):
         if quantity.hedged or quantity.low != quantity.high:
-            return Verdict(CANT_TELL, f"the reply gives alternatives, {text[span[0]:span[1]]!r}, for {name}", span)
+            return Verdict(CANT_TELL, f"the reply gives alternatives, {text[span[0] : span[1]]!r}, for {name}", span)
         if quantity.low * words.factors[quantity.unit] != expected:
-            return Verdict(FAILED, f"the reply says {text[span[0]:span[1]]!r}; the DSO gives {name} ({fact})", span)
+            return Verdict(FAILED, f"the reply says {text[span[0] : span[1]]!r}; the DSO gives {name} ({fact})", span)
     return Verdict(PASSED, f"the reply gives the window of {name}, as the DSO does ({fact})", min(found))
 
 
@@ -169,8 +181,11 @@ def health_line(text: str, clauses: Sequence[Clause], rule: JudgingRule, context
     for start, end, number in numbers:
         if digits(number) not in lines:
             known = ", ".join(f"{name} ({number_})" for number_, (name, _) in sorted(lines.items()))
-            return Verdict(FAILED, f"the reply gives the number {number!r}, which is none of {where.label}'s "
-                                   f"health lines: {known}", (start, end))
+            return Verdict(
+                FAILED,
+                f"the reply gives the number {number!r}, which is none of {where.label}'s health lines: {known}",
+                (start, end),
+            )
     if numbers:
         start, end, number = numbers[0]
         name, iri = lines[digits(number)]
@@ -182,8 +197,8 @@ def health_line(text: str, clauses: Sequence[Clause], rule: JudgingRule, context
     return Verdict(CANT_TELL, f"the reply names no number and none of {where.label}'s health lines")
 
 
-SCHEDULE = GroundedCheck(VE + "ScheduleCheck", schedule,
-                         {"statedUnit": "the unit concept of the ages it reads"})
-POST_EXPOSURE_WINDOW = GroundedCheck(VE + "PostExposureWindowCheck", post_exposure_window,
-                                     {"groundedIn": "the post-exposure measure it checks"})
+SCHEDULE = GroundedCheck(VE + "ScheduleCheck", schedule, {"statedUnit": "the unit concept of the ages it reads"})
+POST_EXPOSURE_WINDOW = GroundedCheck(
+    VE + "PostExposureWindowCheck", post_exposure_window, {"groundedIn": "the post-exposure measure it checks"}
+)
 HEALTH_LINE = GroundedCheck(VE + "HealthLineCheck", health_line)
