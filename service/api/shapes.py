@@ -12,9 +12,10 @@ from ..core.catalog import CatalogEntry
 from ..core.rdf import local_name
 from ..core.validation_report import ValidationOutcome, Violation
 from ..envelope.model import ApprovalRecord, EnvelopeStatus
-from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement, StoredReliability
+from ..judgments.agreement import Agreement, CaseNeedingPerson, HumanAgreement
 from ..judgments.attestations import AttestationView
 from ..judgments.model import RecordedDetermination
+from ..judgments.reliability import StoredReliability
 from ..plan.model import PlanApprovalStatus, PlanView, Probe
 from ..runs.jobs import Job
 from ..runs.records import RunView

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 
-from ..judgments.agreement import StoredReliability
+from ..judgments.reliability import StoredReliability
 
 
 def ratio(numerator: Decimal | int, denominator: Decimal | int) -> Fraction | None:

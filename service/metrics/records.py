@@ -18,7 +18,7 @@ from ..core.namespaces import EARL
 from ..core.rdf import date_time
 from ..core.store import Row, Term
 from ..envelope import Envelope, envelope_at, iris_for
-from ..judgments.agreement import stored_judge_reliability
+from ..judgments.reliability import stored_judge_reliability
 from ..judgments.tallies import pass_rate_rows
 from ..runs.records import run_view
 from .intervals import wilson_fpc

@@ -11,13 +11,8 @@ from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
 from ...core.config import Credential
-from ...judgments.agreement import (
-    agreement,
-    cases_needing_people,
-    judge_human_agreement,
-    record_judge_reliability,
-    stored_judge_reliability,
-)
+from ...judgments.agreement import agreement, cases_needing_people, judge_human_agreement
+from ...judgments.reliability import record_judge_reliability, stored_judge_reliability
 from ..deps import GraphsDep, ReaderDep, credential
 from ..guarded import computed
 from ..shapes import agreement_json, case_needing_person_json, human_agreement_json, reliability_json
