@@ -49,7 +49,7 @@ $(JS_STAMP): tests/js/package.json tests/js/package-lock.json
 
 # Remote-store tests also run on a real Virtuoso 7: Debian's binaries (virtuoso-t, isql-vt) at 7.2.5.1. Only the
 # -bin package: the full virtuoso-opensource-7 would also register and start a system-wide server on 1111/8890;
-# the tests start their own (tests/servers.py, docs/stores.md). Install it when it is missing.
+# the tests start their own (tests/virtuoso.py, docs/stores.md). Install it when it is missing.
 virtuoso:
 	@command -v virtuoso-t >/dev/null 2>&1 || (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq virtuoso-opensource-7-bin >/dev/null)
 

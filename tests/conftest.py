@@ -1,7 +1,7 @@
 """Fixtures: every test that takes ``store`` or ``service`` runs on the embedded and the remote backend.
 
 ``embedded`` is pyoxigraph in memory; ``remote`` is a real ``oxigraph serve`` process reached over
-SPARQL 1.1 HTTP; ``virtuoso`` is the remote backend on a real Virtuoso 7 (:func:`.servers.virtuoso_server`).
+SPARQL 1.1 HTTP; ``virtuoso`` is the remote backend on a real Virtuoso 7 (:func:`.virtuoso.virtuoso_server`).
 A module opts its tests into Virtuoso too with ``pytestmark = pytest.mark.backends("embedded", "remote",
 "virtuoso")`` (read by :func:`pytest_generate_tests`); the others run on ``embedded`` and ``remote`` only,
 to keep ``make test`` within its time budget (docs/stores.md, "What runs on each engine in `make test`").
@@ -47,16 +47,8 @@ from service.core.memo import CACHE_DIR_ENV, kept
 from service.core.outbound import tls_context
 from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
 
-from .servers import (
-    AppSlot,
-    VirtuosoServer,
-    app_server,
-    free_port,
-    oxigraph_server,
-    stop_process,
-    virtuoso_server,
-    wait_until_up,
-)
+from .servers import AppSlot, app_server, free_port, oxigraph_server, stop_process, wait_until_up
+from .virtuoso import VirtuosoServer, virtuoso_server
 
 pytest_plugins = [
     "tests.pages_browser",  # the browser fixtures and page checks (Playwright on Debian's Chromium)

@@ -1,5 +1,5 @@
 """The service as an operator runs it on Virtuoso 7 (issue 7, "Done when"): real ``caie serve`` processes
-over a real Virtuoso (:func:`tests.servers.virtuoso_server`, its packaged limits).
+over a real Virtuoso (:func:`tests.virtuoso.virtuoso_server`, its packaged limits).
 
 1. ``caie serve --examples`` on Virtuoso starts, and the worked example's envelope digest, plan allocation,
    frame sizes, plan digest and scenario counts equal those of the same example on the embedded store; so do
@@ -49,7 +49,8 @@ from service.core.store import RemoteStore
 
 from .conftest import BASE_URL, settings_for
 from .replicas import ServiceDidNotStart, ServiceProcess, poll, start_service, wait_for_service
-from .servers import VirtuosoServer, stop_process, virtuoso_server
+from .servers import stop_process
+from .virtuoso import VirtuosoServer, virtuoso_server
 
 # About 2 minutes of real processes on Virtuoso (110 s alone): run by `make test-engines`, apart from `make test`'s 420 s.
 pytestmark = pytest.mark.engines

@@ -38,7 +38,8 @@ from service.core.store import (
 from service.core.store.engines import json_results_without_node_ids, triples_without_node_ids
 
 from ..conftest import BASE_URL
-from ..servers import ProxyControl, authenticating_proxy, oxigraph_server
+from ..proxy import ProxyControl, authenticating_proxy
+from ..servers import oxigraph_server
 
 EX = "http://example.org/"
 G = NamedNode("http://caie.test/kg/remote")

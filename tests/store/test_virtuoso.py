@@ -1,6 +1,6 @@
 """The remote store on a real Virtuoso 7 (Debian's 7.2.5.1, its packaged limits): issue 7's findings as tests.
 
-One Virtuoso per session (:func:`tests.servers.virtuoso_server`, about 2 s to start). Tests never empty the
+One Virtuoso per session (:func:`tests.virtuoso.virtuoso_server`, about 2 s to start). Tests never empty the
 store (``DROP ALL`` would drop Virtuoso's own system graphs): each writes graphs under its own fresh IRI.
 
 The other tests assert what the service must do on Virtuoso (issue 7): bounded writes, blank nodes, listings
@@ -22,7 +22,7 @@ from service.core.config import Credential, Settings
 from service.core.digest import graph_digest
 from service.core.store import ChangeSet, RemoteStore
 
-from ..servers import VirtuosoServer, virtuoso_server
+from ..virtuoso import VirtuosoServer, virtuoso_server
 
 EX = "http://example.org/"
 XSD = "http://www.w3.org/2001/XMLSchema#"
