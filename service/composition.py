@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, TypedDict
 
 from .core.catalog import Catalog
 from .core.config import Settings
-from .core.graphs import GraphService
+from .core.graphs import Clock, GraphService
 from .core.memo import CACHE_DIR_ENV
 from .core.rdf_limits import RdfLimits
 from .core.store import RemoteStore, Store, open_store
@@ -35,6 +35,15 @@ class Services:
     publisher: Publisher
     jobs: Jobs
     owns_store: bool = True
+
+    @property
+    def clock(self) -> Clock:
+        """What dates the records the services write: the graph service's, which every domain step is given."""
+        return self.graphs.clock
+
+    @clock.setter
+    def clock(self, clock: Clock) -> None:
+        self.graphs.clock = clock
 
     def close(self) -> None:
         if self.owns_store:

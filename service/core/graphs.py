@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack, nullcontext
 from dataclasses import dataclass, replace
+from datetime import datetime
 from enum import Enum
 
 from pyoxigraph import NamedNode, RdfFormat, Triple
@@ -35,6 +36,10 @@ from .store.base import bind_rows
 _IDENTIFIER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 IDENTIFIER_PATTERN = _IDENTIFIER.pattern
 """What a graph identifier (and so an evaluation id) may be; the OpenAPI document states it for path parameters."""
+
+
+Clock = Callable[[], datetime]
+"""What dates a record: the current time, UTC (:func:`.catalog.now` in a deployment; a test's own clock in tests)."""
 
 
 class WriteMode(Enum):
@@ -61,6 +66,7 @@ class GraphService(BatchAppends, GraphChecks):
         max_graphs_per_write: int | None = None,
         skolemize: bool = False,
         rdf_limits: RdfLimits = DEFAULT_LIMITS,
+        clock: Clock = now,
     ) -> None:
         self._store = store
         self._catalog = catalog
@@ -72,6 +78,8 @@ class GraphService(BatchAppends, GraphChecks):
         self.rdf_limits = rdf_limits
         """The bounds on an RDF body a client sends, and on canonicalizing what is written (docs/protection.md)."""
         self._writes = threading.Lock()
+        self.clock = clock
+        """What dates the catalog's entries and the records written through this service (their one clock)."""
 
     def ref(self, kind: str, identifier: str) -> GraphRef:
         """The graph ``{base}graphs/{kind}/{identifier}``, or 404/400 naming what is wrong with the path."""
@@ -112,7 +120,7 @@ class GraphService(BatchAppends, GraphChecks):
                 identifier=ref.identifier,
                 title=title or title_of(content, ref),
                 agent=agent.agent,
-                modified=now(),
+                modified=self.clock(),
                 triples=size,
                 digest=digest,
                 conforms_to=conforms_to,
@@ -271,7 +279,7 @@ class GraphService(BatchAppends, GraphChecks):
                     title=edit.title
                     or (previous.title if previous else f"{edit.ref.kind.value}/{edit.ref.identifier}"),
                     agent=agent.agent,
-                    modified=now(),
+                    modified=self.clock(),
                     triples=size,
                     digest=digest,
                     batch_of=edit.batch_of,

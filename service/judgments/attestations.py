@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict, Forbidden, Unprocessable
 from ..core.graphs import GraphService
@@ -117,7 +117,7 @@ def attest(
     current = [a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.current]
     _check_supersession(current, criterion, run_number, supersedes, reason)
     _check_superseder(graphs, agent, current, supersedes, supersede_role)
-    at = now()
+    at = graphs.clock()  # the deployment's clock (a test's, which it advances instead of sleeping)
     ref = graphs.append_numbered(
         graphs.member(GraphKind.EVALUATION, evaluation_id),
         "judgments",

@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from http.cookies import Morsel, SimpleCookie
 
 import httpx
@@ -77,16 +79,36 @@ def sample_routes(app: FastAPI) -> None:
 
 
 class ManualClock:
-    """A monotonic clock that moves only when told: sessions' and sign-in limits' ages without waiting."""
+    """A clock that moves only when told: sessions' and sign-in limits' ages (called: seconds, monotonic), and the
+    records' dates (:meth:`utc`: a deployment's ``services.clock``), without waiting."""
 
-    def __init__(self) -> None:
-        self.now = 1000.0
+    def __init__(self, start: float = 1000.0) -> None:
+        self.now = start
 
     def __call__(self) -> float:
         return self.now
 
     def advance(self, seconds: float) -> None:
         self.now += seconds
+
+    def utc(self) -> datetime:
+        """The time as a record is dated by it (``start`` read as seconds since the epoch), UTC as the service's."""
+        return datetime.fromtimestamp(self.now, UTC)
+
+
+@contextmanager
+def dated_by_hand(slot: AppSlot) -> Iterator[ManualClock]:
+    """A manual clock, at the current time, dating the records of the app ``slot`` serves for the block (set as
+    its services' clock, as a deployment's is; the one before is given back): advanced where a test would sleep
+    for a later date."""
+    app = slot.app
+    assert isinstance(app, FastAPI), "no app is being served"
+    clock, before = ManualClock(time.time()), app.state.services.clock
+    app.state.services.clock = clock.utc
+    try:
+        yield clock
+    finally:
+        app.state.services.clock = before
 
 
 @contextmanager

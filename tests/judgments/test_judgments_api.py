@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from pathlib import Path
 
 from fastapi.testclient import TestClient
 
 from service.api import create_app
 
+from ..api.workspace import dated_by_hand
 from ..conftest import EMBEDDED_ONLY, Service, dump, settings_for
 from ..plan.test_second_domain_plan import ID
 from ..runs.test_run_record import finished
+from ..servers import AppSlot
 
 pytestmark = EMBEDDED_ONLY
 JUDGES = Path(__file__).parents[2] / "examples" / "bednets" / "judges.ttl"
@@ -101,7 +104,9 @@ def test_rule_judges_and_people_determine_and_bad_determinations_store_nothing(j
     assert len(dump(judged.store)) == before
 
 
-def test_attestations_start_from_the_rule_and_are_corrected_only_by_superseding(judged: Service) -> None:
+def test_attestations_start_from_the_rule_and_are_corrected_only_by_superseding(
+    judged: Service, app_slot: tuple[AppSlot, str]
+) -> None:
     url = f"/evaluations/{ID}/runs/1/attestations"
     first = {
         "criterion": "hanging",
@@ -115,32 +120,34 @@ def test_attestations_start_from_the_rule_and_are_corrected_only_by_superseding(
         judged.http.post(url, json={**first, "sufficiency": "insufficient"}, headers=judged.auth("annie")).status_code
         == 422
     )
-    made = judged.http.post(url, json=first, headers=judged.auth("annie"))
-    assert made.status_code == 201, made.text
-    attestation = made.json()
-    determinations = judged.http.get(
-        f"/evaluations/{ID}/determinations", params={"criterion": attestation["criterion"]}
-    ).json()["determinations"]
-    assert set(attestation["determinations"]) == {d["determination"] for d in determinations}  # no cherry-picking
-    # only the rule judge ruled, and no person agreed with it yet: the rule counts none of its rulings
-    assert {d["mode"] for d in determinations} == {"http://www.w3.org/ns/earl#automatic"}
-    assert (attestation["aggregatedOutcome"], attestation["current"]) == ("untested", True)
+    with dated_by_hand(app_slot[0]) as clock:
+        made = judged.http.post(url, json=first, headers=judged.auth("annie"))
+        assert made.status_code == 201, made.text
+        attestation, dated = made.json(), [clock.utc()]
+        determinations = judged.http.get(
+            f"/evaluations/{ID}/determinations", params={"criterion": attestation["criterion"]}
+        ).json()["determinations"]
+        assert set(attestation["determinations"]) == {d["determination"] for d in determinations}  # no cherry-picking
+        # only the rule judge ruled, and no person agreed with it yet: the rule counts none of its rulings
+        assert {d["mode"] for d in determinations} == {"http://www.w3.org/ns/earl#automatic"}
+        assert (attestation["aggregatedOutcome"], attestation["current"]) == ("untested", True)
 
-    again = judged.http.post(url, json={**first, "outcome": "passed"}, headers=judged.auth("annie"))
-    assert again.status_code == 409 and "supersede it" in again.text
-    correction = {
-        **first,
-        "outcome": "cantTell",
-        "sufficiency": "insufficient",
-        "supersedes": attestation["attestation"],
-    }
-    assert judged.http.post(url, json=correction, headers=judged.auth("annie")).status_code == 422  # no reason
-    time.sleep(0.01)
-    corrected = judged.http.post(
-        url,
-        json={**correction, "reason": "two replies are too few to fail the criterion"},
-        headers=judged.auth("annie"),
-    )
+        again = judged.http.post(url, json={**first, "outcome": "passed"}, headers=judged.auth("annie"))
+        assert again.status_code == 409 and "supersede it" in again.text
+        correction = {
+            **first,
+            "outcome": "cantTell",
+            "sufficiency": "insufficient",
+            "supersedes": attestation["attestation"],
+        }
+        assert judged.http.post(url, json=correction, headers=judged.auth("annie")).status_code == 422  # no reason
+        clock.advance(0.001)  # the correction is dated strictly later (the listing orders by date)
+        dated.append(clock.utc())
+        corrected = judged.http.post(
+            url,
+            json={**correction, "reason": "two replies are too few to fail the criterion"},
+            headers=judged.auth("annie"),
+        )
     assert corrected.status_code == 201, corrected.text
     listed = judged.http.get(f"/evaluations/{ID}/attestations").json()["attestations"]
     assert [(a["outcome"], a["current"], a["supersedes"]) for a in listed] == [
@@ -148,6 +155,7 @@ def test_attestations_start_from_the_rule_and_are_corrected_only_by_superseding(
         ("cantTell", True, attestation["attestation"]),
     ]
     assert listed[1]["reason"] == "two replies are too few to fail the criterion"
+    assert [datetime.fromisoformat(a["at"]) for a in listed] == dated  # the dates are the deployment clock's
 
 
 def test_a_deployment_with_the_separation_rule_refuses_over_http_who_ran_a_run_judging_it(judged: Service) -> None:

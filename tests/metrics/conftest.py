@@ -19,13 +19,13 @@ So where is untested: no attestation at all.
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
+from ..api.workspace import dated_by_hand
 from ..conftest import Service, restored
 from ..plan.test_second_domain_plan import ID
 from ..runs.test_run_record import DEMO, finished
+from ..servers import AppSlot
 
 EVALUATION = f"/evaluations/{ID}"
 
@@ -64,7 +64,7 @@ def attest(service: Service, run: int, criterion: str, outcome: str, **more: str
     return made.json()
 
 
-def measure(service: Service) -> None:
+def measure(service: Service, slot: AppSlot) -> None:
     for number in (1, 2):
         started = service.http.post(
             f"{EVALUATION}/runs", json={"plan": 1, "target": DEMO}, headers=service.auth("theo")
@@ -87,16 +87,24 @@ def measure(service: Service) -> None:
     )
     determine(service, 1, "nora", [(hanging_a, "hanging", "passed")])
     determine(service, 2, "annie", [(washing_a, "washing", "passed")])
-    attest(service, 2, "washing", "inapplicable")
-    attest(service, 1, "washing", "cantTell")
-    failed = attest(service, 1, "hanging", "failed")
-    time.sleep(0.01)  # the correction is dated strictly later
-    attest(service, 1, "hanging", "passed", supersedes=failed["attestation"], reason="on review, the reply is right")
+    with dated_by_hand(slot) as clock:
+        attest(service, 2, "washing", "inapplicable")
+        attest(service, 1, "washing", "cantTell")
+        failed = attest(service, 1, "hanging", "failed")
+        clock.advance(0.001)  # the correction is dated strictly later
+        attest(
+            service, 1, "hanging", "passed", supersedes=failed["attestation"], reason="on review, the reply is right"
+        )
 
 
 @pytest.fixture
-def measured(approved: Service, snapshots: dict) -> Service:
-    return restored(approved, snapshots, "bed-nets runs 1 and 2, determined and attested for metrics", measure)
+def measured(approved: Service, snapshots: dict, app_slot: tuple[AppSlot, str]) -> Service:
+    return restored(
+        approved,
+        snapshots,
+        "bed-nets runs 1 and 2, determined and attested for metrics",
+        lambda service: measure(service, app_slot[0]),
+    )
 
 
 def before_correction(service: Service) -> str:
