@@ -11,61 +11,75 @@ Where a module's point is domain logic rather than the store's transport (the pl
 for the session, serving the app each test creates over its own empty store (:class:`.servers.AppSlot`).
 
 Store contents that many tests start from (the specification files, a signed-off evaluation) are built
-once per session and backend, then copied into each test's empty store: :func:`dump`, :func:`restore`
-and :func:`restored`.
+once per session and backend, then copied into each test's empty store: :func:`.harness.dump`,
+:func:`.harness.restore` and :func:`.harness.restored`, with the :class:`.harness.Service` and its settings,
+re-exported here for the test modules that import them from conftest.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import secrets
 import subprocess
 import sys
 import tempfile
-from collections import defaultdict
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator
 from pathlib import Path
 from typing import NoReturn
 
 import httpx
 import pytest
-from caie_vaccine.worked_example import load_worked_example
-from pyoxigraph import NamedNode, Quad, RdfFormat, Triple, parse, serialize
+from pyoxigraph import Quad, RdfFormat, serialize
 from rdflib import Graph
 
 from service.api import create_app
-from service.composition import build_services
-from service.core.bootstrap import load_spec_files, spec_files
-from service.core.config import Settings
-from service.core.graphs import GraphService
+from service.core.bootstrap import spec_files
 from service.core.kg_shapes import kg_shapes as shapes_for
 from service.core.kg_shapes import repository_shapes
-from service.core.memo import CACHE_DIR_ENV, kept
+from service.core.memo import CACHE_DIR_ENV
 from service.core.outbound import tls_context
-from service.core.store import ChangeSet, EmbeddedStore, RemoteStore, Store
+from service.core.store import EmbeddedStore, RemoteStore, Store
 
+from .harness import (
+    BASE_URL,
+    ROLES,
+    Service,
+    build_worked_example,
+    dump,
+    graphs_over,
+    kept_quads,
+    load_specification,
+    restore,
+    restored,
+    settings_for,
+)
 from .servers import AppSlot, app_server, free_port, oxigraph_server, stop_process, wait_until_up
-from .virtuoso import VirtuosoServer, virtuoso_server
+from .virtuoso import LIST_GRAPHS, VirtuosoServer, VirtuosoStore, virtuoso_server
 
 pytest_plugins = [
     "tests.pages_browser",  # the browser fixtures and page checks (Playwright on Debian's Chromium)
     "tests.record_fixtures",  # the evaluation records HTTP tests in several folders start from
 ]
 
+__all__ = [  # what the test modules import from conftest (dump, restore, restored and the rest from .harness)
+    "ALSO_REMOTE",
+    "BASE_URL",
+    "EMBEDDED_ONLY",
+    "REPO",
+    "ROLES",
+    "Service",
+    "dump",
+    "graphs_over",
+    "restore",
+    "restored",
+    "settings_for",
+    "shared_path",
+    "unavailable",
+]
+
 REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
-BASE_URL = "http://caie.test/"
-ROLES = {
-    "admin": ["admin"],
-    "annie": ["domain_expert"],
-    "theo": ["evaluation_operator"],
-    "dana": ["organizational_expert"],
-    "vera": ["viewer"],
-    "nora": ["annotator"],
-}
 
 
 def unavailable(reason: str) -> NoReturn:
@@ -102,7 +116,6 @@ def _remote(url: str) -> RemoteStore:
 
 BACKENDS = ("embedded", "remote", "virtuoso")
 DEFAULT_BACKENDS = ("embedded", "remote")
-_LIST_GRAPHS = "SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }"
 
 
 EMBEDDED_ONLY = pytest.mark.backends("embedded")
@@ -161,27 +174,6 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.engines)
 
 
-class VirtuosoStore(RemoteStore):
-    """The remote backend on the session's Virtuoso, as an operator configures it for Virtuoso's packaged limits:
-    ``row_cap`` its ``ResultSetMaxRows`` (10,000). ``system_graphs`` are the graphs the fresh database held
-    (Virtuoso's own); the tests never drop or read them."""
-
-    def __init__(self, server: VirtuosoServer, system_graphs: frozenset[str]) -> None:
-        super().__init__(server.query_url, server.update_url, server.store_url, row_cap=10_000)
-        self.system_graphs = system_graphs
-
-    def test_graphs(self) -> list[NamedNode]:
-        """Every graph holding triples but Virtuoso's own."""
-        rows = self.select(_LIST_GRAPHS)
-        return [row["g"] for row in rows if row["g"].value not in self.system_graphs]  # type: ignore[misc]  # a GRAPH variable binds only named nodes
-
-    def empty(self) -> None:
-        """Drop every graph but Virtuoso's own, in one update request (``DROP ALL`` would drop those too)."""
-        graphs = self.test_graphs()
-        if graphs:
-            self.run_update(" ;\n".join(f"DROP SILENT GRAPH {graph}" for graph in graphs))
-
-
 @pytest.fixture(scope="session")
 def virtuoso() -> Iterator[VirtuosoServer]:
     """A real Virtuoso 7 for the session (Debian's 7.2.5.1 with its packaged limits)."""
@@ -194,7 +186,7 @@ def virtuoso_system_graphs(virtuoso: VirtuosoServer) -> frozenset[str]:
     """The graphs Virtuoso holds before any test writes: its own, never dropped."""
     response = httpx.post(
         virtuoso.query_url,
-        data={"query": _LIST_GRAPHS},
+        data={"query": LIST_GRAPHS},
         headers={"Accept": "application/sparql-results+json"},
         timeout=60,
     )
@@ -223,36 +215,6 @@ def store(request: pytest.FixtureRequest) -> Iterator[Store]:
     backend.close()
 
 
-def settings_for(tokens: dict[str, str], **overrides: object) -> Settings:
-    credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
-    values: dict[str, object] = {"base_url": BASE_URL, "tokens": json.dumps(credentials), "max_body_bytes": 2_000_000}
-    values.update(overrides)
-    return Settings(**values)  # type: ignore[arg-type]  # values mixes Settings' field types, which a dict[str, object] cannot say
-
-
-def backend_of(store: Store) -> str:
-    if isinstance(store, VirtuosoStore):
-        return "virtuoso"
-    return "remote" if isinstance(store, RemoteStore) else "embedded"
-
-
-@dataclass
-class Service:
-    """The running service: an httpx client on its URL, the store behind it, the tokens."""
-
-    http: httpx.Client
-    store: Store
-    tokens: dict[str, str]
-    url: str
-
-    @property
-    def backend(self) -> str:
-        return backend_of(self.store)
-
-    def auth(self, agent: str = "admin") -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.tokens[agent]}"}
-
-
 @pytest.fixture(scope="session")
 def app_slot() -> Iterator[tuple[AppSlot, str]]:
     """One uvicorn server for the session, and the slot each test puts its app in; yields both and the URL."""
@@ -276,81 +238,15 @@ def service(store: Store, tokens: dict[str, str], app_slot: tuple[AppSlot, str])
 # ------------------------------------------------------------------------------------------- store snapshots
 
 
-def dump(store: Store) -> list[Quad]:
-    """Every quad of the store (all in named graphs: the service writes nothing to the default graph).
-
-    On Virtuoso (no separate default graph: a query with no dataset reads every graph) each of the test's graphs
-    is read whole, past its ``ResultSetMaxRows``; its own graphs are left out."""
-    if isinstance(store, VirtuosoStore):
-        graphs = store.test_graphs()
-    else:
-        assert not store.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: a snapshot would miss it"
-        # each graph read whole (a store's own read): rows of a SELECT over every quad cost 6 times as much
-        graphs = [row["g"] for row in store.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { } }")]  # type: ignore[misc]  # a GRAPH variable binds only named nodes
-    return [Quad(t.subject, t.predicate, t.object, graph) for graph in graphs for t in store.graph_triples(graph)]
-
-
-def restore(store: Store, quads: Sequence[Quad]) -> None:
-    """Put ``quads`` into an empty store: one transaction on the embedded backend; on a remote one, a Graph
-    Store Protocol bulk load of N-Triples per graph (much faster than one big SPARQL Update)."""
-    if not isinstance(store, RemoteStore):
-        store.apply(ChangeSet(insert=list(quads)))
-        return
-    graphs: dict[NamedNode, list[Triple]] = defaultdict(list)
-    for quad in quads:
-        graphs[quad.graph_name].append(quad.triple)  # type: ignore[index]  # the service writes no default-graph quads: dump() asserts it
-    for graph, triples in graphs.items():
-        store.bulk_load_new_graph(graph, serialize(triples, format=RdfFormat.N_TRIPLES), RdfFormat.N_TRIPLES, BASE_URL)
-
-
 @pytest.fixture(scope="session")
 def snapshots() -> dict[tuple[str, str], list[Quad]]:
     """Store contents by (backend, name), filled by :func:`restored`."""
     return {}
 
 
-def restored(
-    service: Service, snapshots: dict[tuple[str, str], list[Quad]], name: str, build: Callable[[Service], None]
-) -> Service:
-    """``service`` (on its empty store) holding what ``build`` makes over HTTP.
-
-    The first test per backend runs ``build`` (with every assertion in it) and keeps the store's quads;
-    later tests on that backend get those quads copied into their store, without the HTTP round trips.
-    """
-    key = (service.backend, name)
-    if key in snapshots:
-        # emptied first: a snapshot built on another one restored here holds graphs the record rewrites (a run's
-        # tallies), which a union of the two would hold twice
-        service.store.run_update("DROP ALL")
-        restore(service.store, snapshots[key])
-    else:
-        build(service)
-        snapshots[key] = dump(service.store)
-    return service
-
-
-def graphs_over(store: Store, base_url: str = BASE_URL) -> GraphService:
-    """The graph service over ``store``, built by the composition root the app and the CLI use."""
-    return build_services(Settings(base_url=base_url), store, recover=False).graphs
-
-
 # ------------------------------------------------------------------------------- contents many modules share
 # Session fixtures here, not imported by the modules that use them: pytest keeps a fixture per module that
 # imports it, so each importing module built (or started) its own.
-
-
-def _kept_quads(name: str, key: str, build: Callable[[], bytes]) -> list[Quad]:
-    """What ``build`` makes (N-Quads), once per test run, not once per xdist worker: kept in the run's cache
-    directory (:func:`pytest_configure`) under ``key``."""
-    return list(parse(kept(name, key, build, bytes), format=RdfFormat.N_QUADS))
-
-
-def _load_specification() -> bytes:
-    scratch = EmbeddedStore()
-    load_spec_files(graphs_over(scratch, BASE_URL))
-    nquads = serialize(dump(scratch), format=RdfFormat.N_QUADS)
-    scratch.close()
-    return nquads
 
 
 @pytest.fixture(scope="session")
@@ -361,19 +257,7 @@ def spec_quads() -> list[Quad]:
     digest = hashlib.sha256()
     for spec in spec_files():
         digest.update(spec.path.read_bytes())
-    return _kept_quads("specification", digest.hexdigest()[:16], _load_specification)
-
-
-def _build_worked_example(spec: list[Quad]) -> bytes:
-    scratch = EmbeddedStore()
-    restore(scratch, spec)
-    assert load_worked_example(graphs_over(scratch, BASE_URL))  # it loads into a store holding only the spec files
-    assert not scratch.ask("ASK { ?s ?p ?o }"), "the default graph is not empty: the copy would miss it"
-    # each graph as the store writes it out: 0.25 s of CPU, where dump() builds a row per quad first (2.8 s)
-    graphs = [row["g"] for row in scratch.select("SELECT DISTINCT ?g WHERE { GRAPH ?g { ?s ?p ?o } }")]
-    nquads = b"".join(scratch.export_graph(graph, RdfFormat.N_QUADS) for graph in graphs)  # type: ignore[arg-type]  # a GRAPH variable binds only named nodes
-    scratch.close()
-    return nquads
+    return kept_quads("specification", digest.hexdigest()[:16], load_specification)
 
 
 @pytest.fixture(scope="session")
@@ -382,7 +266,7 @@ def worked_example_quads(spec_quads: list[Quad]) -> list[Quad]:
     --examples`` loads them, kept by the digest of the spec files it starts from (the code cannot change within a
     run), then copied into each test's store or data directory: the scenario tables are compiled once, here."""
     key = hashlib.sha256(serialize(spec_quads, format=RdfFormat.N_QUADS)).hexdigest()[:16]
-    return _kept_quads("worked-example", key, lambda: _build_worked_example(spec_quads))
+    return kept_quads("worked-example", key, lambda: build_worked_example(spec_quads))
 
 
 @pytest.fixture(scope="session")

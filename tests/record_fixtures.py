@@ -1,5 +1,5 @@
 """Fixtures: the evaluation records that HTTP tests in several folders start from, each built over HTTP by the
-first test on a backend and then copied into later tests' stores (:func:`.conftest.restored`).
+first test on a backend and then copied into later tests' stores (:func:`.harness.restored`).
 
 A plugin of tests/conftest.py (its ``pytest_plugins``) rather than part of it: the steps that build these records
 are the test modules' own (:func:`.api.test_evaluations.sign_off`, :func:`.plan.test_second_domain_plan.build`, ...),
