@@ -18,9 +18,10 @@ import httpx
 from markupsafe import escape
 
 from service.api import create_app
+from service.envelope.unread import unread_graphs
 
 from ..api.workspace import Visitor, hidden, quick_hashes, shown_error, visitor
-from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, settings_for
+from ..conftest import BASE_URL, EMBEDDED_ONLY, Service, graphs_over, settings_for
 from ..plan.test_second_domain_plan import DOMAIN, ID, domain_json, load_domain
 from .example_pages import EVALUATION
 from .example_pages import signed_in as example_signed_in
@@ -170,9 +171,20 @@ def test_the_envelope_page_records_each_assessment_and_the_sign_off_by_role(draf
         )
 
         with signed_in(url, "dana") as dana:
-            assert posted(dana, f"{envelope}/sign-off", {"comment": ""}).status_code == 303
+            # signed off as the REST route does (envelope.unread.sign_off_reporting_unread): the domain loads the
+            # vaccine DSO's scenario rules, which nothing reads here, so dana lands on the page with each warning
+            # the REST route answers (not recorded: shown at once, 200, rather than after a redirect)
+            landed = posted(dana, f"{envelope}/sign-off", {"comment": ""})
+            assert landed.status_code == 200, landed.text
+            html = unescape(landed.text)
+            assert "Recorded: the sign-off." in html and "signed off</a></strong> by dana" in html
+            shown = re.search(r'<div class="notice" role="status" id="sign-off-warnings">(.*?)</div>', html, re.DOTALL)
+            assert shown, "no warnings on the page"
+            warnings = re.findall(r"<li>(.*?)</li>", shown.group(1))
+            assert warnings == [graph.describe() for graph in unread_graphs(graphs_over(drafted.store))]
+            assert len(warnings) == 2 and all("scenario-" in w and "is read by nothing" in w for w in warnings)
             html = page(dana, envelope)
-            assert "signed off</a></strong> by dana" in html
+            assert "signed off</a></strong> by dana" in html and "sign-off-warnings" not in html
             assert forms(html) == []  # a second sign-off of the same content would change nothing
         assert drafted.http.get(f"/evaluations/{ID}/envelope").json()["status"]["signedOff"] is True
 

@@ -12,7 +12,7 @@ rendered for its reader, a form read and acted on) is :mod:`.workspace_frame`, w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
@@ -24,6 +24,8 @@ from ...core.graphs import GraphService
 from ...core.people import Person
 from ...envelope import approvals
 from ...envelope.inputs import recorded_pins
+from ...envelope.model import ApprovalRecord
+from ...envelope.unread import Unread, sign_off_reporting_unread
 from ...plan import approval as plan_approval
 from ...plan.records import exclude_scenario, list_plans, plan_size, plan_view, probes_numbered
 from ...scenarios.model import Page, ScenarioStatus
@@ -47,13 +49,15 @@ NOTE = {"rationale": "note"}
 # ------------------------------------------------------------------------------------------------------ envelope
 
 
-def envelope_page(at: Frame, done: str | None = None) -> Build:
+def envelope_page(at: Frame, done: str | None = None, warnings: Sequence[str] = ()) -> Build:
+    """The envelope page; ``warnings``: what the sign-off just made answered besides (the REST route's)."""
+
     async def build(refusal: Refusal | None, status: int) -> HTMLResponse:
         return await at.render(
             "envelope",
             "workspace/expert_envelope.html",
             "Envelope",
-            lambda: {"review": envelope_review(at.graphs, at.evaluation_id)},
+            lambda: {"review": envelope_review(at.graphs, at.evaluation_id), "warnings": warnings},
             refusal,
             status,
             done,
@@ -83,9 +87,10 @@ async def _envelope_act(
     body: type[BaseModel],
     labels: Mapping[str, str],
     action: Callable[[Any], object],
+    told: Callable[[Any], Build | None] | None = None,
 ) -> Response:
     at = writer_frame(request, graphs, evaluation_id, person)
-    return await act(request, form, body, labels, action, envelope_page(at), f"{at.path}/envelope")
+    return await act(request, form, body, labels, action, envelope_page(at), f"{at.path}/envelope", told=told)
 
 
 @router.post("/envelope/dso-appropriateness")
@@ -142,6 +147,14 @@ async def post_appropriateness(evaluation_id: str, request: Request, graphs: Gra
 
 @router.post("/envelope/sign-off")
 async def post_sign_off(evaluation_id: str, request: Request, graphs: GraphsDep, person: FormWriter) -> Response:
+    """The sign-off as the REST route makes it, graphs nothing reads included: with any, the page answers at once
+    with each warning (they are not recorded, so a redirected page could not show them); else the redirect."""
+
+    def told(signed: tuple[ApprovalRecord, list[Unread]]) -> Build | None:
+        _, unread = signed
+        at = writer_frame(request, graphs, evaluation_id, person)
+        return envelope_page(at, "sign-off", [graph.describe() for graph in unread]) if unread else None
+
     return await _envelope_act(
         request,
         graphs,
@@ -150,7 +163,8 @@ async def post_sign_off(evaluation_id: str, request: Request, graphs: GraphsDep,
         "sign-off",
         SignOffBody,
         {"comment": "comment"},
-        lambda body: approvals.sign_off_envelope(graphs, evaluation_id, person.credential, body.comment),
+        lambda body: sign_off_reporting_unread(graphs, evaluation_id, person.credential, body.comment),
+        told,
     )
 
 

@@ -140,19 +140,22 @@ async def act(
     back: str,
     given: Mapping[str, str] | None = None,
     anchor: str | None = None,
+    told: Callable[[Any], Build | None] | None = None,
 ) -> Response:
     """Read the form's fields named in ``labels`` (field to the label the page gives it), with ``given`` (what the
     path names), as ``body``, the REST route's request body (an empty field counts as not sent); then run
     ``action(body)`` in a worker thread: 303 to ``back`` confirming ``form`` (at ``anchor``, else the form's own), or
     the page built again with the refusal (422 for the fields, else the domain's status; 401 and 5xx are answered as
-    everywhere)."""
+    everywhere). ``told(result)``, given the action's result, is the page to answer with instead of the redirect
+    (200) when the result has something the person must read that the page could not find again (``None``: the
+    redirect): the warnings a REST route answers with."""
     sent = await request.form()
     values = {name: value for name in labels if isinstance(value := sent.get(name), str)}
     try:
         parsed = body.model_validate(
             {**(given or {}), **{name: value for name, value in values.items() if value.strip()}}
         )
-        await run_in_threadpool(action, parsed)
+        result = await run_in_threadpool(action, parsed)
     except ValidationError as error:
         return await build(Refusal(form, field_errors(error, labels), values), 422)
     except ServiceError as error:
@@ -160,5 +163,8 @@ async def act(
         if isinstance(error, Unauthenticated) or status >= 500:
             raise
         return await build(Refusal(form, error.message, values), status)
+    page = told(result) if told is not None else None
+    if page is not None:
+        return await page(None, 200)
     separator = "&" if "?" in back else "?"
     return RedirectResponse(f"{back}{separator}{urlencode({'done': form})}#{anchor or form}", status_code=303)
