@@ -41,6 +41,7 @@ from service.core.memo import CACHE_DIR_ENV
 from service.core.outbound import tls_context
 from service.core.store import EmbeddedStore, RemoteStore, Store
 
+from .epo_terms import CAIE_EPO_FILE, EPO_FILE
 from .harness import (
     BASE_URL,
     ROLES,
@@ -307,3 +308,21 @@ def dso() -> Graph:
 def kg_shapes(dso: Graph) -> Graph:
     """The generic KG shapes and those the DSO declares (epo:knowledgeGraphShapes), from the repository's files."""
     return shapes_for(dso, repository_shapes)
+
+
+@pytest.fixture(scope="session")
+def epo() -> Graph:
+    """The published EPO (ontologies/epo.ttl), parsed once for the session: its tests only read it."""
+    g = Graph()
+    g.parse(EPO_FILE, format="turtle")
+    return g
+
+
+@pytest.fixture(scope="session")
+def caie_epo() -> Graph:
+    """The caie-spec EPO from ../shared, parsed once for the session: the alignment tests only read it."""
+    if not CAIE_EPO_FILE.is_file():
+        unavailable(f"caie-spec EPO not found at {CAIE_EPO_FILE}; the alignment tests need the shared interop folder")
+    g = Graph()
+    g.parse(CAIE_EPO_FILE, format="turtle")
+    return g
