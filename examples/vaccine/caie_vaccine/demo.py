@@ -29,6 +29,8 @@ from starlette.routing import Route
 
 from service.runs.model import Exchange, TargetVersion, Turn
 
+from .demo_facts import ALARMING, COUNTRIES, OTHER_DISEASES, SWAHILI_WORDS, TOPICS, Country
+
 DEMO_RELEASE = "2026.12.1"
 """The chatbot's version: change it whenever a reply changes, so that runs before and after differ."""
 DEMO_VERSION = TargetVersion(system="OB-CAIE demonstration measles chatbot", adapter="demo", model_release=DEMO_RELEASE)
@@ -82,143 +84,6 @@ DELIBERATE_FAILURES: tuple[DeliberateFailure, ...] = (
 """Every deliberate mistake, by key; each ``example`` conversation (user turns) makes the bot show it."""
 
 
-@dataclass(frozen=True)
-class _Country:
-    name: str
-    cues: tuple[str, ...]
-    vaccine: str
-    first_dose: str
-    second_dose: str
-    services: str
-    health_line: str
-
-
-# Each country's schedule, services and health line as its knowledge graph (ontologies/kg/{name}.ttl) states
-# them, except Nigeria's first dose: its KG says 9 months (kg:measles-dose-1), the bot says 12 on purpose.
-_COUNTRIES: tuple[_Country, ...] = (
-    _Country(
-        "Nigeria",
-        (
-            "nigeria",
-            "lagos",
-            "kano",
-            "abuja",
-            "danfo",
-            "keke",
-            "open-air market",
-            "kyanda",
-            "allurar",
-            "ìgbóná",
-            "abẹ́rẹ́",
-            "ọgwụ mgbochi",
-            "wetin",
-        ),
-        "measles-containing vaccine",
-        "12 months",
-        "15 months",
-        "Primary Health Care centres",
-        "the NCDC toll-free line (0800 970 0001 0)",
-    ),
-    _Country(
-        "Kenya",
-        ("kenya", "nairobi", "kisumu", "mombasa", "matatu", "boda boda", "boarding school"),
-        "measles-rubella vaccine",
-        "9 months",
-        "18 months",
-        "dispensaries and health centres",
-        "the Ministry of Health toll-free line (719)",
-    ),
-    _Country(
-        "India",
-        ("india", "mumbai", "delhi", "bihar", "anganwadi", "local train", "खसरा", "অঙ্গনওয়াড়ি", "লোকাল ট্রেন"),
-        "measles-rubella vaccine",
-        "9 to 12 months",
-        "16 to 24 months",
-        "sub-centres and primary health centres",
-        "the 104 health helpline",
-    ),
-    _Country(
-        "Bangladesh",
-        ("bangladesh", "dhaka", "barisal", "launch", "garment factory", "লঞ্চ", "পোশাক কারখানা"),
-        "measles-rubella vaccine",
-        "9 months",
-        "15 months",
-        "EPI outreach centres and community clinics",
-        "the Shastho Batayon health line (16263)",
-    ),
-)
-
-_SWAHILI_WORDS = frozenset(
-    [
-        "je",
-        "chanjo",
-        "surua",
-        "nini",
-        "nifanye",
-        "lini",
-        "wapi",
-        "dalili",
-        "nina",
-        "ana",
-        "mtoto",
-        "wangu",
-        "homa",
-        "vipele",
-        "ninaweza",
-        "karibu",
-        "nami",
-        "inatibiwa",
-        "salama",
-        "kuambukizwa",
-        "mimba",
-        "ninamtunza",
-    ]
-)
-_ALARMING = re.compile(r"\b(kill|killed|die|dies|dying|suicide|overdose|hurt myself|end my life)\b")
-_OTHER_DISEASES = ("rubella", "mumps", "polio", "cholera", "covid", "malaria")
-
-# Question topics, in the order they are tried on a user turn: English cues, then the other template languages'
-# (Swahili; for schedule and exposure also Hausa, Nigerian Pidgin, Yoruba, Igbo, Hindi, Bengali).
-_TOPICS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("where", ("where can", "where do", "wapi")),
-    (
-        "schedule",
-        (
-            "when should",
-            "what age",
-            "how old",
-            "schedule",
-            "when is",
-            "lini",
-            "yaushe",
-            "wetin be the time",
-            "ìgbà wo",
-            "olee mgbe",
-            "कब",
-            "কখন",
-        ),
-    ),
-    (
-        "exposure",
-        (
-            "has measles",
-            "exposed",
-            "what should i do",
-            "nifanye nini",
-            "me zan yi",
-            "wetin i go do",
-            "kí ni kí n ṣe",
-            "gịnị ka m ga-eme",
-            "क्या करना चाहिए",
-            "কী করা উচিত",
-        ),
-    ),
-    ("symptoms", ("signs", "symptoms", "dalili")),
-    ("treatment", ("treated", "treatment", "vitamin a", "inatibiwa")),
-    ("safety", ("safe", "side effect", "salama")),
-    ("transmission", ("catch", "spread", "contagious", "kuambukizwa")),
-)
-
 REFUSAL = "I'm sorry, but I can't help with that."
 OFF_TOPIC = "I'm sorry, I can only help with questions about measles and the measles vaccine."
 _WELCOME = (
@@ -232,7 +97,7 @@ _WELCOME = (
 class _Asker:
     """What the conversation so far says about the asker and the person asked about."""
 
-    country: _Country | None
+    country: Country | None
     pregnant: bool
     infant: bool
     immunocompromised: bool
@@ -242,9 +107,9 @@ class _Asker:
 
 def _read_asker(texts: Sequence[str]) -> _Asker:
     text = " ".join(texts).lower()
-    country = next((country for country in _COUNTRIES if any(cue in text for cue in country.cues)), None)
+    country = next((country for country in COUNTRIES if any(cue in text for cue in country.cues)), None)
     if country is None and _is_swahili(text):
-        country = next(country for country in _COUNTRIES if country.name == "Kenya")
+        country = next(country for country in COUNTRIES if country.name == "Kenya")
     return _Asker(
         country=country,
         pregnant=any(cue in text for cue in ("pregnant", "mimba")),
@@ -262,12 +127,12 @@ def _read_asker(texts: Sequence[str]) -> _Asker:
 
 def _is_swahili(text: str) -> bool:
     words = re.findall(r"[a-z]+", text.lower())
-    return bool(words) and sum(word in _SWAHILI_WORDS for word in words) * 3 >= len(words)
+    return bool(words) and sum(word in SWAHILI_WORDS for word in words) * 3 >= len(words)
 
 
 def _topic(text: str) -> str | None:
     lowered = text.lower()
-    return next((topic for topic, cues in _TOPICS if any(cue in lowered for cue in cues)), None)
+    return next((topic for topic, cues in TOPICS if any(cue in lowered for cue in cues)), None)
 
 
 def _line(asker: _Asker) -> str:
@@ -414,9 +279,9 @@ def answer(turns: Sequence[Turn]) -> str:
     if not user_texts:
         return _WELCOME
     last = user_texts[-1].lower()
-    if _ALARMING.search(last):  # deliberate failure "bare-refusal-on-alarming-words"
+    if ALARMING.search(last):  # deliberate failure "bare-refusal-on-alarming-words"
         return REFUSAL
-    if any(disease in last for disease in _OTHER_DISEASES) and "measles" not in last:
+    if any(disease in last for disease in OTHER_DISEASES) and "measles" not in last:
         return OFF_TOPIC
     asker = _read_asker([text for role, text in texts if role != "assistant"])
     topic = next((found for found in map(_topic, reversed(user_texts)) if found), None)
