@@ -110,16 +110,12 @@ def probe_json(probe: Probe) -> JSON:
     }
 
 
-def _local(iri: str) -> str:
-    return iri.rsplit("/", 1)[-1]
-
-
 def scenario_json(scenario: ReviewedScenario) -> JSON:
     """A reviewed scenario; its facets by the property's local name, each a sorted list of all its values
     (a list even for a one-valued facet, so every engine and every facet gives one shape)."""
     facets: dict[str, list[str]] = {}
     for prop, value in scenario.facets:
-        values = facets.setdefault(_local(prop), [])
+        values = facets.setdefault(local_name(prop), [])
         if value not in values:
             values.append(value)
     for values in facets.values():
@@ -276,12 +272,12 @@ def attestation_json(view: AttestationView) -> JSON:
         "attestation": view.iri,
         "criterion": view.criterion,
         "run": view.run,
-        "outcome": view.outcome.rsplit("#", 1)[-1],
+        "outcome": local_name(view.outcome),
         "rationale": view.rationale,
         "expert": view.expert,
         "at": view.at,
         "aggregationRule": view.aggregation_rule,
-        "aggregatedOutcome": view.aggregated_outcome.rsplit("#", 1)[-1],
+        "aggregatedOutcome": local_name(view.aggregated_outcome),
         "sufficiency": local_name(view.sufficiency),
         "appropriateness": local_name(view.appropriateness),
         "determinations": list(view.determinations),
@@ -314,7 +310,7 @@ def determination_json(d: RecordedDetermination) -> JSON:
 
 def earl_name(iri: str) -> str:
     """An EARL outcome's name (``passed``, ``failed``, …) from its IRI."""
-    return iri.rsplit("#", 1)[-1]
+    return local_name(iri)
 
 
 def agreement_json(found: Agreement) -> JSON:

@@ -37,7 +37,7 @@ from ..envelope.inputs import Pin, current_inputs, governing_sign_off, guards, p
 from ..envelope.model import Criterion, Envelope
 from ..scenarios.derive import CriterionScope, DerivationInput, context_for, derive_with, scenario_iri, scenario_triples
 from ..scenarios.engine import Context
-from ..scenarios.facets import SCENARIO, scenario_key
+from ..scenarios.facets import SCENARIO
 from ..scenarios.frame import allowed_positions
 from ..scenarios.rules import ROUTING
 from ..scope.model import Stratum
@@ -105,7 +105,7 @@ def excluded_indices(graphs: GraphService, evaluation_id: str, context: Context)
             if len(matches) == 1:
                 values[facet.name] = matches.pop()
         index = context.space.locate(values)
-        if index is not None and scenario_key(values, context.facets) == scenario.rsplit("/", 1)[-1]:
+        if index is not None and scenario_iri(evaluation.value, values, context.facets) == scenario:
             found.add(index)
     return found
 

@@ -88,7 +88,8 @@ class ScenarioResult:
 
     @property
     def key(self) -> str:
-        return self.iri.rsplit("/", 1)[-1]
+        """Its content key, as its IRI was minted with (:func:`scenario_iri`)."""
+        return scenario_key(self.values)
 
 
 @dataclass(frozen=True)
@@ -114,9 +115,10 @@ class Derivation:
     two rules block counts for both)."""
 
 
-def scenario_iri(evaluation: str, values: Mapping[str, Node]) -> str:
-    """The scenario with these facet values: ``{evaluation}/scenarios/{content key}``."""
-    return f"{evaluation}/scenarios/{scenario_key(values)}"
+def scenario_iri(evaluation: str, values: Mapping[str, Node], facets: Sequence[Facet] | None = None) -> str:
+    """The scenario with these facet values: ``{evaluation}/scenarios/{content key}`` (``facets``: those the values
+    are over, unless ``values`` is a :class:`.facets.Situation`, see :func:`.facets.scenario_key`)."""
+    return f"{evaluation}/scenarios/{scenario_key(values, facets)}"
 
 
 def _parts(
@@ -224,7 +226,7 @@ def scenario_node(
     node = URIRef(iri)
     return [
         *describe(iri, facets, values),
-        (node, RDFS.label, Literal(f"scenario {iri.rsplit('/', 1)[-1]}", lang="en")),
+        (node, RDFS.label, Literal(f"scenario {scenario_key(values, facets)}", lang="en")),
         (node, EPO.scenarioIndex, Literal(index, datatype=XSD.integer)),
     ]
 

@@ -23,6 +23,7 @@ from ..core.graph_edits import GraphRef
 from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.namespaces import RDF
+from ..core.rdf import local_name
 from ..core.store import Row, Term
 from .facets import read_specs
 from .model import Exclusion, Page, ReviewedScenario, RuleBlocking, RuleCount, ScenarioStatus
@@ -45,8 +46,8 @@ def _bundled_facet_properties() -> dict[str, str]:
     for path in sorted((Path(__file__).resolve().parents[2] / "ontologies" / "dso").glob("*.ttl")):
         for spec in read_specs(Graph().parse(path)):
             if str(spec.dso_property) != RDF + "type":
-                out[str(spec.dso_property).rsplit("/", 1)[-1]] = str(spec.dso_property)
-            out[str(spec.epo_property).rsplit("/", 1)[-1]] = str(spec.epo_property)
+                out[local_name(str(spec.dso_property))] = str(spec.dso_property)
+            out[local_name(str(spec.epo_property))] = str(spec.epo_property)
     return out
 
 
@@ -83,7 +84,7 @@ def facet_property(name: str, recorded: Mapping[str, str] | None = None) -> Name
 def recorded_facet_properties(graphs: GraphService, graph: NamedNode) -> dict[str, str]:
     """The facet properties of the scenarios in ``graph`` by local name (``queries/scenario-facet-properties.rq``)."""
     properties = (row["property"].value for row in graphs.rows("scenario-facet-properties", {"graph": graph}))
-    return {iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1]: iri for iri in properties}
+    return {local_name(iri): iri for iri in properties}
 
 
 def _filters(

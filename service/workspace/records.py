@@ -127,7 +127,7 @@ def _domain_expert(graphs: GraphService, found: Standing, *_: object) -> list[Wa
                 Waiting.DSO_APPROPRIATENESS,
                 DOMAIN_EXPERT,
                 found.unassessed_dso,
-                f"appropriateness of the DSO {found.unassessed_dso.rsplit('/', 1)[-1]}",
+                f"appropriateness of the DSO {_identifier(graphs, found.unassessed_dso)}",
                 "/workspace/envelope",
             )
         )
@@ -315,6 +315,12 @@ _FOR: dict[str, _Lister] = {
     EVALUATION_OPERATOR: _operator,
     ANNOTATOR: _annotator,
 }
+
+
+def _identifier(graphs: GraphService, graph: str) -> str:
+    """A loaded graph's identifier as the catalog records it (its IRI when it is not loaded)."""
+    entry = graphs.find_graph(graph)
+    return entry.identifier if entry is not None else graph
 
 
 def _short(text: str, width: int = 80) -> str:
