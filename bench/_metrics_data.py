@@ -290,6 +290,7 @@ def _plan_quads(
         planning.pins,
         f"{plan}/derivation",
         plan_rdf.Provenance(planning.dso, (f"{BASE}graphs/shapes/scenario-consistency#rule-1",), ()),
+        planning.identifiers,
     )
     content.append(plan_rdf.digest_triple(plan, plan_rdf.plan_digest(content)))
     identifier = f"{EVALUATION_ID}/plans/1"
