@@ -15,9 +15,7 @@ is the HTTP contract; the store's transport is covered elsewhere.
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +23,7 @@ import pytest
 from pyoxigraph import Quad
 
 from ..conftest import Service, restore
-from .test_openapi import CONFIG, HOOKS, schemathesis
+from .test_openapi import passing_schemathesis
 
 pytestmark = pytest.mark.parametrize("store", ["embedded"], indirect=True)
 
@@ -96,40 +94,8 @@ def test_schemathesis_stateful_chains_find_no_failure(
     restore(service.store, worked_example_quads)
     document = tmp_path / "openapi.json"
     document.write_text(json.dumps(with_links(service.http.get("/openapi.json").json())))
-    run = subprocess.run(
-        [
-            schemathesis(),
-            "--config-file",
-            str(CONFIG),
-            "--no-color",
-            "run",
-            str(document),
-            "--url",
-            service.url,
-            "--phases",
-            "stateful",
-            "--checks",
-            "all",
-            "--header",
-            f"Authorization: Bearer {service.tokens['admin']}",
-            "--max-examples",
-            str(EXAMPLES),
-            "--seed",
-            str(SEED),
-            "--generation-database",
-            "none",
-            "--request-timeout",
-            "30",
-            "--workers",
-            "1",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "SCHEMATHESIS_HOOKS": str(HOOKS)},
-        check=False,  # its exit status is asserted below, with its report
+    output = passing_schemathesis(
+        service, str(document), "--url", service.url, "--phases", "stateful", examples=EXAMPLES, seed=SEED
     )
-    report = run.stdout[-20_000:] + run.stderr[-2_000:]
-    assert run.returncode == 0, report
-    covered = re.search(r"API Links:\s+(\d+) covered", run.stdout)
-    assert covered and int(covered[1]) >= 10, report  # the chains followed the links, not only single calls
+    covered = re.search(r"API Links:\s+(\d+) covered", output)
+    assert covered and int(covered[1]) >= 10, output[-20_000:]  # the chains followed the links, not only single calls
