@@ -221,7 +221,7 @@ _ANNOTATIONS = tuple(
 )
 
 
-def _is_annotation(predicate: Node) -> bool:
+def is_annotation(predicate: Node) -> bool:
     """Annotations (labels, comments, Dublin Core) take no part in OWL 2 RL reasoning: leave them out."""
     return str(predicate).startswith(_ANNOTATIONS)
 
@@ -279,7 +279,7 @@ def owl_rl_inconsistencies(kg: Graph, dso: Graph, kg_nodes: set[Node]) -> list[V
     closure = closure_graph()
     for graph in (dso, kg):
         closure += (
-            (s, p, o) for s, p, o in graph if not _is_annotation(p) and not (p in _TO_NOTHING and o == OWL.Nothing)
+            (s, p, o) for s, p, o in graph if not is_annotation(p) and not (p in _TO_NOTHING and o == OWL.Nothing)
         )
     reasoner = owlrl.DeductiveClosure(_WithoutReflexiveSameAs, axiomatic_triples=False, datatype_axioms=False)
     reasoner.expand(closure)

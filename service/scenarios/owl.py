@@ -23,28 +23,13 @@ from itertools import pairwise
 
 from rdflib import BNode, Graph, Literal, URIRef
 from rdflib.collection import Collection
-from rdflib.namespace import DCTERMS, OWL, RDF, RDFS, SKOS
+from rdflib.namespace import OWL, RDF, RDFS
 from rdflib.term import Node
 
-from ..core.validation import closure_graph
+from ..core.validation import closure_graph, is_annotation
 from .facets import Facet
 from .reference import close, disjoint_message, functional_message, nothing_message
 
-_ANNOTATIONS = tuple(
-    str(t)
-    for t in (
-        RDFS.label,
-        RDFS.comment,
-        RDFS.isDefinedBy,
-        RDFS.seeAlso,
-        OWL.versionInfo,
-        SKOS.prefLabel,
-        SKOS.altLabel,
-        SKOS.definition,
-        SKOS.note,
-        DCTERMS,
-    )
-)
 _CLASS_AXIOMS = (RDFS.subClassOf, OWL.equivalentClass, OWL.disjointWith, OWL.complementOf)
 
 
@@ -87,7 +72,7 @@ class OwlSchema:
         self.triples = [
             (s, p, o)
             for s, p, o in source
-            if not str(p).startswith(_ANNOTATIONS)
+            if not is_annotation(p)
             and not (p in _CLASS_AXIOMS[:2] and o == OWL.Nothing)
             and not (p == RDF.type and o == OWL.FunctionalProperty)
         ]
