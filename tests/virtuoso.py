@@ -27,9 +27,8 @@ VIRTUOSO_ISQL = "isql-vt"
 # The limits of Debian's packaged /etc/virtuoso-opensource-7/virtuoso.ini (virtuoso-opensource-7 7.2.5.1),
 # written out so the tests meet the limits an operator installing the package gets. Paths and ports differ, and
 # the buffers: the package's minimal 10,000 (MaxDirtyBuffers 6,000) are raised to the values Virtuoso's own ini
-# recommends for 2 GB of memory, as docs/stores.md tells operators to do: with the packaged ones the worked
-# example froze Virtuoso in 2 of 5 runs, with these in none of 3 (docs/stores.md, "Buffers"). docs/stores.md lists
-# every setting.
+# recommends for 2 GB of memory, as docs/stores.md tells operators to do (they did not stop Virtuoso 7.2.5's
+# occasional freeze: docs/stores.md, "Buffers"). docs/stores.md lists every setting.
 _VIRTUOSO_INI = """\
 [Database]
 DatabaseFile       = {dir}/virtuoso.db
