@@ -64,11 +64,6 @@ EXAMPLE_START_S = 1500.0
 judges and the attestations. Steps 4 and 5 alone took 410 s on Virtuoso (6.6 s embedded) on the shared machine
 (load average 8): the run's case writes are single updates of up to 660,000 characters, which Virtuoso compiles to
 SQL (about 28 s each, 283 s of the run's 365 s)."""
-EXAMPLE_VIRTUOSO = {"CheckpointInterval": "1"}
-"""A checkpoint every minute instead of every hour, for this module's Virtuoso: after the run's writes, Virtuoso
-7.2.5 froze on a report's figures (``outcome-distribution.rq``: no answer, 0 % CPU, threads on condition variables)
-or outran 60 s on ``judge-human-units.rq`` in several builds of the example, with either buffer setting; session 19
-found that a checkpointed or restarted Virtuoso did not freeze (docs/stores.md "Buffers")."""
 LEASE_S = 3.0
 SETTINGS = {"remote_row_cap": 10_000, "bulk_lease_s": LEASE_S, "remote_timeout_s": 600}
 """Virtuoso's ResultSetMaxRows as the row cap (an answer that long is refused as possibly cut), a short
@@ -211,7 +206,7 @@ def embedded_example(tokens: dict[str, str]) -> tuple[dict[str, Any], dict[str, 
 def started(tokens: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Started]:
     """One Virtuoso; ``caie serve --examples`` on it (the embedded example is built while it starts)."""
     log_dir = tmp_path_factory.mktemp("virtuoso-example")
-    with virtuoso_server(EXAMPLE_VIRTUOSO) as virtuoso:
+    with virtuoso_server() as virtuoso:
         store = RemoteStore(virtuoso.query_url, virtuoso.update_url, virtuoso.store_url, row_cap=10_000)
         process, url, stderr_path = start_service(
             virtuoso.query_url, virtuoso.update_url, virtuoso.store_url, tokens, log_dir, examples=True, **SETTINGS
