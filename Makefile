@@ -83,7 +83,8 @@ test-engines: $(STAMP) virtuoso
 	$(BIN)/pytest -q -n 2 --dist loadfile -m engines
 
 # Every attack of issue 23 against a live `caie serve` (tests/hostile, docs/protection.md "Hostile tests"), /health
-# timed throughout: a few minutes, apart from `make test` to keep it under 420 s.
+# timed throughout, and schemathesis's coverage phase (docs/api.md): a few minutes, apart from `make test` to keep it
+# under 420 s.
 test-hostile: $(STAMP)
 	$(BIN)/pytest -q -m hostile
 
