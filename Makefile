@@ -63,8 +63,9 @@ lint: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/mypy
 
-# Two pytest workers (pytest-xdist), a test file each at a time: the machine has two cores and many tests wait on
-# servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per worker.
+# Two pytest workers (pytest-xdist), a test file each at a time, the longest first (tests/scheduling.py): the machine
+# has two cores and many tests wait on servers (oxigraph, Virtuoso, Chromium, caie serve). Session fixtures are per
+# worker.
 # The lint runs first (ruff takes a second); mypy (about 20 s of a core from cold) runs beside the tests, its verdict
 # read when they end, so a type error fails the run without making it longer. Its incremental cache is kept in the
 # user's cache directory, as a CI's cache would be: mypy checks every file's hash against it, so a fresh clone of
@@ -75,7 +76,7 @@ test: $(STAMP) browser strace $(JS_STAMP) virtuoso
 	$(BIN)/ruff check --quiet .
 	$(BIN)/ruff format --check --quiet .
 	$(BIN)/mypy > .mypy.out 2>&1 & mypy=$$!; \
-	$(BIN)/pytest -q -n 2 --dist loadfile; tests=$$?; \
+	$(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder; tests=$$?; \
 	wait $$mypy; typed=$$?; cat .mypy.out; rm -f .mypy.out; \
 	test $$tests -eq 0 && test $$typed -eq 0
 
@@ -83,7 +84,7 @@ test: $(STAMP) browser strace $(JS_STAMP) virtuoso
 # whole-service runs on Virtuoso (the worked example compared with the embedded store, a 50,000-triple write,
 # kill -9 mid-write): apart from `make test` to keep it under 420 s; CI runs both (.ci/run).
 test-engines: $(STAMP) virtuoso
-	$(BIN)/pytest -q -n 2 --dist loadfile -m engines
+	$(BIN)/pytest -q -n 2 --dist loadfile --no-loadscope-reorder -m engines
 
 # Every attack of issue 23 against a live `caie serve` (tests/hostile, docs/protection.md "Hostile tests"), /health
 # timed throughout, and schemathesis's coverage phase (docs/api.md): a few minutes, apart from `make test` to keep it

@@ -55,6 +55,7 @@ from .harness import (
     restored,
     settings_for,
 )
+from .scheduling import longest_first
 from .servers import AppSlot, app_server, free_port, oxigraph_server, stop_process, wait_until_up
 from .virtuoso import LIST_GRAPHS, VirtuosoServer, VirtuosoStore, virtuoso_server
 
@@ -167,12 +168,14 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test on a remote store (the ``store`` fixture's ``remote`` or ``virtuoso`` parameter, or the session's
     servers themselves) is an engine test: it runs with ``make test-engines``, which CI runs after ``make test``
     (docs/stores.md), so ``make test`` keeps its 420 s on the embedded store. A test that starts an engine of its
-    own says so with ``pytest.mark.engines``. First, so that ``-m`` selects by the mark."""
+    own says so with ``pytest.mark.engines``. First, so that ``-m`` selects by the mark. Then the longest modules go
+first (:mod:`.scheduling`)."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         on_remote = callspec is not None and callspec.params.get("store") in ("remote", "virtuoso")
         if on_remote or ENGINE_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.engines)
+    longest_first(items, REPO)
 
 
 @pytest.fixture(scope="session")
