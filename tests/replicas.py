@@ -3,11 +3,10 @@ catalog still describes the store exactly (what many writers must never break)."
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
-import sys
+import tempfile
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator
@@ -23,18 +22,27 @@ from service.core.digest import graph_digest
 from service.core.namespaces import CATALOG, VOID
 from service.core.store import RemoteStore, Store
 
-from .conftest import BASE_URL, REPO, ROLES
-from .servers import free_port, stop_process, wait_until_up
+from .conftest import BASE_URL, ROLES
+from .servers import caie_serve, free_port, stop_process, wait_until_up
 
 T = TypeVar("T")
 
 
-def caie_binary() -> str:
-    """The ``caie`` entry point installed beside this interpreter (the one a deployment runs)."""
-    candidate = Path(sys.executable).with_name("caie")
-    if not candidate.exists():
-        raise RuntimeError(f"{candidate} is missing: pip install -e . (make test does)")
-    return str(candidate)
+def credentials_for(tokens: dict[str, str]) -> dict[str, dict[str, object]]:
+    """``CAIE_TOKENS`` for ``tokens`` (agent to token), each agent with its roles in :data:`.harness.ROLES`."""
+    return {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
+
+
+def remote_settings(query_url: str, update_url: str, store_url: str, settings: dict[str, object]) -> dict[str, str]:
+    """The variables of a ``caie serve`` on a remote store's endpoints; ``settings`` become ``CAIE_*`` variables."""
+    return {
+        "CAIE_STORE": "remote",
+        "CAIE_REMOTE_QUERY_URL": query_url,
+        "CAIE_REMOTE_UPDATE_URL": update_url,
+        "CAIE_REMOTE_STORE_URL": store_url,
+        "CAIE_BASE_URL": BASE_URL,
+        **{f"CAIE_{name.upper()}": str(value) for name, value in settings.items()},
+    }
 
 
 def remote_store(store_url: str) -> RemoteStore:
@@ -66,23 +74,9 @@ def replica(store_url: str, tokens: dict[str, str], **settings: object) -> Itera
     so all of them read and write one catalog.
     """
     port = free_port()
-    credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
-    env = {
-        **os.environ,
-        "CAIE_STORE": "remote",
-        "CAIE_REMOTE_QUERY_URL": f"{store_url}/query",
-        "CAIE_REMOTE_UPDATE_URL": f"{store_url}/update",
-        "CAIE_REMOTE_STORE_URL": f"{store_url}/store",
-        "CAIE_BASE_URL": BASE_URL,
-        "CAIE_TOKENS": json.dumps(credentials),
-        **{f"CAIE_{name.upper()}": str(value) for name, value in settings.items()},
-    }
-    process = subprocess.Popen(
-        [caie_binary(), "serve", "--host", "127.0.0.1", "--port", str(port)],
-        env=env,
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-    )
+    log = Path(tempfile.gettempdir()) / f"caie-replica-{port}.log"
+    environment = remote_settings(f"{store_url}/query", f"{store_url}/update", f"{store_url}/store", settings)
+    process = caie_serve(port, credentials_for(tokens), log=log, **environment)
     url = f"http://127.0.0.1:{port}"
     try:
         wait_until_up(url + "/health", process, seconds=60)
@@ -178,30 +172,11 @@ def start_service(
     """Start ``caie serve`` (with ``--examples`` if asked) over the given endpoints; returns at once with the
     process, its URL and the file its stderr goes to. ``settings`` become ``CAIE_*`` variables."""
     port = free_port()
-    credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
-    env = {
-        **os.environ,
-        "CAIE_STORE": "remote",
-        "CAIE_REMOTE_QUERY_URL": query_url,
-        "CAIE_REMOTE_UPDATE_URL": update_url,
-        "CAIE_REMOTE_STORE_URL": store_url,
-        "CAIE_BASE_URL": BASE_URL,
-        "CAIE_TOKENS": json.dumps(credentials),
-        **{f"CAIE_{name.upper()}": str(value) for name, value in settings.items()},
-    }
     log_dir.mkdir(parents=True, exist_ok=True)
-    stderr_path = log_dir / f"caie-serve-{port}.stderr"
-    command = [
-        caie_binary(),
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        *(["--examples"] if examples else []),
-    ]
-    with open(stderr_path, "wb") as stderr:
-        process = subprocess.Popen(command, env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=stderr)
+    stderr_path = log_dir / f"caie-serve-{port}.log"
+    options = ["--examples"] if examples else []
+    environment = remote_settings(query_url, update_url, store_url, settings)
+    process = caie_serve(port, credentials_for(tokens), *options, log=stderr_path, **environment)
     return process, f"http://127.0.0.1:{port}", stderr_path
 
 

@@ -7,6 +7,8 @@ A throwaway Virtuoso is :mod:`tests.virtuoso`'s, a store behind credentials :mod
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
 import socket
 import subprocess
@@ -14,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,8 @@ import httpx
 import uvicorn
 
 from service.core.outbound import tls_context
+
+REPO = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:
@@ -45,6 +49,41 @@ def wait_until_up(url: str, process: subprocess.Popen[bytes] | None = None, seco
             except httpx.HTTPError:
                 time.sleep(0.05)
     raise RuntimeError(f"nothing answered at {url} within {seconds} s")
+
+
+def caie_binary() -> str:
+    """The ``caie`` entry point installed beside this interpreter (the one a deployment runs)."""
+    candidate = Path(sys.executable).with_name("caie")
+    if not candidate.exists():
+        raise RuntimeError(f"{candidate} is missing: pip install -e . (make test does)")
+    return str(candidate)
+
+
+def caie_serve(
+    port: int,
+    credentials: Mapping[str, object],
+    *options: str,
+    log: Path,
+    data: Path | None = None,
+    wrapper: Sequence[str] = (),
+    own_session: bool = False,
+    **env: str,
+) -> subprocess.Popen[bytes]:
+    """``caie serve`` as an operator starts it, on ``port`` of the loopback: its data directory ``data`` (none: the
+    store its ``CAIE_*`` settings name), ``credentials`` as ``CAIE_TOKENS``, ``env`` as more variables, its output
+    appended to ``log``. ``wrapper`` runs it under another command (strace); ``own_session`` puts it in a process
+    group of its own, so that a crash is the whole group killed at once. Returns at once: :func:`wait_until_up`."""
+    command = [*wrapper, caie_binary(), "serve", "--host", "127.0.0.1", "--port", str(port)]
+    command += ["--data-dir", str(data)] if data is not None else []
+    with log.open("ab") as out:  # the child keeps its own descriptor
+        return subprocess.Popen(
+            [*command, *options],
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=own_session,
+            env={**os.environ, "CAIE_TOKENS": json.dumps(credentials), **env},
+        )
 
 
 def stop_process(process: subprocess.Popen[bytes], grace_s: float = 20.0) -> None:

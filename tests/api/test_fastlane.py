@@ -14,7 +14,6 @@ import re
 import signal
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,8 +24,8 @@ from urllib.parse import quote, urlencode
 import httpx
 import pytest
 
-from ..conftest import REPO, ROLES
-from ..servers import children, free_port, wait_until_up
+from ..conftest import ROLES
+from ..servers import caie_serve, children, free_port, wait_until_up
 
 BASE = "http://caie.test/"
 GRAPH = f"{BASE}graphs/ontologies/data"
@@ -134,25 +133,10 @@ def two_fronts(served: Served) -> None:
 
 def start(data: Path, **env: str) -> Served:
     port = free_port()
-    tokens = {token: {"agent": agent, "roles": ROLES[agent]} for token, agent in TOKENS.items()}
-    log = (data.parent / f"{data.name}.log").open("wb")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service.cli",
-            "serve",
-            "--data-dir",
-            str(data),
-            "--port",
-            str(port),
-            "--base-url",
-            BASE,
-        ],
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(tokens), "CAIE_FAST_LANE_PROCESSES": "2", **LIMITS, **env},
+    credentials = {token: {"agent": agent, "roles": ROLES[agent]} for token, agent in TOKENS.items()}
+    log = data.parent / f"{data.name}.log"
+    process = caie_serve(
+        port, credentials, "--base-url", BASE, data=data, log=log, **{"CAIE_FAST_LANE_PROCESSES": "2", **LIMITS, **env}
     )
     return Served(process, port)
 

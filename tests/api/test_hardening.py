@@ -7,8 +7,6 @@ that cannot be an IRI) and the plan tests run on the embedded store only (:data:
 
 from __future__ import annotations
 
-import json
-import os
 import re
 import signal
 import subprocess
@@ -27,10 +25,10 @@ from service.api import create_app
 from service.core.config import Settings
 from service.plan.testplan import create_plan
 
-from ..conftest import REPO, ROLES, Service, settings_for
+from ..conftest import ROLES, Service, settings_for
 from ..pages_browser import console_errors
 from ..plan.test_plans_api import PLAN, make_plan
-from ..servers import app_server, free_port, wait_until_up
+from ..servers import app_server, caie_serve, free_port, wait_until_up
 from ..test_cli import data_dir_with_worked_example
 from ..test_envelope import example_evaluation
 from .test_evaluations import ID
@@ -250,27 +248,10 @@ def threads_making_a_plan() -> int:
 # ------------------------------------------------------------------------------ SIGTERM during long work
 
 
-def caie_serve(data: Path, port: int, tokens: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
-    log = (data.parent / f"serve-{port}.log").open("wb")
+def serve(data: Path, port: int, tokens: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
     credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()}
-    return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service.cli",
-            "serve",
-            "--data-dir",
-            str(data),
-            "--port",
-            str(port),
-            "--base-url",
-            "http://caie.test/",
-            *extra,
-        ],
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(credentials)},
+    return caie_serve(
+        port, credentials, "--base-url", "http://caie.test/", *extra, data=data, log=data.parent / "serve.log"
     )
 
 
@@ -279,7 +260,7 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
 ) -> None:
     # the data directory as `caie serve --examples` leaves it, copied (its start would load and plan it all again)
     data, port = data_dir_with_worked_example(tmp_path / "data", worked_example_quads), free_port()
-    process = caie_serve(data, port, tokens)
+    process = serve(data, port, tokens)
     url = f"http://127.0.0.1:{port}"
     theo = {"Authorization": f"Bearer {tokens['theo']}"}
     try:
@@ -322,7 +303,7 @@ def test_sigterm_stops_the_service_within_seconds_during_plan_creation(
     # the data directory opens again (with --examples, which finds everything loaded), and the stopped plan left
     # nothing behind: the worked example's plan and the small one
     port = free_port()
-    again, url = caie_serve(data, port, tokens, "--examples"), f"http://127.0.0.1:{port}"
+    again, url = serve(data, port, tokens, "--examples"), f"http://127.0.0.1:{port}"
     try:
         wait_until_up(url + "/health", again, seconds=120)
         assert httpx.get(url + "/health").json()["status"] == "ok"

@@ -12,8 +12,6 @@ import json
 import os
 import random
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -25,8 +23,7 @@ from urllib.parse import quote
 import httpx
 import pytest
 
-from ..conftest import REPO
-from ..servers import children, free_port, wait_until_up
+from ..servers import caie_serve, children, free_port, wait_until_up
 from .test_fastlane import JSON, Connection, Served, holds
 
 OWL_ONTOLOGY = "http://www.w3.org/2002/07/owl#Ontology"
@@ -60,26 +57,17 @@ class Service:
 @contextmanager
 def serving(data: Path, *wrapper: str, **env: str) -> Iterator[Service]:
     port = free_port()
-    log = (data.parent / f"{data.name}.log").open("ab")
-    process = subprocess.Popen(
-        [
-            *wrapper,
-            sys.executable,
-            "-m",
-            "service.cli",
-            "serve",
-            "--data-dir",
-            str(data),
-            "--port",
-            str(port),
-            "--base-url",
-            "http://caie.test/",
-        ],
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(TOKENS), "CAIE_FAST_LANE_PROCESSES": "2", **env},
+    log = data.parent / f"{data.name}.log"
+    process = caie_serve(
+        port,
+        TOKENS,
+        "--base-url",
+        "http://caie.test/",
+        data=data,
+        log=log,
+        wrapper=wrapper,
+        own_session=True,
+        **{"CAIE_FAST_LANE_PROCESSES": "2", **env},
     )
     try:
         main = process.pid
@@ -93,7 +81,6 @@ def serving(data: Path, *wrapper: str, **env: str) -> Iterator[Service]:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGKILL)
             process.wait(timeout=10)
-        log.close()
 
 
 def put_graph(url: str, name: str) -> httpx.Response:

@@ -8,12 +8,10 @@ the main process's resident memory to come back within :data:`RSS_SLACK_MB` of w
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import socket
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -23,8 +21,8 @@ from pathlib import Path
 
 import httpx
 
-from ..conftest import REPO, ROLES
-from ..servers import children, free_port, wait_until_up
+from ..conftest import ROLES
+from ..servers import caie_serve, children, free_port, wait_until_up
 
 BASE = "http://caie.test/"
 HEALTH_WITHIN_S = 1.0
@@ -73,24 +71,9 @@ def start(data: Path, tokens: dict[str, str], port: int | None = None, **env: st
     """``caie serve`` on ``data`` with two fast-lane fronts; returns once ``/health`` answers (at most 120 s)."""
     port = port or free_port()
     credentials = {token: {"agent": agent, "roles": ROLES[agent]} for agent, token in tokens.items()} | PEOPLE
-    log = (data.parent / f"{data.name}-{port}.log").open("ab")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "service.cli",
-            "serve",
-            "--data-dir",
-            str(data),
-            "--port",
-            str(port),
-            "--base-url",
-            BASE,
-        ],
-        cwd=REPO,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        env={**os.environ, "CAIE_TOKENS": json.dumps(credentials), "CAIE_FAST_LANE_PROCESSES": "2", **env},
+    log = data.parent / f"{data.name}-{port}.log"
+    process = caie_serve(
+        port, credentials, "--base-url", BASE, data=data, log=log, **{"CAIE_FAST_LANE_PROCESSES": "2", **env}
     )
     live = Live(process, port, data, {**tokens, "erin": "erin-token"}, env)
     wait_until_up(live.url + "/health", process, seconds=120)
