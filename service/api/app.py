@@ -14,7 +14,18 @@ from .. import __version__
 from ..composition import build_services
 from ..core.config import Settings
 from ..core.store import Store
-from . import body_limits, html, idempotency, lean_sparql, openapi, problems, routing_errors, security, sessions
+from . import (
+    body_limits,
+    html,
+    idempotency,
+    in_progress,
+    lean_sparql,
+    openapi,
+    problems,
+    routing_errors,
+    security,
+    sessions,
+)
 from .routers import (
     agreement,
     comparisons,
@@ -79,6 +90,7 @@ def create_app(settings: Settings | None = None, store: Store | None = None) -> 
     body_limits.install(app, services.settings)  # inside the security middlewares: 413s carry their headers
     security.install(app, services.settings)
     sessions.install(app, services.settings, oidc.client(services.settings))  # outside security: it reads the session
+    in_progress.install(app)  # the last middleware added: it runs outside every other one
     openapi.install(app, services.settings)  # before the routers: /docs must come before the catch-all
     app.include_router(health.router)
     app.include_router(graphs.router)
