@@ -17,6 +17,8 @@ from .core.graphs import Clock, GraphService
 from .core.memo import CACHE_DIR_ENV
 from .core.rdf_limits import RdfLimits
 from .core.store import RemoteStore, Store, open_store
+from .credentials.keys import KeyRing
+from .credentials.signing import Signer
 from .publishing import Publisher
 from .runs.jobs import Jobs
 
@@ -34,6 +36,8 @@ class Services:
     graphs: GraphService
     publisher: Publisher
     jobs: Jobs
+    signer: Signer
+    """Signs people's decisions as Verifiable Credentials with each agent's key (docs/trust.md)."""
     owns_store: bool = True
 
     @property
@@ -78,6 +82,7 @@ def build_services(settings: Settings, store: Store | None = None, *, recover: b
         graphs,
         Publisher(backend, catalog),
         Jobs(settings.max_running_runs),
+        Signer(KeyRing(settings.keys_dir or (settings.data_dir / "keys" if settings.data_dir else None))),
         owns_store=owns,
     )
 

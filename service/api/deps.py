@@ -17,6 +17,7 @@ from ..core.config import Credential, Settings
 from ..core.errors import Cancelled
 from ..core.graphs import GraphService
 from ..core.store import Store
+from ..credentials.signing import Signer
 from ..runs.jobs import Jobs
 from .app_state import app_state
 from .sessions import current_session
@@ -40,6 +41,10 @@ def catalog(request: Request) -> Catalog:
 
 def graphs(request: Request) -> GraphService:
     return _services(request).graphs
+
+
+def signer(request: Request) -> Signer:
+    return _services(request).signer
 
 
 def jobs(request: Request) -> Jobs:
@@ -119,6 +124,7 @@ StoreDep = Annotated[Store, Depends(store)]
 CatalogDep = Annotated[Catalog, Depends(catalog)]
 GraphsDep = Annotated[GraphService, Depends(graphs)]
 JobsDep = Annotated[Jobs, Depends(jobs)]
+SignerDep = Annotated[Signer, Depends(signer)]
 WriterDep = Annotated[Credential, Depends(writer)]
 ReaderDep = Annotated[Credential | None, Depends(reader)]
 CancellationDep = Annotated[Cancellation, Depends(cancellation)]

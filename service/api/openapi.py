@@ -49,7 +49,7 @@ from ..scenarios.records import MAX_FACETS
 from . import idempotency
 from .models import HTTP_IRI
 from .problems import PROBLEM
-from .routers import evaluations, interop, pages, records, resources, sparql
+from .routers import evaluations, interop, judgments, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS
 
 FACET_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
@@ -88,6 +88,7 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
         ),
     ): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/reports/{number}/page"): (HTML,),
+    ("get", "/evaluations/{evaluation_id}/judgments/{number}/credential"): (JSON, judgments.VC, *resources.OFFERED),
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
     ("get", "/evaluations/{evaluation_id}/record/caie"): tuple(interop.GRAPH_FORMATS),
     ("get", "/doc/{kind}/{identifier}"): (HTML,),

@@ -8,7 +8,7 @@ short; it writes through the service's conditional :meth:`apply_edits`.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 
 from pyoxigraph import Triple
 
@@ -55,12 +55,14 @@ class BatchAppends(ABC):
         key: str | None = None,
         title: str | None = None,
         guards: Mapping[str, str] | None = None,
+        also: Sequence[GraphEdit] = (),
     ) -> CatalogEntry:
         """Append a batch to ``record``: the new graph ``{record}/{segment}/{key}``, digested once, catalogued
         as ``cat:batchOf`` the record. Costs O(batch), whatever the record's size.
 
         ``key`` defaults to the next number among the segment's batches; ``guards`` maps graph IRIs to the
-        digests the caller's checks read (the append holds only while they are current).
+        digests the caller's checks read (the append holds only while they are current); ``also`` are more graphs
+        written in the same write (a batch's credential).
         """
         for _ in range(5):
             graph = (
@@ -70,7 +72,7 @@ class BatchAppends(ABC):
             )
             edit = GraphEdit(graph, insert=triples, title=title, batch_of=record.iri.value)
             try:
-                return self.apply_edits([edit], agent, guards=guards)[0]
+                return self.apply_edits([edit, *also], agent, guards=guards)[0]
             except ConcurrentWrite:
                 if key is not None:
                     raise
@@ -87,15 +89,25 @@ class BatchAppends(ABC):
         *,
         title: str,
         guards: Mapping[str, str] | None = None,
+        also: Callable[[GraphRef, list[Triple]], list[GraphEdit]] | None = None,
     ) -> GraphRef:
         """Append the next numbered batch ``{record}/{segment}/{n}`` whose triples name it: ``build`` gets the new
         graph and makes its content; another writer taking ``n`` meanwhile makes it try ``n + 1``. ``title`` may
-        say the number as ``{n}``."""
+        say the number as ``{n}``; ``also`` gets the new graph and its triples and makes more graphs' edits, written
+        in the same write (the batch's credential, which signs its triples)."""
         for _ in range(5):
             ref = self.next_batch(record, segment)
+            triples = build(ref)
             try:
                 self.append(
-                    record, segment, build(ref), agent, key=ref.key, title=title.replace("{n}", ref.key), guards=guards
+                    record,
+                    segment,
+                    triples,
+                    agent,
+                    key=ref.key,
+                    title=title.replace("{n}", ref.key),
+                    guards=guards,
+                    also=also(ref, triples) if also else (),
                 )
             except (ConcurrentWrite, StaleWrite):
                 if self.find(ref) is None:

@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     store: Literal["embedded", "remote"] = "embedded"
     data_dir: Path | None = None
     """Directory of the embedded store; ``None`` keeps it in memory (tests)."""
+    keys_dir: Path | None = None
+    """Directory of the signing keys, a file of mode 0600 per agent (service/credentials/keys.py, docs/trust.md);
+    by default ``{data_dir}/keys``; with neither, keys are kept in memory (tests). Set it for a remote store."""
     remote_query_url: str | None = None
     remote_update_url: str | None = None
     remote_store_url: str | None = None

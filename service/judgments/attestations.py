@@ -9,7 +9,9 @@ An attestation aggregates every determination (no cherry picking) and may state 
 rationale. It records the evidence's sufficiency and the
 test's appropriateness: insufficient evidence supports only cannot tell, an inappropriate test only cannot tell
 or inapplicable. A criterion has at most one current attestation per run: a correction supersedes it, with a
-reason, and both stay in the record (``queries/attestations.rq`` says which is current).
+reason, and both stay in the record (``queries/attestations.rq`` says which is current). Given the deployment's
+:class:`~service.credentials.signing.Signer`, the attestation's graph is signed by the expert's key as a Verifiable
+Credential, written beside it in the same write (``…/judgments/{n}/credential``, docs/trust.md).
 """
 
 from __future__ import annotations
@@ -17,16 +19,18 @@ from __future__ import annotations
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from pyoxigraph import NamedNode
+from pyoxigraph import NamedNode, Triple
 
 from ..core.auth import require
 from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict, Forbidden, Unprocessable
+from ..core.graph_edits import GraphEdit, GraphRef
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO
 from ..core.roles import DOMAIN_EXPERT
 from ..core.store import Row
+from ..credentials.signing import Signer, credential_iri
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
@@ -89,6 +93,7 @@ def attest(
     reason: str | None = None,
     separation: Separation = NO_SEPARATION,
     supersede_role: str | None = None,
+    signer: Signer | None = None,
 ) -> AttestationView:
     """Record the domain expert's attestation of ``criterion`` for run ``run_number`` (see the module docstring).
     403 unless a domain expert, or when ``separation`` keeps them from the run or its determinations, or when it
@@ -118,6 +123,24 @@ def attest(
     _check_supersession(current, criterion, run_number, supersedes, reason)
     _check_superseder(graphs, agent, current, supersedes, supersede_role)
     at = graphs.clock()  # the deployment's clock (a test's, which it advances instead of sleeping)
+    expert = graphs.agent_iri(agent.agent)
+
+    def signed(batch: GraphRef, triples: list[Triple]) -> list[GraphEdit]:
+        """The batch's credential, signed by the expert's key (``signer`` is not ``None`` here)."""
+        assert signer is not None
+        graph = credential_iri(batch.iri.value)
+        return [
+            GraphEdit(
+                graphs.member(batch.kind, f"{batch.identifier}/credential"),
+                insert=signer.credential_graph(
+                    batch.iri.value, f"{batch.iri.value}/attestations/1", triples, expert, at
+                ),
+                title=f"the credential signing {batch.identifier} ({graph})",
+                batch_of=evaluation,
+                expected_digest=None,
+            )
+        ]
+
     ref = graphs.append_numbered(
         graphs.member(GraphKind.EVALUATION, evaluation_id),
         "judgments",
@@ -132,13 +155,14 @@ def attest(
             [row["determination"].value for row in rows],
             SUFFICIENCY[sufficiency],
             APPROPRIATENESS[appropriateness],
-            graphs.agent_iri(agent.agent),
+            expert,
             at,
             supersedes,
             reason,
         ),
         agent,
         title=f"judgments {{n}}: attestation of {criteria.identifiers[criterion]} for run {run_number}",
+        also=signed if signer is not None else None,
     )
     iri = f"{ref.iri.value}/attestations/1"
     return next(a for a in attestations(graphs, evaluation_id, criterion=criterion, run=run.iri) if a.iri == iri)

@@ -6,12 +6,16 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
+from ...core.catalog import GraphKind
 from ...core.config import Credential
 from ...core.errors import UnsupportedMediaType
+from ...core.formats import JSON, negotiate
 from ...core.namespaces import EARL
+from ...credentials.records import document as credential_document
+from ...credentials.signing import credential_iri
 from ...judgments.attestations import AttestationView, attest, attestations
 from ...judgments.automated import judge_run
 from ...judgments.human_steps import MEDIA, Imported, import_steps, read_steps
@@ -19,12 +23,15 @@ from ...judgments.records import Ruling, determinations, record_rulings, run_cri
 from ...judgments.separation import Separation
 from ..body import read_body
 from ..body_limits import Body, body
-from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
+from ..deps import GraphsDep, ReaderDep, SettingsDep, SignerDep, credential
 from ..models_judgments import AttestationBody, DeterminationsBody
 from ..shapes import attestation_json, determination_json
+from .resources import OFFERED, linked_data
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
 
+VC = "application/vc"
+"""The media type of a Verifiable Credential (VC Data Model 2.0, §C.1)."""
 CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 
@@ -125,6 +132,7 @@ async def post_attestation(
     body: AttestationBody,
     graphs: GraphsDep,
     settings: SettingsDep,
+    signer: SignerDep,
     agent: CredentialDep,
 ) -> JSONResponse:
     def record() -> AttestationView:
@@ -143,9 +151,28 @@ async def post_attestation(
             reason=body.reason,
             separation=Separation.of(settings, graphs),
             supersede_role=settings.supersede_role,
+            signer=signer,
         )
 
-    return JSONResponse(attestation_json(await run_in_threadpool(record)), status_code=201)
+    made = await run_in_threadpool(record)
+    # the credential that signs it, written with it (docs/trust.md)
+    signed = {"credential": credential_iri(made.iri.rsplit("/attestations/", 1)[0])}
+    return JSONResponse(attestation_json(made) | signed, status_code=201)
+
+
+@router.get(
+    "/judgments/{number}/credential",
+    summary="The Verifiable Credential that signs a judgments batch (an attestation), as its signer's key signed it; "
+    "other media types describe the credential's graph",
+)
+async def get_credential(
+    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, _: ReaderDep
+) -> Response:
+    if negotiate(request.headers.get("accept"), [JSON, VC, *OFFERED]) not in (JSON, VC):
+        return await linked_data(request)
+    iri = credential_iri(graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/judgments/{number}").iri.value)
+    found = await run_in_threadpool(credential_document, graphs, iri)
+    return JSONResponse(found, media_type=VC)
 
 
 @router.get("/attestations", summary="The evaluation's attestations, each with whether it is current")

@@ -18,6 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from ...core.errors import NotFound
 from ...core.formats import HTML, JSON, negotiate
+from ...credentials.contexts import SHIPPED, shipped_file
 from ...publishing import Publisher
 from .. import html
 from ..deps import ReaderDep
@@ -62,12 +63,16 @@ async def linked_data(request: Request, path: str | None = None) -> Response:
 
 @router.get(
     "/contexts/{name}",
-    summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, evaluation.jsonld for the evaluation JSON)",
+    summary="A published JSON-LD context (ob-caie.jsonld for RDF answers, evaluation.jsonld for the evaluation JSON, "
+    "credentials-v2.jsonld: the W3C VC 2.0 context the signed records use, as shipped)",
 )
 async def json_ld_context(name: str) -> Response:
+    shipped = shipped_file(name)  # a context credentials use: the W3C's bytes, unchanged (docs/trust.md)
+    if shipped is not None:
+        return Response(shipped, media_type=JSON_LD)
     context = published_context(name)  # the file, with each installed domain's prefixes
     if context is None:
-        published = sorted(path.name for path in CONTEXTS.glob("*.jsonld"))
+        published = sorted([*(path.name for path in CONTEXTS.glob("*.jsonld")), *SHIPPED.values()])
         raise NotFound(f"no JSON-LD context {name!r}: the contexts are {', '.join(published)}")
     return Response(json.dumps(context, ensure_ascii=False, indent=2).encode(), media_type=JSON_LD)
 

@@ -23,7 +23,7 @@ from ...judgments.separation import Separation
 from ...scenarios.model import Page
 from ...workspace import criterion_evidence
 from ...workspace.criteria import criteria_states
-from ..deps import GraphsDep, ReaderDep, SettingsDep
+from ..deps import GraphsDep, ReaderDep, SettingsDep, signer
 from ..models_judgments import AttestationBody
 from ..sessions import FormWriter, PagePerson
 from .workspace_frame import Build, Frame, PageNumber, Refusal, act, may, word
@@ -138,6 +138,7 @@ async def _attest(
             reason=body.reason,
             separation=Separation.of(settings, graphs),
             supersede_role=settings.supersede_role,
+            signer=signer(request),
         )
 
     return await act(

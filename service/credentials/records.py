@@ -1,0 +1,41 @@
+"""Stored credentials read back: the credential graph beside a signed record graph, and the signed graph's
+triples as the store holds them now (so that a triple changed behind the service's back shows as a credential that
+no longer verifies)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pyoxigraph import Triple
+
+from ..core.errors import NotFound
+from ..core.graphs import GraphService
+from . import signing
+from .documents import secured, stored_credential
+from .model import CredentialCheck, StoredCredential
+
+
+def read(graphs: GraphService, credential: str) -> tuple[StoredCredential, list[Triple]]:
+    """The credential ``credential`` (a credential graph's IRI) and its signed graph's triples; 404 when the record
+    has no such credential."""
+    signed_graph = credential.removesuffix("/credential")
+    entries = graphs.find_graphs([credential, signed_graph])
+    if credential == signed_graph or len(entries) < 2:
+        raise NotFound(f"no credential <{credential}> (a signed record graph's, {{graph}}/credential)")
+    found, signed = entries[credential], entries[signed_graph]
+    triples = graphs.triples(graphs.member(found.kind, found.identifier))
+    return (
+        stored_credential(credential, signed_graph, triples),
+        graphs.triples(graphs.member(signed.kind, signed.identifier)),
+    )
+
+
+def document(graphs: GraphService, credential: str) -> dict[str, Any]:
+    """The credential's JSON-LD, proof included, as a verifier gets it."""
+    stored, subject_triples = read(graphs, credential)
+    return secured(stored, subject_triples)
+
+
+def check(graphs: GraphService, credential: str) -> CredentialCheck:
+    """Whether the stored credential still verifies against its signed graph as stored."""
+    return signing.check(*read(graphs, credential))

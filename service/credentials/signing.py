@@ -1,0 +1,62 @@
+"""Signing a record graph as a Verifiable Credential by its agent's key, and checking a stored one.
+
+:class:`Signer` is what a step that records a person's decision is given: it turns the graph it is about to write
+into the credential graph written beside it, in the same write (:mod:`.documents` says the layout).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+from datetime import datetime
+
+from pyoxigraph import Triple
+
+from . import eddsa
+from .documents import credential_triples, secured, timestamp, unsecured
+from .keys import KeyRing
+from .model import CredentialCheck, Proof, StoredCredential
+
+
+def credential_iri(graph: str) -> str:
+    """The credential graph (and credential ``id``) that signs the record graph ``graph``."""
+    return f"{graph}/credential"
+
+
+class Signer:
+    """Signs record graphs with the keys of a :class:`.keys.KeyRing`."""
+
+    def __init__(self, keys: KeyRing) -> None:
+        self.keys = keys
+
+    def sign(self, graph: str, subject: str, triples: Sequence[Triple], agent: str, at: datetime) -> StoredCredential:
+        """The credential, signed by ``agent``'s key (an agent IRI), whose subject is ``subject`` with the triples
+        of the graph ``graph``, valid from ``at``."""
+        created = timestamp(at)
+        draft = StoredCredential(
+            iri=credential_iri(graph),
+            issuer=self.keys.did(agent),
+            valid_from=created,
+            subject=subject,
+            signed_graph=graph,
+            proof=Proof(created, self.keys.verification_method(agent), ""),
+        )
+        signed = eddsa.sign(
+            unsecured(draft, triples), self.keys.private_key(agent), draft.proof.verification_method, created
+        )
+        return replace(draft, proof=replace(draft.proof, proof_value=signed["proof"]["proofValue"]))
+
+    def credential_graph(
+        self, graph: str, subject: str, triples: Sequence[Triple], agent: str, at: datetime
+    ) -> list[Triple]:
+        """:meth:`sign`'s credential as the triples of its graph."""
+        return credential_triples(self.sign(graph, subject, triples, agent, at))
+
+
+def check(credential: StoredCredential, subject_triples: Sequence[Triple]) -> CredentialCheck:
+    """The stored credential verified against the signed graph's triples as the store has them now."""
+    try:
+        problems = eddsa.verify(secured(credential, subject_triples))
+    except ValueError as error:
+        problems = [f"{credential.iri} (signed by {credential.issuer}): {error}"]
+    return CredentialCheck(credential.iri, credential.issuer, tuple(problems))

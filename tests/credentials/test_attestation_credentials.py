@@ -1,0 +1,115 @@
+"""Issue 27's first slice over real HTTP: a domain expert's attestation is signed as a W3C Verifiable Credential
+(``eddsa-rdfc-2022``) by the expert's own key, and digitalbazaar's verifier (``@digitalbazaar/vc`` under Node,
+tests/js/verify-credential.mjs, offline with only the shipped contexts) accepts the credential the service serves,
+and refuses it once one subject triple is changed, in the document or in the store behind the service's back. Our
+own verifier names the credential and its signer when the signature is forged.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+from service.credentials import eddsa
+from service.credentials.contexts import DIRECTORY, SHIPPED
+from service.credentials.keys import KeyRing
+from service.credentials.multibase import did_key, public_key_of
+
+from ..conftest import EMBEDDED_ONLY, Service
+from ..plan.test_second_domain_plan import ID
+
+pytestmark = EMBEDDED_ONLY
+JS = Path(__file__).parents[1] / "js"
+EARL = "http://www.w3.org/ns/earl#"
+
+
+def node_verifies(credential: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
+    """digitalbazaar's verdict on ``credential``: {"verified": bool, "errors": [...]}."""
+    path = tmp_path / "credential.json"
+    path.write_text(json.dumps(credential), encoding="utf-8")
+    contexts = [f"{url}={DIRECTORY / file}" for url, file in SHIPPED.items()]
+    done = subprocess.run(
+        ["node", str(JS / "verify-credential.mjs"), str(path), *contexts],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    verdict: dict[str, Any] = json.loads(done.stdout)
+    assert done.returncode == (0 if verdict["verified"] else 1), done.stderr
+    return verdict
+
+
+def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Service, tmp_path: Path) -> None:
+    body = {
+        "criterion": "hanging",
+        "outcome": "failed",
+        "rationale": 'neither reply says how to fix the net\t("tucked in")',
+        "sufficiency": "sufficient",
+        "appropriateness": "appropriate",
+    }
+    made = judged.http.post(f"/evaluations/{ID}/runs/1/attestations", json=body, headers=judged.auth("annie"))
+    assert made.status_code == 201, made.text
+    attestation = made.json()
+    path = urlsplit(attestation["credential"]).path  # the credential's IRI is the deployment's, served here
+    served = judged.http.get(path, headers={"Accept": "application/vc"})
+    assert served.status_code == 200, served.text
+    credential = served.json()
+    subject = credential["credentialSubject"]
+    assert (credential["id"], subject["id"]) == (attestation["credential"], attestation["attestation"])
+    assert credential["proof"]["verificationMethod"].startswith(credential["issuer"] + "#z6Mk")
+    # the subject is the attestation's own RDF: its result's rationale among it
+    (result,) = subject[EARL + "result"]
+    assert result[EARL + "info"] == [{"@value": body["rationale"]}]
+
+    assert node_verifies(credential, tmp_path) == {"verified": True, "errors": []}
+    assert eddsa.verify(credential) == []
+
+    changed = copy.deepcopy(credential)
+    changed["credentialSubject"][EARL + "result"][0][EARL + "outcome"] = [{"id": EARL + "passed"}]
+    assert node_verifies(changed, tmp_path)["verified"] is False
+
+    # forged: signed by another key, the proof still naming the expert's
+    forged = copy.deepcopy(credential)
+    unsecured = {k: v for k, v in forged.items() if k != "proof"}
+    options = {k: v for k, v in forged["proof"].items() if k != "proofValue"}
+    forged["proof"] = eddsa.sign(
+        unsecured, Ed25519PrivateKey.generate(), options["verificationMethod"], options["created"]
+    )["proof"]
+    (problem,) = eddsa.verify(forged)
+    assert credential["id"] in problem and credential["issuer"] in problem and "signature does not verify" in problem
+
+    # one triple changed in the store, behind the service's back: the credential it serves no longer verifies
+    judged.store.run_update(
+        f"DELETE {{ GRAPH ?g {{ ?r <{EARL}outcome> <{EARL}failed> }} }} "
+        f"INSERT {{ GRAPH ?g {{ ?r <{EARL}outcome> <{EARL}passed> }} }} "
+        f"WHERE {{ GRAPH ?g {{ <{attestation['attestation']}> <{EARL}result> ?r . ?r <{EARL}outcome> <{EARL}failed> }} }}"
+    )
+    tampered = judged.http.get(path, headers={"Accept": "application/vc"}).json()
+    assert tampered["credentialSubject"][EARL + "result"][0][EARL + "outcome"] == [{"id": EARL + "passed"}]
+    assert node_verifies(tampered, tmp_path)["verified"] is False
+    assert "signature does not verify" in eddsa.verify(tampered)[0]
+
+
+def test_the_shipped_context_is_served_as_shipped(service: Service) -> None:
+    served = service.http.get("/contexts/credentials-v2.jsonld")
+    assert served.status_code == 200
+    assert served.content == (DIRECTORY / SHIPPED["https://www.w3.org/ns/credentials/v2"]).read_bytes()
+
+
+def test_keys_are_files_of_mode_0600_kept_across_restarts(tmp_path: Path) -> None:
+    agent = "https://example.org/agents/annie"
+    first = KeyRing(tmp_path / "keys")
+    did = first.did(agent)
+    (key_file,) = (tmp_path / "keys").iterdir()
+    assert (os.stat(key_file).st_mode & 0o777, os.stat(tmp_path / "keys").st_mode & 0o777) == (0o600, 0o700)
+    assert KeyRing(tmp_path / "keys").did(agent) == did  # read back, not made again
+    assert did == did_key(public_key_of(did)) and did.startswith("did:key:z6Mk")
+    assert first.did("service") != did

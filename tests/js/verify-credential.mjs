@@ -1,0 +1,49 @@
+// Verifies one Verifiable Credential file with digitalbazaar's implementation, offline: the document loader
+// serves only the contexts named on the command line (the service's shipped files) and did:key documents, which
+// the did:key driver makes from the key itself. Nothing is fetched.
+//
+//   node verify-credential.mjs CREDENTIAL.json URL=FILE [URL=FILE ...]
+//
+// Prints {"verified": bool, "errors": [...]} and exits 0 when the credential verifies, 1 when it does not.
+import {readFileSync} from 'node:fs';
+import * as vc from '@digitalbazaar/vc';
+import {DataIntegrityProof} from '@digitalbazaar/data-integrity';
+import {cryptosuite as eddsaRdfc2022CryptoSuite} from '@digitalbazaar/eddsa-rdfc-2022-cryptosuite';
+import * as Ed25519Multikey from '@digitalbazaar/ed25519-multikey';
+import {driver} from '@digitalbazaar/did-method-key';
+
+const [credentialFile, ...contextArgs] = process.argv.slice(2);
+const contexts = new Map(contextArgs.map(arg => {
+  const at = arg.indexOf('=');
+  return [arg.slice(0, at), JSON.parse(readFileSync(arg.slice(at + 1), 'utf8'))];
+}));
+
+const didKeys = driver();
+didKeys.use({multibaseMultikeyHeader: 'z6Mk', fromMultibase: Ed25519Multikey.from});
+
+async function documentLoader(url) {
+  if(contexts.has(url)) {
+    return {contextUrl: null, documentUrl: url, document: contexts.get(url)};
+  }
+  if(url.startsWith('did:key:')) {
+    const document = await didKeys.get({url});
+    return {contextUrl: null, documentUrl: url, document};
+  }
+  throw new Error(`refused to load ${url}: not a shipped context or a did:key`);
+}
+
+const credential = JSON.parse(readFileSync(credentialFile, 'utf8'));
+const suite = new DataIntegrityProof({cryptosuite: eddsaRdfc2022CryptoSuite});
+const result = await vc.verifyCredential({credential, suite, documentLoader});
+const errors = [];
+const collect = error => {
+  if(!error) {
+    return;
+  }
+  errors.push(String(error.message || error));
+  (error.errors || []).forEach(collect);
+};
+collect(result.error);
+(result.results || []).forEach(r => collect(r.error));
+console.log(JSON.stringify({verified: result.verified, errors}));
+process.exit(result.verified ? 0 : 1);
