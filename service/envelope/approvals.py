@@ -23,7 +23,6 @@ from collections.abc import Callable
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
-from ..core.catalog import now
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound
 from ..core.graphs import GraphService
@@ -88,7 +87,7 @@ def _append(
     key = uuid.uuid4().hex
     node = NamedNode(iris.under(f"approvals/{key}"))
     result, who = NamedNode(node.value + "#result"), NamedNode(iris.agent(agent.agent))
-    time = now()
+    time = graphs.clock()
     triples = [
         Triple(node, NamedNode(RDF + "type"), epo(KINDS[kind])),
         Triple(node, NamedNode(RDF + "type"), NamedNode(EARL + "Assertion")),

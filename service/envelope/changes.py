@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from pyoxigraph import NamedNode, Triple
 
-from ..core.catalog import now
 from ..core.config import Credential
 from ..core.digest import canonical_literals
 from ..core.errors import Conflict
@@ -92,8 +92,11 @@ def scope_change(iris: Iris, index: Index, scope: Scope, change: Change, signed:
         )
 
 
-def envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: Change, signed: set[str]) -> bool:
-    """Add the rewrite of the current envelope version (v1 if none) to ``change``; True if v1 is new."""
+def envelope_change(
+    iris: Iris, index: Index, content: EnvelopeContent, change: Change, signed: set[str], at: datetime
+) -> bool:
+    """Add the rewrite of the current envelope version (v1 if none) to ``change``, its changed criteria dated ``at``;
+    True if v1 is new."""
     current = current_envelope_iri(iris, index)
     iri = current or iris.envelope(1)
     version = int(iri.rsplit("/v", 1)[1])
@@ -103,7 +106,7 @@ def envelope_change(iris: Iris, index: Index, content: EnvelopeContent, change: 
         envelope_triples(iris, version, content, index.one(iri, "http://www.w3.org/ns/prov#wasRevisionOf")),
         iri,
         old,
-        now(),
+        at,
     )
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     # Compared by value: a store may give a literal back in another spelling (Virtuoso: decimal 10 as integer);

@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 from pyoxigraph import NamedNode, RdfFormat, Triple
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graph_edits import GraphRef
@@ -212,7 +212,7 @@ def put_envelope(
     iris, index, evaluation = load(graphs, evaluation_id)
     validate_envelope(graphs, evaluation.scope, content)
     change = Change(guards=[exists_guard(iris, True)])
-    created = envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
+    created = envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index), graphs.clock())
     change.apply(graphs, graph_ref(graphs, iris.evaluation_id), agent, evaluation.scope.title)
     return envelope_at(graphs, evaluation_id)[0], created
 
@@ -237,7 +237,7 @@ def new_version(graphs: GraphService, evaluation_id: str, agent: Credential) -> 
         envelope_triples(iris, version + 1, read_content(current, index), current),
         current,
         [t for t in index.triples if owned_by(current, t)],
-        now(),
+        graphs.clock(),
     )
     new.append(digest_triple(iri, envelope_digest(iri, new)))
     link = epo("operationalEnvelope")
@@ -285,7 +285,7 @@ def put_rdf(graphs: GraphService, evaluation_id: str, data: bytes, rdf_format: R
     scope_change(iris, index, scope, change, signed_off_versions(graphs, iris, index))
     canonical = set(scope_triples(iris, scope))
     if content is not None and body_envelope is not None:
-        envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index))
+        envelope_change(iris, index, content, change, signed_off_versions(graphs, iris, index), graphs.clock())
         canonical |= set(
             envelope_triples(
                 iris,

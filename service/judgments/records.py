@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode, Triple
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.commits import WriteConflict
 from ..core.config import Credential
 from ..core.errors import Conflict, Unprocessable
@@ -229,7 +229,7 @@ def record_judgments(
     if not determinations and not failures:
         raise Unprocessable("no determination to record")
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    at = now()
+    at = graphs.clock()
 
     def batch(ref: GraphRef) -> list[Triple]:
         triples: list[Triple] = list(judges_described)

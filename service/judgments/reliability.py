@@ -19,7 +19,7 @@ from decimal import Decimal
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Unprocessable
 from ..core.graphs import GraphService
@@ -133,7 +133,7 @@ def record_judge_reliability(
             "attestation: judge it and attest first (POST …/rule-judgments, POST …/attestations)"
         )
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    at, by = now(), graphs.agent_iri(agent.agent)
+    at, by = graphs.clock(), graphs.agent_iri(agent.agent)
     ref = graphs.append_numbered(
         graphs.member(GraphKind.EVALUATION, evaluation_id),
         "judgments",

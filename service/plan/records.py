@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import BadRequest, NotFound
 from ..core.graphs import GraphService
@@ -62,7 +62,7 @@ def exclude_scenario(
         raise NotFound(f"no derived scenario {scenario} (<{iri}>) in evaluation {evaluation_id!r}")
     key = uuid.uuid4().hex
     node = NamedNode(f"{evaluation}/exclusions/{key}")
-    when = now().isoformat()
+    when = graphs.clock().isoformat()
     agent = NamedNode(graphs.agent_iri(credential.agent))
     graphs.append(
         record,
@@ -77,7 +77,7 @@ def exclude_scenario(
         ],
         credential,
         key=key,
-        title=f"exclusion of scenario {iri.rsplit('/', 1)[-1]} by {credential.agent}",
+        title=f"exclusion of scenario {scenario} by {credential.agent}",
     )
     return RecordedExclusion(node.value, iri, Exclusion(reason.strip(), agent.value, when))
 

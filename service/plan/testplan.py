@@ -22,7 +22,7 @@ from rdflib import Graph
 from rdflib.term import Node
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential, Settings
 from ..core.errors import Conflict, NotFound, Unprocessable
 from ..core.graph_edits import GraphEdit, GraphRef
@@ -348,7 +348,7 @@ def create_plan(
         probes,
         evaluation,
         graphs.agent_iri(credential.agent),
-        now(),
+        graphs.clock(),
         planning.pins,
         activity,
         plan_rdf.Provenance(planning.dso, checked, planning.without_templates),

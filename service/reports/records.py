@@ -22,7 +22,7 @@ from pyoxigraph import NamedNode, Triple
 from .. import __version__
 from ..core import queries
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import NotFound, Unprocessable
 from ..core.graph_edits import GraphRef
@@ -198,7 +198,7 @@ def make_report(
         raise Unprocessable("; ".join(problems), detail=problems)
     run = run_view(graphs, evaluation_id, run_number)
     evaluation = iris_for(graphs, evaluation_id).evaluation
-    as_of = now()
+    as_of = graphs.clock()
     read = snapshots(graphs, evaluation, run)
     metrics, figures = compute_figures(graphs, evaluation_id, run, as_of)
     if fitness == "FitToDeploy" and figures.failed:

@@ -9,7 +9,7 @@ acceptance before the sign-off.
 from __future__ import annotations
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict
 from ..core.graphs import GraphService
@@ -55,7 +55,9 @@ def sign(
         )
     entry = graphs.find_graph(report.iri)
     assert entry is not None  # get_report read it
-    signed = SignOff(f"{report.iri}/{kind}", kind, graphs.agent_iri(agent.agent), now().isoformat(), comment or None)
+    signed = SignOff(
+        f"{report.iri}/{kind}", kind, graphs.agent_iri(agent.agent), graphs.clock().isoformat(), comment or None
+    )
     # The graphs the verification read must not move before the sign-off lands (409 otherwise, nothing written).
     guards = {s.name: s.digest for s in report.snapshots if "/cases/" not in s.name} | {report.iri: entry.digest}
     if kind == "acceptance" and report.sign_off is not None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.errors import Conflict, Unprocessable
@@ -195,7 +195,7 @@ def record_imported_run(
             version,
             None,
             graphs.agent_iri(agent.agent),
-            now(),
+            graphs.clock(),
         ) + rdf.source_triples(run, source)
         edits = [
             GraphEdit(

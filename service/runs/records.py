@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pyoxigraph import Literal, NamedNode, Triple
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.commits import ConcurrentWrite, StaleWrite
 from ..core.config import Credential
 from ..core.errors import Conflict, NotFound, Unprocessable
@@ -118,7 +118,7 @@ def start_run(
                     version,
                     settings,
                     graphs.agent_iri(agent.agent),
-                    now(),
+                    graphs.clock(),
                 )
                 + [Triple(run.iri, predicate, value) for predicate, value in marked]
             ),

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pyoxigraph import NamedNode
 
 from ..core.auth import require
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict
 from ..core.graph_edits import GraphEdit, GraphRef
@@ -123,7 +123,7 @@ def retry_errors(
     retry = graphs.append_numbered(
         run_ref(graphs, evaluation_id, run_number),
         "retries",
-        lambda ref: rdf.retry_triples(ref.iri.value, run.iri, settings, graphs.agent_iri(agent.agent), now()),
+        lambda ref: rdf.retry_triples(ref.iri.value, run.iri, settings, graphs.agent_iri(agent.agent), graphs.clock()),
         agent,
         title=f"retry {{n}} of run {run_number}",
     ).iri.value

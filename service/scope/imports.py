@@ -22,7 +22,7 @@ from urllib.parse import urlsplit
 import rdflib
 from pyoxigraph import Literal, NamedNode, RdfFormat, Triple
 
-from ..core.catalog import GraphKind, now
+from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import BadRequest, Conflict, PayloadTooLarge, Unprocessable
 from ..core.graph_edits import GraphEdit, GraphRef
@@ -85,7 +85,7 @@ def import_record(
             "with the square of the record's size"
         )
     _check(record, ref)
-    imported_at = now()
+    imported_at = graphs.clock()
     agent_iri = graphs.agent_iri(agent.agent)
     provenance = _provenance(ref, NamedNode(agent_iri), imported_at, source_iri)
     edits = [
