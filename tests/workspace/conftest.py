@@ -18,7 +18,7 @@ from ..api.workspace import quick_hashes
 from ..conftest import Service, restore, restored, settings_for
 from ..servers import AppSlot
 from .example_pages import PEOPLE
-from .test_expert_pages import draft
+from .expert_pages import draft
 
 
 @pytest.fixture
@@ -36,5 +36,5 @@ def example(
 
 @pytest.fixture
 def drafted(service: Service, snapshots: dict) -> Service:
-    """The bed-nets envelope drafted, nothing assessed (:func:`.test_expert_pages.draft`)."""
+    """The bed-nets envelope drafted, nothing assessed (:func:`.expert_pages.draft`)."""
     return restored(service, snapshots, "bed-nets envelope drafted, nothing assessed", draft)

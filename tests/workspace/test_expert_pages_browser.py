@@ -1,5 +1,5 @@
 """The domain expert's workspace pages in Chromium (tests/pages_browser.py), one test per page on the bed-nets record
-test_expert_pages.py builds: axe-core finds no serious or critical violation, every control is labelled, the page
+expert_pages.py builds: axe-core finds no serious or critical violation, every control is labelled, the page
 fits a 1280-pixel laptop and a 390-pixel phone with no word in a table split across lines, nothing logs an error; the
 page's action is taken as a person takes it (the attestation with the keyboard alone) and the record shows it.
 Screenshots are kept as artifacts.
@@ -22,7 +22,7 @@ from ..pages_browser import (
     keep_screenshot,
 )
 from ..plan.test_second_domain_plan import ID
-from .test_expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestations, people_site
+from .expert_pages import CRITERIA, PEOPLE, WORKSPACE, approvals, attestations, people_site
 
 pytestmark = EMBEDDED_ONLY
 
