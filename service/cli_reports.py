@@ -1,7 +1,8 @@
 """``caie report`` and ``caie verify``: make a draft report on a run from the command line (printing where it is
 and its headline figures, coverage apart from the outcome distribution), and recompute a report's figures and
 digests from the record (exit 0 when every one holds, 1 when any differs, printing the verification as JSON). ``caie
-compare`` compares two reports (docs/comparison.md).
+compare`` compares two reports (docs/comparison.md). ``caie verify-credentials FILE`` checks a credential or a
+presentation offline, with nothing but the file (docs/trust.md).
 """
 
 from __future__ import annotations
@@ -67,6 +68,25 @@ def verify(args: argparse.Namespace) -> int:
     return 0 if checked.holds else 1
 
 
+def verify_credentials(args: argparse.Namespace) -> int:
+    """Each credential of the file (a credential, or a presentation of several) checked offline: one JSON line per
+    credential; exit 0 when every one verifies, 1 when any does not (or the file holds none)."""
+    from pathlib import Path
+
+    from .credentials.presentations import check, credentials_in
+
+    try:
+        found = credentials_in(json.loads(Path(args.file).read_text(encoding="utf-8")))
+    except (OSError, ValueError) as error:
+        print(json.dumps({"file": args.file, "verified": False, "problems": [str(error)]}))
+        return 1
+    checks = [check(credential) for credential in found]
+    for checked in checks:
+        line = {"credential": checked.credential, "signer": checked.signer, "verified": checked.verified}
+        print(json.dumps(line | {"problems": list(checked.problems)}))
+    return 0 if checks and all(c.verified for c in checks) else 1
+
+
 def compare(args: argparse.Namespace) -> int:
     """Print the comparison's JSON (exit 0), or the incompatibilities that refuse it (exit 1)."""
     from .api.report_shapes import comparison_json
@@ -103,6 +123,12 @@ def add_commands(commands: argparse._SubParsersAction[argparse.ArgumentParser], 
     sub.add_argument("evaluation")
     sub.add_argument("number", type=int, help="the report's number")
     sub.set_defaults(run=verify)
+
+    sub = commands.add_parser(
+        "verify-credentials", help="check a Verifiable Credential or Presentation file offline (docs/trust.md)"
+    )
+    sub.add_argument("file", help="a credential or presentation, JSON-LD (e.g. GET …/reports/{n}/credentials)")
+    sub.set_defaults(run=verify_credentials)
 
     sub = with_store(
         commands.add_parser("compare", help="compare a report with a reference report (docs/comparison.md)")

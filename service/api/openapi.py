@@ -42,6 +42,7 @@ from ..core.catalog import GraphKind
 from ..core.config import Settings
 from ..core.formats import GRAPH_FORMATS, HTML, JSON, RDF_FORMATS, RESULT_FORMATS
 from ..core.graphs import IDENTIFIER_PATTERN
+from ..credentials.model import VC_MEDIA, VP_MEDIA
 from ..publishing.ontology_docs import CATEGORIES, MAX_PAGE
 from ..scenarios.facets import SCENARIO_KEY_LENGTH
 from ..scenarios.model import ScenarioStatus
@@ -49,7 +50,7 @@ from ..scenarios.records import MAX_FACETS
 from . import idempotency
 from .models import HTTP_IRI
 from .problems import PROBLEM
-from .routers import evaluations, interop, judgments, pages, records, resources, sparql
+from .routers import evaluations, interop, pages, records, resources, sparql
 from .security import QUERY_POSTS, SAFE_METHODS
 
 FACET_NAME = r"[A-Za-z_][A-Za-z0-9_.-]*"
@@ -88,7 +89,8 @@ NEGOTIATED: Mapping[tuple[str, str], tuple[str, ...]] = {
         ),
     ): PUBLISHED,
     ("get", "/evaluations/{evaluation_id}/reports/{number}/page"): (HTML,),
-    ("get", "/evaluations/{evaluation_id}/judgments/{number}/credential"): (JSON, judgments.VC, *resources.OFFERED),
+    ("get", "/evaluations/{evaluation_id}/judgments/{number}/credential"): (JSON, VC_MEDIA, *resources.OFFERED),
+    ("get", "/evaluations/{evaluation_id}/reports/{number}/credentials"): (VP_MEDIA,),
     ("get", "/evaluations/{evaluation_id}/record"): tuple(records.DATASET_FORMATS),
     ("get", "/evaluations/{evaluation_id}/record/caie"): tuple(interop.GRAPH_FORMATS),
     ("get", "/doc/{kind}/{identifier}"): (HTML,),

@@ -18,8 +18,10 @@ from typing import Any
 from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from pyld import jsonld
+from pyld.jsonld import JsonLdError
 from pyoxigraph import BlankNode, CanonicalizationAlgorithm, Dataset, DefaultGraph, Literal, NamedNode, Quad
 
+from ..core.errors import ServiceError
 from .contexts import document_loader
 from .multibase import from_multibase, multibase, public_key_of
 
@@ -134,4 +136,13 @@ def verify(secured: dict[str, Any]) -> list[str]:
             public.verify(signature, hash_data(unsecured, options))
         except InvalidSignature:
             problems.append("its signature does not verify: the credential or its proof was changed after signing")
+        except (JsonLdError, ServiceError) as error:  # a context not shipped, a document that is not JSON-LD
+            problems.append(f"it cannot be read as JSON-LD with the shipped contexts: {_cause(error)}")
     return [f"{name} ({signer}): {problem}" for problem in problems]
+
+
+def _cause(error: BaseException) -> str:
+    """The innermost reason pyld wrapped (its errors chain the loader's as ``__cause__``)."""
+    while isinstance(error, JsonLdError) and error.__cause__ is not None:
+        error = error.__cause__
+    return str(getattr(error, "message", None) or error)

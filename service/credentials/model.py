@@ -13,6 +13,9 @@ SEC = "https://w3id.org/security#"
 DCTERMS = "http://purl.org/dc/terms/"
 VERIFIABLE_CREDENTIAL = CRED + "VerifiableCredential"
 DATA_INTEGRITY_PROOF = SEC + "DataIntegrityProof"
+VC_MEDIA = "application/vc"
+VP_MEDIA = "application/vp"
+"""The media types of a Verifiable Credential and Presentation (VC Data Model 2.0, §C)."""
 
 
 @dataclass(frozen=True)

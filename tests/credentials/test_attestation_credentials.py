@@ -11,6 +11,7 @@ import copy
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -28,6 +29,7 @@ from ..plan.test_second_domain_plan import ID
 pytestmark = EMBEDDED_ONLY
 JS = Path(__file__).parents[1] / "js"
 EARL = "http://www.w3.org/ns/earl#"
+PROV = "http://www.w3.org/ns/prov#"
 
 
 def node_verifies(credential: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
@@ -45,6 +47,24 @@ def node_verifies(credential: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
     verdict: dict[str, Any] = json.loads(done.stdout)
     assert done.returncode == (0 if verdict["verified"] else 1), done.stderr
     return verdict
+
+
+def caie_verifies(document: dict[str, Any], tmp_path: Path, *, problems: bool = False) -> tuple[int, list[Any]]:
+    """``caie verify-credentials`` on ``document``: its exit code, and each credential's (id, verified or the
+    problems joined)."""
+    path = tmp_path / "presentation.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, "-m", "service.cli", "verify-credentials", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    return done.returncode, [
+        (line["credential"], " ".join(line["problems"]) if problems else line["verified"]) for line in lines
+    ]
 
 
 def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Service, tmp_path: Path) -> None:
@@ -86,16 +106,32 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     (problem,) = eddsa.verify(forged)
     assert credential["id"] in problem and credential["issuer"] in problem and "signature does not verify" in problem
 
-    # one triple changed in the store, behind the service's back: the credential it serves no longer verifies
+    # the report counts the attestation: its presentation carries the credential, which both verifiers accept
+    report = judged.http.post(
+        f"/evaluations/{ID}/reports", json={"run": 1, "fitness": "NotFit"}, headers=judged.auth("theo")
+    )
+    assert report.status_code == 201, report.text
+    presentation = judged.http.get(f"/evaluations/{ID}/reports/1/credentials")
+    assert (presentation.status_code, presentation.headers["content-type"]) == (200, "application/vp")
+    assert presentation.json()["verifiableCredential"] == [credential]
+    assert node_verifies(presentation.json(), tmp_path) == {"verified": True, "errors": []}
+    assert caie_verifies(presentation.json(), tmp_path) == (0, [(credential["id"], True)])
+
+    # one triple changed in the store, behind the service's back: the presentation no longer verifies, by name
     judged.store.run_update(
         f"DELETE {{ GRAPH ?g {{ ?r <{EARL}outcome> <{EARL}failed> }} }} "
         f"INSERT {{ GRAPH ?g {{ ?r <{EARL}outcome> <{EARL}passed> }} }} "
         f"WHERE {{ GRAPH ?g {{ <{attestation['attestation']}> <{EARL}result> ?r . ?r <{EARL}outcome> <{EARL}failed> }} }}"
     )
-    tampered = judged.http.get(path, headers={"Accept": "application/vc"}).json()
-    assert tampered["credentialSubject"][EARL + "result"][0][EARL + "outcome"] == [{"id": EARL + "passed"}]
+    tampered = judged.http.get(f"/evaluations/{ID}/reports/1/credentials").json()
+    (changed_in_store,) = tampered["verifiableCredential"]
+    assert changed_in_store["credentialSubject"][EARL + "result"][0][EARL + "outcome"] == [{"id": EARL + "passed"}]
     assert node_verifies(tampered, tmp_path)["verified"] is False
-    assert "signature does not verify" in eddsa.verify(tampered)[0]
+    code, lines = caie_verifies(tampered, tmp_path, problems=True)
+    ((named, problem),) = lines
+    assert code == 1 and named == credential["id"]
+    assert credential["issuer"] in problem and "signature does not verify" in problem
+    assert f"attributed to {subject[PROV + 'wasAttributedTo'][0]['id']}" in problem  # the expert, by their IRI
 
 
 def test_the_shipped_context_is_served_as_shipped(service: Service) -> None:

@@ -1,8 +1,9 @@
-// Verifies one Verifiable Credential file with digitalbazaar's implementation, offline: the document loader
+// Verifies one Verifiable Credential file, or a Presentation of credentials (each credential's proof; the presentation
+// itself is not signed), with digitalbazaar's implementation, offline: the document loader
 // serves only the contexts named on the command line (the service's shipped files) and did:key documents, which
 // the did:key driver makes from the key itself. Nothing is fetched.
 //
-//   node verify-credential.mjs CREDENTIAL.json URL=FILE [URL=FILE ...]
+//   node verify-credential.mjs CREDENTIAL-OR-PRESENTATION.json URL=FILE [URL=FILE ...]
 //
 // Prints {"verified": bool, "errors": [...]} and exits 0 when the credential verifies, 1 when it does not.
 import {readFileSync} from 'node:fs';
@@ -32,9 +33,11 @@ async function documentLoader(url) {
   throw new Error(`refused to load ${url}: not a shipped context or a did:key`);
 }
 
-const credential = JSON.parse(readFileSync(credentialFile, 'utf8'));
+const document = JSON.parse(readFileSync(credentialFile, 'utf8'));
 const suite = new DataIntegrityProof({cryptosuite: eddsaRdfc2022CryptoSuite});
-const result = await vc.verifyCredential({credential, suite, documentLoader});
+const result = [].concat(document.type).includes('VerifiablePresentation') ?
+  await vc.verify({presentation: document, unsignedPresentation: true, suite, documentLoader}) :
+  await vc.verifyCredential({credential: document, suite, documentLoader});
 const errors = [];
 const collect = error => {
   if(!error) {
@@ -45,5 +48,8 @@ const collect = error => {
 };
 collect(result.error);
 (result.results || []).forEach(r => collect(r.error));
-console.log(JSON.stringify({verified: result.verified, errors}));
-process.exit(result.verified ? 0 : 1);
+(result.credentialResults || []).forEach(r => collect(r.error));
+const verified = result.verified &&
+  (result.credentialResults || []).every(r => r.verified);
+console.log(JSON.stringify({verified, errors}));
+process.exit(verified ? 0 : 1);

@@ -14,6 +14,7 @@ from ...core.config import Credential
 from ...core.errors import UnsupportedMediaType
 from ...core.formats import JSON, negotiate
 from ...core.namespaces import EARL
+from ...credentials.model import VC_MEDIA
 from ...credentials.records import document as credential_document
 from ...credentials.signing import credential_iri
 from ...judgments.attestations import AttestationView, attest, attestations
@@ -30,8 +31,6 @@ from .resources import OFFERED, linked_data
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
 
-VC = "application/vc"
-"""The media type of a Verifiable Credential (VC Data Model 2.0, §C.1)."""
 CredentialDep = Annotated[Credential | None, Depends(credential)]
 
 
@@ -168,11 +167,11 @@ async def post_attestation(
 async def get_credential(
     evaluation_id: str, number: int, request: Request, graphs: GraphsDep, _: ReaderDep
 ) -> Response:
-    if negotiate(request.headers.get("accept"), [JSON, VC, *OFFERED]) not in (JSON, VC):
+    if negotiate(request.headers.get("accept"), [JSON, VC_MEDIA, *OFFERED]) not in (JSON, VC_MEDIA):
         return await linked_data(request)
     iri = credential_iri(graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/judgments/{number}").iri.value)
     found = await run_in_threadpool(credential_document, graphs, iri)
-    return JSONResponse(found, media_type=VC)
+    return JSONResponse(found, media_type=VC_MEDIA)
 
 
 @router.get("/attestations", summary="The evaluation's attestations, each with whether it is current")

@@ -9,8 +9,11 @@ from fastapi import APIRouter, Depends, Request, Response
 from fastapi.responses import JSONResponse
 from starlette.concurrency import run_in_threadpool
 
+from ...core.catalog import GraphKind
 from ...core.config import Credential
 from ...core.formats import HTML, JSON, negotiate
+from ...credentials.model import VP_MEDIA
+from ...credentials.presentations import report_presentation
 from ...reports.model import Report
 from ...reports.records import get_report, list_reports, make_report
 from ...reports.signoffs import sign
@@ -99,3 +102,13 @@ async def get_verify(
         return verification_json(verify(graphs, evaluation_id, get_report(graphs, evaluation_id, number)))
 
     return JSONResponse(await computed(request, reader, check))
+
+
+@router.get(
+    "/reports/{number}/credentials",
+    summary="The Verifiable Credentials that bear on a report (the signed records among the graphs it was computed "
+    "from) as a Verifiable Presentation, JSON-LD; check it offline with `caie verify-credentials` (docs/trust.md)",
+)
+async def get_credentials(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+    report = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/reports/{number}").iri.value
+    return JSONResponse(await run_in_threadpool(report_presentation, graphs, report), media_type=VP_MEDIA)
