@@ -41,12 +41,14 @@ LONG_MODULES: dict[str, float] = {
     "tests/workspace/test_home_pages.py": 17,
     "tests/plan/test_plans_api.py": 16,
     "tests/test_new_domain.py": 15,
-    "tests/test_fuzz_parsers.py": 14,
     "tests/api/test_pages.py": 13,
     "tests/runs/test_run_record.py": 12,
     "tests/workspace/test_operator_pages_browser.py": 7,
+    "tests/test_fuzz_rdf_parsing.py": 7,
     "tests/workspace/test_operator_run_errors_pages.py": 4,
     "tests/workspace/test_operator_run_start_pages.py": 4,
+    "tests/test_fuzz_canonical_literals.py": 4,
+    "tests/test_fuzz_sparql_nesting.py": 3,
 }
 
 
