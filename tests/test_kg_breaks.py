@@ -16,7 +16,7 @@ from service.api.shapes import validation_json
 from service.core.validation import validate_kg
 from service.core.validation_report import ValidationOutcome
 
-from .test_dso_kg import VE, kg_ns, load_kg
+from .dso_kg import VE, kg_ns, load_kg
 
 # ---------------------------------------------------------------------------------------------- broken KGs
 

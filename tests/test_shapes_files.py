@@ -11,7 +11,7 @@ from rdflib.namespace import RDF, RDFS, SH, XSD
 from service.core.validation import default_record_shapes, load_shapes, validate_record
 from service.core.validation_report import ValidationOutcome
 
-from .test_dso_kg import EARL, EPO, EX, PROV, ROOT
+from .dso_kg import EARL, EPO, EX, PROV, ROOT
 
 
 @pytest.mark.parametrize("name", ["kg-dso.ttl", "vaccine-education-kg.ttl", "record.ttl"])
