@@ -14,7 +14,8 @@ over a real Virtuoso (:func:`tests.virtuoso.virtuoso_server`, its packaged limit
 3. ``kill -9`` of the service while it writes such a graph leaves no trace once a restart has recovered.
 
 One Virtuoso and one service process for the module (tests 2 and 3 reuse the example's service; test 3
-kills it and starts another). Skipped only when ``virtuoso-t`` is absent outside CI.
+kills it and starts another). Skipped only when ``virtuoso-t`` is absent outside CI. What tests 1 and 1b
+compare, and the embedded example they are compared with: tests/worked_example_answers.py.
 
 Test 3 reads what it checks by naming graphs (the catalog's journal, the staging graph, the target), not by
 scanning every graph: after tests 1 and 2 (about 200,000 quads), Virtuoso 7.2.5 with its packaged limits refused
@@ -37,26 +38,22 @@ from typing import Any
 
 import httpx
 import pytest
-from caie_vaccine.worked_example import EVALUATION_ID, load_worked_example
-from fastapi.testclient import TestClient
 from pyoxigraph import NamedNode, RdfFormat, parse
 
-from service.api import create_app
-from service.core.bootstrap import load_spec_files
 from service.core.digest import graph_digest
 from service.core.namespaces import CATALOG, OWL, RDF
 from service.core.store import RemoteStore
 
-from .conftest import BASE_URL, settings_for
+from .conftest import BASE_URL
 from .replicas import ServiceDidNotStart, ServiceProcess, poll, start_service, wait_for_service
 from .servers import stop_process
 from .virtuoso import VirtuosoServer, virtuoso_server
+from .worked_example_answers import correct, embedded_example, example_answers
 
 # About 2 minutes of real processes on Virtuoso (110 s alone): run by `make test-engines`, apart from `make test`'s 420 s.
 pytestmark = pytest.mark.engines
 
 CATALOG_GRAPH = NamedNode(BASE_URL + "graphs")
-STAGING = BASE_URL + ".well-known/staging/"
 BIG = 50_000
 """Triples of the large graph (an owl:Ontology declaration and 49,999 notes)."""
 EXAMPLE_START_S = 1500.0
@@ -83,123 +80,6 @@ class Started:
     failure: str | None
     embedded: dict[str, Any]
     embedded_correction: dict[str, Any]
-
-
-def local(iri: str) -> str:
-    return iri.rsplit("/", 1)[-1].rsplit("#", 1)[-1]
-
-
-def example_answers(get: Any) -> dict[str, Any]:
-    """What the comparison reads from a service running the worked example; ``get(path, params)`` → JSON.
-
-    Steps 4 and 5 are compared by content, not by the IRIs batches got or the times they were written."""
-    envelope = get(f"/evaluations/{EVALUATION_ID}/envelope", {})
-    plan = get(f"/evaluations/{EVALUATION_ID}/plans/1", {})
-    totals = {
-        status: get(f"/evaluations/{EVALUATION_ID}/scenarios", {"limit": 1, **({"status": status} if status else {})})[
-            "total"
-        ]
-        for status in (None, "eligible", "blocked")
-    }
-    return {
-        "envelope digest": envelope["digest"],
-        "plan digest": plan["digest"],
-        "plan recorded digest": plan["recordedDigest"],
-        "plan envelope digest": plan["envelopeDigest"],
-        "frameSize": plan["frameSize"],
-        "eligibleFrameSize": plan["eligibleFrameSize"],
-        "allocation": sorted((a["criterion"], a["probes"], a["promptFrame"]) for a in plan["allocation"]),
-        "probes": plan["probes"],
-        "approved": plan["approved"],
-        "blocked by rule": sorted(
-            (r["rule"], r["scenarios"]) for r in get(f"/evaluations/{EVALUATION_ID}/scenarios/summary", {})["rules"]
-        ),
-        "scenario totals": totals,
-        "runs": [
-            (r["number"], r["probes"], r["cases"], r["traces"], r["executionErrors"], r["done"], r["targetFingerprint"])
-            for r in get(f"/evaluations/{EVALUATION_ID}/runs", {})["runs"]
-        ],
-        "determinations": sorted(
-            (
-                local(d["criterion"]),
-                d["probe"],
-                d["turn"],
-                local(d["outcome"]),
-                local(d["mode"]),
-                d["judge"],
-                d.get("version"),
-                d["rationale"],
-            )
-            for d in get(f"/evaluations/{EVALUATION_ID}/determinations", {})["determinations"]
-        ),
-        "attestations": attestation_answers(get),
-    }
-
-
-def attestation_answers(get: Any) -> list[tuple[Any, ...]]:
-    """Each attestation by content: criterion, outcomes, evidence, how many determinations, current, corrected."""
-    return sorted(
-        (
-            local(a["criterion"]),
-            a["outcome"],
-            a["aggregatedOutcome"],
-            a["sufficiency"],
-            a["appropriateness"],
-            len(a["determinations"]),
-            a["current"],
-            a["supersedes"] is not None,
-            a["reason"],
-        )
-        for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"]
-    )
-
-
-def correct(get: Any, post: Any) -> dict[str, Any]:
-    """The current attestation of the first attested criterion superseded over REST, with a reason; what the
-    POST answers and the attestations listed afterwards. ``post(path, body)`` → (status, JSON)."""
-    current = [a for a in get(f"/evaluations/{EVALUATION_ID}/attestations", {})["attestations"] if a["current"]]
-    first = min(current, key=lambda a: a["criterion"])
-    status, made = post(
-        f"/evaluations/{EVALUATION_ID}/runs/1/attestations",
-        {
-            "criterion": local(first["criterion"]),
-            "outcome": "failed",
-            "rationale": "a second review finds a failed reply",
-            "sufficiency": "sufficient",
-            "appropriateness": "appropriate",
-            "supersedes": first["attestation"],
-            "reason": "the reply to probe 1 fails the criterion",
-        },
-    )
-    return {
-        "status": status,
-        "criterion": local(made["criterion"]),
-        "outcome": made["outcome"],
-        "aggregatedOutcome": made["aggregatedOutcome"],
-        "current": made["current"],
-        "supersedes the current one": made["supersedes"] == first["attestation"],
-        "attestations": attestation_answers(get),
-    }
-
-
-def embedded_example(tokens: dict[str, str]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """The worked example on the embedded store, in-process, with the Virtuoso service's base URL; then the
-    correction over REST."""
-    app = create_app(settings_for(tokens))
-    load_spec_files(app.state.graphs)
-    load_worked_example(app.state.graphs)
-    with TestClient(app) as client:
-
-        def get(path: str, params: dict[str, Any]) -> Any:
-            answer = client.get(path, params=params)
-            assert answer.status_code == 200, f"embedded {path}: {answer.status_code} {answer.text}"
-            return answer.json()
-
-        def post(path: str, body: dict[str, Any]) -> tuple[int, Any]:
-            answer = client.post(path, json=body, headers={"Authorization": f"Bearer {tokens['annie']}"})
-            return answer.status_code, answer.json()
-
-        return example_answers(get), correct(get, post)
 
 
 @pytest.fixture(scope="module")
