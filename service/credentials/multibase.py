@@ -71,20 +71,3 @@ def public_key_of(did_or_method: str) -> bytes:
     if not decoded.startswith(ED25519_PUB) or len(decoded) != 34:
         raise ValueError(f"{did_or_method} is not an Ed25519 did:key (multicodec 0xed01 and 32 bytes)")
     return decoded[2:]
-
-
-def did_document(did: str) -> dict[str, object]:
-    """The DID document a ``did:key`` resolves to (did:key v0.7, a ``Multikey`` verification method), as the
-    did-method-key driver makes it; ``ValueError`` when it is not an Ed25519 did:key."""
-    public_key_of(did)
-    value = did.removeprefix("did:key:")
-    method = f"{did}#{value}"
-    return {
-        "@context": ["https://www.w3.org/ns/did/v1", "https://w3id.org/security/multikey/v1"],
-        "id": did,
-        "verificationMethod": [{"id": method, "type": "Multikey", "controller": did, "publicKeyMultibase": value}],
-        "authentication": [method],
-        "assertionMethod": [method],
-        "capabilityDelegation": [method],
-        "capabilityInvocation": [method],
-    }

@@ -1,6 +1,6 @@
 """Stored credentials read back: the credential graph beside a signed record graph, and the signed graph's
 triples as the store holds them now (so that a triple changed behind the service's back shows as a credential that
-no longer verifies)."""
+no longer verifies, :mod:`.presentations`)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,8 @@ from pyoxigraph import Triple
 
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
-from . import signing
 from .documents import secured, stored_credential
-from .model import CredentialCheck, StoredCredential
+from .model import StoredCredential
 
 
 def read(graphs: GraphService, credential: str) -> tuple[StoredCredential, list[Triple]]:
@@ -34,8 +33,3 @@ def document(graphs: GraphService, credential: str) -> dict[str, Any]:
     """The credential's JSON-LD, proof included, as a verifier gets it."""
     stored, subject_triples = read(graphs, credential)
     return secured(stored, subject_triples)
-
-
-def check(graphs: GraphService, credential: str) -> CredentialCheck:
-    """Whether the stored credential still verifies against its signed graph as stored."""
-    return signing.check(*read(graphs, credential))

@@ -1,7 +1,8 @@
-"""Signing a record graph as a Verifiable Credential by its agent's key, and checking a stored one.
+"""Signing a record graph as a Verifiable Credential by its agent's key.
 
 :class:`Signer` is what a step that records a person's decision is given: it turns the graph it is about to write
-into the credential graph written beside it, in the same write (:mod:`.documents` says the layout).
+into the credential graph written beside it, in the same write (:mod:`.documents` says the layout). Checking is
+:mod:`.presentations`' (a credential as served) and :func:`.eddsa.verify`'s.
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from datetime import datetime
 from pyoxigraph import Triple
 
 from . import eddsa
-from .documents import credential_triples, secured, timestamp, unsecured
+from .documents import credential_triples, timestamp, unsecured
 from .keys import KeyRing
-from .model import CredentialCheck, Proof, StoredCredential
+from .model import Proof, StoredCredential
 
 
 def credential_iri(graph: str) -> str:
@@ -51,12 +52,3 @@ class Signer:
     ) -> list[Triple]:
         """:meth:`sign`'s credential as the triples of its graph."""
         return credential_triples(self.sign(graph, subject, triples, agent, at))
-
-
-def check(credential: StoredCredential, subject_triples: Sequence[Triple]) -> CredentialCheck:
-    """The stored credential verified against the signed graph's triples as the store has them now."""
-    try:
-        problems = eddsa.verify(secured(credential, subject_triples))
-    except ValueError as error:
-        problems = [f"{credential.iri} (signed by {credential.issuer}): {error}"]
-    return CredentialCheck(credential.iri, credential.issuer, tuple(problems))

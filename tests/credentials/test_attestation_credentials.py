@@ -17,11 +17,12 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
 from service.credentials import eddsa
 from service.credentials.contexts import DIRECTORY, SHIPPED
 from service.credentials.keys import KeyRing
-from service.credentials.multibase import did_key, public_key_of
+from service.credentials.multibase import did_key, public_key_of, verification_method
 
 from ..conftest import EMBEDDED_ONLY, Service
 from ..plan.test_second_domain_plan import ID
@@ -105,6 +106,18 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     )["proof"]
     (problem,) = eddsa.verify(forged)
     assert credential["id"] in problem and credential["issuer"] in problem and "signature does not verify" in problem
+
+    # a valid signature by a key that is not the expert's (its own did:key as the verification method)
+    other = Ed25519PrivateKey.generate()
+    method = verification_method(other.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
+    not_theirs = {**unsecured, "proof": eddsa.sign(unsecured, other, method, options["created"])["proof"]}
+    refused = node_verifies(not_theirs, tmp_path)
+    assert (
+        not refused["verified"]
+        and "Credential issuer must match the verification method controller." in refused["errors"]
+    )
+    (problem,) = eddsa.verify(not_theirs)
+    assert credential["id"] in problem and "its verification method is not the issuer's key" in problem
 
     # the report counts the attestation: its presentation carries the credential, which both verifiers accept
     report = judged.http.post(
