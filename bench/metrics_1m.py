@@ -46,7 +46,8 @@ from pyoxigraph import NamedNode
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _metrics_data import BASE, EVALUATION_ID, Params, Plain, build, settings_for, store_dir
+from _metrics_data import build, settings_for, store_dir
+from _metrics_params import BASE, EVALUATION_ID, Params, Plain
 
 from service.composition import build_services
 from service.core.config import Credential
