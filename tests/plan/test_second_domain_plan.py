@@ -99,8 +99,9 @@ def load_domain(service: Service) -> None:
         assert put.status_code == 201, (resource, put.text)
 
 
-def build(service: Service) -> None:
-    """The domain's graphs loaded by the admin, the evaluation scoped, enveloped and signed off, plan 1 made."""
+def draft(service: Service) -> None:
+    """The domain's graphs loaded by the admin, the evaluation scoped and its envelope written: nothing assessed
+    yet."""
     load_domain(service)
     made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
     assert made.status_code == 201, made.text
@@ -108,6 +109,11 @@ def build(service: Service) -> None:
         f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo")
     )
     assert enveloped.status_code == 201, enveloped.text
+
+
+def build(service: Service) -> None:
+    """The domain drafted (:func:`draft`), its envelope assessed and signed off, plan 1 made."""
+    draft(service)
     sign_off(service)
     posted(service, "/plans", PLAN, "theo")
 

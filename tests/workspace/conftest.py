@@ -16,9 +16,9 @@ from service.core.store import Store
 
 from ..api.workspace import quick_hashes
 from ..conftest import Service, restore, restored, settings_for
+from ..plan.test_second_domain_plan import draft
 from ..servers import AppSlot
 from .example_pages import PEOPLE
-from .expert_pages import draft
 
 
 @pytest.fixture
@@ -36,5 +36,5 @@ def example(
 
 @pytest.fixture
 def drafted(service: Service, snapshots: dict) -> Service:
-    """The bed-nets envelope drafted, nothing assessed (:func:`.expert_pages.draft`)."""
+    """The bed-nets envelope drafted, nothing assessed (:func:`..plan.test_second_domain_plan.draft`)."""
     return restored(service, snapshots, "bed-nets envelope drafted, nothing assessed", draft)

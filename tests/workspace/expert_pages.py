@@ -1,7 +1,7 @@
-"""The bed-nets record and people the domain expert's workspace page tests share (test_expert_envelope_page.py,
+"""The people the domain expert's workspace page tests share (test_expert_envelope_page.py,
 test_expert_scenarios_page.py, test_expert_plan_page.py, test_expert_criteria_pages.py and, in a browser,
-test_expert_pages_browser.py): the people who sign in and their roles, the envelope drafted, the service serving them,
-and a signed-in visitor who reads pages and posts forms as a browser does."""
+test_expert_pages_browser.py): who signs in with which roles, the bed-nets criteria, the service serving them, and a
+signed-in visitor who reads pages and posts forms as a browser does."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from service.api import create_app
 
 from ..api.workspace import Visitor, quick_hashes, shown_error, visitor
 from ..conftest import Service, settings_for
-from ..plan.test_second_domain_plan import ID, domain_json, load_domain
+from ..plan.test_second_domain_plan import ID, domain_json
 
 PEOPLE = [
     {"agent": "annie", "username": "annie", "password": "annie's long password", "roles": ["domain_expert"]},
@@ -35,17 +35,6 @@ PEOPLE = [
 SUPERSEDE_ROLE = "lead_expert"
 WORKSPACE = f"/evaluations/{ID}/workspace"
 CRITERIA = [c["id"] for c in domain_json("envelope.json")["criteria"]]
-
-
-def draft(service: Service) -> None:
-    """The domain loaded, the evaluation scoped and its envelope written: nothing assessed yet."""
-    load_domain(service)
-    made = service.http.post("/evaluations", json=domain_json("evaluation.json"), headers=service.auth("theo"))
-    assert made.status_code == 201, made.text
-    enveloped = service.http.put(
-        f"/evaluations/{ID}/envelope", json=domain_json("envelope.json"), headers=service.auth("theo")
-    )
-    assert enveloped.status_code == 201, enveloped.text
 
 
 @contextmanager
