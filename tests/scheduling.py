@@ -5,10 +5,10 @@ pytest-xdist's ``--dist loadfile`` hands each worker one module at a time, in th
 end-to-end walk last and left one worker running it alone). Longest first, the last modules either worker takes are
 short, so the two end close together.
 
-:data:`LONG_MODULES` is the worker time of each module that takes 12 s or more (and of the modules split from one
-that did, their share of its time), from ``make test PYTEST_ADDOPTS=--durations=0`` (setup, call and teardown of its
-tests added up; on a busy machine, so only their order matters). Update it when a module becomes long or stops being so; a name that no longer exists
-fails the run (:func:`longest_first`).
+:data:`LONG_MODULES` is the worker time of each module that takes 12 s or more, from
+``make test PYTEST_ADDOPTS=--durations=0`` (setup, call and teardown of its tests added up; on a busy machine, so
+only their order matters). Update it when a module becomes long or stops being so (a module split into shorter ones
+leaves the table); a name that no longer exists fails the run (:func:`longest_first`).
 """
 
 from __future__ import annotations
@@ -43,12 +43,6 @@ LONG_MODULES: dict[str, float] = {
     "tests/test_new_domain.py": 15,
     "tests/api/test_pages.py": 13,
     "tests/runs/test_run_record.py": 12,
-    "tests/workspace/test_operator_pages_browser.py": 7,
-    "tests/test_fuzz_rdf_parsing.py": 7,
-    "tests/workspace/test_operator_run_errors_pages.py": 4,
-    "tests/workspace/test_operator_run_start_pages.py": 4,
-    "tests/test_fuzz_canonical_literals.py": 4,
-    "tests/test_fuzz_sparql_nesting.py": 3,
 }
 
 
