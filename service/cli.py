@@ -82,7 +82,7 @@ def serve(args: argparse.Namespace) -> int:
     count = load_spec_files(app.state.graphs, print, examples=args.examples)
     print(f"specification files: {count} loaded, the rest unchanged")
     for worked in examples:
-        worked.load(app.state.graphs, print)
+        worked.load(app.state.graphs, print, signer=app.state.services.signer)  # the people's own keys
     url = f"http://{args.host}:{args.port}"
     print(f"\nOB-CAIE is serving at {url}/  (store: {settings.store}, {settings.data_dir or 'in memory'})")
     print(f"  catalog      {url}/graphs")

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from importlib.metadata import entry_points
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .namespaces import PREFIXES
 
@@ -63,6 +63,14 @@ def prefixes() -> dict[str, str]:
     return {**PREFIXES, **domain_prefixes()}
 
 
+class LoadExample(Protocol):
+    """How a worked example is loaded: into ``graphs``, reporting progress line by line, its people's decisions
+    signed by ``signer``, the deployment's :class:`service.credentials.signing.Signer` (typed ``Any``: core names
+    no layer above it)."""
+
+    def __call__(self, graphs: GraphService, report: Callable[[str], None], /, *, signer: Any) -> bool: ...
+
+
 @dataclass(frozen=True)
 class WorkedExample:
     """What a ``caie.examples`` entry point names: an evaluation ``caie serve --examples`` takes through the
@@ -70,7 +78,7 @@ class WorkedExample:
     whether it was new; it reports progress line by line."""
 
     evaluation_id: str
-    load: Callable[[GraphService, Callable[[str], None]], bool]
+    load: LoadExample
 
 
 def worked_examples() -> tuple[WorkedExample, ...]:

@@ -22,8 +22,8 @@ PROV_ATTRIBUTED = "http://www.w3.org/ns/prov#wasAttributedTo"
 
 
 def report_presentation(graphs: GraphService, report: str) -> dict[str, Any]:
-    """The credentials among the graphs the report ``report`` was computed from (``queries/report-credentials.rq``),
-    as a presentation; 404 when there is no such report."""
+    """The credentials among the graphs the report ``report`` was computed from, and those of its sign-off and
+    acceptance (``queries/report-credentials.rq``), as a presentation; 404 when there is no such report."""
     if graphs.find_graph(report) is None:
         raise NotFound(f"no report <{report}>")
     rows = graphs.rows("report-credentials", {"report": NamedNode(report)})

@@ -12,7 +12,9 @@ run's plan, the criterion its identifier; the quote, when given, must be text of
 the determination's pointer, so a rationale rests on what the reply said. A line naming someone other than the
 importer is refused (403): nobody records another person's judgment. Everything is checked before anything is
 recorded (422 naming each bad line); the determinations are one batch, each attestation its own record, in file
-order, through the same functions as the REST calls (:func:`.records.record_rulings`, :func:`.attestations.attest`).
+order, through the same functions as the REST calls (:func:`.records.record_rulings`, :func:`.attestations.attest`):
+given the deployment's :class:`~service.credentials.signing.Signer`, each attestation is signed by the key of the
+person it is recorded as, as one recorded over REST is (docs/trust.md).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..core.config import Credential
 from ..core.errors import BadRequest, Forbidden, Unprocessable
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL
+from ..credentials.signing import Signer
 from ..plan.rdf import probe_iri
 from ..runs.records import run_view
 from .attestations import attest, attestations
@@ -149,6 +152,7 @@ def import_steps(
     *,
     separation: Separation = NO_SEPARATION,
     supersede_role: str | None = None,
+    signer: Signer | None = None,
 ) -> Imported:
     """Record the file's steps on run ``run_number`` as ``credential``'s (see the module docstring)."""
     if credential is None:
@@ -204,6 +208,7 @@ def import_steps(
                 reason=step.reason,
                 separation=separation,
                 supersede_role=supersede_role,
+                signer=signer,
             ).iri
         )
     return Imported(tuple(made), tuple(attested))

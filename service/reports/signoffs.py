@@ -3,7 +3,9 @@ expert signs the report (``{report}/sign-off``, an ``epo:ReportSignOff``), then 
 it (``{report}/acceptance``, an ``epo:ReportAcceptance``), which makes it final. Each names the digest of the
 report graph it approved and holds only while that graph and the graphs the report was computed from are unchanged. A report whose figures or digests no
 longer verify against the record is refused (409, listing what differs), and so is a second sign-off or an
-acceptance before the sign-off.
+acceptance before the sign-off. Given the deployment's :class:`~service.credentials.signing.Signer`, each is
+signed by its signer's key as a Verifiable Credential whose subject is the sign-off's graph, written beside it in
+the same write (``{report}/sign-off/credential``, docs/trust.md).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ from ..core.auth import require
 from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict
+from ..core.graph_edits import GraphEdit
 from ..core.graphs import GraphService
 from ..core.roles import DOMAIN_EXPERT, ORGANIZATIONAL_EXPERT
+from ..credentials.signing import Signer, credential_iri
 from . import rdf
 from .model import Report, SignOff
 from .records import get_report
@@ -37,7 +41,13 @@ def _require_order(report: Report, kind: str) -> None:
 
 
 def sign(
-    graphs: GraphService, evaluation_id: str, number: int, kind: str, comment: str | None, credential: Credential | None
+    graphs: GraphService,
+    evaluation_id: str,
+    number: int,
+    kind: str,
+    comment: str | None,
+    credential: Credential | None,
+    signer: Signer | None = None,
 ) -> Report:
     """Record the sign-off (``kind`` ``sign-off``) or acceptance of report ``number``; the report as it now
     stands. 401/403 for the wrong role, 404 for no such report, 409 out of order or when it no longer verifies."""
@@ -55,9 +65,8 @@ def sign(
         )
     entry = graphs.find_graph(report.iri)
     assert entry is not None  # get_report read it
-    signed = SignOff(
-        f"{report.iri}/{kind}", kind, graphs.agent_iri(agent.agent), graphs.clock().isoformat(), comment or None
-    )
+    at = graphs.clock()
+    signed = SignOff(f"{report.iri}/{kind}", kind, graphs.agent_iri(agent.agent), at.isoformat(), comment or None)
     # The graphs the verification read must not move before the sign-off lands (409 otherwise, nothing written).
     guards = {s.name: s.digest for s in report.snapshots if "/cases/" not in s.name} | {report.iri: entry.digest}
     if kind == "acceptance" and report.sign_off is not None:
@@ -71,13 +80,29 @@ def sign(
         entry.digest,
         report.sign_off.iri if kind == "acceptance" and report.sign_off else None,
     )
+    record = graphs.member(GraphKind.EVALUATION, evaluation_id)
+    # the sign-off's graph IRI is the sign-off's own: the credential's subject is that node with the graph's triples
+    also = (
+        [
+            GraphEdit(
+                graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/reports/{number}/{kind}/credential"),
+                insert=signer.credential_graph(signed.iri, signed.iri, triples, signed.agent, at),
+                title=f"the credential signing report {number}'s {kind} ({credential_iri(signed.iri)})",
+                batch_of=record.iri.value,
+                expected_digest=None,
+            )
+        ]
+        if signer is not None
+        else []
+    )
     graphs.append(
-        graphs.member(GraphKind.EVALUATION, evaluation_id),
+        record,
         f"reports/{number}",
         triples,
         agent,
         key=kind,
         title=f"report {number} {kind} by {agent.agent}",
         guards=guards,
+        also=also,
     )
     return get_report(graphs, evaluation_id, number)

@@ -11,7 +11,8 @@ by the rules), and the domain expert's determinations and attestations are impor
 through the importer users get.
 Finally (:func:`report_and_sign`) the operator makes the run's report, the domain expert signs it off and the
 organizational expert accepts it, so its page shows a final report. The demo agents act under their own names; nothing is written when the evaluation already exists, so restarts
-change nothing.
+change nothing. The people's decisions that the service signs are signed by their own keys (``signer``, the
+deployment's; without one, keys made for this load, whose ``did:key`` each credential carries).
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ from service.core.config import Credential
 from service.core.errors import NotFound
 from service.core.graphs import GraphService
 from service.core.plugins import WorkedExample
+from service.credentials.keys import KeyRing
+from service.credentials.signing import Signer
 from service.envelope import approvals
 from service.judgments.automated import judge_run
 from service.judgments.human_steps import import_steps, read_steps
@@ -54,8 +57,11 @@ DANA = _agent("dana", "organizational_expert")
 THEO = _agent("theo", "evaluation_operator")
 
 
-def load_worked_example(graphs: GraphService, report: Callable[[str], None] = lambda _: None) -> bool:
+def load_worked_example(
+    graphs: GraphService, report: Callable[[str], None] = lambda _: None, *, signer: Signer | None = None
+) -> bool:
     """Take the measles example through scope, envelope, approvals and an approved plan; whether it was new."""
+    signer = signer or Signer(KeyRing(None))
     try:
         envelope.get_evaluation(graphs, EVALUATION_ID)
         return False
@@ -91,8 +97,8 @@ def load_worked_example(graphs: GraphService, report: Callable[[str], None] = la
     report(
         f"worked example: plan {plan.number} approved ({plan.eligible:,} eligible of {plan.total:,} candidate scenarios)"
     )
-    run_number = run_and_judge(graphs, plan.number, report)
-    report_and_sign(graphs, run_number, report)
+    run_number = run_and_judge(graphs, plan.number, report, signer)
+    report_and_sign(graphs, run_number, report, signer)
     return True
 
 
@@ -101,7 +107,7 @@ HUMAN_STEPS = EXAMPLE / "human-steps.jsonl"
 says so), read through the importer users get (:mod:`service.judgments.human_steps`)."""
 
 
-def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str], None]) -> int:
+def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str], None], signer: Signer) -> int:
     """Run the plan on the demonstration chatbot, apply the rule judges (machine steps, asserted by the rules), and
     import the domain expert's determinations and attestations from the shipped file; the run's number."""
     settings = ExecutionSettings(concurrency=8)
@@ -113,7 +119,7 @@ def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str]
         f"{done.run.errors} execution errors), {len(automatic)} rule-judge determinations"
     )
     steps = read_steps(HUMAN_STEPS.read_bytes(), "jsonl")
-    made = import_steps(graphs, EVALUATION_ID, run.number, steps, ANNIE)
+    made = import_steps(graphs, EVALUATION_ID, run.number, steps, ANNIE, signer=signer)
     report(
         f"worked example: {len(made.determinations)} determinations and {len(made.attestations)} attestations "
         f"imported from {HUMAN_STEPS.name} (demonstration data)"
@@ -121,7 +127,7 @@ def run_and_judge(graphs: GraphService, plan_number: int, report: Callable[[str]
     return run.number
 
 
-def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str], None]) -> None:
+def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str], None], signer: Signer) -> None:
     """The run's report, signed off by the domain expert and accepted by the organizational expert."""
     made = make_report(graphs, EVALUATION_ID, run_number, LIMITATIONS, RECOMMENDATIONS, "NotFit", THEO)
     sign(
@@ -131,9 +137,16 @@ def report_and_sign(graphs: GraphService, run_number: int, report: Callable[[str
         "sign-off",
         "demonstration data: the figures match the attested record",
         ANNIE,
+        signer,
     )
     sign(
-        graphs, EVALUATION_ID, made.number, "acceptance", "demonstration data: accepted as a worked example only", DANA
+        graphs,
+        EVALUATION_ID,
+        made.number,
+        "acceptance",
+        "demonstration data: accepted as a worked example only",
+        DANA,
+        signer,
     )
     report(f"worked example: report {made.number} on run {run_number} signed off and accepted (not fit to deploy)")
 

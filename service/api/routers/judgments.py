@@ -77,7 +77,13 @@ _STEPS = {"schema": {"type": "string", "format": "binary"}}
 )
 @body(Body.FILE)
 async def post_human_steps(
-    evaluation_id: str, number: int, request: Request, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+    evaluation_id: str,
+    number: int,
+    request: Request,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
     media = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if media not in MEDIA:
@@ -94,6 +100,7 @@ async def post_human_steps(
             agent,
             separation=Separation.of(settings, graphs),
             supersede_role=settings.supersede_role,
+            signer=signer,
         )
 
     made = await run_in_threadpool(record)

@@ -18,7 +18,7 @@ from ...reports.model import Report
 from ...reports.records import get_report, list_reports, make_report
 from ...reports.signoffs import sign
 from ...reports.verify import verify
-from ..deps import GraphsDep, ReaderDep, credential
+from ..deps import GraphsDep, ReaderDep, SignerDep, credential
 from ..guarded import computed
 from ..models_judgments import ReportBody, ReportSignOffBody
 from ..report_shapes import report_json, verification_json
@@ -73,9 +73,14 @@ async def get_one(evaluation_id: str, number: int, request: Request, graphs: Gra
     summary="Sign a report off (domain expert); refused while its figures no longer verify",
 )
 async def post_sign_off(
-    evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep, agent: CredentialDep
+    evaluation_id: str,
+    number: int,
+    body: ReportSignOffBody,
+    graphs: GraphsDep,
+    agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
-    report = await run_in_threadpool(sign, graphs, evaluation_id, number, "sign-off", body.comment, agent)
+    report = await run_in_threadpool(sign, graphs, evaluation_id, number, "sign-off", body.comment, agent, signer)
     return _created(evaluation_id, report)
 
 
@@ -85,9 +90,14 @@ async def post_sign_off(
     summary="Accept a signed-off report (organizational expert), which makes it final",
 )
 async def post_acceptance(
-    evaluation_id: str, number: int, body: ReportSignOffBody, graphs: GraphsDep, agent: CredentialDep
+    evaluation_id: str,
+    number: int,
+    body: ReportSignOffBody,
+    graphs: GraphsDep,
+    agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
-    report = await run_in_threadpool(sign, graphs, evaluation_id, number, "acceptance", body.comment, agent)
+    report = await run_in_threadpool(sign, graphs, evaluation_id, number, "acceptance", body.comment, agent, signer)
     return _created(evaluation_id, report)
 
 

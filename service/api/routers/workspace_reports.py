@@ -28,7 +28,7 @@ from ...reports.signoffs import sign
 from ...reports.verify import verify
 from ...runs.records import list_runs
 from ...workspace.overview import report_states
-from ..deps import GraphsDep, ReaderDep
+from ..deps import GraphsDep, ReaderDep, signer
 from ..form_refusals import Refused, attempt
 from ..html import render
 from ..models_judgments import ReportBody, ReportSignOffBody
@@ -156,7 +156,9 @@ async def _sign(
 
     async def act() -> object:
         body = ReportSignOffBody.model_validate({"comment": comment.strip() or None})
-        return await run_in_threadpool(sign, graphs, evaluation_id, number, kind, body.comment, person.credential)
+        return await run_in_threadpool(
+            sign, graphs, evaluation_id, number, kind, body.comment, person.credential, signer(request)
+        )
 
     signed = await attempt(act, LABELS)
     if isinstance(signed, Refused):
