@@ -16,7 +16,13 @@ judgments batch: ``…/judgments/{n}/credential``)::
         dcterms:created "…"^^xsd:dateTime ; sec:proofValue "z…"^^sec:multibase .
 
 (In the credential's JSON-LD the proof is a blank node in a graph of its own; the record names it, so that its
-statements stay in the credential graph.)
+statements stay in the credential graph.) An attestation's credential also has a status entry (:mod:`.status`)::
+
+    <{graph}/credential> cred:credentialStatus <{graph}/credential/status> .
+    <{graph}/credential/status> a status:BitstringStatusListEntry ; status:statusListIndex "{n}" ;
+        status:statusListCredential <{evaluation}/status-list> .
+
+(its purpose, size and messages are :mod:`.status`' constants, written into the JSON-LD).
 """
 
 from __future__ import annotations
@@ -31,7 +37,8 @@ from ..core.digest import blank_skolems, canonical_literals
 from ..core.namespaces import RDF
 from .contexts import CREDENTIALS_V2
 from .eddsa import CRYPTOSUITE, PROOF_TYPE, PURPOSE, XSD_STRING
-from .model import CRED, DATA_INTEGRITY_PROOF, DCTERMS, SEC, VERIFIABLE_CREDENTIAL, Proof, StoredCredential
+from .model import CRED, DATA_INTEGRITY_PROOF, DCTERMS, SEC, VERIFIABLE_CREDENTIAL, Proof, StatusEntry, StoredCredential
+from .status import STATUS, entry_json
 
 RDF_TYPE = RDF + "type"
 XSD_DATE_TIME = "http://www.w3.org/2001/XMLSchema#dateTime"
@@ -84,7 +91,7 @@ def subject_node(subject: str, triples: Sequence[Triple]) -> dict[str, Any]:
 
 def unsecured(credential: StoredCredential, subject_triples: Sequence[Triple]) -> dict[str, Any]:
     """The credential's JSON-LD without its proof: what is signed."""
-    return {
+    document = {
         "@context": [CREDENTIALS_V2],
         "id": credential.iri,
         "type": ["VerifiableCredential"],
@@ -92,6 +99,9 @@ def unsecured(credential: StoredCredential, subject_triples: Sequence[Triple]) -
         "validFrom": credential.valid_from,
         "credentialSubject": subject_node(credential.subject, subject_triples),
     }
+    if credential.status is not None:
+        document["credentialStatus"] = entry_json(credential.iri, credential.status)
+    return document
 
 
 def proof_options(proof: Proof) -> dict[str, str]:
@@ -114,7 +124,17 @@ def secured(credential: StoredCredential, subject_triples: Sequence[Triple]) -> 
 def credential_triples(credential: StoredCredential) -> list[Triple]:
     """The credential's statements as the record keeps them (the module docstring)."""
     node, proof = NamedNode(credential.iri), NamedNode(f"{credential.iri}/proof")
+    status = []
+    if credential.status is not None:
+        entry = NamedNode(f"{credential.iri}/status")
+        status = [
+            Triple(node, NamedNode(CRED + "credentialStatus"), entry),
+            Triple(entry, NamedNode(RDF_TYPE), NamedNode(STATUS + "BitstringStatusListEntry")),
+            Triple(entry, NamedNode(STATUS + "statusListIndex"), Literal(str(credential.status.index))),
+            Triple(entry, NamedNode(STATUS + "statusListCredential"), NamedNode(credential.status.status_list)),
+        ]
     return [
+        *status,
         Triple(node, NamedNode(RDF_TYPE), NamedNode(VERIFIABLE_CREDENTIAL)),
         Triple(node, NamedNode(CRED + "issuer"), NamedNode(credential.issuer)),
         Triple(node, NamedNode(CRED + "validFrom"), Literal(credential.valid_from, datatype=NamedNode(XSD_DATE_TIME))),
@@ -145,7 +165,7 @@ def stored_credential(iri: str, signed_graph: str, triples: Sequence[Triple]) ->
         for t in canonical_literals(triples)
         if not isinstance(t.subject, Triple) and not isinstance(t.object, Triple)
     }
-    proof = f"{iri}/proof"
+    proof, entry = f"{iri}/proof", f"{iri}/status"
 
     def one(node: str, predicate: str) -> str:
         term = values.get((node, predicate))
@@ -164,6 +184,9 @@ def stored_credential(iri: str, signed_graph: str, triples: Sequence[Triple]) ->
             verification_method=one(proof, SEC + "verificationMethod"),
             proof_value=one(proof, SEC + "proofValue"),
         ),
+        status=StatusEntry(int(one(entry, STATUS + "statusListIndex")), one(entry, STATUS + "statusListCredential"))
+        if (iri, CRED + "credentialStatus") in values
+        else None,
     )
 
 

@@ -31,6 +31,15 @@ class Proof:
 
 
 @dataclass(frozen=True)
+class StatusEntry:
+    """Where a credential's status is published: bit ``index`` of the W3C Bitstring Status List credential
+    ``status_list`` (:mod:`.status`)."""
+
+    index: int
+    status_list: str
+
+
+@dataclass(frozen=True)
 class StoredCredential:
     """A credential as the record holds it, apart from its subject's triples (the signed record graph's own).
 
@@ -45,6 +54,8 @@ class StoredCredential:
     subject: str
     signed_graph: str
     proof: Proof
+    status: StatusEntry | None = None
+    """Its ``credentialStatus``: an attestation's, whose bit says whether it was superseded; none on the others."""
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from pyoxigraph import Triple
 from . import eddsa
 from .documents import credential_triples, timestamp, unsecured
 from .keys import KeyRing
-from .model import Proof, StoredCredential
+from .model import Proof, StatusEntry, StoredCredential
 
 
 def credential_iri(graph: str) -> str:
@@ -30,9 +30,17 @@ class Signer:
     def __init__(self, keys: KeyRing) -> None:
         self.keys = keys
 
-    def sign(self, graph: str, subject: str, triples: Sequence[Triple], agent: str, at: datetime) -> StoredCredential:
+    def sign(
+        self,
+        graph: str,
+        subject: str,
+        triples: Sequence[Triple],
+        agent: str,
+        at: datetime,
+        status: StatusEntry | None = None,
+    ) -> StoredCredential:
         """The credential, signed by ``agent``'s key (an agent IRI), whose subject is ``subject`` with the triples
-        of the graph ``graph``, valid from ``at``."""
+        of the graph ``graph``, valid from ``at``, its status published at ``status`` (:mod:`.status`) if given."""
         created = timestamp(at)
         draft = StoredCredential(
             iri=credential_iri(graph),
@@ -41,6 +49,7 @@ class Signer:
             subject=subject,
             signed_graph=graph,
             proof=Proof(created, self.keys.verification_method(agent), ""),
+            status=status,
         )
         signed = eddsa.sign(
             unsecured(draft, triples), self.keys.private_key(agent), draft.proof.verification_method, created
@@ -48,7 +57,13 @@ class Signer:
         return replace(draft, proof=replace(draft.proof, proof_value=signed["proof"]["proofValue"]))
 
     def credential_graph(
-        self, graph: str, subject: str, triples: Sequence[Triple], agent: str, at: datetime
+        self,
+        graph: str,
+        subject: str,
+        triples: Sequence[Triple],
+        agent: str,
+        at: datetime,
+        status: StatusEntry | None = None,
     ) -> list[Triple]:
         """:meth:`sign`'s credential as the triples of its graph."""
-        return credential_triples(self.sign(graph, subject, triples, agent, at))
+        return credential_triples(self.sign(graph, subject, triples, agent, at, status))

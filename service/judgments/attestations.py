@@ -11,7 +11,8 @@ test's appropriateness: insufficient evidence supports only cannot tell, an inap
 or inapplicable. A criterion has at most one current attestation per run: a correction supersedes it, with a
 reason, and both stay in the record (``queries/attestations.rq`` says which is current). Given the deployment's
 :class:`~service.credentials.signing.Signer`, the attestation's graph is signed by the expert's key as a Verifiable
-Credential, written beside it in the same write (``…/judgments/{n}/credential``, docs/trust.md).
+Credential, written beside it in the same write (``…/judgments/{n}/credential``, docs/trust.md), whose status (bit
+``n`` of the evaluation's Bitstring Status List, :mod:`service.credentials.status`) says once it is superseded.
 """
 
 from __future__ import annotations
@@ -30,7 +31,9 @@ from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO
 from ..core.roles import DOMAIN_EXPERT
 from ..core.store import Row
+from ..credentials.model import StatusEntry
 from ..credentials.signing import Signer, credential_iri
+from ..credentials.status import status_list_iri
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
@@ -133,7 +136,13 @@ def attest(
             GraphEdit(
                 graphs.member(batch.kind, f"{batch.identifier}/credential"),
                 insert=signer.credential_graph(
-                    batch.iri.value, f"{batch.iri.value}/attestations/1", triples, expert, at
+                    batch.iri.value,
+                    f"{batch.iri.value}/attestations/1",
+                    triples,
+                    expert,
+                    at,
+                    # its bit in the evaluation's status list is its batch number: set once it is superseded
+                    StatusEntry(int(batch.key), status_list_iri(evaluation)),
                 ),
                 title=f"the credential signing {batch.identifier} ({graph})",
                 batch_of=evaluation,

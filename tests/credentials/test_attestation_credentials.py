@@ -33,13 +33,28 @@ EARL = "http://www.w3.org/ns/earl#"
 PROV = "http://www.w3.org/ns/prov#"
 
 
-def node_verifies(credential: dict[str, Any], tmp_path: Path) -> dict[str, Any]:
-    """digitalbazaar's verdict on ``credential``: {"verified": bool, "errors": [...]}."""
+def status_lists(service: Service, document: dict[str, Any]) -> dict[str, Any]:
+    """The status list credentials the credentials of ``document`` (one, or a presentation's) name, as served."""
+    named = {
+        c["credentialStatus"]["statusListCredential"]
+        for c in document.get("verifiableCredential", [document])
+        if "credentialStatus" in c
+    }
+    return {url: service.http.get(urlsplit(url).path).json() for url in named}
+
+
+def node_verifies(credential: dict[str, Any], tmp_path: Path, lists: dict[str, Any] | None = None) -> dict[str, Any]:
+    """digitalbazaar's verdict on ``credential``: {"verified": bool, "errors": [...], "statuses": {id: bit}}, with
+    the status list credentials ``lists`` (by URL) to load."""
     path = tmp_path / "credential.json"
     path.write_text(json.dumps(credential), encoding="utf-8")
-    contexts = [f"{url}={DIRECTORY / file}" for url, file in SHIPPED.items()]
+    documents = [f"{url}={DIRECTORY / file}" for url, file in SHIPPED.items()]
+    for number, (url, document) in enumerate((lists or {}).items()):
+        saved = tmp_path / f"status-list-{number}.json"
+        saved.write_text(json.dumps(document), encoding="utf-8")
+        documents.append(f"{url}={saved}")
     done = subprocess.run(
-        ["node", str(JS / "verify-credential.mjs"), str(path), *contexts],
+        ["node", str(JS / "verify-credential.mjs"), str(path), *documents],
         capture_output=True,
         text=True,
         timeout=60,
@@ -90,12 +105,17 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     (result,) = subject[EARL + "result"]
     assert result[EARL + "info"] == [{"@value": body["rationale"]}]
 
-    assert node_verifies(credential, tmp_path) == {"verified": True, "errors": []}
+    lists = status_lists(judged, credential)
+    assert node_verifies(credential, tmp_path, lists) == {
+        "verified": True,
+        "errors": [],
+        "statuses": {credential["id"]: False},  # current: not superseded
+    }
     assert eddsa.verify(credential) == []
 
     changed = copy.deepcopy(credential)
     changed["credentialSubject"][EARL + "result"][0][EARL + "outcome"] = [{"id": EARL + "passed"}]
-    assert node_verifies(changed, tmp_path)["verified"] is False
+    assert node_verifies(changed, tmp_path, lists)["verified"] is False
 
     # forged: signed by another key, the proof still naming the expert's
     forged = copy.deepcopy(credential)
@@ -111,7 +131,7 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     other = Ed25519PrivateKey.generate()
     method = verification_method(other.public_key().public_bytes(Encoding.Raw, PublicFormat.Raw))
     not_theirs = {**unsecured, "proof": eddsa.sign(unsecured, other, method, options["created"])["proof"]}
-    refused = node_verifies(not_theirs, tmp_path)
+    refused = node_verifies(not_theirs, tmp_path, lists)
     assert (
         not refused["verified"]
         and "Credential issuer must match the verification method controller." in refused["errors"]
@@ -127,7 +147,7 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     presentation = judged.http.get(f"/evaluations/{ID}/reports/1/credentials")
     assert (presentation.status_code, presentation.headers["content-type"]) == (200, "application/vp")
     assert presentation.json()["verifiableCredential"] == [credential]
-    assert node_verifies(presentation.json(), tmp_path) == {"verified": True, "errors": []}
+    assert node_verifies(presentation.json(), tmp_path, lists)["verified"] is True
     assert caie_verifies(presentation.json(), tmp_path) == (0, [(credential["id"], True)])
 
     # one triple changed in the store, behind the service's back: the presentation no longer verifies, by name
@@ -139,7 +159,7 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     tampered = judged.http.get(f"/evaluations/{ID}/reports/1/credentials").json()
     (changed_in_store,) = tampered["verifiableCredential"]
     assert changed_in_store["credentialSubject"][EARL + "result"][0][EARL + "outcome"] == [{"id": EARL + "passed"}]
-    assert node_verifies(tampered, tmp_path)["verified"] is False
+    assert node_verifies(tampered, tmp_path, lists)["verified"] is False
     code, lines = caie_verifies(tampered, tmp_path, problems=True)
     ((named, problem),) = lines
     assert code == 1 and named == credential["id"]

@@ -11,10 +11,9 @@ from pathlib import Path
 from service.credentials.presentations import check
 
 from ..conftest import EMBEDDED_ONLY, Service
-from .test_attestation_credentials import PROV, node_verifies
+from .test_attestation_credentials import PROV, node_verifies, status_lists
 
 pytestmark = EMBEDDED_ONLY
-EARL = "http://www.w3.org/ns/earl#"
 
 
 def test_the_worked_examples_presentation_verifies(example: Service, tmp_path: Path) -> None:
@@ -49,5 +48,9 @@ def test_the_worked_examples_presentation_verifies(example: Service, tmp_path: P
         }
     ]
 
-    assert node_verifies(presentation, tmp_path) == {"verified": True, "errors": []}
+    verdict = node_verifies(presentation, tmp_path, status_lists(example, presentation))
+    assert (verdict["verified"], verdict["errors"]) == (True, [])
+    # each attestation's status: c08's first one superseded, the others current (sign-offs carry none)
+    superseded = {by_subject[a["attestation"]]["id"]: not a["current"] for a in of_run}
+    assert verdict["statuses"] == superseded and sum(superseded.values()) == 1
     assert [c.problems for c in map(check, credentials)] == [() for _ in credentials]

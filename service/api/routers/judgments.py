@@ -11,12 +11,13 @@ from starlette.concurrency import run_in_threadpool
 
 from ...core.catalog import GraphKind
 from ...core.config import Credential
-from ...core.errors import UnsupportedMediaType
+from ...core.errors import NotFound, UnsupportedMediaType
 from ...core.formats import JSON, negotiate
 from ...core.namespaces import EARL
 from ...credentials.model import VC_MEDIA
 from ...credentials.records import document as credential_document
 from ...credentials.signing import credential_iri
+from ...credentials.status import status_list, status_list_iri
 from ...judgments.attestations import AttestationView, attest, attestations
 from ...judgments.automated import judge_run
 from ...judgments.human_steps import MEDIA, Imported, import_steps, read_steps
@@ -178,6 +179,19 @@ async def get_credential(
         return await linked_data(request)
     iri = credential_iri(graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/judgments/{number}").iri.value)
     found = await run_in_threadpool(credential_document, graphs, iri)
+    return JSONResponse(found, media_type=VC_MEDIA)
+
+
+@router.get(
+    "/status-list",
+    summary="The evaluation's W3C Bitstring Status List credential, signed by the service's key: the bit an "
+    "attestation's credential names (its credentialStatus) is set once the attestation is superseded (docs/trust.md)",
+)
+async def get_status_list(evaluation_id: str, graphs: GraphsDep, signer: SignerDep, _: ReaderDep) -> JSONResponse:
+    iri = status_list_iri(graphs.member(GraphKind.EVALUATION, evaluation_id).iri.value)
+    found = await run_in_threadpool(status_list, graphs, signer.keys, iri)
+    if found is None:
+        raise NotFound(f"no status list <{iri}>: the evaluation has no signed attestation")
     return JSONResponse(found, media_type=VC_MEDIA)
 
 
