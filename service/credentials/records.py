@@ -1,12 +1,13 @@
 """Stored credentials read back: the credential graph beside a signed record graph, and the signed graph's
 triples as the store holds them now (so that a triple changed behind the service's back shows as a credential that
-no longer verifies, :mod:`.presentations`)."""
+no longer verifies, :mod:`.presentations`). A credential that states a graph's digest rather than its triples
+(:meth:`.signing.Signer.digest_graph`) holds its subject's triples in its own graph: those are its subject."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pyoxigraph import Triple
+from pyoxigraph import NamedNode, Triple
 
 from ..core.errors import NotFound
 from ..core.graphs import GraphService
@@ -23,10 +24,9 @@ def read(graphs: GraphService, credential: str) -> tuple[StoredCredential, list[
         raise NotFound(f"no credential <{credential}> (a signed record graph's, {{graph}}/credential)")
     found, signed = entries[credential], entries[signed_graph]
     triples = graphs.triples(graphs.member(found.kind, found.identifier))
-    return (
-        stored_credential(credential, signed_graph, triples),
-        graphs.triples(graphs.member(signed.kind, signed.identifier)),
-    )
+    stored = stored_credential(credential, signed_graph, triples)
+    stated = [t for t in triples if t.subject == NamedNode(stored.subject)]
+    return stored, stated or graphs.triples(graphs.member(signed.kind, signed.identifier))
 
 
 def document(graphs: GraphService, credential: str) -> dict[str, Any]:

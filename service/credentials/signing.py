@@ -11,12 +11,15 @@ from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime
 
-from pyoxigraph import Triple
+from pyoxigraph import Literal, NamedNode, Triple
 
+from ..core.namespaces import EPO
 from . import eddsa
 from .documents import credential_triples, timestamp, unsecured
 from .keys import KeyRing
 from .model import Proof, StatusEntry, StoredCredential
+
+PROV_ATTRIBUTED = "http://www.w3.org/ns/prov#wasAttributedTo"
 
 
 def credential_iri(graph: str) -> str:
@@ -67,3 +70,15 @@ class Signer:
     ) -> list[Triple]:
         """:meth:`sign`'s credential as the triples of its graph."""
         return credential_triples(self.sign(graph, subject, triples, agent, at, status))
+
+    def digest_graph(self, graph: str, digest: str, agent: str, at: datetime) -> list[Triple]:
+        """The triples of the graph ``{graph}/credential`` for a credential by ``agent``'s key that states the digest
+        of the graph ``graph`` (``core.digest.graph_digest``) rather than its triples: its subject is the node
+        ``graph`` with ``epo:graphDigest`` and ``prov:wasAttributedTo``, stated in the credential's own graph (a
+        judge's batch of determinations: one signature, however many determinations)."""
+        node = NamedNode(graph)
+        stated = [
+            Triple(node, NamedNode(EPO + "graphDigest"), Literal(digest)),
+            Triple(node, NamedNode(PROV_ATTRIBUTED), NamedNode(agent)),
+        ]
+        return stated + self.credential_graph(graph, graph, stated, agent, at)

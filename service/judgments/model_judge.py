@@ -30,6 +30,7 @@ from ..core.graphs import GraphService
 from ..core.iris import minted_number
 from ..core.namespaces import EARL
 from ..core.roles import EVALUATION_OPERATOR
+from ..credentials.signing import Signer
 from ..envelope import envelope_at, get_evaluation
 from ..envelope.inputs import current_inputs
 from ..plan.records import plan_view
@@ -163,6 +164,7 @@ def judge_run_with_model(
     target: OpenAICompatible,
     criteria_ids: Sequence[str],
     credential: Credential | None,
+    signer: Signer | None = None,
 ) -> tuple[list[str], list[str]]:
     """Ask ``target`` about every reply of run ``run_number``'s answered cases whose probe exercises one of
     ``criteria_ids``; record its determinations and its failures as one batch and return both lists of IRIs.
@@ -212,6 +214,7 @@ def judge_run_with_model(
         failures,
         agent,
         judges_described=rdf.judge_configuration_triples(judge.iri, configuration, _sha256(configuration)),
+        signer=signer,  # the batch signed by the model judge's own key
     )
 
 

@@ -26,11 +26,13 @@ from ..core.auth import require
 from ..core.catalog import GraphKind
 from ..core.commits import WriteConflict
 from ..core.config import Credential
+from ..core.digest import graph_digest
 from ..core.errors import Conflict, Unprocessable
 from ..core.graph_edits import GraphEdit, GraphRef
 from ..core.graphs import GraphService
 from ..core.iris import named_node
 from ..core.roles import ANNOTATOR, DOMAIN_EXPERT
+from ..credentials.signing import Signer
 from ..envelope import iris_for
 from ..runs.records import run_view
 from . import rdf
@@ -195,11 +197,13 @@ def record_judgments(
     agent: Credential,
     *,
     judges_described: Sequence[Triple] = (),
+    signer: Signer | None = None,
 ) -> tuple[list[str], list[str]]:
     """Append ``determinations`` and automated judges' ``failures`` on run ``run_number`` as one batch, after
     checking each against the record (422 naming every problem); the IRIs of the determinations and of the
     execution errors, in order. ``judges_described``: more about the judges than name and version (a model
-    judge's configuration)."""
+    judge's configuration). Given ``signer``, the batch (one judge's) is signed by that judge's key in the same
+    write: one credential, ``{batch}/credential``, stating the batch graph's digest (docs/trust.md)."""
     run = run_view(graphs, evaluation_id, run_number)
     cases = answered_cases(graphs, run.iri)
     criteria = plan_criteria(graphs, run.plan)
@@ -230,6 +234,9 @@ def record_judgments(
         raise Unprocessable("no determination to record")
     evaluation = iris_for(graphs, evaluation_id).evaluation
     at = graphs.clock()
+    signers = {j.iri for j in [d.judge for d in determinations] + [f.judge for f in failures]}
+    if signer is not None and len(signers) != 1:
+        raise ValueError(f"a signed batch is one judge's, not {len(signers)} judges'")
 
     def batch(ref: GraphRef) -> list[Triple]:
         triples: list[Triple] = list(judges_described)
@@ -265,15 +272,26 @@ def record_judgments(
             with suppress(WriteConflict):
                 recount_tallies(graphs, evaluation_id, run, agent)
             continue
+        content = batch(ref) + (tallied[1] if tallied else [])
         edits = [
             GraphEdit(
                 ref,
-                insert=batch(ref) + (tallied[1] if tallied else []),
+                insert=content,
                 expected_digest=None,
                 batch_of=record.iri.value,
                 title=f"judgments {ref.key}: {counted} on run {run_number}",
             )
         ]
+        if signer is not None:  # the judge signs the digest the catalog will record for the batch
+            edits.append(
+                GraphEdit(
+                    graphs.member(ref.kind, f"{ref.identifier}/credential"),
+                    insert=signer.digest_graph(ref.iri.value, graph_digest(content), min(signers), at),
+                    expected_digest=None,
+                    batch_of=record.iri.value,
+                    title=f"the credential signing judgments {ref.key}'s digest",
+                )
+            )
         try:
             graphs.apply_edits(edits + ([tallied[0]] if tallied else []), agent)
             break

@@ -18,7 +18,7 @@ from ...core.roles import EVALUATION_OPERATOR
 from ...judgments.model_judge import judge_run_with_model
 from ...runs.jobs import TargetSpec, build_target
 from ...runs.targets import OpenAICompatible
-from ..deps import GraphsDep, SettingsDep, credential
+from ..deps import GraphsDep, SettingsDep, SignerDep, credential
 from ..models_runs import OpenAITargetBody
 
 router = APIRouter(prefix="/evaluations/{evaluation_id}", tags=["determinations and attestations"])
@@ -48,6 +48,7 @@ async def post_model_judgments(
     graphs: GraphsDep,
     settings: SettingsDep,
     agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
     operator = require(agent, EVALUATION_OPERATOR)
     given = body.target
@@ -75,6 +76,6 @@ async def post_model_judgments(
     target = build_target(spec, settings.run_target_allowlist, key_envs)
     assert isinstance(target, OpenAICompatible)  # an openai-compatible spec builds that adapter
     made, failures = await run_in_threadpool(
-        judge_run_with_model, graphs, evaluation_id, number, target, body.criteria, operator
+        judge_run_with_model, graphs, evaluation_id, number, target, body.criteria, operator, signer
     )
     return JSONResponse({"determinations": made, "failures": failures}, status_code=201)
