@@ -166,10 +166,10 @@ ENGINE_FIXTURES = frozenset({"remote_url", "virtuoso"})
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """A test on a remote store (the ``store`` fixture's ``remote`` or ``virtuoso`` parameter, or the session's
-    servers themselves) is an engine test: it runs with ``make test-engines``, which CI runs after ``make test``
-    (docs/stores.md), so ``make test`` keeps its 420 s on the embedded store. A test that starts an engine of its
-    own says so with ``pytest.mark.engines``. First, so that ``-m`` selects by the mark. Then the longest modules go
-first (:mod:`.scheduling`)."""
+        servers themselves) is an engine test: it runs with ``make test-engines``, which CI runs after ``make test``
+        (docs/stores.md), so ``make test`` keeps its 420 s on the embedded store. A test that starts an engine of its
+        own says so with ``pytest.mark.engines``. First, so that ``-m`` selects by the mark. Then the longest modules go
+    first (:mod:`.scheduling`)."""
     for item in items:
         callspec = getattr(item, "callspec", None)
         on_remote = callspec is not None and callspec.params.get("store") in ("remote", "virtuoso")
