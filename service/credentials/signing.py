@@ -13,6 +13,7 @@ from datetime import datetime
 
 from pyoxigraph import Literal, NamedNode, Triple
 
+from ..core.graph_edits import GraphEdit, GraphRef
 from ..core.namespaces import EPO
 from . import eddsa
 from .documents import credential_triples, timestamp, unsecured
@@ -70,6 +71,28 @@ class Signer:
     ) -> list[Triple]:
         """:meth:`sign`'s credential as the triples of its graph."""
         return credential_triples(self.sign(graph, subject, triples, agent, at, status))
+
+    def credential_edit(
+        self,
+        credential: GraphRef,
+        subject: str,
+        triples: Sequence[Triple],
+        agent: str,
+        at: datetime,
+        batch_of: str,
+        status: StatusEntry | None = None,
+    ) -> GraphEdit:
+        """:meth:`sign`'s credential as the new graph ``credential`` ({graph}/credential, signing the graph
+        ``graph``), catalogued as a batch of ``batch_of``: an edit for the write that records ``graph``, so that
+        neither lands without the other."""
+        signed = credential.iri.value.removesuffix("/credential")
+        return GraphEdit(
+            credential,
+            insert=self.credential_graph(signed, subject, triples, agent, at, status),
+            title=f"the credential signing {credential.identifier.removesuffix('/credential')} ({credential.iri.value})",
+            batch_of=batch_of,
+            expected_digest=None,
+        )
 
     def digest_graph(self, graph: str, digest: str, agent: str, at: datetime) -> list[Triple]:
         """The triples of the graph ``{graph}/credential`` for a credential by ``agent``'s key that states the digest

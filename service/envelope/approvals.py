@@ -27,6 +27,7 @@ from ..core.config import Credential
 from ..core.errors import Conflict, NotFound
 from ..core.graphs import GraphService
 from ..core.namespaces import EARL, EPO, PROV, RDF, XSD
+from ..credentials.signing import Signer
 from . import inputs
 from .model import ApprovalRecord, EnvelopeStatus
 from .rdf import Iris, epo
@@ -45,12 +46,15 @@ def append_approval(
     extra: list[tuple[str, NamedNode | Literal]],
     guards: dict[str, str] | None = None,
     parts: Callable[[str], list[Triple]] | None = None,
+    signer: Signer | None = None,
 ) -> ApprovalRecord:
     """Append one approval about ``subject`` as its own batch graph ``{evaluation}/approvals/{key}``.
 
     It holds only while the record's head graph (scope and envelope) is the one ``state`` read and each
     graph in ``guards`` still has the digest the caller checked (409 otherwise, nothing written).
     ``parts`` gives, for the approval's IRI, triples about nodes named under it (a sign-off's pinned inputs).
+    Given ``signer``, the approval is signed by its person's key, a credential whose subject is the approval's
+    graph, in the same write (``{evaluation}/approvals/{key}/credential``).
     """
     return _append(
         graphs,
@@ -65,6 +69,7 @@ def append_approval(
         state.status.digest,
         guards,
         parts,
+        signer,
     )
 
 
@@ -81,6 +86,7 @@ def _append(
     envelope: str | None,
     guards: dict[str, str] | None,
     parts: Callable[[str], list[Triple]] | None,
+    signer: Signer | None,
 ) -> ApprovalRecord:
     """:func:`append_approval` for a record read as ``iris`` with head digest ``head_digest``; ``envelope`` is
     the envelope digest the approval names (``None``: it is not about the envelope)."""
@@ -112,6 +118,7 @@ def _append(
     if comment:
         triples.append(Triple(result, NamedNode(EARL + "info"), Literal(comment)))
     record = graph_ref(graphs, iris.evaluation_id)
+    credential = graphs.member(record.kind, f"{record.identifier}/approvals/{key}/credential")
     graphs.append(
         record,
         "approvals",
@@ -120,6 +127,9 @@ def _append(
         key=key,
         title=f"{kind} by {agent.agent}",
         guards={record.iri.value: head_digest, **(guards or {})},
+        also=[signer.credential_edit(credential, node.value, triples, who.value, time, record.iri.value)]
+        if signer is not None
+        else (),
     )
     return ApprovalRecord(
         node.value,
@@ -135,7 +145,12 @@ def _append(
 
 
 def assess_dso_appropriateness(
-    graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str, credential: Credential | None
+    graphs: GraphService,
+    evaluation_id: str,
+    appropriate: bool,
+    rationale: str,
+    credential: Credential | None,
+    signer: Signer | None = None,
 ) -> ApprovalRecord:
     """The domain expert's judgment that the DSO release the evaluation uses is (not) an appropriate domain model
     for it. It names the DSO's present content (an input pin: catalog digest and modification time) and holds
@@ -160,6 +175,7 @@ def assess_dso_appropriateness(
         None,
         inputs.guards([pin]),
         lambda approval: inputs.pin_triples(approval, [pin]),
+        signer,
     )
 
 
@@ -170,6 +186,7 @@ def assess_relevance(
     relevant: bool,
     rationale: str,
     credential: Credential | None,
+    signer: Signer | None = None,
 ) -> ApprovalRecord:
     """The domain expert's judgment that a criterion of the current envelope is (not) relevant."""
     agent = require(credential, "domain_expert")
@@ -178,21 +195,26 @@ def assess_relevance(
     if not state.index.has_type(criterion, EPO + "AcceptanceCriterion"):
         raise NotFound(f"the current envelope of evaluation {evaluation_id!r} has no criterion {criterion_id!r}")
     _refuse_when_frozen(graphs, state, f"the relevance of criterion {criterion_id!r}")
-    return append_approval(
-        graphs, state, agent, "relevance", criterion, relevant, rationale, [(EPO + "approves", NamedNode(criterion))]
-    )
+    approves: list[tuple[str, NamedNode | Literal]] = [(EPO + "approves", NamedNode(criterion))]
+    return append_approval(graphs, state, agent, "relevance", criterion, relevant, rationale, approves, signer=signer)
 
 
 def assess_appropriateness(
-    graphs: GraphService, evaluation_id: str, appropriate: bool, rationale: str, credential: Credential | None
+    graphs: GraphService,
+    evaluation_id: str,
+    appropriate: bool,
+    rationale: str,
+    credential: Credential | None,
+    signer: Signer | None = None,
 ) -> ApprovalRecord:
     """The domain expert's judgment that the current envelope as a whole is (not) appropriate."""
     agent = require(credential, "domain_expert")
     state = read_state(graphs, evaluation_id)
     env = state.status.envelope
     _refuse_when_frozen(graphs, state, "the envelope's appropriateness")
+    approves: list[tuple[str, NamedNode | Literal]] = [(EPO + "approves", NamedNode(env))]
     return append_approval(
-        graphs, state, agent, "appropriateness", env, appropriate, rationale, [(EPO + "approves", NamedNode(env))]
+        graphs, state, agent, "appropriateness", env, appropriate, rationale, approves, signer=signer
     )
 
 
@@ -211,7 +233,11 @@ def _refuse_when_frozen(graphs: GraphService, state: RecordState, what: str) -> 
 
 
 def sign_off_envelope(
-    graphs: GraphService, evaluation_id: str, credential: Credential | None, comment: str | None = None
+    graphs: GraphService,
+    evaluation_id: str,
+    credential: Credential | None,
+    comment: str | None = None,
+    signer: Signer | None = None,
 ) -> ApprovalRecord:
     """The organizational expert's sign-off, which freezes the current envelope and pins its inputs.
 
@@ -247,6 +273,7 @@ def sign_off_envelope(
         [(EPO + "approvesEnvelope", NamedNode(status.envelope))],
         guards=inputs.guards(pins),
         parts=lambda approval: inputs.pin_triples(approval, pins),
+        signer=signer,
     )
 
 

@@ -31,6 +31,7 @@ from ..core.graphs import GraphService
 from ..core.kg_shapes import GENERIC
 from ..core.store import Row
 from ..core.validation import SHAPES_DIR
+from ..credentials.signing import Signer
 from ..scenarios.rules import SCENARIO_SHAPES_PREFIX
 from .approvals import sign_off_envelope
 from .model import ApprovalRecord
@@ -137,9 +138,13 @@ def _why(entry: CatalogEntry, found: _Declared, loaded: set[str], dso_graphs: se
 
 
 def sign_off_reporting_unread(
-    graphs: GraphService, evaluation_id: str, credential: Credential | None, comment: str | None = None
+    graphs: GraphService,
+    evaluation_id: str,
+    credential: Credential | None,
+    comment: str | None = None,
+    signer: Signer | None = None,
 ) -> tuple[ApprovalRecord, list[Unread]]:
     """The envelope's sign-off (:func:`.approvals.sign_off_envelope`), and the graphs nothing reads as it is made:
     rules or judges meant for this evaluation may be among them, and the sign-off pins what derivation reads."""
-    record = sign_off_envelope(graphs, evaluation_id, credential, comment)
+    record = sign_off_envelope(graphs, evaluation_id, credential, comment, signer)
     return record, unread_graphs(graphs)

@@ -32,7 +32,7 @@ from ..core.namespaces import EARL, EPO
 from ..core.roles import DOMAIN_EXPERT
 from ..core.store import Row
 from ..credentials.model import StatusEntry
-from ..credentials.signing import Signer, credential_iri
+from ..credentials.signing import Signer
 from ..credentials.status import status_list_iri
 from ..envelope import iris_for
 from ..runs.records import run_view
@@ -131,22 +131,16 @@ def attest(
     def signed(batch: GraphRef, triples: list[Triple]) -> list[GraphEdit]:
         """The batch's credential, signed by the expert's key (``signer`` is not ``None`` here)."""
         assert signer is not None
-        graph = credential_iri(batch.iri.value)
         return [
-            GraphEdit(
+            signer.credential_edit(
                 graphs.member(batch.kind, f"{batch.identifier}/credential"),
-                insert=signer.credential_graph(
-                    batch.iri.value,
-                    f"{batch.iri.value}/attestations/1",
-                    triples,
-                    expert,
-                    at,
-                    # its bit in the evaluation's status list is its batch number: set once it is superseded
-                    StatusEntry(int(batch.key), status_list_iri(evaluation)),
-                ),
-                title=f"the credential signing {batch.identifier} ({graph})",
-                batch_of=evaluation,
-                expected_digest=None,
+                f"{batch.iri.value}/attestations/1",
+                triples,
+                expert,
+                at,
+                evaluation,
+                # its bit in the evaluation's status list is its batch number: set once it is superseded
+                StatusEntry(int(batch.key), status_list_iri(evaluation)),
             )
         ]
 

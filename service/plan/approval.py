@@ -20,6 +20,7 @@ from ..core.errors import Conflict, NotFound
 from ..core.graph_edits import GraphRef
 from ..core.graphs import GraphService
 from ..core.namespaces import EPO
+from ..credentials.signing import Signer
 from ..envelope.approvals import append_approval, read_state, records
 from ..envelope.inputs import changed_since, recorded_pins
 from ..envelope.model import ApprovalRecord
@@ -125,6 +126,7 @@ def approve_plan(
     credential: Credential | None,
     comment: str | None = None,
     reviewed_digest: str | None = None,
+    signer: Signer | None = None,
 ) -> ApprovalRecord:
     """The domain expert's approval of plan ``number`` as it is now stored.
 
@@ -168,6 +170,7 @@ def approve_plan(
         comment,
         [(EPO + "approvesPlan", plan), (EPO + "approves", plan), (EPO + "planDigest", Literal(digest))],
         guards={ref.iri.value: catalogued},
+        signer=signer,  # signed by the expert's key, in the same write
     )
 
 

@@ -14,10 +14,9 @@ from ..core.auth import require
 from ..core.catalog import GraphKind
 from ..core.config import Credential
 from ..core.errors import Conflict
-from ..core.graph_edits import GraphEdit
 from ..core.graphs import GraphService
 from ..core.roles import DOMAIN_EXPERT, ORGANIZATIONAL_EXPERT
-from ..credentials.signing import Signer, credential_iri
+from ..credentials.signing import Signer
 from . import rdf
 from .model import Report, SignOff
 from .records import get_report
@@ -84,12 +83,13 @@ def sign(
     # the sign-off's graph IRI is the sign-off's own: the credential's subject is that node with the graph's triples
     also = (
         [
-            GraphEdit(
+            signer.credential_edit(
                 graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/reports/{number}/{kind}/credential"),
-                insert=signer.credential_graph(signed.iri, signed.iri, triples, signed.agent, at),
-                title=f"the credential signing report {number}'s {kind} ({credential_iri(signed.iri)})",
-                batch_of=record.iri.value,
-                expected_digest=None,
+                signed.iri,
+                triples,
+                signed.agent,
+                at,
+                record.iri.value,
             )
         ]
         if signer is not None

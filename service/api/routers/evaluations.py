@@ -25,7 +25,7 @@ from ...envelope.unread import sign_off_reporting_unread
 from ...scope import records as scope_records
 from ..body import read_body
 from ..body_limits import Body, body
-from ..deps import GraphsDep, ReaderDep, SettingsDep, credential
+from ..deps import GraphsDep, ReaderDep, SettingsDep, SignerDep, credential
 from ..envelope_json import content_json, scope_json
 from ..models import (
     AppropriatenessBody,
@@ -217,9 +217,10 @@ async def assess_relevance(
     graphs: GraphsDep,
     settings: SettingsDep,
     agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
     record = await run_in_threadpool(
-        approvals.assess_relevance, graphs, evaluation_id, criterion_id, body.relevant, body.rationale, agent
+        approvals.assess_relevance, graphs, evaluation_id, criterion_id, body.relevant, body.rationale, agent, signer
     )
     return _approval(record, settings, evaluation_id)
 
@@ -230,10 +231,15 @@ async def assess_relevance(
     summary="The domain expert assesses the DSO's appropriateness for the evaluation (append-only)",
 )
 async def assess_dso_appropriateness(
-    evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+    evaluation_id: str,
+    body: AppropriatenessBody,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
     record = await run_in_threadpool(
-        approvals.assess_dso_appropriateness, graphs, evaluation_id, body.appropriate, body.rationale, agent
+        approvals.assess_dso_appropriateness, graphs, evaluation_id, body.appropriate, body.rationale, agent, signer
     )
     return _approval(record, settings, evaluation_id)
 
@@ -244,10 +250,15 @@ async def assess_dso_appropriateness(
     summary="The domain expert assesses the envelope's appropriateness (append-only; 409 once it is signed off)",
 )
 async def assess_appropriateness(
-    evaluation_id: str, body: AppropriatenessBody, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep
+    evaluation_id: str,
+    body: AppropriatenessBody,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
     record = await run_in_threadpool(
-        approvals.assess_appropriateness, graphs, evaluation_id, body.appropriate, body.rationale, agent
+        approvals.assess_appropriateness, graphs, evaluation_id, body.appropriate, body.rationale, agent, signer
     )
     return _approval(record, settings, evaluation_id)
 
@@ -259,10 +270,15 @@ async def assess_appropriateness(
     "(409 naming what is missing, or the sign-off that froze it)",
 )
 async def sign_off(
-    evaluation_id: str, graphs: GraphsDep, settings: SettingsDep, agent: CredentialDep, body: SignOffBody | None = None
+    evaluation_id: str,
+    graphs: GraphsDep,
+    settings: SettingsDep,
+    agent: CredentialDep,
+    signer: SignerDep,
+    body: SignOffBody | None = None,
 ) -> JSONResponse:
     comment = body.comment if body else None
-    record, unread = await run_in_threadpool(sign_off_reporting_unread, graphs, evaluation_id, agent, comment)
+    record, unread = await run_in_threadpool(sign_off_reporting_unread, graphs, evaluation_id, agent, comment, signer)
     return _json(
         {**approval_json(record), "warnings": [graph.describe() for graph in unread]},
         _context(settings),

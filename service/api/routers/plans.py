@@ -21,7 +21,7 @@ from ...plan.records import exclude_scenario, list_plans, list_probes, plan_view
 from ...plan.testplan import create_plan
 from ...scenarios.model import RuleBlocking
 from ...scenarios.records import MAX_OFFSET, blocking_summary, frame_blocking, list_scenarios
-from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, credential
+from ..deps import CancellationDep, GraphsDep, ReaderDep, SettingsDep, SignerDep, credential
 from ..html import render
 from ..models_runs import ExclusionBody, PlanApprovalBody, PlanBody
 from ..shapes import (
@@ -121,10 +121,10 @@ async def get_plan_blocking(
     summary="Approve a plan as stored now (domain expert; envelope signed off; 409 on a stale digest)",
 )
 async def approve_plan(
-    evaluation_id: str, number: int, body: PlanApprovalBody, graphs: GraphsDep, agent: CredentialDep
+    evaluation_id: str, number: int, body: PlanApprovalBody, graphs: GraphsDep, agent: CredentialDep, signer: SignerDep
 ) -> JSONResponse:
     record = await run_in_threadpool(
-        plan_approval.approve_plan, graphs, evaluation_id, number, require(agent), body.comment, body.digest
+        plan_approval.approve_plan, graphs, evaluation_id, number, require(agent), body.comment, body.digest, signer
     )
     return JSONResponse(approval_json(record), status_code=201)
 

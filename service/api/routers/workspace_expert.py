@@ -32,7 +32,7 @@ from ...scenarios.model import Page, ScenarioStatus
 from ...scenarios.records import blocking_summary, list_scenarios
 from ...workspace.envelope_review import envelope_review
 from ...workspace.plans import recorded_approval
-from ..deps import GraphsDep, ReaderDep
+from ..deps import GraphsDep, ReaderDep, signer
 from ..html import distinct_names
 from ..models import AppropriatenessBody, RelevanceBody, SignOffBody
 from ..models_runs import ExclusionBody, PlanApprovalBody
@@ -106,7 +106,7 @@ async def post_dso_appropriateness(
         AppropriatenessBody,
         {"appropriate": "appropriate", **NOTE},
         lambda body: approvals.assess_dso_appropriateness(
-            graphs, evaluation_id, body.appropriate, body.rationale, person.credential
+            graphs, evaluation_id, body.appropriate, body.rationale, person.credential, signer(request)
         ),
     )
 
@@ -124,7 +124,7 @@ async def post_relevance(
         RelevanceBody,
         {"relevant": "relevant", **NOTE},
         lambda body: approvals.assess_relevance(
-            graphs, evaluation_id, criterion_id, body.relevant, body.rationale, person.credential
+            graphs, evaluation_id, criterion_id, body.relevant, body.rationale, person.credential, signer(request)
         ),
     )
 
@@ -140,7 +140,7 @@ async def post_appropriateness(evaluation_id: str, request: Request, graphs: Gra
         AppropriatenessBody,
         {"appropriate": "appropriate", **NOTE},
         lambda body: approvals.assess_appropriateness(
-            graphs, evaluation_id, body.appropriate, body.rationale, person.credential
+            graphs, evaluation_id, body.appropriate, body.rationale, person.credential, signer(request)
         ),
     )
 
@@ -163,7 +163,7 @@ async def post_sign_off(evaluation_id: str, request: Request, graphs: GraphsDep,
         "sign-off",
         SignOffBody,
         {"comment": "comment"},
-        lambda body: sign_off_reporting_unread(graphs, evaluation_id, person.credential, body.comment),
+        lambda body: sign_off_reporting_unread(graphs, evaluation_id, person.credential, body.comment, signer(request)),
         told,
     )
 
@@ -310,7 +310,7 @@ async def post_plan_approval(
         PlanApprovalBody,
         {"comment": "comment", "digest": "the plan's digest"},
         lambda body: plan_approval.approve_plan(
-            graphs, evaluation_id, number, person.credential, body.comment, body.digest
+            graphs, evaluation_id, number, person.credential, body.comment, body.digest, signer(request)
         ),
         plan_page(at, number, 1),
         f"{at.path}/plans/{number}",
