@@ -143,10 +143,12 @@ def record_rulings(
     credential: Credential | None,
     *,
     separation: Separation = NO_SEPARATION,
+    signer: Signer | None = None,
 ) -> list[str]:
     """A person's determinations on run ``run_number``'s responses, as one batch; their IRIs. 401/403 unless an
     annotator or domain expert; 403 when ``separation`` keeps them from the run; 404 for no such run; 422 naming
-    every problem, nothing written."""
+    every problem, nothing written. Given ``signer``, the batch is signed by the person's key, as a judge's is
+    (:func:`record_judgments`)."""
     agent = require(credential, *DETERMINERS)
     separation.require_apart_from_run(graphs, run_view(graphs, evaluation_id, run_number), agent, "determine")
     judge = Judge(
@@ -173,7 +175,7 @@ def record_rulings(
             problems.append(f"determination {number}: {error}")
     if problems:
         raise Unprocessable("; ".join(problems), detail=problems)
-    return record_determinations(graphs, evaluation_id, run_number, made, agent)
+    return record_judgments(graphs, evaluation_id, run_number, made, (), agent, signer=signer)[0]
 
 
 def record_determinations(

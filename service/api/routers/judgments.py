@@ -47,6 +47,7 @@ async def post_determinations(
     graphs: GraphsDep,
     settings: SettingsDep,
     agent: CredentialDep,
+    signer: SignerDep,
 ) -> JSONResponse:
     def record() -> list[str]:
         rulings = [
@@ -60,7 +61,9 @@ async def post_determinations(
             )
             for r in body.determinations
         ]
-        return record_rulings(graphs, evaluation_id, number, rulings, agent, separation=Separation.of(settings, graphs))
+        return record_rulings(
+            graphs, evaluation_id, number, rulings, agent, separation=Separation.of(settings, graphs), signer=signer
+        )
 
     made = await run_in_threadpool(record)
     return JSONResponse({"determinations": made}, status_code=201)

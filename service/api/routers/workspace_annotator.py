@@ -30,13 +30,14 @@ from ...core.namespaces import EARL
 from ...core.people import Person
 from ...core.rdf import local_name
 from ...core.roles import ADMIN
+from ...credentials.signing import Signer
 from ...envelope import get_evaluation
 from ...judgments.records import DETERMINERS, Ruling, record_rulings
 from ...judgments.separation import Separation
 from ...runs.records import list_runs
 from ...workspace import CaseView, Queue, annotation_queue, case_view, reads
 from ...workspace.annotation import annotate_path, waiting_on
-from ..deps import GraphsDep, SettingsDep
+from ..deps import GraphsDep, SettingsDep, signer
 from ..guarded import computed
 from ..html import render
 from ..models_judgments import RulingBody
@@ -280,7 +281,18 @@ async def determine(
     rationale: Annotated[str, Form()] = "",
 ) -> Response:
     done = await run_in_threadpool(
-        _record, graphs, settings, evaluation_id, run, probe, person, criterion, outcome, turn, rationale
+        _record,
+        graphs,
+        settings,
+        evaluation_id,
+        run,
+        probe,
+        person,
+        criterion,
+        outcome,
+        turn,
+        rationale,
+        signer(request),
     )
     if isinstance(done, str):
         return RedirectResponse(done, status_code=303)
@@ -308,8 +320,9 @@ def _record(
     outcome: str,
     turn: str,
     rationale: str,
+    by: Signer,
 ) -> str | tuple[str, int]:
-    """Record the form's determination as the REST route does; where to go next, or why not and the status."""
+    """Record the form's determination as the REST route does (signed by the person's key, ``by``); where to go next, or why not and the status."""
     view = case_view(graphs, evaluation_id, run, probe, person.agent)
     on = next((c.criterion for c in view.criteria if c.criterion.iri == criterion), None)
     if on is None:  # the form names one of the case's criteria: anything else was not sent from it
@@ -324,6 +337,7 @@ def _record(
             [Ruling(body.probe, body.criterion, body.turn, EARL + body.outcome, body.rationale)],
             person.credential,
             separation=Separation.of(settings, graphs),
+            signer=by,
         )
     except ValidationError as error:
         return _message(error), 422
