@@ -172,6 +172,7 @@ def verification_json(found: ReportVerification) -> JSON:
         "graphs": checks(found.graphs, "graph"),
         "queries": checks(found.queries, "query"),
         "tallies": checks(found.tallies, "criterion"),
+        "credentials": checks(found.credentials, "credential"),
     }
 
 

@@ -348,18 +348,22 @@ class Check:
 
 @dataclass(frozen=True)
 class Verification:
-    """A report's figures, graph digests and query digests, each recomputed from the record now; and its run's
-    pass-rate tallies (per criterion, "k of n, c cases") against a recount."""
+    """A report's figures, graph digests and query digests, each recomputed from the record now; its run's
+    pass-rate tallies (per criterion, "k of n, c cases") against a recount; and each credential of its
+    presentation, ``verifies`` or its problems (naming the credential, its signer and the person it is
+    attributed to)."""
 
     report: str
     figures: tuple[Check, ...]
     graphs: tuple[Check, ...]
     queries: tuple[Check, ...]
     tallies: tuple[Check, ...] = ()
+    credentials: tuple[Check, ...] = ()
 
     @property
     def holds(self) -> bool:
-        return all(check.holds for check in self.figures + self.graphs + self.queries + self.tallies)
+        checks = self.figures + self.graphs + self.queries + self.tallies + self.credentials
+        return all(check.holds for check in checks)
 
     def differences(self) -> list[str]:
         """Each check that does not hold, in words."""
@@ -370,6 +374,7 @@ class Verification:
                 ("graph", self.graphs),
                 ("query", self.queries),
                 ("tally of criterion", self.tallies),
+                ("credential", self.credentials),
             )
             for c in checks
             if not c.holds

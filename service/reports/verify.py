@@ -2,7 +2,9 @@
 what is dated no later than the report's date; every graph it was computed from digested again from the graph's
 current content (not the catalog's note of it, so a change written behind the service shows); every query file's
 digest; what was tested against the scope's version boundary (the run's target release, and whether the run
-was recorded as outside it); and the run's pass-rate tallies, which ``/metrics`` serves, against a recount from every determination. Each
+was recorded as outside it); the run's pass-rate tallies, which ``/metrics`` serves, against a recount from every determination;
+and each credential of the report's presentation, rebuilt from the record and its proof checked (a triple changed
+behind the service's back shows as the credential that no longer verifies, its signer and its person named). Each
 is listed as holding or differing, stored (tallied) against recomputed.
 """
 
@@ -18,6 +20,7 @@ from ..core.catalog import GraphKind
 from ..core.digest import graph_digest
 from ..core.graphs import GraphService
 from ..core.iris import minted_number
+from ..credentials.presentations import check, report_presentation
 from ..judgments.tallies import tally_checks
 from ..runs.records import RunView, run_view
 from .model import Check, Report, Verification
@@ -57,6 +60,12 @@ def _target(graphs: GraphService, run: RunView) -> str:
     )
 
 
+def _credentials(graphs: GraphService, report: str) -> tuple[Check, ...]:
+    """Each credential that bears on the report, ``verifies`` or what is wrong with it."""
+    checked = map(check, report_presentation(graphs, report)["verifiableCredential"])
+    return tuple(Check(c.credential, "verifies", "; ".join(c.problems) or "verifies") for c in checked)
+
+
 def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verification:
     """``report`` checked against the record now (see the module docstring)."""
     run = run_view(graphs, evaluation_id, minted_number(report.basis.run))
@@ -76,4 +85,5 @@ def verify(graphs: GraphService, evaluation_id: str, report: Report) -> Verifica
             Check(criterion, kept, counted)
             for criterion, kept, counted in tally_checks(graphs, report.basis.envelope, run.iri)
         ),
+        credentials=_credentials(graphs, report.iri),
     )

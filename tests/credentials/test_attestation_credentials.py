@@ -166,6 +166,11 @@ def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Serv
     assert code == 1 and named == credential["id"]
     assert credential["issuer"] in problem and "signature does not verify" in problem
     assert f"attributed to {subject[PROV + 'wasAttributedTo'][0]['id']}" in problem  # the expert, by their IRI
+    # and the report's own verification names it, its signer and the expert
+    verified = judged.http.get(f"/evaluations/{ID}/reports/1/verify").json()
+    (failed,) = [c for c in verified["credentials"] if not c["holds"]]
+    assert (verified["holds"], failed["credential"], failed["recomputed"]) == (False, credential["id"], problem)
+    assert f"credential {credential['id']}" in " ".join(verified["differences"])
 
 
 def test_the_shipped_context_is_served_as_shipped(service: Service) -> None:
