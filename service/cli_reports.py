@@ -73,7 +73,7 @@ def verify_credentials(args: argparse.Namespace) -> int:
     credential; exit 0 when every one verifies, 1 when any does not (or the file holds none)."""
     from pathlib import Path
 
-    from .credentials.presentations import check, credentials_in
+    from .credentials.presentations import check, credentials_in, statuses
 
     try:
         found = credentials_in(json.loads(Path(args.file).read_text(encoding="utf-8")))
@@ -81,9 +81,11 @@ def verify_credentials(args: argparse.Namespace) -> int:
         print(json.dumps({"file": args.file, "verified": False, "problems": [str(error)]}))
         return 1
     checks = [check(credential) for credential in found]
+    status = statuses(found)  # read from a status list the file carries (the report's presentation does)
     for checked in checks:
         line = {"credential": checked.credential, "signer": checked.signer, "verified": checked.verified}
-        print(json.dumps(line | {"problems": list(checked.problems)}))
+        said = {"status": status[checked.credential]} if checked.credential in status else {}
+        print(json.dumps(line | said | {"problems": list(checked.problems)}))
     return 0 if checks and all(c.verified for c in checks) else 1
 
 

@@ -3,7 +3,8 @@ check of a credential or presentation file (``caie verify-credentials``), which 
 key is the issuer's ``did:key`` itself, each context a shipped one.
 
 The presentation carries no proof of its own yet (the service's key signing it is issue 27's next slice): each
-credential in it verifies by itself.
+credential in it verifies by itself. It carries the status lists its credentials name, signed by the service's key,
+so that a credential's status (an attestation current or superseded) is read from the file alone (:func:`statuses`).
 """
 
 from __future__ import annotations
@@ -16,18 +17,24 @@ from ..core.errors import NotFound
 from ..core.graphs import GraphService
 from . import eddsa, records
 from .contexts import CREDENTIALS_V2
+from .keys import KeyRing
 from .model import CredentialCheck
+from .status import bit_set, status_list
 
 PROV_ATTRIBUTED = "http://www.w3.org/ns/prov#wasAttributedTo"
 
 
-def report_presentation(graphs: GraphService, report: str) -> dict[str, Any]:
-    """The credentials among the graphs the report ``report`` was computed from, and those of its sign-off and
-    acceptance (``queries/report-credentials.rq``), as a presentation; 404 when there is no such report."""
+def report_presentation(graphs: GraphService, report: str, keys: KeyRing | None = None) -> dict[str, Any]:
+    """The credentials among the graphs the report ``report`` was computed from, those of its sign-off and
+    acceptance and of its evaluation's approvals (``queries/report-credentials.rq``), as a presentation; with the
+    service's ``keys``, the status lists they name too, signed. 404 when there is no such report."""
     if graphs.find_graph(report) is None:
         raise NotFound(f"no report <{report}>")
     rows = graphs.rows("report-credentials", {"report": NamedNode(report)})
-    return presentation([records.document(graphs, row["credential"].value) for row in rows])
+    found = [records.document(graphs, row["credential"].value) for row in rows]
+    named = sorted({c["credentialStatus"]["statusListCredential"] for c in found if "credentialStatus" in c})
+    lists = [status_list(graphs, keys, iri) for iri in named] if keys is not None else []
+    return presentation(found + [listed for listed in lists if listed is not None])
 
 
 def presentation(credentials: list[dict[str, Any]]) -> dict[str, Any]:
@@ -56,3 +63,20 @@ def check(credential: dict[str, Any]) -> CredentialCheck:
     return CredentialCheck(
         str(credential.get("id", "")), str(credential.get("issuer", "")), tuple(p + person for p in problems)
     )
+
+
+def statuses(credentials: list[dict[str, Any]]) -> dict[str, str]:
+    """Each credential's status message (``current``, ``superseded``) as read from the status list credential it
+    names, when that list is among ``credentials``; a credential whose list is not there is left out. Whether the
+    list itself verifies is :func:`check`'s, like any credential's."""
+    lists = {c.get("id"): c for c in credentials if "BitstringStatusListCredential" in c.get("type", [])}
+    found = {}
+    for credential in credentials:
+        entry = credential.get("credentialStatus", {})
+        listed = lists.get(entry.get("statusListCredential"))
+        if listed is None:
+            continue
+        bit = bit_set(listed["credentialSubject"]["encodedList"], int(entry["statusListIndex"]))
+        messages = {int(m["status"], 16): m["message"] for m in entry["statusMessage"]}
+        found[str(credential["id"])] = messages[int(bit)]
+    return found

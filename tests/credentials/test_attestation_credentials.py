@@ -68,6 +68,12 @@ def node_verifies(credential: dict[str, Any], tmp_path: Path, lists: dict[str, A
 def caie_verifies(document: dict[str, Any], tmp_path: Path, *, problems: bool = False) -> tuple[int, list[Any]]:
     """``caie verify-credentials`` on ``document``: its exit code, and each credential's (id, verified or the
     problems joined)."""
+    code, lines = caie_lines(document, tmp_path)
+    return code, [(line["credential"], " ".join(line["problems"]) if problems else line["verified"]) for line in lines]
+
+
+def caie_lines(document: dict[str, Any], tmp_path: Path) -> tuple[int, list[dict[str, Any]]]:
+    """``caie verify-credentials`` on ``document``: its exit code and its lines, one per credential."""
     path = tmp_path / "presentation.json"
     path.write_text(json.dumps(document), encoding="utf-8")
     done = subprocess.run(
@@ -77,10 +83,7 @@ def caie_verifies(document: dict[str, Any], tmp_path: Path, *, problems: bool = 
         timeout=60,
         check=False,
     )
-    lines = [json.loads(line) for line in done.stdout.splitlines()]
-    return done.returncode, [
-        (line["credential"], " ".join(line["problems"]) if problems else line["verified"]) for line in lines
-    ]
+    return done.returncode, [json.loads(line) for line in done.stdout.splitlines()]
 
 
 def test_an_attestation_is_a_credential_a_standard_verifier_accepts(judged: Service, tmp_path: Path) -> None:

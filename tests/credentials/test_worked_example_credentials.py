@@ -11,7 +11,7 @@ from pathlib import Path
 from service.credentials.presentations import check
 
 from ..conftest import EMBEDDED_ONLY, Service
-from .test_attestation_credentials import PROV, node_verifies, status_lists
+from .test_attestation_credentials import PROV, caie_lines, node_verifies, status_lists
 
 pytestmark = EMBEDDED_ONLY
 
@@ -20,7 +20,9 @@ def test_the_worked_examples_presentation_verifies(example: Service, tmp_path: P
     served = example.http.get("/evaluations/measles/reports/1/credentials")
     assert served.status_code == 200, served.text
     presentation = served.json()
-    credentials = presentation["verifiableCredential"]
+    # the evaluation's status list, signed by the service, travels with the credentials it speaks of
+    (status_list,) = [c for c in presentation["verifiableCredential"] if "BitstringStatusListCredential" in c["type"]]
+    credentials = [c for c in presentation["verifiableCredential"] if c is not status_list]
     report = example.http.get("/evaluations/measles/reports/1").json()
     listed = example.http.get("/evaluations/measles/attestations").json()["attestations"]
     of_run = [a for a in listed if a["run"] == report["run"]]
@@ -48,9 +50,15 @@ def test_the_worked_examples_presentation_verifies(example: Service, tmp_path: P
         }
     ]
 
+    assert status_lists(example, presentation) == {status_list["id"]: status_list}  # the one the service serves
     verdict = node_verifies(presentation, tmp_path, status_lists(example, presentation))
     assert (verdict["verified"], verdict["errors"]) == (True, [])
     # each attestation's status: c08's first one superseded, the others current (sign-offs carry none)
     superseded = {by_subject[a["attestation"]]["id"]: not a["current"] for a in of_run}
     assert verdict["statuses"] == superseded and sum(superseded.values()) == 1
     assert [c.problems for c in map(check, credentials)] == [() for _ in credentials]
+    # caie verify-credentials reads the statuses from the file alone, as digitalbazaar's verifier does
+    code, lines = caie_lines(presentation, tmp_path)
+    assert code == 0 and all(line["verified"] for line in lines)
+    read = {line["credential"]: line["status"] for line in lines if "status" in line}
+    assert read == {iri: "superseded" if gone else "current" for iri, gone in superseded.items()}

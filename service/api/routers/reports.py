@@ -119,6 +119,9 @@ async def get_verify(
     summary="The Verifiable Credentials that bear on a report (the signed records among the graphs it was computed "
     "from) as a Verifiable Presentation, JSON-LD; check it offline with `caie verify-credentials` (docs/trust.md)",
 )
-async def get_credentials(evaluation_id: str, number: int, graphs: GraphsDep, _: ReaderDep) -> JSONResponse:
+async def get_credentials(
+    evaluation_id: str, number: int, graphs: GraphsDep, signer: SignerDep, _: ReaderDep
+) -> JSONResponse:
     report = graphs.member(GraphKind.EVALUATION, f"{evaluation_id}/reports/{number}").iri.value
-    return JSONResponse(await run_in_threadpool(report_presentation, graphs, report), media_type=VP_MEDIA)
+    found = await run_in_threadpool(report_presentation, graphs, report, signer.keys)  # its status lists signed
+    return JSONResponse(found, media_type=VP_MEDIA)
