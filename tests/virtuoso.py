@@ -59,6 +59,9 @@ DirsAllowed          = ., {dir}
 NumberOfBuffers      = 170000
 MaxDirtyBuffers      = 130000
 MaxQueryMem          = 2G
+; no cached cardinality samples: 7.2.5 kept those taken while the record was still empty, and its plans then froze
+; or ran past 60 s (docs/stores.md, "Buffers": 12 of 12 builds with it, 2 of 4 without)
+RdfInferenceSampleCacheSize = 0
 
 [HTTPServer]
 ServerPort           = {http_port}
